@@ -1,0 +1,144 @@
+package alerts
+
+import (
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+func TestEvaluateETA(t *testing.T) {
+	tests := []struct {
+		name   string
+		polls  [][]queue.PartitionLag
+		want   queue.ETA
+		wantUI string
+	}{
+		{
+			name: "caught up",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 100, 200)},
+				{part("orders", 0, 300, 300)},
+			},
+			want:   queue.ETA{Known: true},
+			wantUI: "caught up",
+		},
+		{
+			name:   "caught up needs no history",
+			polls:  [][]queue.PartitionLag{{part("orders", 0, 300, 300)}},
+			want:   queue.ETA{Known: true},
+			wantUI: "caught up",
+		},
+		{
+			name:   "unknown with one observation",
+			polls:  [][]queue.PartitionLag{{part("orders", 0, 100, 300)}},
+			want:   queue.ETA{},
+			wantUI: "—",
+		},
+		{
+			// Consumes 10/s while producers add 20/s.
+			name: "falling behind",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 0, 1000)},
+				{part("orders", 0, 600, 2200)},
+			},
+			want:   queue.ETA{Known: true, FallingBehind: true},
+			wantUI: "falling behind",
+		},
+		{
+			name: "consuming exactly as fast as producing is falling behind",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 0, 1000)},
+				{part("orders", 0, 600, 1600)},
+			},
+			want:   queue.ETA{Known: true, FallingBehind: true},
+			wantUI: "falling behind",
+		},
+		{
+			// orders/0 consumes 1,200 and gains 600 records in 2m (10/s vs
+			// 5/s); orders/1 consumes 600 with nothing produced (5/s). The
+			// group drains 15 − 5 = 10/s and has 2,400 to go: 240s.
+			name: "finite, summed over partitions",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 0, 3000), part("orders", 1, 0, 600)},
+				{part("orders", 0, 600, 3300), part("orders", 1, 300, 600)},
+				{part("orders", 0, 1200, 3600), part("orders", 1, 600, 600)},
+			},
+			want:   queue.ETA{Known: true, In: 4 * time.Minute},
+			wantUI: "4m",
+		},
+		{
+			// A partition first seen in the latest poll has no rate of its
+			// own, but its lag still has to be drained.
+			name: "new partition adds lag but no rate",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 0, 6000)},
+				{part("orders", 0, 1200, 6000), part("orders", 1, 0, 1200)},
+			},
+			// orders/0 drains 20/s; 4,800 + 1,200 to go: 300s.
+			want:   queue.ETA{Known: true, In: 5 * time.Minute},
+			wantUI: "5m",
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var history []*queue.Snapshot
+			for i, parts := range tt.polls {
+				history = append(history, snap(i, group(2, parts...)))
+			}
+			latest := history[len(history)-1]
+			Evaluate(history[:len(history)-1], latest, StatusOptions{})
+			got := latest.Groups[0].ETA
+			if got != tt.want {
+				t.Errorf("ETA %+v; want %+v", got, tt.want)
+			}
+			if ui := FormatETA(got); ui != tt.wantUI {
+				t.Errorf("FormatETA = %q; want %q", ui, tt.wantUI)
+			}
+		})
+	}
+}
+
+func TestRatesETA(t *testing.T) {
+	tests := []struct {
+		name string
+		r    rates
+		lag  int64
+		want queue.ETA
+	}{
+		{"worked example", rates{consume: 30, produce: 10, partitions: 2}, 2400, queue.ETA{Known: true, In: 2 * time.Minute}},
+		{"no lag without history", rates{}, 0, queue.ETA{Known: true}},
+		{"no history", rates{}, 10, queue.ETA{}},
+		{"idle and stuck", rates{partitions: 1}, 10, queue.ETA{Known: true, FallingBehind: true}},
+		{"too slow to ever matter", rates{consume: 1e-12, partitions: 1}, 1 << 40, queue.ETA{Known: true, FallingBehind: true}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.r.eta(tt.lag); got != tt.want {
+				t.Errorf("eta(%d) = %+v; want %+v", tt.lag, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFormatETA(t *testing.T) {
+	tests := []struct {
+		eta  queue.ETA
+		want string
+	}{
+		{queue.ETA{}, "—"},
+		{queue.ETA{FallingBehind: true}, "—"},
+		{queue.ETA{Known: true}, "caught up"},
+		{queue.ETA{Known: true, FallingBehind: true}, "falling behind"},
+		{queue.ETA{Known: true, In: 12 * time.Minute}, "12m"},
+		{queue.ETA{Known: true, In: time.Hour + 5*time.Minute + 10*time.Second}, "1h 5m"},
+		{queue.ETA{Known: true, In: 40 * time.Second}, "40s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := FormatETA(tt.eta); got != tt.want {
+				t.Errorf("FormatETA(%+v) = %q; want %q", tt.eta, got, tt.want)
+			}
+		})
+	}
+}

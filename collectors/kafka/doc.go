@@ -1,0 +1,25 @@
+// Package kafka polls one Kafka cluster's consumer groups with franz-go and
+// turns them into a queue.Snapshot.
+//
+// One poll costs a number of requests that grows with brokers and groups,
+// never with groups × partitions:
+//
+//  1. ListGroups (one request per broker), filtered by the configured regexes;
+//  2. DescribeGroups for classic groups and ConsumerGroupDescribe for KIP-848
+//     groups (batched per coordinator), so state and members are right for both;
+//  3. OffsetFetch for all groups at once (batched per coordinator);
+//  4. one Metadata request, then ListOffsets for log start, high watermark and
+//     last stable offset of the union of all consumed topics (batched per
+//     partition leader);
+//  5. Fetch, batched per leader, of the records at committed offsets whose
+//     timestamp is not cached yet, for lag in seconds.
+//
+// Record timestamps are cached by (topic, partition, offset): a group that does
+// not move costs no fetch on the next poll. When the record is gone (deleted by
+// retention, or too large for the small fetch), lag seconds is interpolated
+// from the end offsets this collector observed over time, and marked as
+// estimated.
+//
+// A failing group (authorization, coordinator error) is reported on that group
+// only; a failing cluster fails the poll and the scheduler keeps the others.
+package kafka

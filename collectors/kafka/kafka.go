@@ -1,0 +1,404 @@
+package kafka
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+	"github.com/twmb/franz-go/pkg/sasl"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Options configure one cluster's source.
+type Options struct {
+	// Name is the cluster label on every metric.
+	Name    string
+	Brokers []string
+	// ClientID defaults to "queuewatch".
+	ClientID string
+	TLS      *tls.Config
+	SASL     sasl.Mechanism
+	// IncludeGroup decides which groups are watched; nil watches all.
+	IncludeGroup func(group string) bool
+	// ReadCommitted measures lag against the last stable offset.
+	ReadCommitted bool
+	Logger        *slog.Logger
+	// ExtraOpts are appended to the client options (tests use them for
+	// hooks and short timeouts).
+	ExtraOpts []kgo.Opt
+}
+
+// Source polls one Kafka cluster. It is safe for one poll at a time; the
+// scheduler never runs two polls of one source concurrently.
+type Source struct {
+	opts Options
+	cl   *kgo.Client
+	adm  *kadm.Client
+	log  *slog.Logger
+
+	requests requestCounter
+
+	timestamps timestampCache
+	ends       endHistory
+	now        func() time.Time
+}
+
+// New creates a source; it does not connect until the first poll.
+func New(opts Options) (*Source, error) {
+	if opts.ClientID == "" {
+		opts.ClientID = "queuewatch"
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	s := &Source{
+		opts:       opts,
+		log:        opts.Logger.With("broker", "kafka", "cluster", opts.Name),
+		timestamps: timestampCache{},
+		ends:       endHistory{},
+		now:        time.Now,
+	}
+	kopts := []kgo.Opt{
+		kgo.SeedBrokers(opts.Brokers...),
+		kgo.ClientID(opts.ClientID),
+		kgo.WithHooks(&s.requests),
+		// A poll has its own deadline; retrying past it only delays the
+		// error that marks the source down.
+		kgo.RetryTimeout(5 * time.Second),
+		kgo.DialTimeout(5 * time.Second),
+		kgo.MetadataMinAge(time.Second),
+	}
+	if opts.TLS != nil {
+		kopts = append(kopts, kgo.DialTLSConfig(opts.TLS))
+	}
+	if opts.SASL != nil {
+		kopts = append(kopts, kgo.SASL(opts.SASL))
+	}
+	kopts = append(kopts, opts.ExtraOpts...)
+	cl, err := kgo.NewClient(kopts...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka client %s: %w", opts.Name, err)
+	}
+	s.cl = cl
+	s.adm = kadm.NewClient(cl)
+	return s, nil
+}
+
+// Broker returns queue.Kafka.
+func (s *Source) Broker() queue.Broker { return queue.Kafka }
+
+// Cluster returns the configured cluster name.
+func (s *Source) Cluster() string { return s.opts.Name }
+
+// Requests returns how many requests of the given kind (a kmsg.Key) this
+// source has written to brokers; a negative key counts every kind.
+func (s *Source) Requests(key int16) int64 { return s.requests.count(key) }
+
+// Client returns the underlying franz-go client, shared with DLQ tooling so
+// that one cluster keeps one set of connections.
+func (s *Source) Client() *kgo.Client { return s.cl }
+
+// Close releases the client's connections.
+func (s *Source) Close() { s.cl.Close() }
+
+// Check verifies that the cluster answers and lists its brokers.
+func (s *Source) Check(ctx context.Context) ([]string, error) {
+	bs, err := s.adm.ListBrokers(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list brokers of %s: %w", s.opts.Name, err)
+	}
+	var out []string
+	for _, b := range bs {
+		out = append(out, net.JoinHostPort(b.Host, fmt.Sprint(b.Port)))
+	}
+	return out, nil
+}
+
+// Poll reads every watched group and its lag. It returns an error only when
+// nothing could be read; per-group failures are set on the group and listed
+// in Snapshot.Partial.
+func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
+	start := s.now()
+	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.opts.Name, Time: start}
+
+	groups, err := s.listGroups(ctx)
+	if err != nil {
+		return nil, err
+	}
+	described := s.describe(ctx, groups)
+	committed := s.adm.FetchManyOffsets(ctx, groupNames(groups)...)
+
+	topics := consumedTopics(described, committed)
+	offsets, meta, err := s.listOffsets(ctx, topics)
+	if err != nil {
+		return nil, err
+	}
+	s.ends.observe(start, offsets)
+	resolveTopicIDs(described, meta)
+
+	for _, g := range groups {
+		cg := buildGroup(s.opts, g, described[g.Group], committed[g.Group], offsets)
+		if cg.Err != "" {
+			snap.Partial = append(snap.Partial, "group "+cg.Name+": "+cg.Err)
+		}
+		snap.Groups = append(snap.Groups, cg)
+	}
+	s.fillLagSeconds(ctx, snap, meta, start)
+
+	snap.Partitions = offsets.sorted()
+	snap.Duration = s.now().Sub(start)
+	return snap, nil
+}
+
+// listGroups lists consumer groups, keeping those the filter includes. Share
+// and Connect groups have no consumer offsets to measure.
+func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
+	listed, err := s.adm.ListGroups(ctx)
+	if err != nil {
+		var se *kadm.ShardErrors
+		if !errors.As(err, &se) || len(listed) == 0 && se.AllFailed {
+			return nil, fmt.Errorf("list groups: %w", err)
+		}
+		s.log.Warn("some brokers did not list groups", "err", err)
+	}
+	var out []kadm.ListedGroup
+	for _, g := range listed.Sorted() {
+		if g.GroupType == "share" || g.ProtocolType == "connect" {
+			continue
+		}
+		if s.opts.IncludeGroup != nil && !s.opts.IncludeGroup(g.Group) {
+			continue
+		}
+		out = append(out, g)
+	}
+	return out, nil
+}
+
+func groupNames(gs []kadm.ListedGroup) []string {
+	names := make([]string, len(gs))
+	for i, g := range gs {
+		names[i] = g.Group
+	}
+	return names
+}
+
+// described is what describing one group learned, for either protocol.
+type described struct {
+	state    string
+	protocol string
+	typ      queue.GroupType
+	members  int
+	// assigned maps topic → partition → member.
+	assigned map[string]map[int32]member
+	// assignedIDs holds KIP-848 assignments whose topic came only as an ID.
+	assignedIDs map[[16]byte]map[int32]member
+	// subscribed topics, whose partitions all count even before a commit.
+	subscribed []string
+	err        error
+}
+
+type member struct{ id, host string }
+
+// describe describes classic groups with DescribeGroups and KIP-848 groups
+// with ConsumerGroupDescribe: the classic call shows no members for the latter.
+func (s *Source) describe(ctx context.Context, groups []kadm.ListedGroup) map[string]described {
+	var classic, consumer []string
+	for _, g := range groups {
+		if g.GroupType == string(queue.GroupConsumer) {
+			consumer = append(consumer, g.Group)
+		} else {
+			classic = append(classic, g.Group)
+		}
+	}
+	out := make(map[string]described, len(groups))
+	if len(classic) > 0 {
+		ds, err := s.adm.DescribeGroups(ctx, classic...)
+		for _, name := range classic {
+			d, ok := ds[name]
+			if !ok {
+				out[name] = described{typ: queue.GroupClassic, err: describeErr(err)}
+				continue
+			}
+			out[name] = fromClassic(d)
+		}
+	}
+	if len(consumer) > 0 {
+		s.describeConsumerGroups(ctx, consumer, out)
+	}
+	return out
+}
+
+func describeErr(err error) error {
+	if err == nil {
+		return errors.New("group missing from describe response")
+	}
+	return err
+}
+
+func fromClassic(d kadm.DescribedGroup) described {
+	out := described{
+		state: d.State, protocol: d.Protocol, typ: queue.GroupClassic,
+		members: len(d.Members), assigned: map[string]map[int32]member{}, err: d.Err,
+	}
+	for _, m := range d.Members {
+		if c, ok := m.Assigned.AsConsumer(); ok {
+			for _, t := range c.Topics {
+				for _, p := range t.Partitions {
+					out.assign(t.Topic, p, member{m.ClientID, m.ClientHost})
+				}
+			}
+		}
+		if c, ok := m.Join.AsConsumer(); ok {
+			out.subscribed = append(out.subscribed, c.Topics...)
+		}
+	}
+	return out
+}
+
+// describeConsumerGroups describes KIP-848 groups with a raw
+// ConsumerGroupDescribe: assignments may name topics only by ID, which are
+// resolved once metadata is known (see resolveTopicIDs).
+func (s *Source) describeConsumerGroups(ctx context.Context, groups []string, out map[string]described) {
+	req := kmsg.NewPtrConsumerGroupDescribeRequest()
+	req.Groups = groups
+	for _, shard := range s.cl.RequestSharded(ctx, req) {
+		if shard.Err != nil {
+			for _, g := range shard.Req.(*kmsg.ConsumerGroupDescribeRequest).Groups {
+				out[g] = described{typ: queue.GroupConsumer, err: shard.Err}
+			}
+			continue
+		}
+		for _, rg := range shard.Resp.(*kmsg.ConsumerGroupDescribeResponse).Groups {
+			out[rg.Group] = fromConsumer(rg)
+		}
+	}
+	for _, g := range groups {
+		if _, ok := out[g]; !ok {
+			out[g] = described{typ: queue.GroupConsumer, err: describeErr(nil)}
+		}
+	}
+}
+
+func fromConsumer(rg kmsg.ConsumerGroupDescribeResponseGroup) described {
+	out := described{
+		state: rg.State, protocol: rg.AssignorName, typ: queue.GroupConsumer,
+		members: len(rg.Members), assigned: map[string]map[int32]member{},
+		err: kerr.ErrorForCode(rg.ErrorCode),
+	}
+	for _, m := range rg.Members {
+		mb := member{m.ClientID, m.ClientHost}
+		for _, t := range m.Assignment.TopicPartitions {
+			for _, p := range t.Partitions {
+				if t.Topic != "" {
+					out.assign(t.Topic, p, mb)
+					continue
+				}
+				if out.assignedIDs == nil {
+					out.assignedIDs = map[[16]byte]map[int32]member{}
+				}
+				if out.assignedIDs[t.TopicID] == nil {
+					out.assignedIDs[t.TopicID] = map[int32]member{}
+				}
+				out.assignedIDs[t.TopicID][p] = mb
+			}
+		}
+		out.subscribed = append(out.subscribed, m.SubscribedTopics...)
+	}
+	return out
+}
+
+// resolveTopicIDs names the topics that KIP-848 assignments gave only by ID.
+func resolveTopicIDs(ds map[string]described, meta map[tp]partitionMeta) {
+	names := map[[16]byte]string{}
+	for k, m := range meta {
+		names[m.topicID] = k.topic
+	}
+	for g, d := range ds {
+		for id, ps := range d.assignedIDs {
+			name, ok := names[id]
+			if !ok {
+				continue
+			}
+			for p, m := range ps {
+				d.assign(name, p, m)
+			}
+		}
+		d.assignedIDs = nil
+		ds[g] = d
+	}
+}
+
+func (d *described) assign(topic string, p int32, m member) {
+	if d.assigned[topic] == nil {
+		d.assigned[topic] = map[int32]member{}
+	}
+	d.assigned[topic][p] = m
+}
+
+// consumedTopics is the union, over all groups, of topics with a commit, an
+// assignment or a subscription: the only topics whose offsets are listed.
+func consumedTopics(ds map[string]described, committed kadm.FetchOffsetsResponses) []string {
+	set := map[string]struct{}{}
+	for _, d := range ds {
+		for t := range d.assigned {
+			set[t] = struct{}{}
+		}
+		for _, t := range d.subscribed {
+			set[t] = struct{}{}
+		}
+	}
+	for _, r := range committed {
+		for t := range r.Fetched {
+			set[t] = struct{}{}
+		}
+	}
+	topics := make([]string, 0, len(set))
+	for t := range set {
+		topics = append(topics, t)
+	}
+	slices.Sort(topics)
+	return topics
+}
+
+// requestCounter counts requests written per request key, for the poll-cost
+// benchmark and tests.
+type requestCounter struct{ byKey [128]atomic.Int64 }
+
+func (r *requestCounter) OnBrokerWrite(_ kgo.BrokerMetadata, key int16, _ int, _, _ time.Duration, err error) {
+	if err == nil && key >= 0 && int(key) < len(r.byKey) {
+		r.byKey[key].Add(1)
+	}
+}
+
+func (r *requestCounter) count(key int16) int64 {
+	if key >= 0 {
+		return r.byKey[key].Load()
+	}
+	var n int64
+	for i := range r.byKey {
+		n += r.byKey[i].Load()
+	}
+	return n
+}
+
+var _ kgo.HookBrokerWrite = (*requestCounter)(nil)
+
+// errString is an error's text, or "" for nil.
+func errString(err error) string {
+	if err == nil {
+		return ""
+	}
+	return strings.TrimSpace(err.Error())
+}

@@ -1,0 +1,485 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// testCluster is an in-process Kafka-protocol cluster with an admin client.
+type testCluster struct {
+	t     *testing.T
+	c     *kfake.Cluster
+	ports []int
+	cl    *kgo.Client
+	adm   *kadm.Client
+}
+
+func freePorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+		l.Close()
+	}
+	return ports
+}
+
+func newCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
+	t.Helper()
+	ports := freePorts(t, 3)
+	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(ports...)}, opts...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc := &testCluster{t: t, c: c, ports: ports, cl: cl, adm: kadm.NewClient(cl)}
+	t.Cleanup(func() { cl.Close(); tc.c.Close() })
+	return tc
+}
+
+func (tc *testCluster) source(opts Options) *Source {
+	tc.t.Helper()
+	if opts.Name == "" {
+		opts.Name = "test"
+	}
+	opts.Brokers = tc.c.ListenAddrs()
+	// Topology changes must show on the next poll, not after the client's
+	// metadata cache expires.
+	opts.ExtraOpts = append(opts.ExtraOpts, kgo.MetadataMinAge(10*time.Millisecond))
+	s, err := New(opts)
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	tc.t.Cleanup(s.Close)
+	return s
+}
+
+func (tc *testCluster) topic(name string, partitions int32) {
+	tc.t.Helper()
+	if _, err := tc.adm.CreateTopic(context.Background(), partitions, 1, nil, name); err != nil {
+		tc.t.Fatal(err)
+	}
+}
+
+// produce writes n records to each partition, with timestamps one second
+// apart ending at last.
+func (tc *testCluster) produce(topic string, partition int32, n int, last time.Time) {
+	tc.t.Helper()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{
+			Topic: topic, Partition: partition, Value: []byte("v"),
+			Timestamp: last.Add(-time.Duration(n-1-i) * time.Second),
+		}
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		tc.t.Fatal(err)
+	}
+	defer cl.Close()
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		tc.t.Fatal(err)
+	}
+}
+
+func (tc *testCluster) commit(group, topic string, offsets map[int32]int64) {
+	tc.t.Helper()
+	os := kadm.Offsets{}
+	for p, at := range offsets {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	}
+	if err := tc.adm.CommitAllOffsets(context.Background(), group, os); err != nil {
+		tc.t.Fatal(err)
+	}
+}
+
+func poll(t *testing.T, s *Source) *queue.Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	return snap
+}
+
+func group(t *testing.T, snap *queue.Snapshot, name string) *queue.ConsumerGroup {
+	t.Helper()
+	g, ok := snap.Group(name)
+	if !ok {
+		t.Fatalf("group %q missing from snapshot (groups: %d)", name, len(snap.Groups))
+	}
+	return g
+}
+
+func partition(t *testing.T, g *queue.ConsumerGroup, topic string, p int32) queue.PartitionLag {
+	t.Helper()
+	for _, pl := range g.Partitions {
+		if pl.Topic == topic && pl.Partition == p {
+			return pl
+		}
+	}
+	t.Fatalf("group %s has no %s/%d (partitions %+v)", g.Name, topic, p, g.Partitions)
+	return queue.PartitionLag{}
+}
+
+func TestPollLag(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("orders", 3)
+	now := time.Now().Truncate(time.Millisecond)
+	for p := range int32(3) {
+		tc.produce("orders", p, 10, now.Add(-time.Minute))
+	}
+	tc.commit("billing", "orders", map[int32]int64{0: 4, 1: 10})
+
+	s := tc.source(Options{})
+	snap := poll(t, s)
+	g := group(t, snap, "billing")
+
+	tests := []struct {
+		p          int32
+		lag        int64
+		hasCommit  bool
+		lagSeconds float64 // age of the record at the committed offset
+	}{
+		{0, 6, true, time.Since(now.Add(-time.Minute - 5*time.Second)).Seconds()},
+		{1, 0, true, 0},
+		{2, 10, false, time.Since(now.Add(-time.Minute - 9*time.Second)).Seconds()},
+	}
+	for _, tt := range tests {
+		pl := partition(t, g, "orders", tt.p)
+		if pl.Lag != tt.lag || pl.HasCommit != tt.hasCommit || pl.End != 10 {
+			t.Errorf("p%d: lag %d commit %v end %d; want lag %d commit %v end 10", tt.p, pl.Lag, pl.HasCommit, pl.End, tt.lag, tt.hasCommit)
+		}
+		if d := pl.LagSeconds - tt.lagSeconds; d > 2 || d < -2 {
+			t.Errorf("p%d: lag seconds %.1f, want ≈%.1f", tt.p, pl.LagSeconds, tt.lagSeconds)
+		}
+		if pl.LagSecondsEstimated {
+			t.Errorf("p%d: lag seconds estimated, want fetched", tt.p)
+		}
+	}
+	if g.TotalLag() != 16 || g.State != "Empty" || g.Members != 0 {
+		t.Errorf("group: total %d state %q members %d", g.TotalLag(), g.State, g.Members)
+	}
+	if len(snap.Partitions) != 3 || snap.Partitions[0].End != 10 {
+		t.Errorf("partition offsets %+v", snap.Partitions)
+	}
+}
+
+func TestCommittedBelowLogStart(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("logs", 1)
+	tc.produce("logs", 0, 10, time.Now())
+	tc.commit("slow", "logs", map[int32]int64{0: 2})
+	os := kadm.Offsets{}
+	os.Add(kadm.Offset{Topic: "logs", Partition: 0, At: 5})
+	if _, err := tc.adm.DeleteRecords(context.Background(), os); err != nil {
+		t.Fatal(err)
+	}
+	pl := partition(t, group(t, poll(t, tc.source(Options{})), "slow"), "logs", 0)
+	if pl.Lag != 5 || pl.Lost != 3 || pl.LogStart != 5 {
+		t.Errorf("lag %d lost %d log start %d; want 5, 3, 5", pl.Lag, pl.Lost, pl.LogStart)
+	}
+}
+
+func TestReadCommitted(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("ledger", 1)
+	ctx := context.Background()
+	txn, err := kgo.NewClient(kgo.SeedBrokers(tc.c.ListenAddrs()...), kgo.TransactionalID("w"),
+		kgo.DefaultProduceTopic("ledger"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer txn.Close()
+	// committed txn of 3 records (+1 marker), aborted txn of 2 (+1 marker),
+	// then an open txn of 4.
+	for _, tx := range []struct {
+		n   int
+		end kgo.TransactionEndTry
+	}{{3, kgo.TryCommit}, {2, kgo.TryAbort}} {
+		if err := txn.BeginTransaction(); err != nil {
+			t.Fatal(err)
+		}
+		for range tx.n {
+			if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := txn.EndTransaction(ctx, tx.end); err != nil {
+			t.Fatal(err)
+		}
+	}
+	stable := int64(3 + 1 + 2 + 1)
+	tc.commit("reader", "ledger", map[int32]int64{0: stable})
+	if err := txn.BeginTransaction(); err != nil {
+		t.Fatal(err)
+	}
+	for range 4 {
+		if err := txn.ProduceSync(ctx, &kgo.Record{Value: []byte("x")}).FirstErr(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	committed := partition(t, group(t, poll(t, tc.source(Options{ReadCommitted: true})), "reader"), "ledger", 0)
+	if committed.Lag != 0 || committed.End != stable {
+		t.Errorf("read_committed: lag %d end %d; want 0, %d", committed.Lag, committed.End, stable)
+	}
+	uncommitted := partition(t, group(t, poll(t, tc.source(Options{})), "reader"), "ledger", 0)
+	if uncommitted.Lag != 4 {
+		t.Errorf("read_uncommitted: lag %d; want 4 (the open transaction)", uncommitted.Lag)
+	}
+	if err := txn.EndTransaction(ctx, kgo.TryAbort); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestKIP848Group(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("shipments", 4)
+	for p := range int32(4) {
+		tc.produce("shipments", p, 5, time.Now())
+	}
+	consumer, err := kgo.NewClient(kgo.SeedBrokers(tc.c.ListenAddrs()...),
+		kgo.ConsumerGroup("shipping"), kgo.ServerSideBalancer(), kgo.ConsumeTopics("shipments"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()), kgo.ClientID("shipper-1"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer consumer.Close()
+	s := tc.source(Options{})
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		consumer.PollFetches(ctx)
+		cancel()
+		if err := consumer.CommitUncommittedOffsets(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		snap := poll(t, s)
+		if g, ok := snap.Group("shipping"); ok && g.Members == 1 && g.TotalLag() == 0 && len(g.Partitions) == 4 {
+			if g.Type != queue.GroupConsumer || g.State != "Stable" || g.Partitions[0].Member != "shipper-1" {
+				t.Errorf("848 group: type %q state %q member %q", g.Type, g.State, g.Partitions[0].Member)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("848 group never showed 1 member and lag 0: %+v", snap.Groups)
+		}
+	}
+}
+
+func TestTopologyChanges(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("a", 1)
+	tc.topic("b", 1)
+	tc.produce("a", 0, 3, time.Now())
+	tc.produce("b", 0, 3, time.Now())
+	tc.commit("g", "a", map[int32]int64{0: 1})
+	tc.commit("g", "b", map[int32]int64{0: 1})
+	tc.commit("gone", "a", map[int32]int64{0: 0})
+	s := tc.source(Options{})
+	if g := group(t, poll(t, s), "g"); len(g.Partitions) != 2 {
+		t.Fatalf("partitions %+v", g.Partitions)
+	}
+	ctx := context.Background()
+
+	t.Run("partition added", func(t *testing.T) {
+		if _, err := tc.adm.CreatePartitions(ctx, 1, "a"); err != nil {
+			t.Fatal(err)
+		}
+		tc.produce("a", 1, 7, time.Now())
+		pl := partition(t, group(t, poll(t, s), "g"), "a", 1)
+		if pl.HasCommit || pl.Lag != 7 {
+			t.Errorf("new partition: commit %v lag %d; want uncommitted with lag 7", pl.HasCommit, pl.Lag)
+		}
+	})
+	t.Run("topic deleted", func(t *testing.T) {
+		if _, err := tc.adm.DeleteTopics(ctx, "b"); err != nil {
+			t.Fatal(err)
+		}
+		g := group(t, poll(t, s), "g")
+		for _, pl := range g.Partitions {
+			if pl.Topic == "b" {
+				t.Errorf("deleted topic still reported: %+v", pl)
+			}
+		}
+	})
+	t.Run("group deleted", func(t *testing.T) {
+		if _, err := tc.adm.DeleteGroup(ctx, "gone"); err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := poll(t, s).Group("gone"); ok {
+			t.Error("deleted group still reported")
+		}
+	})
+}
+
+func TestGroupFilter(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("a", 1)
+	tc.commit("keep-me", "a", map[int32]int64{0: 0})
+	tc.commit("drop-me", "a", map[int32]int64{0: 0})
+	snap := poll(t, tc.source(Options{IncludeGroup: func(g string) bool { return g == "keep-me" }}))
+	if len(snap.Groups) != 1 || snap.Groups[0].Name != "keep-me" {
+		t.Errorf("groups %+v", snap.Groups)
+	}
+}
+
+// TestPollCost checks that requests per poll grow with brokers, never with
+// groups × partitions, and that unchanged committed offsets are never
+// fetched twice.
+func TestPollCost(t *testing.T) {
+	const brokers = 3
+	// ListGroups, DescribeGroups, OffsetFetch and three ListOffsets reach
+	// each broker at most once; metadata and coordinator lookups add at most
+	// one more per broker.
+	const maxPerPoll = brokers * 7
+	for _, tt := range []struct {
+		partitions int32
+		groups     int
+	}{{3, 2}, {48, 2}, {48, 40}} {
+		tc := newCluster(t)
+		tc.topic("t", tt.partitions)
+		offsets := map[int32]int64{}
+		for p := range tt.partitions {
+			tc.produce("t", p, 3, time.Now())
+			offsets[p] = 1
+		}
+		for i := range tt.groups {
+			tc.commit(fmt.Sprintf("g%d", i), "t", offsets)
+		}
+		s := tc.source(Options{})
+		poll(t, s)
+		first, fetches := s.Requests(-1), s.Requests(int16(kmsg.Fetch))
+		if fetches > brokers {
+			t.Errorf("%d partitions × %d groups: first poll sent %d fetch requests, want ≤ %d (one per leader)",
+				tt.partitions, tt.groups, fetches, brokers)
+		}
+		poll(t, s)
+		if n := s.Requests(-1) - first; n > maxPerPoll {
+			t.Errorf("%d partitions × %d groups: a poll sent %d requests, want ≤ %d", tt.partitions, tt.groups, n, maxPerPoll)
+		}
+		if n := s.Requests(int16(kmsg.Fetch)) - fetches; n != 0 {
+			t.Errorf("second poll sent %d fetch requests; cached timestamps should need none", n)
+		}
+	}
+}
+
+func TestGroupAuthorizationFailure(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("a", 1)
+	tc.produce("a", 0, 4, time.Now())
+	tc.commit("secret", "a", map[int32]int64{0: 0})
+	tc.commit("open", "a", map[int32]int64{0: 1})
+	tc.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.OffsetFetch}, Group: "secret", Err: kerr.GroupAuthorizationFailed, Count: -1})
+	snap := poll(t, tc.source(Options{}))
+	if g := group(t, snap, "secret"); g.Err == "" || len(g.Partitions) != 0 {
+		t.Errorf("secret: err %q partitions %d; want an error and no partitions", g.Err, len(g.Partitions))
+	}
+	if g := group(t, snap, "open"); g.Err != "" || g.TotalLag() != 3 {
+		t.Errorf("open: err %q lag %d; one failing group must not affect another", g.Err, g.TotalLag())
+	}
+	if len(snap.Partial) != 1 {
+		t.Errorf("partial %v", snap.Partial)
+	}
+}
+
+func TestClusterDownAndBack(t *testing.T) {
+	dir := t.TempDir()
+	tc := newCluster(t, kfake.DataDir(dir))
+	tc.topic("a", 1)
+	tc.produce("a", 0, 4, time.Now())
+	tc.commit("g", "a", map[int32]int64{0: 1})
+	s := tc.source(Options{})
+	poll(t, s)
+
+	tc.cl.Close()
+	tc.c.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+	_, err := s.Poll(ctx)
+	cancel()
+	if err == nil {
+		t.Fatal("poll of a stopped cluster succeeded")
+	}
+
+	c, err := kfake.NewCluster(kfake.Ports(tc.ports...), kfake.DataDir(dir))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tc.c = c
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
+		snap, err := s.Poll(ctx)
+		cancel()
+		if err == nil {
+			if g, ok := snap.Group("g"); ok && g.TotalLag() == 3 {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("did not recover after restart: %v", err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+func TestEndHistoryInterpolation(t *testing.T) {
+	t0 := time.Unix(1000, 0)
+	h := endHistory{}
+	for i, end := range []int64{100, 200, 400} {
+		h.observe(t0.Add(time.Duration(i)*10*time.Second), offsetTable{"t": {0: {Topic: "t", End: end}}})
+	}
+	tests := []struct {
+		offset int64
+		want   time.Time
+		ok     bool
+	}{
+		{150, t0.Add(5 * time.Second), true},
+		{300, t0.Add(15 * time.Second), true},
+		{50, t0, true},            // before history: the oldest sample bounds it
+		{400, time.Time{}, false}, // not produced yet
+	}
+	for _, tt := range tests {
+		got, ok := h.producedAt(tp{"t", 0}, tt.offset)
+		if ok != tt.ok || !got.Equal(tt.want) {
+			t.Errorf("producedAt(%d) = %v, %v; want %v, %v", tt.offset, got, ok, tt.want, tt.ok)
+		}
+	}
+}
+
+func TestEndHistoryBounded(t *testing.T) {
+	h := endHistory{}
+	t0 := time.Unix(0, 0)
+	for i := range 1000 {
+		h.observe(t0.Add(time.Duration(i)*time.Second), offsetTable{"t": {0: {End: int64(i)}}})
+	}
+	s := h[tp{"t", 0}]
+	if len(s) > maxEndSamples || s[0].end != 0 || s[len(s)-1].end != 999 {
+		t.Errorf("%d samples from %d to %d", len(s), s[0].end, s[len(s)-1].end)
+	}
+	h.observe(t0, offsetTable{})
+	if len(h) != 0 {
+		t.Error("history kept a partition that no longer exists")
+	}
+}

@@ -1,0 +1,219 @@
+package kafka
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+type tp struct {
+	topic     string
+	partition int32
+}
+
+// offsetTable holds the listed offsets of every partition of the consumed
+// topics. Topics missing from it were deleted or could not be listed.
+type offsetTable map[string]map[int32]queue.PartitionOffsets
+
+func (o offsetTable) sorted() []queue.PartitionOffsets {
+	var out []queue.PartitionOffsets
+	for _, ps := range o {
+		for _, p := range ps {
+			out = append(out, p)
+		}
+	}
+	slices.SortFunc(out, func(a, b queue.PartitionOffsets) int {
+		if a.Topic != b.Topic {
+			if a.Topic < b.Topic {
+				return -1
+			}
+			return 1
+		}
+		return int(a.Partition - b.Partition)
+	})
+	return out
+}
+
+// partitionMeta is what fetching record timestamps needs from metadata.
+type partitionMeta struct {
+	leader  int32
+	topicID [16]byte
+}
+
+// listOffsets reads metadata once for topics, then lists log start, high
+// watermark and last stable offset with one ListOffsets request per leader
+// each. A partition whose listing fails is left out (and so is its lag).
+func (s *Source) listOffsets(ctx context.Context, topics []string) (offsetTable, map[tp]partitionMeta, error) {
+	table := offsetTable{}
+	meta := map[tp]partitionMeta{}
+	if len(topics) == 0 {
+		return table, meta, nil
+	}
+	md, err := s.adm.Metadata(ctx, topics...)
+	if err != nil {
+		return nil, nil, fmt.Errorf("metadata: %w", err)
+	}
+	for _, td := range md.Topics {
+		if td.Err != nil {
+			continue
+		}
+		for _, pd := range td.Partitions {
+			meta[tp{td.Topic, pd.Partition}] = partitionMeta{leader: pd.Leader, topicID: td.ID}
+		}
+	}
+	if len(meta) == 0 {
+		return table, meta, nil
+	}
+	starts, err := s.listAt(ctx, meta, -2, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	ends, err := s.listAt(ctx, meta, -1, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	stables, err := s.listAt(ctx, meta, -1, 1)
+	if err != nil {
+		return nil, nil, err
+	}
+	for k := range meta {
+		end, ok := ends[k]
+		if !ok {
+			continue
+		}
+		start, ok := starts[k]
+		if !ok {
+			start = 0
+		}
+		stable, ok := stables[k]
+		if !ok {
+			stable = end
+		}
+		if table[k.topic] == nil {
+			table[k.topic] = map[int32]queue.PartitionOffsets{}
+		}
+		table[k.topic][k.partition] = queue.PartitionOffsets{
+			Topic: k.topic, Partition: k.partition, LogStart: start, End: end, LastStable: stable,
+		}
+	}
+	return table, meta, nil
+}
+
+// listAt sends one sharded ListOffsets request for every partition in meta;
+// franz-go splits it per partition leader.
+func (s *Source) listAt(ctx context.Context, meta map[tp]partitionMeta, timestamp int64, isolation int8) (map[tp]int64, error) {
+	req := kmsg.NewPtrListOffsetsRequest()
+	req.IsolationLevel = isolation
+	byTopic := map[string]int{}
+	for k := range meta {
+		i, ok := byTopic[k.topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[k.topic] = i
+			rt := kmsg.NewListOffsetsRequestTopic()
+			rt.Topic = k.topic
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewListOffsetsRequestTopicPartition()
+		rp.Partition = k.partition
+		rp.Timestamp = timestamp
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	out := make(map[tp]int64, len(meta))
+	var firstErr error
+	for _, shard := range s.cl.RequestSharded(ctx, req) {
+		if shard.Err != nil {
+			firstErr = shard.Err
+			continue
+		}
+		resp := shard.Resp.(*kmsg.ListOffsetsResponse)
+		for _, t := range resp.Topics {
+			for _, p := range t.Partitions {
+				if kerr.ErrorForCode(p.ErrorCode) != nil || p.Offset < 0 {
+					continue
+				}
+				out[tp{t.Topic, p.Partition}] = p.Offset
+			}
+		}
+	}
+	if len(out) == 0 && firstErr != nil {
+		return nil, fmt.Errorf("list offsets: %w", firstErr)
+	}
+	if firstErr != nil {
+		s.log.Warn("some partition leaders did not list offsets", "err", firstErr)
+	}
+	return out, nil
+}
+
+// buildGroup computes one group's lag from what the poll read.
+func buildGroup(opts Options, g kadm.ListedGroup, d described, f kadm.FetchOffsetsResponse, offsets offsetTable) queue.ConsumerGroup {
+	cg := queue.ConsumerGroup{
+		Cluster: opts.Name, Name: g.Group, State: d.state, Protocol: d.protocol, Type: d.typ, Members: d.members,
+	}
+	if cg.State == "" {
+		cg.State = g.State
+	}
+	if cg.Type == "" {
+		cg.Type = queue.GroupClassic
+	}
+	if d.err != nil {
+		cg.Err = "describe: " + errString(d.err)
+	}
+	if f.Err != nil {
+		cg.Err = "fetch offsets: " + errString(f.Err)
+		return cg
+	}
+
+	topics := map[string]struct{}{}
+	for t := range f.Fetched {
+		topics[t] = struct{}{}
+	}
+	for t := range d.assigned {
+		topics[t] = struct{}{}
+	}
+	for _, t := range d.subscribed {
+		topics[t] = struct{}{}
+	}
+	names := make([]string, 0, len(topics))
+	for t := range topics {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+
+	for _, t := range names {
+		parts, ok := offsets[t]
+		if !ok {
+			continue // deleted topic, or its offsets could not be listed
+		}
+		ids := make([]int32, 0, len(parts))
+		for p := range parts {
+			ids = append(ids, p)
+		}
+		slices.Sort(ids)
+		for _, p := range ids {
+			cg.Partitions = append(cg.Partitions, partitionLag(opts, parts[p], f, d))
+		}
+	}
+	return cg
+}
+
+func partitionLag(opts Options, po queue.PartitionOffsets, f kadm.FetchOffsetsResponse, d described) queue.PartitionLag {
+	pl := queue.PartitionLag{Topic: po.Topic, Partition: po.Partition, LogStart: po.LogStart, End: po.End}
+	if opts.ReadCommitted {
+		pl.End = po.LastStable
+	}
+	if o, ok := f.Fetched.Lookup(po.Topic, po.Partition); ok && o.Err == nil && o.At >= 0 {
+		pl.Committed, pl.HasCommit = o.At, true
+	}
+	pl.Lag, pl.Lost = queue.Lag(pl.Committed, pl.HasCommit, pl.LogStart, pl.End)
+	if m, ok := d.assigned[po.Topic][po.Partition]; ok {
+		pl.Member, pl.Host = m.id, m.host
+	}
+	return pl
+}

@@ -1,0 +1,261 @@
+package kafka
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// fetchPartitionBytes bounds what one partition returns when reading the
+// record at a committed offset: enough for a typical batch, small enough that
+// thousands of partitions fit in one response. A batch larger than this comes
+// back empty (Kafka returns oversized batches only for the first partition)
+// and that partition's lag seconds are interpolated instead.
+const fetchPartitionBytes = 64 << 10
+
+type offsetKey struct {
+	topic     string
+	partition int32
+	offset    int64
+}
+
+// timestampCache maps (topic, partition, offset) to the record's timestamp in
+// unix milliseconds. Each poll keeps only the entries it used, so the cache is
+// bounded by the number of group-partitions.
+type timestampCache map[offsetKey]int64
+
+// fillLagSeconds sets LagSeconds for every lagging partition of every group:
+// the age of the record at the offset the group reads next.
+func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, now time.Time) {
+	next := timestampCache{}
+	var missing []offsetKey
+	for gi := range snap.Groups {
+		for pi := range snap.Groups[gi].Partitions {
+			pl := &snap.Groups[gi].Partitions[pi]
+			if pl.Lag == 0 {
+				continue
+			}
+			k := offsetKey{pl.Topic, pl.Partition, nextOffset(pl)}
+			if ts, ok := s.timestamps[k]; ok {
+				next[k] = ts
+				continue
+			}
+			if _, seen := next[k]; !seen {
+				next[k] = -1
+				missing = append(missing, k)
+			}
+		}
+	}
+	for k, ts := range s.fetchTimestamps(ctx, missing, meta) {
+		next[k] = ts
+	}
+	s.timestamps = next
+
+	for gi := range snap.Groups {
+		for pi := range snap.Groups[gi].Partitions {
+			pl := &snap.Groups[gi].Partitions[pi]
+			if pl.Lag == 0 {
+				continue
+			}
+			off := nextOffset(pl)
+			if ts := next[offsetKey{pl.Topic, pl.Partition, off}]; ts >= 0 {
+				pl.LagSeconds = max(now.Sub(time.UnixMilli(ts)).Seconds(), 0)
+				continue
+			}
+			if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
+				pl.LagSeconds = max(now.Sub(at).Seconds(), 0)
+				pl.LagSecondsEstimated = true
+			}
+		}
+	}
+}
+
+// nextOffset is the offset of the next record the group will read.
+func nextOffset(pl *queue.PartitionLag) int64 {
+	if !pl.HasCommit || pl.Committed < pl.LogStart {
+		return pl.LogStart
+	}
+	return pl.Committed
+}
+
+// fetchTimestamps reads the first record at or after each offset, with one
+// Fetch request per partition leader. Offsets it cannot read are absent from
+// the result.
+func (s *Source) fetchTimestamps(ctx context.Context, keys []offsetKey, meta map[tp]partitionMeta) map[offsetKey]int64 {
+	out := map[offsetKey]int64{}
+	if len(keys) == 0 {
+		return out
+	}
+	byLeader := map[int32][]offsetKey{}
+	for _, k := range keys {
+		m, ok := meta[tp{k.topic, k.partition}]
+		if !ok || m.leader < 0 {
+			continue
+		}
+		byLeader[m.leader] = append(byLeader[m.leader], k)
+	}
+	for leader, ks := range byLeader {
+		s.fetchFrom(ctx, leader, ks, meta, out)
+	}
+	return out
+}
+
+// fetchFrom fetches from one leader. A partition can appear only once per
+// Fetch request, so several groups at different offsets of one partition
+// take several rounds (one per distinct offset of the busiest partition).
+func (s *Source) fetchFrom(ctx context.Context, leader int32, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]int64) {
+	for len(keys) > 0 {
+		round, rest := splitDistinctPartitions(keys)
+		keys = rest
+		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest(round, meta))
+		if err != nil {
+			s.log.Debug("fetch for lag seconds failed", "leader", leader, "err", err)
+			return
+		}
+		parseFetch(resp.(*kmsg.FetchResponse), round, meta, out)
+	}
+}
+
+func splitDistinctPartitions(keys []offsetKey) (round, rest []offsetKey) {
+	seen := map[tp]bool{}
+	for _, k := range keys {
+		p := tp{k.topic, k.partition}
+		if seen[p] {
+			rest = append(rest, k)
+			continue
+		}
+		seen[p] = true
+		round = append(round, k)
+	}
+	return round, rest
+}
+
+func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta) *kmsg.FetchRequest {
+	req := kmsg.NewPtrFetchRequest()
+	req.ReplicaID = -1
+	req.MaxWaitMillis = 0
+	req.MinBytes = 0
+	req.MaxBytes = 32 << 20
+	req.SessionEpoch = -1 // no fetch session: this is a one-off read
+	byTopic := map[string]int{}
+	for _, k := range keys {
+		i, ok := byTopic[k.topic]
+		if !ok {
+			i = len(req.Topics)
+			byTopic[k.topic] = i
+			rt := kmsg.NewFetchRequestTopic()
+			rt.Topic = k.topic
+			rt.TopicID = meta[tp{k.topic, k.partition}].topicID
+			req.Topics = append(req.Topics, rt)
+		}
+		rp := kmsg.NewFetchRequestTopicPartition()
+		rp.Partition = k.partition
+		rp.FetchOffset = k.offset
+		rp.PartitionMaxBytes = fetchPartitionBytes
+		rp.CurrentLeaderEpoch = -1
+		rp.LogStartOffset = -1
+		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
+	}
+	return req
+}
+
+func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]int64) {
+	want := map[tp]int64{}
+	names := map[[16]byte]string{}
+	for _, k := range keys {
+		want[tp{k.topic, k.partition}] = k.offset
+		names[meta[tp{k.topic, k.partition}].topicID] = k.topic
+	}
+	dec := kgo.DefaultDecompressor()
+	for i := range resp.Topics {
+		rt := &resp.Topics[i]
+		topic := rt.Topic
+		if topic == "" {
+			topic = names[rt.TopicID]
+		}
+		for j := range rt.Partitions {
+			rp := &rt.Partitions[j]
+			off, ok := want[tp{topic, rp.Partition}]
+			if !ok || rp.ErrorCode != 0 {
+				continue
+			}
+			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
+				Offset: off, Topic: topic, Partition: rp.Partition,
+			}, rp, dec, nil)
+			if len(fp.Records) > 0 {
+				out[offsetKey{topic, rp.Partition, off}] = fp.Records[0].Timestamp.UnixMilli()
+			}
+		}
+	}
+}
+
+// endSample is one observation of a partition's high watermark.
+type endSample struct {
+	at  time.Time
+	end int64
+}
+
+// maxEndSamples bounds the end-offset history per partition. When full, every
+// other older sample is dropped, so the history thins out with age but keeps
+// reaching back: about 48 samples cover hours of polling.
+const maxEndSamples = 48
+
+// endHistory remembers when each partition's end offset reached which value,
+// to estimate when a record was produced when it cannot be fetched.
+type endHistory map[tp][]endSample
+
+func (h endHistory) observe(at time.Time, offsets offsetTable) {
+	for topic, ps := range offsets {
+		for p, o := range ps {
+			k := tp{topic, p}
+			samples := h[k]
+			if n := len(samples); n > 0 && samples[n-1].end == o.End {
+				continue
+			}
+			if len(samples) >= maxEndSamples {
+				samples = thin(samples)
+			}
+			h[k] = append(samples, endSample{at, o.End})
+		}
+	}
+	for k := range h {
+		if _, ok := offsets[k.topic][k.partition]; !ok {
+			delete(h, k)
+		}
+	}
+}
+
+// thin keeps every other sample of the older half and all of the newer half.
+func thin(s []endSample) []endSample {
+	half := len(s) / 2
+	out := s[:0]
+	for i := 0; i < half; i += 2 {
+		out = append(out, s[i])
+	}
+	return append(out, s[half:]...)
+}
+
+// producedAt estimates when the record at offset was produced: the time the
+// end offset first passed it, interpolated linearly between samples. Before
+// the first sample it answers the first sample's time (a lower bound on age).
+func (h endHistory) producedAt(p tp, offset int64) (time.Time, bool) {
+	s := h[p]
+	if len(s) == 0 {
+		return time.Time{}, false
+	}
+	i := sort.Search(len(s), func(i int) bool { return s[i].end > offset })
+	switch {
+	case i == len(s):
+		return time.Time{}, false
+	case i == 0:
+		return s[0].at, true
+	}
+	a, b := s[i-1], s[i]
+	frac := float64(offset-a.end) / float64(b.end-a.end)
+	return a.at.Add(time.Duration(frac * float64(b.at.Sub(a.at)))), true
+}

@@ -1,0 +1,237 @@
+package queue
+
+import "time"
+
+// Broker names the messaging system a cluster runs.
+type Broker string
+
+// The brokers queuewatch understands.
+const (
+	Kafka    Broker = "kafka"
+	RabbitMQ Broker = "rabbitmq"
+)
+
+// Snapshot is everything one poll of one cluster learned. A snapshot is
+// immutable once published: readers share it without locking.
+type Snapshot struct {
+	Broker  Broker
+	Cluster string
+	// Time is when the poll started; ages and lag seconds are relative to it.
+	Time time.Time
+	// Duration is how long the poll took.
+	Duration time.Duration
+	// Err is set when the poll failed as a whole; Partial is set when some
+	// parts (a group, a vhost) failed and the rest is still valid.
+	Err     error
+	Partial []string
+
+	Groups     []ConsumerGroup
+	Partitions []PartitionOffsets
+	Queues     []Queue
+	DLQs       []DLQ
+}
+
+// Group returns the consumer group with the given name, if the snapshot has it.
+func (s *Snapshot) Group(name string) (*ConsumerGroup, bool) {
+	for i := range s.Groups {
+		if s.Groups[i].Name == name {
+			return &s.Groups[i], true
+		}
+	}
+	return nil, false
+}
+
+// PartitionOffsets are the offsets of one Kafka partition, listed once per
+// poll for the union of all topics that any group consumes.
+type PartitionOffsets struct {
+	Topic     string
+	Partition int32
+	// LogStart is the first offset still on the broker (earlier records were
+	// deleted by retention).
+	LogStart int64
+	// End is the high watermark: the offset the next produced record gets.
+	End int64
+	// LastStable is the end for read_committed consumers: the first offset
+	// of a still-open transaction, or End when there is none.
+	LastStable int64
+}
+
+// GroupType distinguishes classic consumer groups from KIP-848 ones.
+type GroupType string
+
+// Group types as Kafka reports them.
+const (
+	GroupClassic  GroupType = "classic"
+	GroupConsumer GroupType = "consumer"
+)
+
+// ConsumerGroup is one Kafka consumer group as of a poll.
+type ConsumerGroup struct {
+	Cluster  string
+	Name     string
+	State    string // Stable, Empty, PreparingRebalance, ...
+	Protocol string // assignor, e.g. range, cooperative-sticky, uniform
+	Type     GroupType
+	Members  int
+	// Err is why the group could not be fully read (authorization, timeout);
+	// its partitions may be empty and its status is StatusError.
+	Err string
+
+	Partitions []PartitionLag
+
+	// Status, StatusReason and ETA are filled by alerts evaluation over the
+	// poll history; collectors leave them zero.
+	Status       Status
+	StatusReason string
+	ETA          ETA
+}
+
+// TotalLag is the sum of lag over the group's partitions.
+func (g *ConsumerGroup) TotalLag() int64 {
+	var n int64
+	for _, p := range g.Partitions {
+		n += p.Lag
+	}
+	return n
+}
+
+// MaxLagSeconds is the largest lag in seconds over the group's partitions.
+func (g *ConsumerGroup) MaxLagSeconds() float64 {
+	var m float64
+	for _, p := range g.Partitions {
+		m = max(m, p.LagSeconds)
+	}
+	return m
+}
+
+// TopicLag is a group's lag summed per topic.
+type TopicLag struct {
+	Topic         string
+	Lag           int64
+	Partitions    int
+	Uncommitted   int   // partitions without a committed offset
+	Lost          int64 // records the group never read because retention deleted them
+	MaxLagSeconds float64
+}
+
+// Topics sums the group's partitions per topic, in topic order of first
+// appearance (partitions are kept sorted by topic, partition).
+func (g *ConsumerGroup) Topics() []TopicLag {
+	var out []TopicLag
+	for _, p := range g.Partitions {
+		if len(out) == 0 || out[len(out)-1].Topic != p.Topic {
+			out = append(out, TopicLag{Topic: p.Topic})
+		}
+		t := &out[len(out)-1]
+		t.Lag += p.Lag
+		t.Partitions++
+		t.Lost += p.Lost
+		if !p.HasCommit {
+			t.Uncommitted++
+		}
+		t.MaxLagSeconds = max(t.MaxLagSeconds, p.LagSeconds)
+	}
+	return out
+}
+
+// PartitionLag is one group's position on one partition.
+type PartitionLag struct {
+	Topic     string
+	Partition int32
+	// Committed is the group's committed offset: the next record it will
+	// read. Meaningless when HasCommit is false.
+	Committed int64
+	HasCommit bool
+	// End is what lag was measured against: the high watermark, or the last
+	// stable offset for read_committed groups.
+	End      int64
+	LogStart int64
+	Lag      int64
+	// Lost counts records between the committed offset and the log start:
+	// deleted by retention before the group read them.
+	Lost int64
+	// LagSeconds is the age of the next record the group will read; 0 when
+	// caught up. LagSecondsEstimated is set when it was interpolated from the
+	// end-offset history because that record could not be fetched.
+	LagSeconds          float64
+	LagSecondsEstimated bool
+	// Member is the client assigned this partition, if any.
+	Member string
+	Host   string
+}
+
+// Queue is one RabbitMQ queue as of a poll.
+type Queue struct {
+	Cluster   string
+	VHost     string
+	Name      string
+	Type      string // classic, quorum, stream
+	Policy    string
+	Ready     int64
+	Unacked   int64
+	Consumers int
+	// HeadMessageAge is the age of the oldest message when the broker knows
+	// it (head_message_timestamp); HasHeadAge tells whether it does.
+	HeadMessageAge time.Duration
+	HasHeadAge     bool
+	// DeadLetterExchange and DeadLetterRoutingKey are the effective
+	// dead-letter settings (arguments win over policy).
+	DeadLetterExchange   string
+	DeadLetterRoutingKey string
+	HasDeadLetter        bool
+	Arguments            map[string]any
+}
+
+// Messages is ready plus unacknowledged messages.
+func (q *Queue) Messages() int64 { return q.Ready + q.Unacked }
+
+// DLQDetection records why a queue or topic is considered a DLQ, in order of
+// trust.
+type DLQDetection string
+
+// Ways a DLQ is found.
+const (
+	DetectedConfig   DLQDetection = "config"
+	DetectedTopology DLQDetection = "topology"
+	DetectedName     DLQDetection = "name"
+)
+
+// DLQ is a dead-letter queue (RabbitMQ queue or Kafka topic) and its depth.
+type DLQ struct {
+	Broker  Broker
+	Cluster string
+	VHost   string // empty for Kafka
+	Name    string
+	// Sources are the queues or topics that dead-letter into this DLQ.
+	Sources   []string
+	Detection DLQDetection
+	// Messages is the depth: messages neither replayed nor removed.
+	Messages int64
+	// OldestAge is the age of the oldest message; HasOldestAge tells whether
+	// it is known.
+	OldestAge    time.Duration
+	HasOldestAge bool
+	Err          string
+}
+
+// ID is the DLQ's identifier in URLs and the API:
+// "broker:cluster:vhost:name" with each part escaped by the caller when used
+// in a path.
+func (d *DLQ) ID() string {
+	return string(d.Broker) + ":" + d.Cluster + ":" + d.VHost + ":" + d.Name
+}
+
+// Source is the DLQ's sources joined for a metric label.
+func (d *DLQ) Source() string {
+	switch len(d.Sources) {
+	case 0:
+		return ""
+	case 1:
+		return d.Sources[0]
+	}
+	s := d.Sources[0]
+	for _, x := range d.Sources[1:] {
+		s += "," + x
+	}
+	return s
+}
