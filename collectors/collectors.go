@@ -1,0 +1,214 @@
+package collectors
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"sync"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Options configure the scheduler.
+type Options struct {
+	// Interval between the starts of two polls of one source.
+	Interval time.Duration
+	// Timeout bounds one poll; it defaults to the interval.
+	Timeout time.Duration
+	// History is how far back group and DLQ aggregates are kept for charts.
+	History time.Duration
+	// Window is how many recent full snapshots are kept per source for
+	// status evaluation (default 10).
+	Window int
+	// Evaluate, when set, fills derived fields (status, ETA) of a new
+	// snapshot from the recent ones (oldest first) before it is published.
+	Evaluate func(recent []*queue.Snapshot, latest *queue.Snapshot)
+	Logger   *slog.Logger
+}
+
+func (o *Options) setDefaults() {
+	if o.Interval <= 0 {
+		o.Interval = 15 * time.Second
+	}
+	if o.Timeout <= 0 || o.Timeout > o.Interval {
+		o.Timeout = o.Interval
+	}
+	if o.History <= 0 {
+		o.History = time.Hour
+	}
+	if o.Window <= 0 {
+		o.Window = 10
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Collector polls sources and holds what they reported.
+type Collector struct {
+	opts    Options
+	sources []*sourceState
+	metrics *metrics
+}
+
+// New returns a collector for the given sources. Call Run to start polling.
+func New(sources []Source, opts Options) *Collector {
+	opts.setDefaults()
+	c := &Collector{opts: opts, metrics: newMetrics()}
+	maxPoints := int(opts.History/opts.Interval) + 1
+	for _, s := range sources {
+		c.sources = append(c.sources, &sourceState{
+			src: s, maxPoints: maxPoints, window: opts.Window,
+			log: opts.Logger.With("broker", s.Broker(), "cluster", s.Cluster()),
+		})
+	}
+	return c
+}
+
+// Run polls every source on its own schedule until ctx is done.
+func (c *Collector) Run(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range c.sources {
+		wg.Go(func() { c.loop(ctx, s) })
+	}
+	wg.Wait()
+}
+
+// PollOnce polls every source once, concurrently, and returns when all are
+// done. It is what Run does on each tick; check and tests use it directly.
+func (c *Collector) PollOnce(ctx context.Context) {
+	var wg sync.WaitGroup
+	for _, s := range c.sources {
+		wg.Go(func() { c.poll(ctx, s) })
+	}
+	wg.Wait()
+}
+
+// maxBackoff caps the wait after repeated failures, so a recovered broker is
+// noticed within minutes.
+const maxBackoff = 5 * time.Minute
+
+func (c *Collector) loop(ctx context.Context, s *sourceState) {
+	for {
+		ok := c.poll(ctx, s)
+		delay := c.opts.Interval
+		if !ok {
+			delay = backoff(c.opts.Interval, s.failures())
+		}
+		// ±10% jitter keeps many instances (and many sources) from
+		// polling brokers in lockstep.
+		delay += time.Duration((rand.Float64()*0.2 - 0.1) * float64(delay))
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(delay):
+		}
+	}
+}
+
+// backoff doubles the interval for each consecutive failure after the first.
+func backoff(interval time.Duration, failures int) time.Duration {
+	d := interval
+	for i := 1; i < failures && d < maxBackoff; i++ {
+		d *= 2
+	}
+	return min(d, max(maxBackoff, interval))
+}
+
+// poll runs one poll of s. Polls of one source never overlap: the loop is
+// sequential, and PollOnce callers are serialized by s.polling.
+func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
+	s.polling.Lock()
+	defer s.polling.Unlock()
+	ctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	start := time.Now()
+	snap, err := safePoll(ctx, s.src)
+	took := time.Since(start)
+	c.metrics.observe(s.src, took, err)
+	if err != nil {
+		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
+			return true // shutting down, not a failure
+		}
+		s.log.Warn("poll failed", "err", err, "took", took)
+		s.fail(err, start)
+		return false
+	}
+	if len(snap.Partial) > 0 {
+		s.log.Warn("poll partially failed", "problems", len(snap.Partial), "first", snap.Partial[0])
+	}
+	if c.opts.Evaluate != nil {
+		c.opts.Evaluate(s.recentSnapshots(), snap)
+	}
+	s.publish(snap, took)
+	s.log.Debug("polled", "took", took, "groups", len(snap.Groups), "queues", len(snap.Queues), "dlqs", len(snap.DLQs))
+	return true
+}
+
+// safePoll turns a panicking source into a failed poll: one broken source
+// must never take the process and every other source down with it.
+func safePoll(ctx context.Context, s Source) (snap *queue.Snapshot, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("poll panicked: %v", r)
+		}
+	}()
+	snap, err = s.Poll(ctx)
+	if err == nil && snap == nil {
+		err = fmt.Errorf("poll returned no snapshot")
+	}
+	return snap, err
+}
+
+// Ready reports whether every source has been polled at least once.
+func (c *Collector) Ready() bool {
+	for _, s := range c.sources {
+		if !s.attempted() {
+			return false
+		}
+	}
+	return true
+}
+
+// Snapshots returns the latest good snapshot of every source that has one.
+func (c *Collector) Snapshots() []*queue.Snapshot {
+	var out []*queue.Snapshot
+	for _, s := range c.sources {
+		if snap := s.latestSnapshot(); snap != nil {
+			out = append(out, snap)
+		}
+	}
+	return out
+}
+
+// Statuses returns the health of every source, in configuration order.
+func (c *Collector) Statuses() []SourceStatus {
+	out := make([]SourceStatus, len(c.sources))
+	for i, s := range c.sources {
+		out[i] = s.status()
+	}
+	return out
+}
+
+// GroupHistory returns the kept aggregate history of one consumer group,
+// oldest first.
+func (c *Collector) GroupHistory(cluster, group string) []GroupPoint {
+	for _, s := range c.sources {
+		if s.src.Broker() == queue.Kafka && s.src.Cluster() == cluster {
+			return s.groupHistory(group)
+		}
+	}
+	return nil
+}
+
+// DLQHistory returns the kept depth history of one DLQ, oldest first.
+func (c *Collector) DLQHistory(id string) []DLQPoint {
+	for _, s := range c.sources {
+		if h := s.dlqHistory(id); h != nil {
+			return h
+		}
+	}
+	return nil
+}

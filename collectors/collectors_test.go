@@ -1,0 +1,288 @@
+package collectors
+
+import (
+	"context"
+	"errors"
+	"os"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// scriptedSource replays a fixed list of poll results; it stands in for a
+// broker so the scheduler's own behaviour can be tested exactly.
+type scriptedSource struct {
+	broker  queue.Broker
+	cluster string
+	results []func() (*queue.Snapshot, error)
+	calls   atomic.Int64
+	active  atomic.Int64
+	overlap atomic.Bool
+	delay   time.Duration
+}
+
+func (s *scriptedSource) Broker() queue.Broker { return s.broker }
+func (s *scriptedSource) Cluster() string      { return s.cluster }
+func (s *scriptedSource) Poll(ctx context.Context) (*queue.Snapshot, error) {
+	if s.active.Add(1) > 1 {
+		s.overlap.Store(true)
+	}
+	defer s.active.Add(-1)
+	if s.delay > 0 {
+		select {
+		case <-time.After(s.delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	i := int(s.calls.Add(1)) - 1
+	return s.results[min(i, len(s.results)-1)]()
+}
+
+var fixedTime = time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
+
+func kafkaSnapshot() *queue.Snapshot {
+	return &queue.Snapshot{
+		Broker: queue.Kafka, Cluster: "prod", Time: fixedTime,
+		Partitions: []queue.PartitionOffsets{
+			{Topic: "orders", Partition: 0, LogStart: 10, End: 120, LastStable: 118},
+			{Topic: "orders", Partition: 1, LogStart: 0, End: 80, LastStable: 80},
+		},
+		Groups: []queue.ConsumerGroup{{
+			Cluster: "prod", Name: "billing", State: "Stable", Protocol: "range", Type: queue.GroupClassic, Members: 2,
+			Status: queue.StatusWarn, ETA: queue.ETA{Known: true, In: 90 * time.Second},
+			Partitions: []queue.PartitionLag{
+				{Topic: "orders", Partition: 0, Committed: 100, HasCommit: true, End: 120, LogStart: 10, Lag: 20, LagSeconds: 12.5},
+				{Topic: "orders", Partition: 1, End: 80, Lag: 80, LagSeconds: 40},
+			},
+		}, {
+			Cluster: "prod", Name: "secret", Type: queue.GroupClassic, Err: "fetch offsets: GROUP_AUTHORIZATION_FAILED",
+		}},
+		DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 7, OldestAge: time.Hour, HasOldestAge: true}},
+	}
+}
+
+func rabbitSnapshot() *queue.Snapshot {
+	return &queue.Snapshot{
+		Broker: queue.RabbitMQ, Cluster: "main", Time: fixedTime,
+		Queues: []queue.Queue{{Cluster: "main", VHost: "/", Name: "orders", Type: "quorum", Ready: 5, Unacked: 2, Consumers: 3, HeadMessageAge: 30 * time.Second, HasHeadAge: true}},
+		DLQs:   []queue.DLQ{{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 4}},
+	}
+}
+
+func ok(s *queue.Snapshot) func() (*queue.Snapshot, error) {
+	return func() (*queue.Snapshot, error) { return s, nil }
+}
+
+func failing(msg string) func() (*queue.Snapshot, error) {
+	return func() (*queue.Snapshot, error) { return nil, errors.New(msg) }
+}
+
+// TestMetricsGolden compares /metrics for a fixed scenario with a golden file.
+// Regenerate with: QUEUEWATCH_UPDATE_GOLDEN=1 go test ./collectors/
+func TestMetricsGolden(t *testing.T) {
+	c := New([]Source{
+		&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
+		&scriptedSource{broker: queue.RabbitMQ, cluster: "main", results: []func() (*queue.Snapshot, error){ok(rabbitSnapshot())}},
+	}, Options{})
+	c.PollOnce(context.Background())
+
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	// Durations and timestamps vary run to run; the golden file pins the
+	// snapshot-derived series.
+	names := []string{
+		"queuewatch_kafka_consumergroup_lag", "queuewatch_kafka_consumergroup_lag_seconds",
+		"queuewatch_kafka_consumergroup_committed_offset", "queuewatch_kafka_consumergroup_topic_lag",
+		"queuewatch_kafka_consumergroup_uncommitted_partitions", "queuewatch_kafka_consumergroup_lost_messages",
+		"queuewatch_kafka_consumergroup_max_lag_seconds", "queuewatch_kafka_consumergroup_members",
+		"queuewatch_kafka_consumergroup_info", "queuewatch_kafka_consumergroup_status",
+		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_kafka_partition_high_watermark",
+		"queuewatch_kafka_partition_log_start_offset", "queuewatch_kafka_partition_last_stable_offset",
+		"queuewatch_rabbitmq_queue_messages", "queuewatch_rabbitmq_queue_consumers",
+		"queuewatch_rabbitmq_queue_head_message_age_seconds", "queuewatch_rabbitmq_queue_info",
+		"queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
+		"queuewatch_collector_up", "queuewatch_collector_errors_total", "queuewatch_collector_partial_errors",
+	}
+	const golden = "testdata/metrics.golden"
+	if os.Getenv("QUEUEWATCH_UPDATE_GOLDEN") != "" {
+		got, err := gatherText(reg, names)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(golden, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := testutil.GatherAndCompare(reg, strings.NewReader(string(want)), names...); err != nil {
+		t.Error(err)
+	}
+	problems, err := testutil.CollectAndLint(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("lint: %s: %s", p.Metric, p.Text)
+	}
+}
+
+func TestFailingSourceKeepsOthers(t *testing.T) {
+	bad := &scriptedSource{broker: queue.Kafka, cluster: "eu", results: []func() (*queue.Snapshot, error){
+		ok(&queue.Snapshot{Broker: queue.Kafka, Cluster: "eu", Time: fixedTime, Groups: []queue.ConsumerGroup{{Name: "g"}}}),
+		failing("dial tcp: connection refused"),
+	}}
+	good := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	c := New([]Source{bad, good}, Options{})
+	if c.Ready() {
+		t.Fatal("ready before any poll")
+	}
+	c.PollOnce(context.Background())
+	c.PollOnce(context.Background())
+	if !c.Ready() {
+		t.Fatal("not ready after polls")
+	}
+	st := c.Statuses()
+	if st[0].Up || st[0].LastError != "dial tcp: connection refused" || st[0].LastSuccess != fixedTime {
+		t.Errorf("failing source status %+v", st[0])
+	}
+	if !st[1].Up {
+		t.Errorf("healthy source down: %+v", st[1])
+	}
+	if got := testutil.ToFloat64(c.metrics.errors.WithLabelValues("kafka", "eu")); got != 1 {
+		t.Errorf("errors_total for the failing source %v, want 1", got)
+	}
+	if got := testutil.ToFloat64(c.metrics.errors.WithLabelValues("kafka", "prod")); got != 0 {
+		t.Errorf("errors_total for the healthy source %v, want 0", got)
+	}
+	// The failing source's last good data stays visible, marked by up=0.
+	if n := len(c.Snapshots()); n != 2 {
+		t.Errorf("%d snapshots, want 2", n)
+	}
+}
+
+func TestPanickingSourceFailsPoll(t *testing.T) {
+	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) { panic("boom") },
+	}}
+	c := New([]Source{s}, Options{})
+	c.PollOnce(context.Background())
+	if st := c.Statuses()[0]; st.Up || !strings.Contains(st.LastError, "boom") {
+		t.Errorf("status %+v", st)
+	}
+}
+
+func TestPollsNeverOverlap(t *testing.T) {
+	s := &scriptedSource{broker: queue.Kafka, cluster: "x", delay: 20 * time.Millisecond,
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	c := New([]Source{s}, Options{Interval: time.Second})
+	done := make(chan struct{})
+	for range 4 {
+		go func() { c.PollOnce(context.Background()); done <- struct{}{} }()
+	}
+	for range 4 {
+		<-done
+	}
+	if s.overlap.Load() {
+		t.Error("two polls of one source ran at once")
+	}
+}
+
+func TestRunPollsOnInterval(t *testing.T) {
+	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	c := New([]Source{s}, Options{Interval: 50 * time.Millisecond})
+	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	defer cancel()
+	c.Run(ctx)
+	// 500ms at 50ms ±10%: about 10 polls.
+	if n := s.calls.Load(); n < 6 || n > 13 {
+		t.Errorf("%d polls in 500ms at a 50ms interval", n)
+	}
+}
+
+func TestEvaluateSeesRecentSnapshots(t *testing.T) {
+	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) { return kafkaSnapshot(), nil },
+	}}
+	var lens []int
+	c := New([]Source{s}, Options{Window: 3, Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
+		lens = append(lens, len(recent))
+		latest.Groups[0].Status = queue.StatusStall
+	}})
+	for range 5 {
+		c.PollOnce(context.Background())
+	}
+	if want := []int{0, 1, 2, 3, 3}; !equal(lens, want) {
+		t.Errorf("evaluate saw %v recent snapshots, want %v", lens, want)
+	}
+	if got := c.Snapshots()[0].Groups[0].Status; got != queue.StatusStall {
+		t.Errorf("published status %q", got)
+	}
+}
+
+func TestHistoryBoundedAndForgetsGone(t *testing.T) {
+	i := 0
+	s := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) {
+			i++
+			snap := kafkaSnapshot()
+			snap.Time = fixedTime.Add(time.Duration(i) * time.Second)
+			if i > 8 {
+				snap.Groups = snap.Groups[1:] // billing disappears
+			}
+			return snap, nil
+		},
+	}}
+	c := New([]Source{s}, Options{Interval: time.Second, History: 4 * time.Second})
+	for range 7 {
+		c.PollOnce(context.Background())
+	}
+	h := c.GroupHistory("prod", "billing")
+	if len(h) != 5 || h[0].At != fixedTime.Add(3*time.Second) || h[4].Lag != 100 || h[4].LagSeconds != 40 {
+		t.Errorf("history %+v", h)
+	}
+	if d := c.DLQHistory("kafka:prod::orders.DLT"); len(d) != 5 || d[4].Messages != 7 {
+		t.Errorf("dlq history %+v", d)
+	}
+	c.PollOnce(context.Background())
+	c.PollOnce(context.Background())
+	if h := c.GroupHistory("prod", "billing"); len(h) != 0 {
+		t.Errorf("vanished group still has history: %d points", len(h))
+	}
+}
+
+func TestBackoff(t *testing.T) {
+	tests := []struct {
+		failures int
+		want     time.Duration
+	}{{0, 15 * time.Second}, {1, 15 * time.Second}, {2, 30 * time.Second}, {3, time.Minute}, {10, 5 * time.Minute}}
+	for _, tt := range tests {
+		if got := backoff(15*time.Second, tt.failures); got != tt.want {
+			t.Errorf("backoff(15s, %d) = %v, want %v", tt.failures, got, tt.want)
+		}
+	}
+	if got := backoff(10*time.Minute, 5); got != 10*time.Minute {
+		t.Errorf("backoff never shortens a long interval: got %v", got)
+	}
+}
+
+func equal(a, b []int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,205 @@
+package collectors
+
+import (
+	"math"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+const ns = "queuewatch"
+
+func desc(name, help string, labels ...string) *prometheus.Desc {
+	return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
+}
+
+var (
+	groupLabels     = []string{"cluster", "group"}
+	partitionLabels = []string{"cluster", "group", "topic", "partition"}
+	topicLabels     = []string{"cluster", "group", "topic"}
+	queueLabels     = []string{"cluster", "vhost", "queue"}
+	dlqLabels       = []string{"broker", "cluster", "vhost", "dlq", "source"}
+	sourceLabels    = []string{"broker", "cluster"}
+
+	descLag          = desc("kafka_consumergroup_lag", "Messages the group is behind on the partition: end offset minus committed offset (log start when nothing is committed).", partitionLabels...)
+	descLagSeconds   = desc("kafka_consumergroup_lag_seconds", "Age in seconds of the next record the group will read on the partition; 0 when caught up.", partitionLabels...)
+	descCommitted    = desc("kafka_consumergroup_committed_offset", "Offset the group committed on the partition.", partitionLabels...)
+	descTopicLag     = desc("kafka_consumergroup_topic_lag", "Messages the group is behind, summed over the topic's partitions.", topicLabels...)
+	descUncommitted  = desc("kafka_consumergroup_uncommitted_partitions", "Partitions of the topic on which the group has no committed offset.", topicLabels...)
+	descLost         = desc("kafka_consumergroup_lost_messages", "Records the group never read because retention deleted them (committed offset below log start).", topicLabels...)
+	descMaxLagSecs   = desc("kafka_consumergroup_max_lag_seconds", "Largest lag in seconds over the group's partitions.", groupLabels...)
+	descMembers      = desc("kafka_consumergroup_members", "Members currently in the group.", groupLabels...)
+	descInfo         = desc("kafka_consumergroup_info", "Group state, assignor and type as labels; always 1.", "cluster", "group", "state", "protocol", "group_type")
+	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status: 1 for the current one of ok, warn, stall, stop, rewind, error.", "cluster", "group", "status")
+	descETA          = desc("kafka_consumergroup_catchup_eta_seconds", "Expected seconds until the group reaches zero lag at current rates; +Inf when it is falling behind.", groupLabels...)
+	descHighWater    = desc("kafka_partition_high_watermark", "Offset the next record produced to the partition will get.", "cluster", "topic", "partition")
+	descLogStart     = desc("kafka_partition_log_start_offset", "First offset still stored on the partition.", "cluster", "topic", "partition")
+	descLastStable   = desc("kafka_partition_last_stable_offset", "End offset for read_committed consumers (first offset of an open transaction).", "cluster", "topic", "partition")
+	descQueueMsgs    = desc("rabbitmq_queue_messages", "Messages in the queue by state (ready, unacked).", append(queueLabels, "state")...)
+	descQueueCons    = desc("rabbitmq_queue_consumers", "Consumers attached to the queue.", queueLabels...)
+	descQueueHeadAge = desc("rabbitmq_queue_head_message_age_seconds", "Age of the message at the head of the queue (from head_message_timestamp).", queueLabels...)
+	descQueueInfo    = desc("rabbitmq_queue_info", "Queue type and policy as labels; always 1.", append(queueLabels, "type", "policy")...)
+	descDLQMsgs      = desc("dlq_messages", "Dead-letter queue depth: messages neither replayed nor removed.", dlqLabels...)
+	descDLQAge       = desc("dlq_oldest_message_age_seconds", "Age of the oldest message in the dead-letter queue.", dlqLabels...)
+	descUp           = desc("collector_up", "1 if the last poll of the source succeeded.", sourceLabels...)
+	descLastSuccess  = desc("collector_last_success_timestamp_seconds", "Unix time of the last successful poll of the source.", sourceLabels...)
+	descPartial      = desc("collector_partial_errors", "Parts (groups, vhosts) the last successful poll could not read.", sourceLabels...)
+)
+
+// metrics holds the self-metrics that need state across polls.
+type metrics struct {
+	duration *prometheus.HistogramVec
+	errors   *prometheus.CounterVec
+}
+
+func newMetrics() *metrics {
+	return &metrics{
+		duration: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Namespace: ns, Name: "collector_duration_seconds",
+			Help:    "How long polls of the source took, failed ones included.",
+			Buckets: []float64{.01, .025, .05, .1, .25, .5, 1, 2.5, 5, 10, 30},
+		}, sourceLabels),
+		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: ns, Name: "collector_errors_total", Help: "Polls of the source that failed.",
+		}, sourceLabels),
+	}
+}
+
+func (m *metrics) observe(s Source, took time.Duration, err error) {
+	b, c := string(s.Broker()), s.Cluster()
+	m.duration.WithLabelValues(b, c).Observe(took.Seconds())
+	e := m.errors.WithLabelValues(b, c) // created at zero so the series exists before the first error
+	if err != nil {
+		e.Inc()
+	}
+}
+
+// Describe sends every descriptor the collector can emit.
+func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range []*prometheus.Desc{
+		descLag, descLagSeconds, descCommitted, descTopicLag, descUncommitted, descLost,
+		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
+		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo,
+		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial,
+	} {
+		ch <- d
+	}
+	c.metrics.duration.Describe(ch)
+	c.metrics.errors.Describe(ch)
+}
+
+// Collect builds constant metrics from the latest snapshot of every source.
+// It never talks to a broker.
+func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	for _, s := range c.sources {
+		st := s.status()
+		b, cl := string(st.Broker), st.Cluster
+		ch <- gauge(descUp, boolf(st.Up), b, cl)
+		if !st.LastSuccess.IsZero() {
+			ch <- gauge(descLastSuccess, float64(st.LastSuccess.UnixNano())/1e9, b, cl)
+		}
+		snap := s.latestSnapshot()
+		if snap == nil {
+			continue
+		}
+		ch <- gauge(descPartial, float64(len(snap.Partial)), b, cl)
+		collectKafka(ch, snap)
+		collectRabbitMQ(ch, snap)
+		collectDLQs(ch, snap)
+	}
+	c.metrics.duration.Collect(ch)
+	c.metrics.errors.Collect(ch)
+}
+
+func collectKafka(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+	cl := snap.Cluster
+	for _, p := range snap.Partitions {
+		part := strconv.Itoa(int(p.Partition))
+		ch <- gauge(descHighWater, float64(p.End), cl, p.Topic, part)
+		ch <- gauge(descLogStart, float64(p.LogStart), cl, p.Topic, part)
+		ch <- gauge(descLastStable, float64(p.LastStable), cl, p.Topic, part)
+	}
+	for i := range snap.Groups {
+		g := &snap.Groups[i]
+		ch <- gauge(descMembers, float64(g.Members), cl, g.Name)
+		ch <- gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
+		for _, st := range queue.Statuses {
+			ch <- gauge(descStatus, boolf(groupStatus(g) == st), cl, g.Name, string(st))
+		}
+		if g.ETA.Known {
+			eta := g.ETA.In.Seconds()
+			if g.ETA.FallingBehind {
+				eta = math.Inf(1)
+			}
+			ch <- gauge(descETA, eta, cl, g.Name)
+		}
+		if len(g.Partitions) == 0 {
+			continue
+		}
+		ch <- gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
+		for _, t := range g.Topics() {
+			ch <- gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
+			ch <- gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
+			ch <- gauge(descLost, float64(t.Lost), cl, g.Name, t.Topic)
+		}
+		for _, p := range g.Partitions {
+			part := strconv.Itoa(int(p.Partition))
+			ch <- gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
+			ch <- gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
+			if p.HasCommit {
+				ch <- gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
+			}
+		}
+	}
+}
+
+// groupStatus is the group's evaluated status; a group nobody evaluated is ok
+// unless it failed to be read.
+func groupStatus(g *queue.ConsumerGroup) queue.Status {
+	switch {
+	case g.Status != "":
+		return g.Status
+	case g.Err != "":
+		return queue.StatusError
+	}
+	return queue.StatusOK
+}
+
+func collectRabbitMQ(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+	for i := range snap.Queues {
+		q := &snap.Queues[i]
+		l := []string{snap.Cluster, q.VHost, q.Name}
+		ch <- gauge(descQueueMsgs, float64(q.Ready), append(l, "ready")...)
+		ch <- gauge(descQueueMsgs, float64(q.Unacked), append(l, "unacked")...)
+		ch <- gauge(descQueueCons, float64(q.Consumers), l...)
+		ch <- gauge(descQueueInfo, 1, append(l, q.Type, q.Policy)...)
+		if q.HasHeadAge {
+			ch <- gauge(descQueueHeadAge, q.HeadMessageAge.Seconds(), l...)
+		}
+	}
+}
+
+func collectDLQs(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+	for i := range snap.DLQs {
+		d := &snap.DLQs[i]
+		l := []string{string(d.Broker), d.Cluster, d.VHost, d.Name, d.Source()}
+		ch <- gauge(descDLQMsgs, float64(d.Messages), l...)
+		if d.HasOldestAge {
+			ch <- gauge(descDLQAge, d.OldestAge.Seconds(), l...)
+		}
+	}
+}
+
+func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
+	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
+}
+
+func boolf(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}

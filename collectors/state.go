@@ -1,0 +1,167 @@
+package collectors
+
+import (
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// SourceStatus is the health of one source, for the UI and /readyz.
+type SourceStatus struct {
+	Broker      queue.Broker
+	Cluster     string
+	Up          bool
+	Polled      bool // at least one poll finished
+	LastPoll    time.Time
+	LastSuccess time.Time
+	LastError   string
+	// Partial lists what the last good poll could not read.
+	Partial  []string
+	Duration time.Duration
+}
+
+// GroupPoint is one poll's aggregate of a consumer group.
+type GroupPoint struct {
+	At         time.Time
+	Lag        int64
+	LagSeconds float64
+}
+
+// DLQPoint is one poll's depth of a DLQ.
+type DLQPoint struct {
+	At       time.Time
+	Messages int64
+}
+
+// sourceState is everything kept about one source. Snapshots are immutable
+// once published, so readers take the pointer under the lock and use it
+// without holding it.
+type sourceState struct {
+	src       Source
+	log       *slog.Logger
+	maxPoints int
+	window    int
+
+	polling sync.Mutex // held for the whole poll: polls never overlap
+
+	mu          sync.RWMutex
+	recent      []*queue.Snapshot // last `window` good snapshots, oldest first
+	polled      bool
+	up          bool
+	lastPoll    time.Time
+	lastSuccess time.Time
+	lastErr     string
+	duration    time.Duration
+	consecutive int // consecutive failures
+	groups      map[string][]GroupPoint
+	dlqs        map[string][]DLQPoint
+}
+
+func (s *sourceState) fail(err error, at time.Time) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polled, s.up = true, false
+	s.lastPoll, s.lastErr = at, err.Error()
+	s.consecutive++
+}
+
+func (s *sourceState) failures() int {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.consecutive
+}
+
+func (s *sourceState) attempted() bool {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.polled
+}
+
+func (s *sourceState) publish(snap *queue.Snapshot, took time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.polled, s.up = true, true
+	s.lastPoll, s.lastSuccess, s.lastErr = snap.Time, snap.Time, ""
+	s.duration = took
+	s.consecutive = 0
+	s.recent = append(s.recent, snap)
+	if len(s.recent) > s.window {
+		s.recent = append(s.recent[:0:0], s.recent[len(s.recent)-s.window:]...)
+	}
+	s.recordHistory(snap)
+}
+
+// recordHistory appends the snapshot's aggregates and forgets groups and DLQs
+// that are gone, so history memory follows what exists.
+func (s *sourceState) recordHistory(snap *queue.Snapshot) {
+	groups := make(map[string][]GroupPoint, len(snap.Groups))
+	for i := range snap.Groups {
+		g := &snap.Groups[i]
+		p := GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
+		groups[g.Name] = appendBounded(s.groups[g.Name], p, s.maxPoints)
+	}
+	s.groups = groups
+	dlqs := make(map[string][]DLQPoint, len(snap.DLQs))
+	for i := range snap.DLQs {
+		d := &snap.DLQs[i]
+		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
+	}
+	s.dlqs = dlqs
+}
+
+// appendBounded appends p, dropping the oldest points beyond max. It copies
+// rather than reslicing forever so the backing array does not grow unbounded.
+func appendBounded[T any](points []T, p T, max int) []T {
+	if len(points) < max {
+		return append(points, p)
+	}
+	out := make([]T, 0, max)
+	out = append(out, points[len(points)-max+1:]...)
+	return append(out, p)
+}
+
+func (s *sourceState) recentSnapshots() []*queue.Snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]*queue.Snapshot(nil), s.recent...)
+}
+
+func (s *sourceState) latestSnapshot() *queue.Snapshot {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	if len(s.recent) == 0 {
+		return nil
+	}
+	return s.recent[len(s.recent)-1]
+}
+
+func (s *sourceState) status() SourceStatus {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	st := SourceStatus{
+		Broker: s.src.Broker(), Cluster: s.src.Cluster(), Up: s.up, Polled: s.polled,
+		LastPoll: s.lastPoll, LastSuccess: s.lastSuccess, LastError: s.lastErr, Duration: s.duration,
+	}
+	if n := len(s.recent); n > 0 {
+		st.Partial = s.recent[n-1].Partial
+	}
+	return st
+}
+
+func (s *sourceState) groupHistory(group string) []GroupPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]GroupPoint(nil), s.groups[group]...)
+}
+
+func (s *sourceState) dlqHistory(id string) []DLQPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	h, ok := s.dlqs[id]
+	if !ok {
+		return nil
+	}
+	return append([]DLQPoint{}, h...)
+}

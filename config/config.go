@@ -1,0 +1,378 @@
+package config
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/netip"
+	"os"
+	"path/filepath"
+	"reflect"
+	"regexp"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// DefaultDLQNamePattern is the unanchored regular expression that marks a
+// topic or queue as a DLQ by its name alone.
+const DefaultDLQNamePattern = `(?i).*([._-]dlq|[._-]dlt|dead-?letters?|deadletter|[._]error|parking-?lot)$`
+
+// Kafka isolation levels for reading offsets.
+const (
+	IsolationReadUncommitted = "read_uncommitted"
+	IsolationReadCommitted   = "read_committed"
+)
+
+// Auth modes.
+const (
+	AuthNone   = "none"
+	AuthBasic  = "basic"
+	AuthTokens = "tokens"
+	AuthProxy  = "proxy"
+)
+
+// Role is what an authenticated user may do.
+type Role string
+
+// Roles, from least to most privileged.
+const (
+	RoleViewer   Role = "viewer"
+	RoleOperator Role = "operator"
+	RoleAdmin    Role = "admin"
+)
+
+// defaultPollTimeout caps the default poll_timeout, which is otherwise
+// poll_interval.
+const defaultPollTimeout = 10 * time.Second
+
+// Config is the whole queuewatch configuration.
+type Config struct {
+	Listen       string        `yaml:"listen"`
+	PollInterval time.Duration `yaml:"poll_interval"`
+	// PollTimeout bounds one poll of one source. Zero means
+	// min(PollInterval, 10s).
+	PollTimeout time.Duration `yaml:"poll_timeout"`
+	// History is how much poll history is kept in memory.
+	History  time.Duration `yaml:"history"`
+	DataDir  string        `yaml:"data_dir"`
+	Log      Log           `yaml:"log"`
+	Kafka    []Kafka       `yaml:"kafka"`
+	RabbitMQ []RabbitMQ    `yaml:"rabbitmq"`
+	DLQ      DLQ           `yaml:"dlq"`
+	Alerts   Alerts        `yaml:"alerts"`
+	Auth     Auth          `yaml:"auth"`
+
+	// file is where the config came from, for errors reported after Parse.
+	file string
+}
+
+// Log configures the process logger.
+type Log struct {
+	Level  string `yaml:"level"`  // debug|info|warn|error
+	Format string `yaml:"format"` // text|json
+}
+
+// Kafka is one Kafka cluster to watch.
+type Kafka struct {
+	Name    string   `yaml:"name"`
+	Brokers []string `yaml:"brokers"`
+	// ClientID is sent to the brokers; empty means "queuewatch".
+	ClientID string `yaml:"client_id"`
+	// SASL is nil when the cluster needs no SASL authentication.
+	SASL   *SASL  `yaml:"sasl"`
+	TLS    TLS    `yaml:"tls"`
+	Groups Filter `yaml:"groups"`
+	// DLQTopics are anchored regexes naming topics that are DLQs whatever
+	// their names.
+	DLQTopics []string `yaml:"dlq_topics"`
+	// Isolation is read_uncommitted or read_committed; empty means
+	// read_uncommitted.
+	Isolation string `yaml:"isolation"`
+
+	dlqTopics []*regexp.Regexp
+}
+
+// SASL holds Kafka SASL credentials.
+type SASL struct {
+	Mechanism string `yaml:"mechanism"` // PLAIN|SCRAM-SHA-256|SCRAM-SHA-512
+	Username  string `yaml:"username"`
+	Password  string `yaml:"password"`
+}
+
+// TLS configures a TLS client connection. Relative file paths are resolved
+// against the config file's directory by Parse and Load.
+type TLS struct {
+	Enabled    bool   `yaml:"enabled"`
+	CAFile     string `yaml:"ca_file"`
+	CertFile   string `yaml:"cert_file"`
+	KeyFile    string `yaml:"key_file"`
+	ServerName string `yaml:"server_name"`
+	// InsecureSkipVerify disables certificate verification; for test
+	// clusters only.
+	InsecureSkipVerify bool `yaml:"insecure_skip_verify"`
+}
+
+// RabbitMQ is one RabbitMQ cluster to watch.
+type RabbitMQ struct {
+	Name string `yaml:"name"`
+	// URL is the AMQP URL (amqp:// or amqps://), credentials included.
+	URL string `yaml:"url"`
+	// ManagementURL is the management plugin's HTTP API (http:// or
+	// https://); optional.
+	ManagementURL string `yaml:"management_url"`
+	// ManagementUsername and ManagementPassword default to the URL's
+	// credentials; see ManagementCredentials.
+	ManagementUsername string `yaml:"management_username"`
+	ManagementPassword string `yaml:"management_password"`
+	TLS                TLS    `yaml:"tls"`
+	// VHosts limits the watched vhosts; empty means all.
+	VHosts []string `yaml:"vhosts"`
+	Queues Filter   `yaml:"queues"`
+	// DLQQueues are anchored regexes naming queues that are DLQs whatever
+	// their names.
+	DLQQueues []string `yaml:"dlq_queues"`
+
+	dlqQueues []*regexp.Regexp
+}
+
+// DLQ configures dead-letter-queue detection and replay.
+type DLQ struct {
+	// NamePattern is an unanchored regex; a topic or queue whose name
+	// matches is a DLQ. Empty disables detection by name.
+	NamePattern string `yaml:"name_pattern"`
+	// KafkaCursorGroup is the consumer group whose commits record how far
+	// each Kafka DLQ has been replayed.
+	KafkaCursorGroup string `yaml:"kafka_cursor_group"`
+	// MaxReplays is how many times one message may be replayed.
+	MaxReplays int `yaml:"max_replays"`
+	// ReplayRate is the default replay rate in messages per second.
+	ReplayRate float64 `yaml:"replay_rate"`
+
+	namePattern *regexp.Regexp
+}
+
+// Alerts holds the alert thresholds, shared by status evaluation and the
+// generated Prometheus rules.
+type Alerts struct {
+	// Window is the number of polls in the status window.
+	Window           int           `yaml:"window"`
+	LagHigh          int64         `yaml:"lag_high"`
+	LagSecondsHigh   time.Duration `yaml:"lag_seconds_high"`
+	DLQAgeHigh       time.Duration `yaml:"dlq_age_high"`
+	DLQGrowingWindow time.Duration `yaml:"dlq_growing_window"`
+	// BacklogHigh is the RabbitMQ ready-message threshold.
+	BacklogHigh int64 `yaml:"backlog_high"`
+	// StaleAfter is how long a collector may go without a successful poll.
+	StaleAfter time.Duration `yaml:"stale_after"`
+	// Overrides are tried in order; the first that matches wins.
+	Overrides []Override `yaml:"overrides"`
+}
+
+// Override replaces some thresholds for matching consumer groups or DLQs.
+// Group and DLQ are anchored regexes; at least one is set, and when both are
+// set both must match. Zero thresholds keep the global value.
+type Override struct {
+	Group          string        `yaml:"group"`
+	DLQ            string        `yaml:"dlq"`
+	LagHigh        int64         `yaml:"lag_high"`
+	LagSecondsHigh time.Duration `yaml:"lag_seconds_high"`
+	DLQAgeHigh     time.Duration `yaml:"dlq_age_high"`
+
+	group, dlq *regexp.Regexp
+}
+
+// Auth configures who may use the UI and API.
+type Auth struct {
+	Mode   string  `yaml:"mode"` // none|basic|tokens|proxy
+	Users  []User  `yaml:"users"`
+	Tokens []Token `yaml:"tokens"`
+	Proxy  Proxy   `yaml:"proxy"`
+}
+
+// User is a basic-auth user.
+type User struct {
+	Name         string `yaml:"name"`
+	PasswordHash string `yaml:"password_hash"` // bcrypt
+	Role         Role   `yaml:"role"`
+}
+
+// Token is an API bearer token, stored as "sha256:<hex>" of the token.
+type Token struct {
+	Name      string `yaml:"name"`
+	TokenHash string `yaml:"token_hash"`
+	Role      Role   `yaml:"role"`
+}
+
+// Proxy configures authentication by a trusted reverse proxy.
+type Proxy struct {
+	// TrustedCIDRs are the proxy's addresses; a single IP is a host prefix.
+	TrustedCIDRs []string `yaml:"trusted_cidrs"`
+	UserHeader   string   `yaml:"user_header"`
+	GroupsHeader string   `yaml:"groups_header"`
+	// GroupRoles maps a proxy group to a role.
+	GroupRoles  map[string]Role `yaml:"group_roles"`
+	DefaultRole Role            `yaml:"default_role"`
+
+	trusted []netip.Prefix
+}
+
+// Default returns a configuration with every default set and no clusters.
+func Default() *Config {
+	return &Config{
+		Listen:       "127.0.0.1:8080",
+		PollInterval: 15 * time.Second,
+		PollTimeout:  defaultPollTimeout,
+		History:      time.Hour,
+		DataDir:      "data",
+		Log:          Log{Level: "info", Format: "text"},
+		DLQ: DLQ{
+			NamePattern:      DefaultDLQNamePattern,
+			KafkaCursorGroup: "queuewatch-dlq",
+			MaxReplays:       5,
+			ReplayRate:       200,
+		},
+		Alerts: Alerts{
+			Window:           10,
+			LagHigh:          10000,
+			LagSecondsHigh:   5 * time.Minute,
+			DLQAgeHigh:       time.Hour,
+			DLQGrowingWindow: 15 * time.Minute,
+			BacklogHigh:      10000,
+			StaleAfter:       5 * time.Minute,
+		},
+		Auth: Auth{
+			Mode: AuthNone,
+			Proxy: Proxy{
+				UserHeader:   "X-Forwarded-User",
+				GroupsHeader: "X-Forwarded-Groups",
+				DefaultRole:  RoleViewer,
+			},
+		},
+	}
+}
+
+// Load reads the file at path and parses it like Parse.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("load config: %w", err)
+	}
+	return Parse(data, path)
+}
+
+// Parse parses YAML config data: it expands ${VAR} from the environment,
+// decodes strictly, applies defaults, resolves relative TLS paths against
+// filepath.Dir(filename) and validates. filename names the source in errors.
+func Parse(data []byte, filename string) (*Config, error) {
+	return parse(data, filename, os.LookupEnv)
+}
+
+func parse(data []byte, filename string, lookup func(string) (string, bool)) (*Config, error) {
+	if filename == "" {
+		filename = "config"
+	}
+	root, err := parseYAML(data, filename)
+	if err != nil {
+		return nil, err
+	}
+	c := Default()
+	c.PollTimeout = 0 // derived from poll_interval unless set
+	c.file = filename
+	d := &decoder{file: filename, lookup: lookup, lines: map[string]int{}}
+	if root != nil {
+		if root.Kind != yaml.MappingNode {
+			d.fail(root.Line, "", "expected a mapping of settings at the top level, got %s", describe(root))
+		} else {
+			d.structure(root, reflect.ValueOf(c).Elem(), "")
+		}
+	}
+	if len(d.errs) > 0 {
+		return nil, joinErrors(d.errs)
+	}
+	c.resolvePaths(filepath.Dir(filename))
+	probs := c.validate()
+	for _, e := range probs {
+		e.File = filename
+		e.Line = d.lineOf(e.Path)
+		if e.Line == 0 && e.near != "" {
+			e.Line = d.lineOf(e.near)
+		}
+	}
+	if len(probs) > 0 {
+		return nil, joinErrors(probs)
+	}
+	return c, nil
+}
+
+// parseYAML parses the single YAML document in data and returns its top
+// node, or nil for an empty document.
+func parseYAML(data []byte, filename string) (*yaml.Node, error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var doc yaml.Node
+	if err := dec.Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil
+		}
+		return nil, syntaxError(data, filename, err)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); !errors.Is(err, io.EOF) {
+		if err != nil {
+			return nil, syntaxError(data, filename, err)
+		}
+		return nil, &Error{File: filename, Line: extra.Line, Msg: "only one YAML document is allowed"}
+	}
+	if len(doc.Content) == 0 {
+		return nil, nil
+	}
+	top := doc.Content[0]
+	if top.Kind == yaml.ScalarNode && top.ShortTag() == "!!null" {
+		return nil, nil
+	}
+	return top, nil
+}
+
+// resolvePaths makes relative TLS file paths relative to dir.
+func (c *Config) resolvePaths(dir string) {
+	for i := range c.Kafka {
+		c.Kafka[i].TLS.resolve(dir)
+	}
+	for i := range c.RabbitMQ {
+		c.RabbitMQ[i].TLS.resolve(dir)
+	}
+}
+
+func (t *TLS) resolve(dir string) {
+	for _, p := range []*string{&t.CAFile, &t.CertFile, &t.KeyFile} {
+		if *p != "" && !filepath.IsAbs(*p) && dir != "." {
+			*p = filepath.Join(dir, *p)
+		}
+	}
+}
+
+// RequireSources returns an error when no Kafka or RabbitMQ cluster is
+// configured. Parse allows that (the demo builds its clusters in code); serve
+// and check call this.
+func (c *Config) RequireSources() error {
+	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 {
+		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka or rabbitmq cluster"}
+	}
+	return nil
+}
+
+// SlogLevel is the configured level as a slog.Level; unknown levels, which
+// Validate rejects, read as info.
+func (l Log) SlogLevel() slog.Level {
+	switch l.Level {
+	case "debug":
+		return slog.LevelDebug
+	case "warn":
+		return slog.LevelWarn
+	case "error":
+		return slog.LevelError
+	}
+	return slog.LevelInfo
+}
