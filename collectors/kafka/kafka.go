@@ -34,11 +34,22 @@ type Options struct {
 	IncludeGroup func(group string) bool
 	// ReadCommitted measures lag against the last stable offset.
 	ReadCommitted bool
-	Logger        *slog.Logger
+	// DLQTopic decides whether a topic is a dead-letter topic and how that
+	// was decided (config or name); nil watches no DLQs.
+	DLQTopic func(topic string) (queue.DLQDetection, bool)
+	// CursorGroup is the group whose committed offsets mark how far each
+	// DLQ topic has been replayed (default "queuewatch-dlq"). It is not
+	// reported as a consumer group.
+	CursorGroup string
+	Logger      *slog.Logger
 	// ExtraOpts are appended to the client options (tests use them for
 	// hooks and short timeouts).
 	ExtraOpts []kgo.Opt
 }
+
+// DefaultCursorGroup is the consumer group whose commits mark replayed DLQ
+// records.
+const DefaultCursorGroup = "queuewatch-dlq"
 
 // Source polls one Kafka cluster. It is safe for one poll at a time; the
 // scheduler never runs two polls of one source concurrently.
@@ -50,8 +61,11 @@ type Source struct {
 
 	requests requestCounter
 
-	timestamps timestampCache
-	ends       endHistory
+	records recordCache
+	ends    endHistory
+	// dlqSources remembers each DLQ topic's source once a record named it,
+	// so the label stays when the DLQ is empty.
+	dlqSources map[string]string
 	now        func() time.Time
 }
 
@@ -60,14 +74,18 @@ func New(opts Options) (*Source, error) {
 	if opts.ClientID == "" {
 		opts.ClientID = "queuewatch"
 	}
+	if opts.CursorGroup == "" {
+		opts.CursorGroup = DefaultCursorGroup
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Source{
 		opts:       opts,
 		log:        opts.Logger.With("broker", "kafka", "cluster", opts.Name),
-		timestamps: timestampCache{},
+		records:    recordCache{},
 		ends:       endHistory{},
+		dlqSources: map[string]string{},
 		now:        time.Now,
 	}
 	kopts := []kgo.Opt{
@@ -138,15 +156,23 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		return nil, err
 	}
 	described := s.describe(ctx, groups)
-	committed := s.adm.FetchManyOffsets(ctx, groupNames(groups)...)
+	names := groupNames(groups)
+	if s.opts.DLQTopic != nil {
+		names = append(names, s.opts.CursorGroup)
+	}
+	committed := s.adm.FetchManyOffsets(ctx, names...)
 
-	topics := consumedTopics(described, committed)
-	offsets, meta, err := s.listOffsets(ctx, topics)
+	meta, err := s.metadata(ctx)
+	if err != nil {
+		return nil, err
+	}
+	resolveTopicIDs(described, meta)
+	dlqs := s.dlqTopics(meta)
+	offsets, err := s.listOffsets(ctx, meta, append(consumedTopics(described, committed), topicNames(dlqs)...))
 	if err != nil {
 		return nil, err
 	}
 	s.ends.observe(start, offsets)
-	resolveTopicIDs(described, meta)
 
 	for _, g := range groups {
 		cg := buildGroup(s.opts, g, described[g.Group], committed[g.Group], offsets)
@@ -155,7 +181,14 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		}
 		snap.Groups = append(snap.Groups, cg)
 	}
-	s.fillLagSeconds(ctx, snap, meta, start)
+	cursor := committed[s.opts.CursorGroup]
+	// A cursor group that does not exist yet just means nothing was
+	// replayed: depth counts from the log start.
+	if cursor.Err != nil && !errors.Is(cursor.Err, kerr.GroupIDNotFound) {
+		snap.Partial = append(snap.Partial, "dlq cursor group "+s.opts.CursorGroup+": "+errString(cursor.Err))
+	}
+	heads := s.fillLagSeconds(ctx, snap, meta, dlqHeads(dlqs, cursor, offsets), start)
+	snap.DLQs = s.buildDLQs(dlqs, cursor, offsets, heads, start)
 
 	snap.Partitions = offsets.sorted()
 	snap.Duration = s.now().Sub(start)
@@ -175,7 +208,7 @@ func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 	}
 	var out []kadm.ListedGroup
 	for _, g := range listed.Sorted() {
-		if g.GroupType == "share" || g.ProtocolType == "connect" {
+		if g.GroupType == "share" || g.ProtocolType == "connect" || g.Group == s.opts.CursorGroup {
 			continue
 		}
 		if s.opts.IncludeGroup != nil && !s.opts.IncludeGroup(g.Group) {

@@ -46,50 +46,60 @@ type partitionMeta struct {
 	topicID [16]byte
 }
 
-// listOffsets reads metadata once for topics, then lists log start, high
-// watermark and last stable offset with one ListOffsets request per leader
-// each. A partition whose listing fails is left out (and so is its lag).
-func (s *Source) listOffsets(ctx context.Context, topics []string) (offsetTable, map[tp]partitionMeta, error) {
-	table := offsetTable{}
-	meta := map[tp]partitionMeta{}
-	if len(topics) == 0 {
-		return table, meta, nil
-	}
-	md, err := s.adm.Metadata(ctx, topics...)
+// metadata reads the partitions, leaders and topic IDs of every topic in one
+// request: DLQ detection needs all topic names, and the offsets below need
+// leaders only for the topics in use.
+func (s *Source) metadata(ctx context.Context) (map[tp]partitionMeta, error) {
+	md, err := s.adm.Metadata(ctx)
 	if err != nil {
-		return nil, nil, fmt.Errorf("metadata: %w", err)
+		return nil, fmt.Errorf("metadata: %w", err)
 	}
+	meta := map[tp]partitionMeta{}
 	for _, td := range md.Topics {
-		if td.Err != nil {
+		if td.Err != nil || td.IsInternal {
 			continue
 		}
 		for _, pd := range td.Partitions {
 			meta[tp{td.Topic, pd.Partition}] = partitionMeta{leader: pd.Leader, topicID: td.ID}
 		}
 	}
-	if len(meta) == 0 {
-		return table, meta, nil
+	return meta, nil
+}
+
+// listOffsets lists log start, high watermark and last stable offset of every
+// partition of topics, with one ListOffsets request per leader each. A
+// partition whose listing fails is left out (and so is its lag).
+func (s *Source) listOffsets(ctx context.Context, meta map[tp]partitionMeta, topics []string) (offsetTable, error) {
+	table := offsetTable{}
+	want := map[string]bool{}
+	for _, t := range topics {
+		want[t] = true
 	}
-	starts, err := s.listAt(ctx, meta, -2, 0)
+	used := map[tp]partitionMeta{}
+	for k, m := range meta {
+		if want[k.topic] {
+			used[k] = m
+		}
+	}
+	if len(used) == 0 {
+		return table, nil
+	}
+	starts, err := s.listAt(ctx, used, -2, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	ends, err := s.listAt(ctx, meta, -1, 0)
+	ends, err := s.listAt(ctx, used, -1, 0)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	stables, err := s.listAt(ctx, meta, -1, 1)
+	stables, err := s.listAt(ctx, used, -1, 1)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	for k := range meta {
+	for k := range used {
 		end, ok := ends[k]
 		if !ok {
 			continue
-		}
-		start, ok := starts[k]
-		if !ok {
-			start = 0
 		}
 		stable, ok := stables[k]
 		if !ok {
@@ -99,10 +109,10 @@ func (s *Source) listOffsets(ctx context.Context, topics []string) (offsetTable,
 			table[k.topic] = map[int32]queue.PartitionOffsets{}
 		}
 		table[k.topic][k.partition] = queue.PartitionOffsets{
-			Topic: k.topic, Partition: k.partition, LogStart: start, End: end, LastStable: stable,
+			Topic: k.topic, Partition: k.partition, LogStart: starts[k], End: end, LastStable: stable,
 		}
 	}
-	return table, meta, nil
+	return table, nil
 }
 
 // listAt sends one sharded ListOffsets request for every partition in meta;

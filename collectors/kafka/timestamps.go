@@ -24,37 +24,50 @@ type offsetKey struct {
 	offset    int64
 }
 
-// timestampCache maps (topic, partition, offset) to the record's timestamp in
-// unix milliseconds. Each poll keeps only the entries it used, so the cache is
-// bounded by the number of group-partitions.
-type timestampCache map[offsetKey]int64
+// record is what a poll needs of the record at an offset: its timestamp in
+// unix milliseconds (-1 when it could not be read) and, for dead letters,
+// the topic it originally came from according to its headers.
+type record struct {
+	ts     int64
+	source string
+}
+
+// recordCache maps (topic, partition, offset) to the record there. Each poll
+// keeps only the entries it used, so the cache is bounded by the number of
+// group-partitions and DLQ partitions.
+type recordCache map[offsetKey]record
 
 // fillLagSeconds sets LagSeconds for every lagging partition of every group:
-// the age of the record at the offset the group reads next.
-func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, now time.Time) {
-	next := timestampCache{}
+// the age of the record at the offset the group reads next. It also reads the
+// records at extra offsets (DLQ heads) and returns every record it knows.
+func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
+	next := recordCache{}
 	var missing []offsetKey
+	need := func(k offsetKey) {
+		if _, seen := next[k]; seen {
+			return
+		}
+		if r, ok := s.records[k]; ok {
+			next[k] = r
+			return
+		}
+		next[k] = record{ts: -1}
+		missing = append(missing, k)
+	}
 	for gi := range snap.Groups {
-		for pi := range snap.Groups[gi].Partitions {
-			pl := &snap.Groups[gi].Partitions[pi]
-			if pl.Lag == 0 {
-				continue
-			}
-			k := offsetKey{pl.Topic, pl.Partition, nextOffset(pl)}
-			if ts, ok := s.timestamps[k]; ok {
-				next[k] = ts
-				continue
-			}
-			if _, seen := next[k]; !seen {
-				next[k] = -1
-				missing = append(missing, k)
+		for _, pl := range snap.Groups[gi].Partitions {
+			if pl.Lag > 0 {
+				need(offsetKey{pl.Topic, pl.Partition, nextOffset(&pl)})
 			}
 		}
 	}
-	for k, ts := range s.fetchTimestamps(ctx, missing, meta) {
-		next[k] = ts
+	for _, k := range extra {
+		need(k)
 	}
-	s.timestamps = next
+	for k, r := range s.fetchRecords(ctx, missing, meta) {
+		next[k] = r
+	}
+	s.records = next
 
 	for gi := range snap.Groups {
 		for pi := range snap.Groups[gi].Partitions {
@@ -63,8 +76,8 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 				continue
 			}
 			off := nextOffset(pl)
-			if ts := next[offsetKey{pl.Topic, pl.Partition, off}]; ts >= 0 {
-				pl.LagSeconds = max(now.Sub(time.UnixMilli(ts)).Seconds(), 0)
+			if r := next[offsetKey{pl.Topic, pl.Partition, off}]; r.ts >= 0 {
+				pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
 				continue
 			}
 			if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
@@ -73,6 +86,7 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 			}
 		}
 	}
+	return next
 }
 
 // nextOffset is the offset of the next record the group will read.
@@ -83,11 +97,11 @@ func nextOffset(pl *queue.PartitionLag) int64 {
 	return pl.Committed
 }
 
-// fetchTimestamps reads the first record at or after each offset, with one
+// fetchRecords reads the first record at or after each offset, with one
 // Fetch request per partition leader. Offsets it cannot read are absent from
 // the result.
-func (s *Source) fetchTimestamps(ctx context.Context, keys []offsetKey, meta map[tp]partitionMeta) map[offsetKey]int64 {
-	out := map[offsetKey]int64{}
+func (s *Source) fetchRecords(ctx context.Context, keys []offsetKey, meta map[tp]partitionMeta) map[offsetKey]record {
+	out := map[offsetKey]record{}
 	if len(keys) == 0 {
 		return out
 	}
@@ -108,7 +122,7 @@ func (s *Source) fetchTimestamps(ctx context.Context, keys []offsetKey, meta map
 // fetchFrom fetches from one leader. A partition can appear only once per
 // Fetch request, so several groups at different offsets of one partition
 // take several rounds (one per distinct offset of the busiest partition).
-func (s *Source) fetchFrom(ctx context.Context, leader int32, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]int64) {
+func (s *Source) fetchFrom(ctx context.Context, leader int32, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) {
 	for len(keys) > 0 {
 		round, rest := splitDistinctPartitions(keys)
 		keys = rest
@@ -164,7 +178,7 @@ func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta) *kmsg.FetchReques
 	return req
 }
 
-func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]int64) {
+func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) {
 	want := map[tp]int64{}
 	names := map[[16]byte]string{}
 	for _, k := range keys {
@@ -188,7 +202,8 @@ func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitio
 				Offset: off, Topic: topic, Partition: rp.Partition,
 			}, rp, dec, nil)
 			if len(fp.Records) > 0 {
-				out[offsetKey{topic, rp.Partition, off}] = fp.Records[0].Timestamp.UnixMilli()
+				r := fp.Records[0]
+				out[offsetKey{topic, rp.Partition, off}] = record{ts: r.Timestamp.UnixMilli(), source: originalTopic(r.Headers)}
 			}
 		}
 	}
