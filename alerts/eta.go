@@ -11,6 +11,8 @@ import (
 // second, over its partitions' windows.
 type rates struct {
 	consume, produce float64
+	// perPoll is how many records producers add between two polls.
+	perPoll float64
 	// partitions counts partitions with enough history to give a rate.
 	partitions int
 }
@@ -31,10 +33,13 @@ func (r *rates) add(obs []observation) {
 	}
 	r.consume += float64((last.end-last.lag)-(first.end-first.lag)) / dt
 	r.produce += float64(last.end-first.end) / dt
+	r.perPoll += float64(last.end-first.end) / float64(len(obs)-1)
 	r.partitions++
 }
 
-// eta is the time for lag to reach zero at the accumulated rates.
+// eta is the time for lag to reach zero at the accumulated rates. A lag of
+// less than one poll's worth of production is caught up: the group is
+// reading what arrives as it arrives.
 //
 // Worked example: lag 2,400, consuming 30 records/s while producers add
 // 10/s: the group drains 20/s and catches up in 2m.
@@ -44,6 +49,8 @@ func (r rates) eta(lag int64) queue.ETA {
 		return queue.ETA{Known: true}
 	case r.partitions == 0:
 		return queue.ETA{}
+	case float64(lag) <= r.perPoll:
+		return queue.ETA{Known: true}
 	case r.consume <= r.produce:
 		return queue.ETA{Known: true, FallingBehind: true}
 	}

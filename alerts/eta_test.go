@@ -36,6 +36,16 @@ func TestEvaluateETA(t *testing.T) {
 			wantUI: "—",
 		},
 		{
+			// 600 produced per poll, 40 behind: reading as it arrives.
+			name: "lag under one poll of production is caught up",
+			polls: [][]queue.PartitionLag{
+				{part("orders", 0, 960, 1000)},
+				{part("orders", 0, 1560, 1600)},
+			},
+			want:   queue.ETA{Known: true},
+			wantUI: "caught up",
+		},
+		{
 			// Consumes 10/s while producers add 20/s.
 			name: "falling behind",
 			polls: [][]queue.PartitionLag{

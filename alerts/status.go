@@ -180,7 +180,7 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 	for i := range g.Partitions {
 		obs := e.observe(latest.Time, g, i)
 		r.add(obs)
-		v := judge(obs)
+		v := judge(obs, e.window)
 		v.topic, v.partition = g.Partitions[i].Topic, g.Partitions[i].Partition
 		switch {
 		case i == 0 || queue.Worse(worst.status, v.status) != worst.status:
@@ -267,8 +267,10 @@ type verdict struct {
 }
 
 // judge applies the window rules to one partition's observations, oldest
-// first; the last one is the latest poll.
-func judge(obs []observation) verdict {
+// first; the last one is the latest poll. Like Burrow, trends (stall, warn)
+// are judged only over a full window, and a window in which lag touched zero
+// is healthy: the consumer caught up at least once.
+func judge(obs []observation, window int) verdict {
 	last := obs[len(obs)-1]
 	v := verdict{status: queue.StatusOK, lag: last.lag, hasCommit: last.hasCommit}
 	if last.lag == 0 {
@@ -278,7 +280,7 @@ func judge(obs []observation) verdict {
 		v.status, v.span = queue.StatusStop, memberlessFor(obs)
 		return v
 	}
-	moved := false
+	moved, touchedZero := false, false
 	for i := 1; i < len(obs); i++ {
 		a, b := obs[i-1], obs[i]
 		switch {
@@ -287,12 +289,14 @@ func judge(obs []observation) verdict {
 		case b.hasCommit && (!a.hasCommit || b.committed > a.committed):
 			moved = true
 		}
+		touchedZero = touchedZero || a.lag == 0
 	}
 	switch {
 	case v.back > 0:
 		v.status = queue.StatusRewind
-	case len(obs) < minWindow:
-		// Too little history to tell a trend from noise.
+	case len(obs) < window || touchedZero:
+		// Too little history to tell a trend from noise, or caught up
+		// within the window.
 	case !moved:
 		v.status, v.span = queue.StatusStall, last.time.Sub(obs[0].time)
 	case lagRising(obs):
@@ -310,15 +314,20 @@ func memberlessFor(obs []observation) time.Duration {
 	return obs[len(obs)-1].time.Sub(obs[first].time)
 }
 
-// lagRising reports whether lag never fell across the window and ended
-// above where it started.
+// lagRising reports whether lag grew across the window: it never dipped
+// below where the window started and ended higher by more than a tenth of
+// what was produced meanwhile. Unlike Burrow, which sees lag at each commit,
+// polls see a consumer's bursts, so a dip between them is not required to
+// be absent; the margin keeps a healthy consumer whose small lag follows a
+// rising produce rate from being flagged (it reads over 90% of what arrives).
 func lagRising(obs []observation) bool {
-	for i := 1; i < len(obs); i++ {
-		if obs[i].lag < obs[i-1].lag {
+	first, last := obs[0], obs[len(obs)-1]
+	for _, o := range obs[1:] {
+		if o.lag < first.lag {
 			return false
 		}
 	}
-	return obs[len(obs)-1].lag > obs[0].lag
+	return (last.lag-first.lag)*10 > last.end-first.end
 }
 
 // weight orders partitions of the same status: the one with the biggest

@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -75,9 +76,33 @@ func TestEvaluateRules(t *testing.T) {
 			wantStatus: queue.StatusOK,
 		},
 		{
-			name:       "ok: lag goes up and down",
-			points:     []point{{100, 200, 2}, {150, 300, 2}, {260, 400, 2}, {250 + 100, 600, 2}},
+			name:       "ok: lag touched zero within the window",
+			points:     []point{{500, 500, 2}, {500, 600, 2}, {500, 700, 2}, {500, 800, 2}},
 			wantStatus: queue.StatusOK,
+		},
+		{
+			name:       "ok: small lag rising with the produce rate",
+			points:     []point{{1000, 1010, 2}, {2000, 2012, 2}, {3100, 3114, 2}, {4300, 4316, 2}},
+			wantStatus: queue.StatusOK,
+		},
+		{
+			name:       "ok: too little history for a stall",
+			window:     10,
+			points:     []point{{300, 900, 2}, {300, 900, 2}, {300, 900, 2}},
+			wantStatus: queue.StatusOK,
+		},
+		{
+			name:       "ok: lag dips below where the window started",
+			points:     []point{{100, 200, 2}, {150, 300, 2}, {310, 400, 2}, {350, 600, 2}},
+			wantStatus: queue.StatusOK,
+		},
+		{
+			// Lag 100, 150, 140, 250: a consumer's bursts make it dip
+			// between polls, but it grows by 150 of 400 produced.
+			name:       "warn: lag grows through a burst",
+			points:     []point{{100, 200, 2}, {150, 300, 2}, {260, 400, 2}, {350, 600, 2}},
+			wantStatus: queue.StatusWarn,
+			wantReason: "lag rising for 4 polls on orders/3",
 		},
 		{
 			name:       "warn: moving but lag never falls and ends higher",
@@ -210,7 +235,11 @@ func TestEvaluateRules(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			history, latest := series(tt.points...)
-			Evaluate(history, latest, StatusOptions{Window: tt.window})
+			window := tt.window
+			if window == 0 {
+				window = len(tt.points) // trends need a full window
+			}
+			Evaluate(history, latest, StatusOptions{Window: window})
 			g := latest.Groups[0]
 			if g.Status != tt.wantStatus || g.StatusReason != tt.wantReason {
 				t.Errorf("status %q reason %q; want %q %q", g.Status, g.StatusReason, tt.wantStatus, tt.wantReason)
@@ -328,7 +357,7 @@ func TestEvaluateWorstPartition(t *testing.T) {
 				history = append(history, snap(i, group(3, parts...)))
 			}
 			latest := history[len(history)-1]
-			Evaluate(history[:len(history)-1], latest, StatusOptions{})
+			Evaluate(history[:len(history)-1], latest, StatusOptions{Window: len(tt.polls)})
 			g := latest.Groups[0]
 			if g.Status != tt.wantStatus || g.StatusReason != tt.wantReason {
 				t.Errorf("status %q reason %q; want %q %q", g.Status, g.StatusReason, tt.wantStatus, tt.wantReason)
@@ -346,6 +375,7 @@ func TestEvaluateHistoryMatching(t *testing.T) {
 	tests := []struct {
 		name       string
 		history    func() []*queue.Snapshot
+		window     int
 		wantStatus queue.Status
 		wantReason string
 	}{
@@ -359,6 +389,7 @@ func TestEvaluateHistoryMatching(t *testing.T) {
 				future := snap(9, group(2, part("orders", 3, 9000, 9500)))
 				return []*queue.Snapshot{stuck(0), other, failed, stuck(3), future}
 			},
+			window:     3, // stuck(0), stuck(3) and the latest
 			wantStatus: queue.StatusStall,
 			wantReason: "committed offset has not moved for 4m while lag is 500 on orders/3",
 		},
@@ -396,7 +427,9 @@ func TestEvaluateHistoryMatching(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			latest := stuck(4)
-			Evaluate(tt.history(), latest, StatusOptions{})
+			h := tt.history()
+			window := cmp.Or(tt.window, len(h)+1)
+			Evaluate(h, latest, StatusOptions{Window: window})
 			g := latest.Groups[0]
 			if g.Status != tt.wantStatus || g.StatusReason != tt.wantReason {
 				t.Errorf("status %q reason %q; want %q %q", g.Status, g.StatusReason, tt.wantStatus, tt.wantReason)
@@ -459,8 +492,12 @@ func TestEvaluatorRolling(t *testing.T) {
 }
 
 func TestZeroEvaluator(t *testing.T) {
-	var e Evaluator
-	history, latest := series(point{1000, 1500, 1}, point{1000, 1500, 1}, point{1000, 1500, 1})
+	var e Evaluator // default window: 10 polls
+	var points []point
+	for range 10 {
+		points = append(points, point{1000, 1500, 1})
+	}
+	history, latest := series(points...)
 	e.Evaluate(history, latest)
 	if g := latest.Groups[0]; g.Status != queue.StatusStall {
 		t.Errorf("status %q; want stall", g.Status)

@@ -184,8 +184,8 @@ func (c *Collector) Snapshots() []*queue.Snapshot {
 }
 
 // Statuses returns the health of every source, in configuration order.
-func (c *Collector) Statuses() []SourceStatus {
-	out := make([]SourceStatus, len(c.sources))
+func (c *Collector) Statuses() []queue.SourceStatus {
+	out := make([]queue.SourceStatus, len(c.sources))
 	for i, s := range c.sources {
 		out[i] = s.status()
 	}
@@ -194,7 +194,7 @@ func (c *Collector) Statuses() []SourceStatus {
 
 // GroupHistory returns the kept aggregate history of one consumer group,
 // oldest first.
-func (c *Collector) GroupHistory(cluster, group string) []GroupPoint {
+func (c *Collector) GroupHistory(cluster, group string) []queue.GroupPoint {
 	for _, s := range c.sources {
 		if s.src.Broker() == queue.Kafka && s.src.Cluster() == cluster {
 			return s.groupHistory(group)
@@ -204,7 +204,7 @@ func (c *Collector) GroupHistory(cluster, group string) []GroupPoint {
 }
 
 // DLQHistory returns the kept depth history of one DLQ, oldest first.
-func (c *Collector) DLQHistory(id string) []DLQPoint {
+func (c *Collector) DLQHistory(id string) []queue.DLQPoint {
 	for _, s := range c.sources {
 		if h := s.dlqHistory(id); h != nil {
 			return h

@@ -8,33 +8,6 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// SourceStatus is the health of one source, for the UI and /readyz.
-type SourceStatus struct {
-	Broker      queue.Broker
-	Cluster     string
-	Up          bool
-	Polled      bool // at least one poll finished
-	LastPoll    time.Time
-	LastSuccess time.Time
-	LastError   string
-	// Partial lists what the last good poll could not read.
-	Partial  []string
-	Duration time.Duration
-}
-
-// GroupPoint is one poll's aggregate of a consumer group.
-type GroupPoint struct {
-	At         time.Time
-	Lag        int64
-	LagSeconds float64
-}
-
-// DLQPoint is one poll's depth of a DLQ.
-type DLQPoint struct {
-	At       time.Time
-	Messages int64
-}
-
 // sourceState is everything kept about one source. Snapshots are immutable
 // once published, so readers take the pointer under the lock and use it
 // without holding it.
@@ -55,8 +28,8 @@ type sourceState struct {
 	lastErr     string
 	duration    time.Duration
 	consecutive int // consecutive failures
-	groups      map[string][]GroupPoint
-	dlqs        map[string][]DLQPoint
+	groups      map[string][]queue.GroupPoint
+	dlqs        map[string][]queue.DLQPoint
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -96,17 +69,17 @@ func (s *sourceState) publish(snap *queue.Snapshot, took time.Duration) {
 // recordHistory appends the snapshot's aggregates and forgets groups and DLQs
 // that are gone, so history memory follows what exists.
 func (s *sourceState) recordHistory(snap *queue.Snapshot) {
-	groups := make(map[string][]GroupPoint, len(snap.Groups))
+	groups := make(map[string][]queue.GroupPoint, len(snap.Groups))
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
-		p := GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
+		p := queue.GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
 		groups[g.Name] = appendBounded(s.groups[g.Name], p, s.maxPoints)
 	}
 	s.groups = groups
-	dlqs := make(map[string][]DLQPoint, len(snap.DLQs))
+	dlqs := make(map[string][]queue.DLQPoint, len(snap.DLQs))
 	for i := range snap.DLQs {
 		d := &snap.DLQs[i]
-		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
+		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
 }
@@ -137,10 +110,10 @@ func (s *sourceState) latestSnapshot() *queue.Snapshot {
 	return s.recent[len(s.recent)-1]
 }
 
-func (s *sourceState) status() SourceStatus {
+func (s *sourceState) status() queue.SourceStatus {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	st := SourceStatus{
+	st := queue.SourceStatus{
 		Broker: s.src.Broker(), Cluster: s.src.Cluster(), Up: s.up, Polled: s.polled,
 		LastPoll: s.lastPoll, LastSuccess: s.lastSuccess, LastError: s.lastErr, Duration: s.duration,
 	}
@@ -150,18 +123,18 @@ func (s *sourceState) status() SourceStatus {
 	return st
 }
 
-func (s *sourceState) groupHistory(group string) []GroupPoint {
+func (s *sourceState) groupHistory(group string) []queue.GroupPoint {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	return append([]GroupPoint(nil), s.groups[group]...)
+	return append([]queue.GroupPoint(nil), s.groups[group]...)
 }
 
-func (s *sourceState) dlqHistory(id string) []DLQPoint {
+func (s *sourceState) dlqHistory(id string) []queue.DLQPoint {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	h, ok := s.dlqs[id]
 	if !ok {
 		return nil
 	}
-	return append([]DLQPoint{}, h...)
+	return append([]queue.DLQPoint{}, h...)
 }

@@ -16,9 +16,6 @@ const (
 	// simulated second, below the events produce rate at every point of its
 	// sine wave (40 ± 20), so its lag only ever grows.
 	analyticsRate = 15
-	// analyticsTick is how often, in simulated time, analytics-slow takes
-	// its next small batch.
-	analyticsTick = 200 * time.Millisecond
 )
 
 // groupClient builds a client consuming topic as a member of group. Offsets
@@ -137,23 +134,28 @@ func (d *Demo) runLedgerReader(ctx context.Context, log *slog.Logger) error {
 	return d.consume(ctx, log, cl, nil)
 }
 
-// runAnalyticsSlow takes a few events per tick, slower than they are
-// produced, and commits its progress: lag grows steadily.
+// runAnalyticsSlow processes events slower than they are produced, spending
+// a fixed time per record, and commits its progress: lag grows steadily.
+// It takes whole fetches, which hold records of every partition, so every
+// partition progresses, as a real slow consumer's would.
 func (d *Demo) runAnalyticsSlow(ctx context.Context, log *slog.Logger) error {
-	cl, err := d.groupClient(log, GroupAnalyticsSlow, TopicEvents)
+	cl, err := d.groupClient(log, GroupAnalyticsSlow, TopicEvents, kgo.FetchMaxPartitionBytes(64<<10))
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
-	perTick := int(analyticsRate * analyticsTick.Seconds())
+	perRecord := time.Second / analyticsRate
 	lastCommit := time.Now()
-	for d.sleep(ctx, analyticsTick) {
-		fetches := cl.PollRecords(ctx, perTick)
+	for ctx.Err() == nil {
+		fetches := cl.PollFetches(ctx)
 		if ctx.Err() != nil {
 			break
 		}
 		if errs := fetches.Errors(); len(errs) > 0 {
 			log.Warn("fetch failed", "topic", errs[0].Topic, "partition", errs[0].Partition, "err", errs[0].Err)
+		}
+		if !d.sleep(ctx, time.Duration(fetches.NumRecords())*perRecord) {
+			break
 		}
 		if time.Since(lastCommit) >= d.scale(commitInterval) {
 			if err := cl.CommitUncommittedOffsets(ctx); err != nil && ctx.Err() == nil {

@@ -108,5 +108,26 @@ func (d *Demo) commitProcessed(ctx context.Context, cl *kgo.Client) error {
 			return fmt.Errorf("commit seeded offsets of %s: %w", group, err)
 		}
 	}
+	return d.commitAnalyticsBehind(ctx, adm)
+}
+
+// analyticsStartBehind is how far behind the end of each events partition
+// analytics-slow starts. Starting near the end, rather than at the seeded
+// backlog's large batches, lets its slow progress spread over every
+// partition, so it shows as slow (warn) rather than stuck on some.
+const analyticsStartBehind = 40
+
+func (d *Demo) commitAnalyticsBehind(ctx context.Context, adm *kadm.Client) error {
+	ends, err := adm.ListEndOffsets(ctx, TopicEvents)
+	if err != nil {
+		return fmt.Errorf("list end offsets of %s: %w", TopicEvents, err)
+	}
+	offsets := kadm.Offsets{}
+	ends.Each(func(o kadm.ListedOffset) {
+		offsets.Add(kadm.Offset{Topic: o.Topic, Partition: o.Partition, At: max(o.Offset-analyticsStartBehind, 0), LeaderEpoch: -1})
+	})
+	if err := adm.CommitAllOffsets(ctx, GroupAnalyticsSlow, offsets); err != nil {
+		return fmt.Errorf("commit seeded offsets of %s: %w", GroupAnalyticsSlow, err)
+	}
 	return nil
 }

@@ -235,3 +235,30 @@ func (d *DLQ) Source() string {
 	}
 	return s
 }
+
+// SourceStatus is the health of one source, as the scheduler sees it.
+type SourceStatus struct {
+	Broker      Broker
+	Cluster     string
+	Up          bool
+	Polled      bool // at least one poll finished
+	LastPoll    time.Time
+	LastSuccess time.Time
+	LastError   string
+	// Partial lists what the last good poll could not read.
+	Partial  []string
+	Duration time.Duration
+}
+
+// GroupPoint is one poll's aggregate of a consumer group.
+type GroupPoint struct {
+	At         time.Time
+	Lag        int64
+	LagSeconds float64
+}
+
+// DLQPoint is one poll's depth of a DLQ.
+type DLQPoint struct {
+	At       time.Time
+	Messages int64
+}

@@ -1,0 +1,104 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"runtime"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/queuewatch/queuewatch/alerts"
+	qwcollectors "github.com/queuewatch/queuewatch/collectors"
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/web"
+)
+
+// Options configure Run.
+type Options struct {
+	Config *config.Config
+	// Listen overrides Config.Listen when set.
+	Listen  string
+	Logger  *slog.Logger
+	Version string
+	// Listening, when set, receives the address the server listens on once
+	// it accepts connections (tests and the demo use it).
+	Listening func(addr string)
+}
+
+// Run polls every configured source and serves the UI, API and /metrics
+// until ctx is done.
+func Run(ctx context.Context, opts Options) error {
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	cfg := opts.Config
+	sources, closeSources, err := buildSources(cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeSources()
+
+	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
+	col := qwcollectors.New(sources, qwcollectors.Options{
+		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
+		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
+	})
+	reg := newRegistry(col, opts.Version)
+	srv := web.New(web.Options{
+		Monitor: col, Logger: log, Version: opts.Version,
+		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{
+			Registry: reg, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError),
+			MaxRequestsInFlight: 10,
+		}),
+	})
+
+	listen := cfg.Listen
+	if opts.Listen != "" {
+		listen = opts.Listen
+	}
+	l, err := net.Listen("tcp", listen)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", listen, err)
+	}
+	log.Info("queuewatch serving", "addr", l.Addr().String(), "sources", len(sources), "poll_interval", cfg.PollInterval)
+	if opts.Listening != nil {
+		opts.Listening(l.Addr().String())
+	}
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Go(func() { col.Run(ctx) })
+	err = srv.Serve(ctx, l)
+	cancel()
+	wg.Wait()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// newRegistry registers queuewatch's collector and the process's own
+// metrics on a registry of its own (never the global one).
+func newRegistry(col prometheus.Collector, version string) *prometheus.Registry {
+	reg := prometheus.NewRegistry()
+	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
+		Namespace: "queuewatch", Name: "build_info",
+		Help: "Build information of the running queuewatch; always 1.",
+	}, []string{"version", "goversion"})
+	build.WithLabelValues(version, runtime.Version()).Set(1)
+	reg.MustRegister(col, build,
+		collectors.NewGoCollector(),
+		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	return reg
+}
+
+// ErrNoSources is returned when the configuration watches nothing.
+var ErrNoSources = errors.New("no sources configured")

@@ -1,0 +1,324 @@
+package rabbitmq
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+// errBusy is returned when the previous poll's AMQP work on a vhost has not
+// finished yet (it was cancelled and its connection is being torn down).
+var errBusy = errors.New("previous amqp operation still running")
+
+// probe asks for one queue's exact depth and, when peek is set, the age of
+// its head message.
+type probe struct {
+	queue string
+	peek  bool
+}
+
+// probeResult is what a probe learned.
+type probeResult struct {
+	ready     int64
+	consumers int
+	missing   bool // the queue does not exist
+	oldest    time.Time
+	hasOldest bool
+	err       error
+}
+
+// amqpPool keeps one long-lived AMQP connection per vhost.
+type amqpPool struct {
+	url     string
+	tls     *tls.Config
+	cluster string
+	log     *slog.Logger
+
+	mu     sync.Mutex
+	vhosts map[string]*vhostConn
+	closed bool
+
+	dials atomic.Int64 // successful dials, for tests
+}
+
+// vhostConn is one vhost's connection and channel. work is held by the one
+// goroutine using the connection; mu guards the fields, which the close
+// watcher and a cancelled poll also touch.
+type vhostConn struct {
+	work sync.Mutex
+
+	mu   sync.Mutex
+	conn *amqp.Connection
+	ch   *amqp.Channel
+	raw  net.Conn
+}
+
+func newAMQPPool(url string, tlsCfg *tls.Config, cluster string, log *slog.Logger) *amqpPool {
+	return &amqpPool{url: url, tls: tlsCfg, cluster: cluster, log: log, vhosts: map[string]*vhostConn{}}
+}
+
+func (p *amqpPool) vhost(name string) (*vhostConn, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, errors.New("source closed")
+	}
+	vc, ok := p.vhosts[name]
+	if !ok {
+		vc = &vhostConn{}
+		p.vhosts[name] = vc
+	}
+	return vc, nil
+}
+
+// close closes every connection.
+func (p *amqpPool) close() {
+	p.mu.Lock()
+	p.closed = true
+	vcs := p.vhosts
+	p.vhosts = map[string]*vhostConn{}
+	p.mu.Unlock()
+	for _, vc := range vcs {
+		vc.drop()
+	}
+}
+
+// drop closes the connection under any operation using it, so that the
+// operation fails at once instead of waiting for a heartbeat timeout.
+func (vc *vhostConn) drop() {
+	vc.mu.Lock()
+	raw, conn := vc.raw, vc.conn
+	vc.conn, vc.ch, vc.raw = nil, nil, nil
+	vc.mu.Unlock()
+	if raw != nil {
+		raw.Close()
+	}
+	if conn != nil {
+		// The socket is gone, so this only releases the client's state.
+		go conn.Close()
+	}
+}
+
+// run probes the queues of vhost in order. It returns when done or as soon
+// as ctx ends; in the latter case the connection is dropped so the work
+// stops, and the results are discarded.
+func (p *amqpPool) run(ctx context.Context, vhost string, probes []probe) ([]probeResult, error) {
+	vc, err := p.vhost(vhost)
+	if err != nil {
+		return nil, err
+	}
+	if !vc.work.TryLock() {
+		return nil, errBusy
+	}
+	done := make(chan struct{})
+	var res []probeResult
+	go func() {
+		defer vc.work.Unlock()
+		defer close(done)
+		res, err = p.probeAll(ctx, vc, vhost, probes)
+	}()
+	select {
+	case <-done:
+		return res, err
+	case <-ctx.Done():
+		vc.drop()
+		return nil, ctx.Err()
+	}
+}
+
+func (p *amqpPool) probeAll(ctx context.Context, vc *vhostConn, vhost string, probes []probe) ([]probeResult, error) {
+	out := make([]probeResult, len(probes))
+	for i, pr := range probes {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		r, err := p.probeOne(ctx, vc, vhost, pr)
+		if err != nil {
+			// The connection died since the last poll without the close
+			// watcher noticing yet: dial once more before giving up.
+			vc.drop()
+			r, err = p.probeOne(ctx, vc, vhost, pr)
+		}
+		if err != nil {
+			vc.drop()
+			return nil, err
+		}
+		out[i] = r
+	}
+	return out, nil
+}
+
+// probeOne returns an error only for connection-level failures; queue-level
+// ones are in the result.
+func (p *amqpPool) probeOne(ctx context.Context, vc *vhostConn, vhost string, pr probe) (probeResult, error) {
+	ch, conn, err := p.channel(ctx, vc, vhost)
+	if err != nil {
+		return probeResult{}, err
+	}
+	q, err := ch.QueueDeclarePassive(pr.queue, false, false, false, false, nil)
+	if err != nil {
+		if conn.IsClosed() {
+			return probeResult{}, err
+		}
+		// The broker closed the channel (404 for a deleted queue, 405 for
+		// another connection's exclusive queue); the next probe reopens it.
+		vc.clearChannel(ch)
+		var ae *amqp.Error
+		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+			return probeResult{missing: true}, nil
+		}
+		return probeResult{err: err}, nil
+	}
+	r := probeResult{ready: int64(q.Messages), consumers: q.Consumers}
+	if pr.peek && q.Messages > 0 {
+		r.oldest, r.hasOldest, err = peekHead(ch, pr.queue)
+		if err != nil {
+			if conn.IsClosed() {
+				return probeResult{}, err
+			}
+			vc.clearChannel(ch)
+			r.err = fmt.Errorf("read head message: %w", err)
+		}
+	}
+	return r, nil
+}
+
+// peekHead reads the head message and puts it back at the head
+// (basic.nack with requeue), returning when it was dead-lettered, or
+// published when it carries no x-death.
+func peekHead(ch *amqp.Channel, queue string) (time.Time, bool, error) {
+	d, ok, err := ch.Get(queue, false)
+	if err != nil || !ok {
+		return time.Time{}, false, err
+	}
+	t, has := deathTime(d)
+	// If the nack is lost, closing the channel requeues the message anyway.
+	if err := d.Nack(false, true); err != nil {
+		return t, has, fmt.Errorf("requeue head message: %w", err)
+	}
+	return t, has, nil
+}
+
+// deathTime is x-death[0].time, the latest dead-lettering, else the
+// message's timestamp property.
+func deathTime(d amqp.Delivery) (time.Time, bool) {
+	if deaths, ok := d.Headers["x-death"].([]any); ok && len(deaths) > 0 {
+		if first, ok := deaths[0].(amqp.Table); ok {
+			if t, ok := first["time"].(time.Time); ok && !t.IsZero() {
+				return t, true
+			}
+		}
+	}
+	if !d.Timestamp.IsZero() {
+		return d.Timestamp, true
+	}
+	return time.Time{}, false
+}
+
+func (vc *vhostConn) clearChannel(ch *amqp.Channel) {
+	vc.mu.Lock()
+	if vc.ch == ch {
+		vc.ch = nil
+	}
+	vc.mu.Unlock()
+	go ch.Close()
+}
+
+// channel returns the vhost's open channel, dialling and opening as needed.
+func (p *amqpPool) channel(ctx context.Context, vc *vhostConn, vhost string) (*amqp.Channel, *amqp.Connection, error) {
+	vc.mu.Lock()
+	conn, ch := vc.conn, vc.ch
+	vc.mu.Unlock()
+	if conn == nil || conn.IsClosed() {
+		var err error
+		if conn, err = p.dial(ctx, vc, vhost); err != nil {
+			return nil, nil, err
+		}
+		ch = nil
+	}
+	if ch != nil && !ch.IsClosed() {
+		return ch, conn, nil
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return nil, nil, fmt.Errorf("open channel: %w", err)
+	}
+	vc.mu.Lock()
+	vc.ch = ch
+	vc.mu.Unlock()
+	return ch, conn, nil
+}
+
+// dial connects to vhost. The TCP connect and the AMQP handshake are bounded
+// by ctx's deadline; the connection then outlives the poll. A watcher
+// forgets the connection when the broker closes it, so the next poll dials
+// again instead of retrying in the background against a broker that is down.
+func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp.Connection, error) {
+	var raw net.Conn
+	cfg := amqp.Config{
+		Vhost:           vhost,
+		TLSClientConfig: p.tls,
+		Heartbeat:       10 * time.Second,
+		Properties:      amqp.Table{"connection_name": "queuewatch " + p.cluster + " " + vhost},
+		Dial: func(network, addr string) (net.Conn, error) {
+			var d net.Dialer
+			c, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			deadline, ok := ctx.Deadline()
+			if !ok {
+				deadline = time.Now().Add(30 * time.Second)
+			}
+			// amqp091 clears the deadline once the handshake is done.
+			if err := c.SetDeadline(deadline); err != nil {
+				c.Close()
+				return nil, err
+			}
+			raw = c
+			return c, nil
+		},
+	}
+	conn, err := amqp.DialConfig(p.url, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
+	}
+	p.dials.Add(1)
+	vc.mu.Lock()
+	vc.conn, vc.ch, vc.raw = conn, nil, raw
+	vc.mu.Unlock()
+	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
+	go func() {
+		if e := <-closed; e != nil {
+			p.log.Warn("amqp connection closed", "vhost", vhost, "err", e)
+		}
+		vc.mu.Lock()
+		if vc.conn == conn {
+			vc.conn, vc.ch, vc.raw = nil, nil, nil
+		}
+		vc.mu.Unlock()
+	}()
+	return conn, nil
+}
+
+// amqpHint adds the setting to check to credential and vhost refusals.
+func amqpHint(err error) error {
+	var ae *amqp.Error
+	switch {
+	case errors.Is(err, amqp.ErrCredentials):
+		return fmt.Errorf("%w: check the credentials in url", err)
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
+		return fmt.Errorf("%w: check the credentials in url and the user's vhost permissions", err)
+	case errors.Is(err, amqp.ErrVhost):
+		return fmt.Errorf("%w: check the user's vhost permissions", err)
+	}
+	return err
+}

@@ -1,0 +1,250 @@
+package rabbitmq
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Options configure one cluster's source.
+type Options struct {
+	// Name is the cluster label on every metric.
+	Name string
+	// URL is the AMQP URL (amqp:// or amqps://) with credentials. Its vhost
+	// is used by Check; polls connect to each vhost they measure.
+	URL string
+	// ManagementURL is the management plugin's base URL, e.g.
+	// http://host:15672. Empty means AMQP-only mode: only ExplicitQueues
+	// are measured.
+	ManagementURL string
+	// ManagementUser and ManagementPassword default to the credentials in
+	// ManagementURL, then to those in URL.
+	ManagementUser     string
+	ManagementPassword string
+	// TLS is used for amqps:// and https:// connections.
+	TLS *tls.Config
+	// VHosts limits the watched vhosts; empty watches all.
+	VHosts []string
+	// IncludeQueue decides which queues (DLQs included) are reported; nil
+	// reports all. Topology is resolved over all queues, so a DLQ's sources
+	// are complete even when some are not reported.
+	IncludeQueue func(vhost, queue string) bool
+	// ExplicitDLQ marks queues as DLQs by configuration (dlq_queues); nil
+	// marks none.
+	ExplicitDLQ func(vhost, queue string) bool
+	// DLQNamePattern marks queues as DLQs by name; nil disables it.
+	DLQNamePattern *regexp.Regexp
+	// ExplicitQueues are measured over AMQP alone when there is no
+	// management URL, or while the management API is down. Build them
+	// with ParseQueueRef.
+	ExplicitQueues []QueueRef
+	Logger         *slog.Logger
+	// HTTPClient replaces the management API client (tests).
+	HTTPClient *http.Client
+}
+
+// QueueRef names one queue.
+type QueueRef struct {
+	VHost string
+	Name  string
+}
+
+// ParseQueueRef parses "vhost/queue", where the vhost is percent-encoded as
+// in management API paths and the queue is everything after the first "/",
+// verbatim. So "%2F/orders.dlq" is queue "orders.dlq" in vhost "/", and
+// "shop/eu/orders" is queue "eu/orders" in vhost "shop".
+func ParseQueueRef(s string) (QueueRef, error) {
+	vh, name, ok := strings.Cut(s, "/")
+	if !ok || vh == "" || name == "" {
+		return QueueRef{}, fmt.Errorf("queue %q: want vhost/queue with the vhost percent-encoded (%%2F for /)", s)
+	}
+	vhost, err := url.PathUnescape(vh)
+	if err != nil {
+		return QueueRef{}, fmt.Errorf("queue %q: vhost: %w", s, err)
+	}
+	return QueueRef{VHost: vhost, Name: name}, nil
+}
+
+// String formats r the way ParseQueueRef reads it.
+func (r QueueRef) String() string { return url.PathEscape(r.VHost) + "/" + r.Name }
+
+// Source polls one RabbitMQ cluster. It is safe for one poll at a time; the
+// scheduler never runs two polls of one source concurrently.
+type Source struct {
+	opts  Options
+	log   *slog.Logger
+	mgmt  *mgmtClient // nil in AMQP-only mode
+	amqp  *amqpPool
+	shown string // URL with the password redacted
+	now   func() time.Time
+
+	mu sync.Mutex
+	// known are the DLQs of the last successful management poll, measured
+	// over AMQP while the management API is down.
+	known []plan
+}
+
+// New creates a source; it does not connect until the first poll.
+func New(opts Options) (*Source, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	uri, err := amqp.ParseURI(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq %s: url: %w", opts.Name, err)
+	}
+	s := &Source{
+		opts:  opts,
+		log:   opts.Logger.With("broker", "rabbitmq", "cluster", opts.Name),
+		shown: redactURL(opts.URL),
+		now:   time.Now,
+	}
+	s.amqp = newAMQPPool(opts.URL, opts.TLS, opts.Name, s.log)
+	if opts.ManagementURL != "" {
+		hc := opts.HTTPClient
+		if hc == nil {
+			tr := http.DefaultTransport.(*http.Transport).Clone()
+			tr.TLSClientConfig = opts.TLS
+			hc = &http.Client{Transport: tr, Timeout: 30 * time.Second}
+		}
+		user, pass := opts.ManagementUser, opts.ManagementPassword
+		if user == "" {
+			if mu, _ := url.Parse(opts.ManagementURL); mu == nil || mu.User == nil {
+				user, pass = uri.Username, uri.Password
+			}
+		}
+		s.mgmt, err = newMgmtClient(opts.ManagementURL, user, pass, hc)
+		if err != nil {
+			return nil, fmt.Errorf("rabbitmq %s: %w", opts.Name, err)
+		}
+	}
+	return s, nil
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Redacted()
+}
+
+// Broker returns queue.RabbitMQ.
+func (s *Source) Broker() queue.Broker { return queue.RabbitMQ }
+
+// Cluster returns the configured cluster name.
+func (s *Source) Cluster() string { return s.opts.Name }
+
+// HTTPRequests returns how many management API requests this source made.
+func (s *Source) HTTPRequests() int64 {
+	if s.mgmt == nil {
+		return 0
+	}
+	return s.mgmt.requests.Load()
+}
+
+// Close closes the AMQP connections.
+func (s *Source) Close() { s.amqp.close() }
+
+// Check verifies that the management API (when configured) accepts the
+// credentials and that AMQP accepts a connection to the URL's vhost.
+func (s *Source) Check(ctx context.Context) error {
+	if s.mgmt != nil {
+		if err := s.mgmt.whoami(ctx); err != nil {
+			return fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+		}
+	}
+	uri, err := amqp.ParseURI(s.opts.URL)
+	if err != nil {
+		return fmt.Errorf("rabbitmq %s: url: %w", s.opts.Name, err)
+	}
+	vc, err := s.amqp.vhost(uri.Vhost)
+	if err != nil {
+		return fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+	}
+	if !vc.work.TryLock() {
+		return nil // a poll is using the connection right now
+	}
+	defer vc.work.Unlock()
+	if _, _, err := s.amqp.channel(ctx, vc, uri.Vhost); err != nil {
+		return fmt.Errorf("rabbitmq %s: amqp %s: %w", s.opts.Name, s.shown, err)
+	}
+	return nil
+}
+
+// Poll reads the cluster once. It returns an error when nothing could be
+// read: wrong management credentials, or neither the management API nor
+// AMQP answering for any known DLQ.
+func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
+	start := s.now()
+	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: s.opts.Name, Time: start}
+	var err error
+	if s.mgmt == nil {
+		err = s.pollAMQPOnly(ctx, snap, nil)
+	} else {
+		err = s.pollManagement(ctx, snap)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+	}
+	snap.Duration = s.now().Sub(start)
+	return snap, nil
+}
+
+func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error {
+	v, err := s.readManagement(ctx)
+	if err != nil {
+		s.mu.Lock()
+		known := s.known
+		s.mu.Unlock()
+		if errors.Is(err, ErrUnauthorized) || ctx.Err() != nil ||
+			len(known) == 0 && len(s.opts.ExplicitQueues) == 0 {
+			return err
+		}
+		s.log.Warn("management API unavailable, measuring known DLQs over AMQP", "err", err)
+		snap.Partial = append(snap.Partial, "management API unavailable: "+err.Error())
+		return s.pollAMQPOnly(ctx, snap, known)
+	}
+	snap.Partial = append(snap.Partial, v.partial...)
+	queues, plans := build(s.opts, v, snap.Time)
+	s.mu.Lock()
+	s.known = plans
+	s.mu.Unlock()
+	s.measure(ctx, snap, plans, queues)
+	snap.Queues = queues
+	return nil
+}
+
+// pollAMQPOnly measures the explicit queues and the known DLQs over AMQP.
+func (s *Source) pollAMQPOnly(ctx context.Context, snap *queue.Snapshot, known []plan) error {
+	plans := amqpOnlyPlans(s.opts, known)
+	if len(plans) == 0 {
+		return errors.New("no management url and no explicitly listed queues: nothing to measure")
+	}
+	queues := make([]queue.Queue, len(plans))
+	for i, p := range plans {
+		queues[i] = queue.Queue{Cluster: s.opts.Name, VHost: p.vhost, Name: p.name, Type: p.typ}
+	}
+	failed := s.measure(ctx, snap, plans, queues)
+	if failed == len(plans) {
+		return fmt.Errorf("amqp %s: no queue could be measured: %s", s.shown, strings.Join(snap.Partial, "; "))
+	}
+	for i := range queues {
+		if !plans[i].missing {
+			snap.Queues = append(snap.Queues, queues[i])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,183 @@
+package web
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// groupJSON is a consumer group in API responses.
+type groupJSON struct {
+	Cluster       string          `json:"cluster"`
+	Group         string          `json:"group"`
+	State         string          `json:"state"`
+	Type          string          `json:"type"`
+	Protocol      string          `json:"protocol"`
+	Members       int             `json:"members"`
+	Status        queue.Status    `json:"status"`
+	StatusReason  string          `json:"status_reason,omitempty"`
+	Lag           int64           `json:"lag"`
+	MaxLagSeconds float64         `json:"max_lag_seconds"`
+	ETASeconds    *float64        `json:"eta_seconds,omitempty"`
+	FallingBehind bool            `json:"falling_behind,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Topics        []topicJSON     `json:"topics,omitempty"`
+	Partitions    []partitionJSON `json:"partitions,omitempty"`
+	History       []historyJSON   `json:"history,omitempty"`
+}
+
+type topicJSON struct {
+	Topic         string  `json:"topic"`
+	Lag           int64   `json:"lag"`
+	Partitions    int     `json:"partitions"`
+	Uncommitted   int     `json:"uncommitted_partitions"`
+	Lost          int64   `json:"lost_messages"`
+	MaxLagSeconds float64 `json:"max_lag_seconds"`
+}
+
+type partitionJSON struct {
+	Topic               string  `json:"topic"`
+	Partition           int32   `json:"partition"`
+	Committed           *int64  `json:"committed"`
+	End                 int64   `json:"end"`
+	LogStart            int64   `json:"log_start"`
+	Lag                 int64   `json:"lag"`
+	LagSeconds          float64 `json:"lag_seconds"`
+	LagSecondsEstimated bool    `json:"lag_seconds_estimated,omitempty"`
+	Lost                int64   `json:"lost_messages,omitempty"`
+	Member              string  `json:"member,omitempty"`
+	Host                string  `json:"host,omitempty"`
+}
+
+type historyJSON struct {
+	At         time.Time `json:"at"`
+	Lag        int64     `json:"lag"`
+	LagSeconds float64   `json:"lag_seconds"`
+}
+
+type dlqJSON struct {
+	ID               string   `json:"id"`
+	Broker           string   `json:"broker"`
+	Cluster          string   `json:"cluster"`
+	VHost            string   `json:"vhost,omitempty"`
+	Name             string   `json:"name"`
+	Sources          []string `json:"sources"`
+	Detection        string   `json:"detection"`
+	Messages         int64    `json:"messages"`
+	OldestAgeSeconds *float64 `json:"oldest_age_seconds"`
+	Error            string   `json:"error,omitempty"`
+}
+
+type sourceJSON struct {
+	Broker      string     `json:"broker"`
+	Cluster     string     `json:"cluster"`
+	Up          bool       `json:"up"`
+	Polled      bool       `json:"polled"`
+	LastPoll    *time.Time `json:"last_poll,omitempty"`
+	LastSuccess *time.Time `json:"last_success,omitempty"`
+	LastError   string     `json:"last_error,omitempty"`
+	Partial     []string   `json:"partial,omitempty"`
+	DurationMS  int64      `json:"duration_ms"`
+}
+
+func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
+	out := groupJSON{
+		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
+		Members: g.Members, Status: groupStatus(g), StatusReason: g.StatusReason,
+		Lag: g.TotalLag(), MaxLagSeconds: g.MaxLagSeconds(), Error: g.Err,
+	}
+	if g.ETA.Known {
+		out.FallingBehind = g.ETA.FallingBehind
+		if !g.ETA.FallingBehind {
+			sec := g.ETA.In.Seconds()
+			out.ETASeconds = &sec
+		}
+	}
+	return out
+}
+
+func groupStatus(g *queue.ConsumerGroup) queue.Status {
+	switch {
+	case g.Status != "":
+		return g.Status
+	case g.Err != "":
+		return queue.StatusError
+	}
+	return queue.StatusOK
+}
+
+func (s *Server) apiGroups(c echo.Context) error {
+	groups, _ := s.groupsAndDLQs()
+	out := make([]groupJSON, len(groups))
+	for i := range groups {
+		out[i] = toGroupJSON(&groups[i])
+	}
+	return c.JSON(http.StatusOK, map[string]any{"groups": out})
+}
+
+func (s *Server) apiGroup(c echo.Context) error {
+	g, ok := s.findGroup(c.Param("cluster"), c.Param("group"))
+	if !ok {
+		return echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
+	}
+	out := toGroupJSON(g)
+	for _, t := range g.Topics() {
+		out.Topics = append(out.Topics, topicJSON{t.Topic, t.Lag, t.Partitions, t.Uncommitted, t.Lost, t.MaxLagSeconds})
+	}
+	for _, p := range g.Partitions {
+		pj := partitionJSON{
+			Topic: p.Topic, Partition: p.Partition, End: p.End, LogStart: p.LogStart, Lag: p.Lag,
+			LagSeconds: p.LagSeconds, LagSecondsEstimated: p.LagSecondsEstimated, Lost: p.Lost,
+			Member: p.Member, Host: p.Host,
+		}
+		if p.HasCommit {
+			committed := p.Committed
+			pj.Committed = &committed
+		}
+		out.Partitions = append(out.Partitions, pj)
+	}
+	for _, h := range s.opts.Monitor.GroupHistory(g.Cluster, g.Name) {
+		out.History = append(out.History, historyJSON{h.At, h.Lag, h.LagSeconds})
+	}
+	return c.JSON(http.StatusOK, out)
+}
+
+func (s *Server) apiDLQs(c echo.Context) error {
+	_, dlqs := s.groupsAndDLQs()
+	out := make([]dlqJSON, len(dlqs))
+	for i, d := range dlqs {
+		out[i] = dlqJSON{
+			ID: d.ID(), Broker: string(d.Broker), Cluster: d.Cluster, VHost: d.VHost, Name: d.Name,
+			Sources: d.Sources, Detection: string(d.Detection), Messages: d.Messages, Error: d.Err,
+		}
+		if out[i].Sources == nil {
+			out[i].Sources = []string{}
+		}
+		if d.HasOldestAge {
+			age := d.OldestAge.Seconds()
+			out[i].OldestAgeSeconds = &age
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"dlqs": out})
+}
+
+func (s *Server) apiSources(c echo.Context) error {
+	var out []sourceJSON
+	for _, st := range s.opts.Monitor.Statuses() {
+		sj := sourceJSON{
+			Broker: string(st.Broker), Cluster: st.Cluster, Up: st.Up, Polled: st.Polled,
+			LastError: st.LastError, Partial: st.Partial, DurationMS: st.Duration.Milliseconds(),
+		}
+		if !st.LastPoll.IsZero() {
+			sj.LastPoll = &st.LastPoll
+		}
+		if !st.LastSuccess.IsZero() {
+			sj.LastSuccess = &st.LastSuccess
+		}
+		out = append(out, sj)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"sources": out})
+}

@@ -1,0 +1,154 @@
+package web
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/a-h/templ"
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Monitor is what the web server reads: the collectors' latest state.
+type Monitor interface {
+	Snapshots() []*queue.Snapshot
+	Statuses() []queue.SourceStatus
+	Ready() bool
+	GroupHistory(cluster, group string) []queue.GroupPoint
+	DLQHistory(id string) []queue.DLQPoint
+}
+
+// Options configure the server.
+type Options struct {
+	Monitor Monitor
+	// Metrics serves /metrics.
+	Metrics http.Handler
+	Logger  *slog.Logger
+	Version string
+}
+
+// Server is queuewatch's HTTP server.
+type Server struct {
+	e    *echo.Echo
+	opts Options
+}
+
+// New builds the server and its routes.
+func New(opts Options) *Server {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	s := &Server{e: e, opts: opts}
+	e.HTTPErrorHandler = s.handleError
+	e.Use(securityHeaders)
+
+	e.GET("/", s.overview)
+	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
+	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
+	e.GET("/readyz", s.readyz)
+	e.GET("/metrics", echo.WrapHandler(opts.Metrics))
+	e.GET("/static/*", echo.WrapHandler(staticHandler()))
+
+	api := e.Group("/api/v1")
+	api.GET("/groups", s.apiGroups)
+	api.GET("/groups/:cluster/:group", s.apiGroup)
+	api.GET("/dlqs", s.apiDLQs)
+	api.GET("/sources", s.apiSources)
+	return s
+}
+
+// ServeHTTP makes the server usable with httptest.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
+
+// Serve serves on l until ctx is done, then shuts down gracefully.
+func (s *Server) Serve(ctx context.Context, l net.Listener) error {
+	srv := &http.Server{
+		Handler:           s.e,
+		ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+	}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(l) }()
+	select {
+	case err := <-errc:
+		return err
+	case <-ctx.Done():
+	}
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return err
+	}
+	if err := <-errc; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) readyz(c echo.Context) error {
+	if !s.opts.Monitor.Ready() {
+		return c.String(http.StatusServiceUnavailable, "waiting for the first poll of every source\n")
+	}
+	return c.String(http.StatusOK, "ready\n")
+}
+
+// securityHeaders sets headers that keep anything a message contains from
+// running in the operator's browser, and the UI from being framed.
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("Content-Security-Policy", "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'")
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Referrer-Policy", "same-origin")
+		return next(c)
+	}
+}
+
+// render writes a templ component with a status code.
+func render(c echo.Context, status int, comp templ.Component) error {
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return comp.Render(c.Request().Context(), c.Response())
+}
+
+// handleError answers JSON for the API and a plain page elsewhere, without
+// echoing anything from the request.
+func (s *Server) handleError(err error, c echo.Context) {
+	if c.Response().Committed {
+		return
+	}
+	code, msg := http.StatusInternalServerError, "internal error"
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		code = he.Code
+		if m, ok := he.Message.(string); ok {
+			msg = m
+		} else {
+			msg = http.StatusText(code)
+		}
+	}
+	if code >= 500 {
+		s.opts.Logger.Error("request failed", "path", c.Path(), "err", err)
+	}
+	if isAPI(c) {
+		_ = c.JSON(code, map[string]string{"error": msg})
+		return
+	}
+	_ = c.String(code, msg+"\n")
+}
+
+func isAPI(c echo.Context) bool {
+	p := c.Request().URL.Path
+	return len(p) >= 5 && p[:5] == "/api/"
+}
