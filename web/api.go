@@ -119,9 +119,9 @@ func (s *Server) apiGroups(c echo.Context) error {
 }
 
 func (s *Server) apiGroup(c echo.Context) error {
-	g, ok := s.findGroup(c.Param("cluster"), c.Param("group"))
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
+	g, err := s.groupParam(c)
+	if err != nil {
+		return err
 	}
 	out := toGroupJSON(g)
 	for _, t := range g.Topics() {

@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 	"time"
@@ -20,9 +21,9 @@ func (s *Server) overview(c echo.Context) error {
 }
 
 func (s *Server) groupPage(c echo.Context) error {
-	g, ok := s.findGroup(c.Param("cluster"), c.Param("group"))
-	if !ok {
-		return echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
+	g, err := s.groupParam(c)
+	if err != nil {
+		return err
 	}
 	return render(c, http.StatusOK, components.Group(components.GroupData{
 		Sources: s.opts.Monitor.Statuses(), Group: *g, Now: components.Now{T: time.Now()},
@@ -72,6 +73,33 @@ func severity(s queue.Status, err string) int {
 		}
 	}
 	return 0
+}
+
+// groupParam finds the group named by the :cluster and :group path
+// parameters. echo matches on the raw (escaped) path so names may hold "/",
+// which is why the parameters are unescaped here.
+func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
+	cluster, err := pathParam(c, "cluster")
+	if err != nil {
+		return nil, err
+	}
+	group, err := pathParam(c, "group")
+	if err != nil {
+		return nil, err
+	}
+	g, ok := s.findGroup(cluster, group)
+	if !ok {
+		return nil, echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
+	}
+	return g, nil
+}
+
+func pathParam(c echo.Context, name string) (string, error) {
+	v, err := url.PathUnescape(c.Param(name))
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusBadRequest, "malformed "+name+" in path")
+	}
+	return v, nil
 }
 
 func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {

@@ -1,0 +1,170 @@
+package web
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// staticMonitor serves fixed snapshots: handler tests check rendering and
+// routing, the collectors have their own tests against real brokers.
+type staticMonitor struct {
+	snaps    []*queue.Snapshot
+	statuses []queue.SourceStatus
+	ready    bool
+}
+
+func (m staticMonitor) Snapshots() []*queue.Snapshot    { return m.snaps }
+func (m staticMonitor) Statuses() []queue.SourceStatus { return m.statuses }
+func (m staticMonitor) Ready() bool                    { return m.ready }
+func (m staticMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
+	return []queue.GroupPoint{{At: time.Unix(100, 0), Lag: 5}}
+}
+func (m staticMonitor) DLQHistory(id string) []queue.DLQPoint { return nil }
+
+const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>`
+
+func testServer(ready bool) *Server {
+	now := time.Now()
+	return New(Options{
+		Metrics: http.NotFoundHandler(),
+		Monitor: staticMonitor{ready: ready, snaps: []*queue.Snapshot{{
+			Broker: queue.Kafka, Cluster: "prod", Time: now,
+			Groups: []queue.ConsumerGroup{
+				{Cluster: "prod", Name: "ok-group", State: "Stable", Members: 1, Status: queue.StatusOK},
+				{Cluster: "prod", Name: "stuck/group %2F", State: "Stable", Members: 2, Status: queue.StatusStall,
+					StatusReason: "committed offset has not moved for 6m",
+					Partitions:   []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}}},
+				{Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,
+					Partitions: []queue.PartitionLag{{Topic: hostile, Lag: 1, Member: hostile}}},
+			},
+			DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 12}},
+		}}, statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now}}},
+	})
+}
+
+func do(t *testing.T, s *Server, method, target string) *httptest.ResponseRecorder {
+	t.Helper()
+	rec := httptest.NewRecorder()
+	s.ServeHTTP(rec, httptest.NewRequest(method, target, nil))
+	return rec
+}
+
+func TestHealthEndpoints(t *testing.T) {
+	if rec := do(t, testServer(false), "GET", "/readyz"); rec.Code != http.StatusServiceUnavailable {
+		t.Errorf("readyz before first poll: %d", rec.Code)
+	}
+	if rec := do(t, testServer(true), "GET", "/readyz"); rec.Code != http.StatusOK {
+		t.Errorf("readyz after polls: %d", rec.Code)
+	}
+	if rec := do(t, testServer(false), "GET", "/healthz"); rec.Code != http.StatusOK {
+		t.Errorf("healthz: %d", rec.Code)
+	}
+}
+
+func TestOverviewSortsWorstFirstAndEscapes(t *testing.T) {
+	rec := do(t, testServer(true), "GET", "/")
+	body := rec.Body.String()
+	if rec.Code != 200 {
+		t.Fatalf("overview %d", rec.Code)
+	}
+	if strings.Contains(body, "<script>alert") || strings.Contains(body, "<img src=x") {
+		t.Error("a group name was rendered as markup")
+	}
+	if !strings.Contains(body, "&lt;script&gt;") {
+		t.Error("hostile group name missing from the page (escaped)")
+	}
+	stall, ok := strings.Index(body, "stuck/group"), strings.Index(body, "ok-group")
+	if stall < 0 || ok < 0 || stall > ok {
+		t.Error("a stalled group is not listed before a healthy one")
+	}
+	if !strings.Contains(body, `href="/kafka/prod/groups/stuck%2Fgroup%20%252F"`) {
+		t.Error("group link is not path-escaped")
+	}
+	for h, want := range map[string]string{
+		"X-Content-Type-Options": "nosniff",
+		"X-Frame-Options":        "DENY",
+	} {
+		if got := rec.Header().Get(h); got != want {
+			t.Errorf("%s = %q", h, got)
+		}
+	}
+	if csp := rec.Header().Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") || strings.Contains(csp, "unsafe-inline") {
+		t.Errorf("CSP %q", csp)
+	}
+}
+
+func TestGroupPage(t *testing.T) {
+	s := testServer(true)
+	rec := do(t, s, "GET", "/kafka/prod/groups/"+url.PathEscape("stuck/group %2F"))
+	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "committed offset has not moved for 6m") {
+		t.Errorf("group page %d", rec.Code)
+	}
+	for _, target := range []string{"/kafka/prod/groups/nope", "/kafka/nope/groups/ok-group", "/kafka/prod/groups/" + url.PathEscape(hostile+"x")} {
+		rec := do(t, s, "GET", target)
+		if rec.Code != 404 || strings.Contains(rec.Body.String(), "<script") {
+			t.Errorf("%s: %d %q", target, rec.Code, rec.Body.String())
+		}
+	}
+}
+
+func TestAPIGroups(t *testing.T) {
+	rec := do(t, testServer(true), "GET", "/api/v1/groups")
+	var out struct{ Groups []groupJSON }
+	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %v", rec.Code, err)
+	}
+	if len(out.Groups) != 3 || out.Groups[0].Status != queue.StatusStall || out.Groups[0].Lag != 100 {
+		t.Errorf("groups %+v", out.Groups)
+	}
+}
+
+func TestAPIGroup(t *testing.T) {
+	s := testServer(true)
+	rec := do(t, s, "GET", "/api/v1/groups/prod/"+url.PathEscape("stuck/group %2F"))
+	var g groupJSON
+	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %v: %s", rec.Code, err, rec.Body.String())
+	}
+	if len(g.Partitions) != 1 || *g.Partitions[0].Committed != 10 || g.Partitions[0].LagSeconds != 60 || len(g.History) != 1 || len(g.Topics) != 1 {
+		t.Errorf("group %+v", g)
+	}
+	rec = do(t, s, "GET", "/api/v1/groups/prod/missing")
+	if rec.Code != 404 || rec.Header().Get("Content-Type") != "application/json" || !strings.Contains(rec.Body.String(), `"error"`) {
+		t.Errorf("missing group: %d %s %q", rec.Code, rec.Header().Get("Content-Type"), rec.Body.String())
+	}
+}
+
+func TestAPIDLQs(t *testing.T) {
+	rec := do(t, testServer(true), "GET", "/api/v1/dlqs")
+	body, _ := io.ReadAll(rec.Body)
+	var out struct{ DLQs []dlqJSON }
+	if err := json.Unmarshal(body, &out); err != nil {
+		t.Fatal(err)
+	}
+	if len(out.DLQs) != 1 || out.DLQs[0].ID != "kafka:prod::orders.DLT" || out.DLQs[0].Messages != 12 || out.DLQs[0].OldestAgeSeconds != nil {
+		t.Errorf("dlqs %s", body)
+	}
+}
+
+func TestUnknownRoutes(t *testing.T) {
+	s := testServer(true)
+	for _, target := range []string{"/api/v1/nope", "/nope", "/static/../../etc/passwd"} {
+		if rec := do(t, s, "GET", target); rec.Code != 404 {
+			t.Errorf("%s: %d", target, rec.Code)
+		}
+	}
+	if rec := do(t, s, "POST", "/api/v1/groups"); rec.Code != http.StatusMethodNotAllowed {
+		t.Errorf("POST groups: %d", rec.Code)
+	}
+	if rec := do(t, s, "GET", "/static/app.css"); rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Type"), "text/css") {
+		t.Errorf("css: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
