@@ -1,0 +1,29 @@
+# queuewatch — common tasks. `make test` is what CI runs (.ci/run).
+GO      ?= go
+PKGS    ?= ./...
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+
+.PHONY: demo build test bench lint generate check-generated
+
+demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
+	$(GO) run ./cmd/queuewatch demo
+
+build: ## build bin/queuewatch
+	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/queuewatch ./cmd/queuewatch
+
+test: check-generated ## the full suite: every test against the real parts, with -race
+	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+
+bench: ## benchmarks behind the performance numbers in the README
+	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
+
+lint: ## golangci-lint (install: go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0)
+	golangci-lint run ./...
+
+generate: ## regenerate templ components, the rule file and dashboards
+	$(GO) tool templ generate -path web/components
+	QUEUEWATCH_UPDATE_GOLDEN=1 $(GO) test -count=1 -run 'Golden' ./alerts/... ./grafana/... ./collectors/ >/dev/null
+
+check-generated: ## fail when generated files are stale
+	$(GO) tool templ generate -path web/components >/dev/null 2>&1
+	git diff --exit-code -- web/components || (echo "templ output is stale: run make generate and commit" && exit 1)

@@ -1,0 +1,83 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func runCmd(args ...string) (code int, stdout, stderr string) {
+	var out, errb bytes.Buffer
+	code = run(args, &out, &errb)
+	return code, out.String(), errb.String()
+}
+
+func TestVersionAndUsage(t *testing.T) {
+	if code, out, _ := runCmd("version"); code != 0 || !strings.HasPrefix(out, "queuewatch ") {
+		t.Errorf("version: %d %q", code, out)
+	}
+	if code, _, errOut := runCmd(); code != 2 || !strings.Contains(errOut, "Usage:") {
+		t.Errorf("no args: %d", code)
+	}
+	if code, _, errOut := runCmd("frobnicate"); code != 2 || !strings.Contains(errOut, `unknown command "frobnicate"`) {
+		t.Errorf("unknown: %d %q", code, errOut)
+	}
+	if code, _, _ := runCmd("serve", "--no-such-flag"); code != 2 {
+		t.Errorf("bad flag: %d", code)
+	}
+}
+
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "queuewatch.yaml")
+	if err := os.WriteFile(path, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestCheckBadConfigNamesFileLineKey(t *testing.T) {
+	path := writeConfig(t, "poll_interval: 15s\nkafka:\n  - name: prod\n    brokerz: [a:9092]\n")
+	code, _, errOut := runCmd("check", "--config", path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	if want := path + ":4"; !strings.Contains(errOut, want) || !strings.Contains(errOut, "brokerz") {
+		t.Errorf("error %q does not name %s and the key", errOut, want)
+	}
+	if lines := strings.Count(strings.TrimSpace(errOut), "\n"); lines > 1 {
+		t.Errorf("error spans %d lines: %q", lines+1, errOut)
+	}
+}
+
+func TestCheckUnreachableBrokerFails(t *testing.T) {
+	path := writeConfig(t, "poll_timeout: 2s\nkafka:\n  - name: gone\n    brokers: [127.0.0.1:1]\n")
+	code, out, errOut := runCmd("check", "--config", path)
+	if code != 1 || !strings.Contains(out, "FAIL kafka:gone") || !strings.Contains(errOut, "kafka:gone") {
+		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
+	}
+}
+
+func TestServeWithoutSourcesFails(t *testing.T) {
+	path := writeConfig(t, "listen: 127.0.0.1:0\n")
+	if code, _, errOut := runCmd("serve", "--config", path); code != 1 || !strings.Contains(errOut, "no") {
+		t.Errorf("serve without sources: %d %q", code, errOut)
+	}
+}
+
+func TestRulesPrintsRuleFile(t *testing.T) {
+	code, out, errOut := runCmd("rules")
+	if code != 0 || !strings.Contains(out, "QueuewatchDLQNotEmpty") {
+		t.Errorf("rules: %d %q", code, errOut)
+	}
+}
+
+func TestBrowsable(t *testing.T) {
+	for in, want := range map[string]string{"0.0.0.0:8080": "127.0.0.1:8080", "[::]:80": "127.0.0.1:80", "[::1]:80": "[::1]:80", "10.1.2.3:9": "10.1.2.3:9"} {
+		if got := browsable(in); got != want {
+			t.Errorf("browsable(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

@@ -1,0 +1,50 @@
+package kafka
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/internal/kafkaload"
+)
+
+// BenchmarkPoll measures one steady-state poll of the target workload: 200
+// topics × 12 partitions, 500 groups × 3 topics (18,000 group-partitions).
+// The first poll (which fetches every record timestamp once) is reported
+// separately as first-poll-ms.
+func BenchmarkPoll(b *testing.B) {
+	ctx := context.Background()
+	c, err := kafkaload.Start(ctx, kafkaload.Target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s, err := New(Options{Name: "load", Brokers: c.ListenAddrs()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	start := time.Now()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	first := time.Since(start)
+	var gp int
+	for _, g := range snap.Groups {
+		gp += len(g.Partitions)
+	}
+	if gp < kafkaload.Target.GroupPartitions()*9/10 {
+		b.Fatalf("snapshot has %d group-partitions, want ≈%d", gp, kafkaload.Target.GroupPartitions())
+	}
+	before := s.Requests(-1)
+	b.ResetTimer()
+	for b.Loop() {
+		if _, err := s.Poll(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(s.Requests(-1)-before)/float64(b.N), "requests/poll")
+	b.ReportMetric(float64(first.Milliseconds()), "first-poll-ms")
+	b.ReportMetric(float64(gp), "group-partitions")
+}
