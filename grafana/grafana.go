@@ -1,0 +1,288 @@
+// Package grafana defines queuewatch's Grafana dashboards in Go with the
+// Grafana Foundation SDK. The JSON under grafana/dashboards is generated from
+// them and committed, so Grafana's file provisioning loads it directly; a test
+// fails when the committed JSON differs from what the code generates, when a
+// query does not parse as PromQL, or when it names a metric queuewatch does
+// not export, so a renamed metric breaks the build instead of a dashboard.
+//
+// Every query uses the datasource variable ${datasource}. Links from a panel
+// to the queuewatch UI start with ${queuewatch_url}, a text box variable
+// (default DefaultQueuewatchURL) that operators set once per dashboard or
+// pass in the URL (?var-queuewatch_url=https://queuewatch.example.com).
+//
+// Group status is shown as a word, a shape and a colour, never colour alone,
+// with the same palette as the queuewatch UI: ● ok green, ▲ warn amber,
+// ■ stall and ■ stop red, ↺ rewind violet, ? error grey.
+package grafana
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+
+	"github.com/grafana/grafana-foundation-sdk/go/cog"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+)
+
+// DefaultQueuewatchURL is the default of the queuewatch_url variable: the
+// address `queuewatch serve` and the compose stack listen on.
+const DefaultQueuewatchURL = "http://localhost:8080"
+
+// Dashboard UIDs, stable so that links and bookmarks survive regeneration.
+const (
+	UIDConsumerLag = "queuewatch-consumer-lag"
+	UIDDLQ         = "queuewatch-dlq"
+	UIDSelf        = "queuewatch-self"
+)
+
+// Status palette, the dark-theme colours of the queuewatch UI (web/static/app.css).
+const (
+	colorOK     = "#3fb970"
+	colorWarn   = "#e0a43a"
+	colorBad    = "#f05d5d"
+	colorRewind = "#a78bfa"
+	colorError  = "#9ca3af"
+)
+
+// Dashboards builds every dashboard, keyed by its file name under
+// grafana/dashboards.
+func Dashboards() (map[string]dashboard.Dashboard, error) {
+	builders := map[string]*dashboard.DashboardBuilder{
+		"consumer-lag.json":       consumerLag(),
+		"dead-letter-queues.json": deadLetterQueues(),
+		"queuewatch.json":         self(),
+	}
+	out := make(map[string]dashboard.Dashboard, len(builders))
+	for file, b := range builders {
+		d, err := b.Build()
+		if err != nil {
+			return nil, fmt.Errorf("build dashboard %s: %w", file, err)
+		}
+		clearPlacement(&d)
+		out[file] = d
+	}
+	return out, nil
+}
+
+// Marshal renders a dashboard the way it is committed: indented JSON ending
+// in a newline, with "<", ">" and "&" left readable in queries. encoding/json
+// sorts map keys, so the output is stable.
+func Marshal(d dashboard.Dashboard) ([]byte, error) {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(d); err != nil {
+		return nil, fmt.Errorf("marshal dashboard %s: %w", deref(d.Uid), err)
+	}
+	return buf.Bytes(), nil
+}
+
+// clearPlacement drops the "inControlsMenu" placement the SDK gives every
+// link: Grafana 12 would hide dashboard links in a menu, and on data links
+// it means nothing.
+func clearPlacement(d *dashboard.Dashboard) {
+	for i := range d.Links {
+		d.Links[i].Placement = nil
+	}
+	for _, p := range d.Panels {
+		if p.Panel == nil || p.Panel.FieldConfig == nil {
+			continue
+		}
+		for i := range p.Panel.FieldConfig.Defaults.Links {
+			p.Panel.FieldConfig.Defaults.Links[i].Placement = nil
+		}
+	}
+}
+
+// newDashboard starts a dashboard with the settings all three share.
+func newDashboard(uid, title, description string) *dashboard.DashboardBuilder {
+	return dashboard.NewDashboardBuilder(title).
+		Uid(uid).
+		Description(description).
+		Tags([]string{"queuewatch"}).
+		Editable().
+		Refresh("30s").
+		Time("now-1h", "now").
+		Timezone(common.TimeZoneBrowser).
+		Tooltip(dashboard.DashboardCursorSyncCrosshair).
+		WithVariable(dashboard.NewDatasourceVariableBuilder("datasource").
+			Label("Data source").
+			Description("Prometheus that scrapes queuewatch.").
+			Type("prometheus")).
+		Link(dashboard.NewDashboardLinkBuilder("queuewatch dashboards").
+			Type(dashboard.DashboardLinkTypeDashboards).
+			Tags([]string{"queuewatch"}).
+			AsDropdown(true).
+			IncludeVars(true).
+			KeepTime(true)).
+		Link(dashboard.NewDashboardLinkBuilder("queuewatch UI").
+			Type(dashboard.DashboardLinkTypeLink).
+			Url("${queuewatch_url}/").
+			Icon("external link").
+			TargetBlank(true))
+}
+
+// urlVariable is the text box holding the queuewatch UI address.
+func urlVariable() *dashboard.TextBoxVariableBuilder {
+	return dashboard.NewTextBoxVariableBuilder("queuewatch_url").
+		Label("queuewatch URL").
+		Description("Address of the queuewatch UI that panel links open.").
+		DefaultValue(dashboard.StringOrMap{String: ptr(DefaultQueuewatchURL)})
+}
+
+// labelVariable is a multi-value variable over a label's values, All by default.
+func labelVariable(name, label, query, description string) *dashboard.QueryVariableBuilder {
+	return dashboard.NewQueryVariableBuilder(name).
+		Label(label).
+		Description(description).
+		Datasource(datasource()).
+		Query(dashboard.StringOrMap{String: ptr(query)}).
+		Definition(query).
+		Refresh(dashboard.VariableRefreshOnTimeRangeChanged).
+		Sort(dashboard.VariableSortAlphabeticalAsc).
+		Multi(true).
+		IncludeAll(true).
+		AllValue(".*").
+		Current(dashboard.VariableOption{
+			Selected: ptr(true),
+			Text:     dashboard.StringOrArrayOfString{String: ptr("All")},
+			Value:    dashboard.StringOrArrayOfString{String: ptr("$__all")},
+		})
+}
+
+func datasource() common.DataSourceRef {
+	return common.DataSourceRef{Type: ptr("prometheus"), Uid: ptr("${datasource}")}
+}
+
+// rangeQuery is a range query for time series panels.
+func rangeQuery(ref, expr, legend string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().
+		RefId(ref).
+		Datasource(datasource()).
+		Expr(expr).
+		LegendFormat(legend).
+		Range()
+}
+
+// instantQuery is an instant query for stat and bar gauge panels.
+func instantQuery(ref, expr, legend string) *prometheus.DataqueryBuilder {
+	return prometheus.NewDataqueryBuilder().
+		RefId(ref).
+		Datasource(datasource()).
+		Expr(expr).
+		LegendFormat(legend).
+		Instant()
+}
+
+// tableQuery is an instant query whose labels become table columns.
+func tableQuery(ref, expr string) *prometheus.DataqueryBuilder {
+	return instantQuery(ref, expr, "__auto").Format(prometheus.PromQueryFormatTable)
+}
+
+// link is a data link opening the queuewatch UI in a new tab.
+func link(title, path string) []cog.Builder[dashboard.DashboardLink] {
+	return []cog.Builder[dashboard.DashboardLink]{
+		dashboard.NewDashboardLinkBuilder(title).Url("${queuewatch_url}" + path).TargetBlank(true),
+	}
+}
+
+// Data link paths of the queuewatch UI (DESIGN §2), filled from the series'
+// labels (charts) or the row's label columns (tables); names are
+// percent-encoded because they may contain "/" or spaces.
+var (
+	groupPath    = groupLink("__field.labels.")
+	dlqPath      = dlqLink("__field.labels.")
+	groupRowPath = groupLink("__data.fields.")
+	dlqRowPath   = dlqLink("__data.fields.")
+)
+
+func groupLink(prefix string) string {
+	return "/kafka/" + linkVar(prefix, "cluster") + "/groups/" + linkVar(prefix, "group")
+}
+
+// dlqLink is the DLQ page, whose id is "broker:cluster:vhost:name".
+func dlqLink(prefix string) string {
+	return "/dlq/" + linkVar(prefix, "broker") + ":" + linkVar(prefix, "cluster") + ":" +
+		linkVar(prefix, "vhost") + ":" + linkVar(prefix, "dlq")
+}
+
+func linkVar(prefix, label string) string {
+	return "${" + prefix + label + ":percentencode}"
+}
+
+// statusExpr encodes each group's current status (the stateset series at 1)
+// as a number that statusMappings turns back into a word, shape and colour.
+const statusExpr = `max by (cluster, group) (
+    (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="ok"} == 1) * 0
+  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="warn"} == 1) * 1
+  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="stall"} == 1) * 2
+  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="stop"} == 1) * 3
+  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="rewind"} == 1) * 4
+  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="error"} == 1) * 5
+)`
+
+// statusMappings maps statusExpr's codes to the UI's words, shapes and colours.
+func statusMappings() []dashboard.ValueMapping {
+	opts := map[string]dashboard.ValueMappingResult{}
+	for i, s := range []struct{ text, color string }{
+		{"● ok", colorOK}, {"▲ warn", colorWarn}, {"■ stall", colorBad},
+		{"■ stop", colorBad}, {"↺ rewind", colorRewind}, {"? error", colorError},
+	} {
+		opts[fmt.Sprint(i)] = dashboard.ValueMappingResult{Text: ptr(s.text), Color: ptr(s.color), Index: ptr(int32(i))}
+	}
+	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}}
+}
+
+// upMappings shows collector_up as a word, shape and colour.
+func upMappings() []dashboard.ValueMapping {
+	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{
+		Type: dashboard.MappingTypeValueToText,
+		Options: map[string]dashboard.ValueMappingResult{
+			"0": {Text: ptr("■ down"), Color: ptr(colorBad), Index: ptr(int32(0))},
+			"1": {Text: ptr("● up"), Color: ptr(colorOK), Index: ptr(int32(1))},
+		},
+	}}}
+}
+
+// thresholds is an absolute threshold scheme: base colour, then each step.
+func thresholds(base string, steps ...dashboard.Threshold) *dashboard.ThresholdsConfigBuilder {
+	return dashboard.NewThresholdsConfigBuilder().
+		Mode(dashboard.ThresholdsModeAbsolute).
+		Steps(append([]dashboard.Threshold{{Color: base}}, steps...))
+}
+
+func step(v float64, color string) dashboard.Threshold {
+	return dashboard.Threshold{Value: ptr(v), Color: color}
+}
+
+// legend is a visible list legend under the chart.
+func legend() *common.VizLegendOptionsBuilder {
+	return common.NewVizLegendOptionsBuilder().
+		ShowLegend(true).
+		DisplayMode(common.LegendDisplayModeList).
+		Placement(common.LegendPlacementBottom)
+}
+
+// tooltip shows every series at the cursor, largest first.
+func tooltip() *common.VizTooltipOptionsBuilder {
+	return common.NewVizTooltipOptionsBuilder().
+		Mode(common.TooltipDisplayModeMulti).
+		Sort(common.SortOrderDescending)
+}
+
+// lastValue reduces a series to its latest value, for stats and bar gauges.
+func lastValue() *common.ReduceDataOptionsBuilder {
+	return common.NewReduceDataOptionsBuilder().Calcs([]string{"lastNotNull"}).Values(false)
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
+}

@@ -1,0 +1,137 @@
+package grafana
+
+import (
+	"github.com/grafana/grafana-foundation-sdk/go/bargauge"
+	"github.com/grafana/grafana-foundation-sdk/go/common"
+	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
+	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
+	"github.com/grafana/grafana-foundation-sdk/go/table"
+	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+)
+
+// Selectors of the consumer lag dashboard's variables.
+const (
+	lagGroupSel = `cluster=~"$cluster", group=~"$group"`
+	lagTopicSel = `cluster=~"$cluster", group=~"$group", topic=~"$topic"`
+)
+
+// fallingBehind is the ETA from which a group is shown as falling behind:
+// queuewatch exports +Inf then, and nothing real takes 30 years.
+const fallingBehind = 1e9
+
+// consumerLag is the "Consumer lag" dashboard: per-group status, lag in
+// messages and seconds, catch-up ETA and the worst groups.
+func consumerLag() *dashboard.DashboardBuilder {
+	return newDashboard(UIDConsumerLag, "Consumer lag",
+		"Kafka consumer group lag, lag seconds, status and catch-up ETA as exported by queuewatch. Click a series to open the group in queuewatch.").
+		WithVariable(urlVariable()).
+		WithVariable(labelVariable("cluster", "Cluster", `label_values(queuewatch_kafka_consumergroup_status, cluster)`,
+			"Kafka clusters queuewatch watches.")).
+		WithVariable(labelVariable("group", "Group", `label_values(queuewatch_kafka_consumergroup_status{cluster=~"$cluster"}, group)`,
+			"Consumer groups of the selected clusters.")).
+		WithVariable(labelVariable("topic", "Topic", `label_values(queuewatch_kafka_consumergroup_topic_lag{`+lagGroupSel+`}, topic)`,
+			"Topics the selected groups consume.")).
+		WithPanel(statetimeline.NewPanelBuilder().
+			Title("Group status").
+			Description("Status queuewatch evaluates over its status window: ● ok (caught up or keeping up), ▲ warn (lag rising while committing), ■ stall (members present, offset frozen), ■ stop (no members, lag > 0), ↺ rewind (offset went backwards), ? error (group could not be read).").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", statusExpr, "{{cluster}}/{{group}}")).
+			Mappings(statusMappings()).
+			ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdFixed).FixedColor(colorError)).
+			ShowValue(common.VisibilityModeNever).
+			MergeValues(true).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(8).Span(24)).
+		WithPanel(bargauge.NewPanelBuilder().
+			Title("Top 10 lagging groups").
+			Description("The ten groups furthest behind right now: messages, summed over the selected topics and their partitions.").
+			Datasource(datasource()).
+			ReduceOptions(lastValue()).
+			WithTarget(instantQuery("A", `topk(10, sum by (cluster, group) (queuewatch_kafka_consumergroup_topic_lag{`+lagTopicSel+`}))`, "{{cluster}}/{{group}}")).
+			Unit("short").
+			Min(0).
+			Orientation(common.VizOrientationHorizontal).
+			DisplayMode(common.BarGaugeDisplayModeGradient).
+			Thresholds(thresholds(colorOK, step(1000, colorWarn), step(10000, colorBad))).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(8).Span(12)).
+		WithPanel(table.NewPanelBuilder().
+			Title("Catch-up ETA").
+			Description("Time until each group reaches zero lag at its current consume and produce rates; \"falling behind\" when it consumes slower than producers produce. Groups without enough history have no ETA.").
+			Datasource(datasource()).
+			WithTarget(tableQuery("A", `sort_desc(queuewatch_kafka_consumergroup_catchup_eta_seconds{`+lagGroupSel+`})`)).
+			Unit("s").
+			Mappings([]dashboard.ValueMapping{{RangeMap: &dashboard.RangeMap{
+				Type: dashboard.MappingTypeRangeToText,
+				Options: dashboard.DashboardRangeMapOptions{
+					From:   ptr(float64(fallingBehind)),
+					Result: dashboard.ValueMappingResult{Text: ptr("▲ falling behind"), Color: ptr(colorWarn), Index: ptr(int32(0))},
+				},
+			}}}).
+			DataLinks(link("Open group in queuewatch", groupRowPath)).
+			WithTransformation(dashboard.DataTransformerConfig{Id: "organize", Options: map[string]any{
+				"excludeByName": map[string]any{"Time": true, "__name__": true, "instance": true, "job": true},
+				"renameByName":  map[string]any{"Value": "ETA"},
+			}}).
+			Height(8).Span(12)).
+		WithPanel(timeseries.NewPanelBuilder().
+			Title("Lag by topic").
+			Description("Messages each group is behind on each topic: end offset minus committed offset, summed over partitions (partitions without a commit count from the log start).").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", `sum by (cluster, group, topic) (queuewatch_kafka_consumergroup_topic_lag{`+lagTopicSel+`})`, "{{group}} {{topic}}")).
+			Unit("short").
+			Min(0).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(9).Span(12)).
+		WithPanel(timeseries.NewPanelBuilder().
+			Title("Lag seconds").
+			Description("Age of the next record each group will read, worst partition per topic: how late the data reaches the consumer. 0 when caught up.").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", `max by (cluster, group, topic) (queuewatch_kafka_consumergroup_lag_seconds{`+lagTopicSel+`})`, "{{group}} {{topic}}")).
+			Unit("s").
+			Min(0).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(9).Span(12)).
+		WithPanel(timeseries.NewPanelBuilder().
+			Title("Consume and produce rates").
+			Description("Records per second the selected groups commit (solid) and producers append to their topics (dashed). A group whose consume rate stays below the produce rate falls behind.").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", `sum by (cluster, group, topic) (rate(queuewatch_kafka_consumergroup_committed_offset{`+lagTopicSel+`}[$__rate_interval]))`, "consumed {{group}} {{topic}}")).
+			WithTarget(rangeQuery("B", `sum by (cluster, topic) (rate(queuewatch_kafka_partition_high_watermark{cluster=~"$cluster", topic=~"$topic"}[$__rate_interval]))`, "produced {{topic}}")).
+			Unit("ops").
+			Min(0).
+			OverrideByQuery("B", []dashboard.DynamicConfigValue{{Id: "custom.lineStyle", Value: map[string]any{"fill": "dash", "dash": []int{10, 10}}}}).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(9).Span(12)).
+		WithPanel(timeseries.NewPanelBuilder().
+			Title("Partition lag").
+			Description("Messages behind per partition. One partition far above the others points at a hot key or at the one consumer instance that owns it.").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", `queuewatch_kafka_consumergroup_lag{`+lagTopicSel+`}`, "{{group}} {{topic}}/{{partition}}")).
+			Unit("short").
+			Min(0).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(9).Span(12)).
+		WithPanel(timeseries.NewPanelBuilder().
+			Title("Members").
+			Description("Consumers in each group. 0 with lag means nobody consumes (status stop); a drop usually means crashed instances.").
+			Datasource(datasource()).
+			Legend(legend()).
+			Tooltip(tooltip()).
+			WithTarget(rangeQuery("A", `queuewatch_kafka_consumergroup_members{`+lagGroupSel+`}`, "{{cluster}}/{{group}}")).
+			Unit("short").
+			Min(0).
+			Decimals(0).
+			DataLinks(link("Open group in queuewatch", groupPath)).
+			Height(9).Span(24))
+}
