@@ -11,7 +11,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/queuewatch/queuewatch/alerts"
 	qwcollectors "github.com/queuewatch/queuewatch/collectors"
@@ -50,13 +49,9 @@ func Run(ctx context.Context, opts Options) error {
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
 		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
 	})
-	reg := newRegistry(col, opts.Version)
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version,
-		Metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{
-			Registry: reg, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelError),
-			MaxRequestsInFlight: 10,
-		}),
+		Metrics: col.Handler(processRegistry(opts.Version)),
 	})
 
 	listen := cfg.Listen
@@ -85,16 +80,16 @@ func Run(ctx context.Context, opts Options) error {
 	return nil
 }
 
-// newRegistry registers queuewatch's collector and the process's own
-// metrics on a registry of its own (never the global one).
-func newRegistry(col prometheus.Collector, version string) *prometheus.Registry {
+// processRegistry holds the process's own metrics, on a registry of its own
+// (never the global one); the collector serves the rest.
+func processRegistry(version string) *prometheus.Registry {
 	reg := prometheus.NewRegistry()
 	build := prometheus.NewGaugeVec(prometheus.GaugeOpts{
 		Namespace: "queuewatch", Name: "build_info",
 		Help: "Build information of the running queuewatch; always 1.",
 	}, []string{"version", "goversion"})
 	build.WithLabelValues(version, runtime.Version()).Set(1)
-	reg.MustRegister(col, build,
+	reg.MustRegister(build,
 		collectors.NewGoCollector(),
 		collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return reg

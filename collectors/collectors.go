@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -51,6 +52,11 @@ type Collector struct {
 	opts    Options
 	sources []*sourceState
 	metrics *metrics
+
+	// generation changes whenever a poll finishes, so the cached
+	// exposition knows it is stale.
+	generation atomic.Uint64
+	exposition *exposition
 }
 
 // New returns a collector for the given sources. Call Run to start polling.
@@ -64,6 +70,7 @@ func New(sources []Source, opts Options) *Collector {
 			log: opts.Logger.With("broker", s.Broker(), "cluster", s.Cluster()),
 		})
 	}
+	c.exposition = newExposition(c)
 	return c
 }
 
@@ -127,6 +134,7 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	start := time.Now()
 	snap, err := safePoll(ctx, s.src)
 	took := time.Since(start)
+	defer c.generation.Add(1) // after the state below changed
 	c.metrics.observe(s.src, took, err)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {

@@ -12,8 +12,32 @@ import (
 
 const ns = "queuewatch"
 
-func desc(name, help string, labels ...string) *prometheus.Desc {
-	return prometheus.NewDesc(ns+"_"+name, help, labels, nil)
+// family is one gauge metric family the collector exports: its descriptor
+// for Collect and what the fast text exposition needs.
+type family struct {
+	name   string
+	help   string
+	labels []string
+	desc   *prometheus.Desc
+}
+
+func desc(name, help string, labels ...string) *family {
+	name = ns + "_" + name
+	return &family{name: name, help: help, labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+// sink receives the collector's gauges: as const metrics for Collect, or as
+// text for the cached exposition. One emitter feeds both, so they cannot
+// disagree.
+type sink interface {
+	gauge(f *family, v float64, labelValues ...string)
+}
+
+// constSink turns gauges into const metrics, as a prometheus.Collector must.
+type constSink chan<- prometheus.Metric
+
+func (s constSink) gauge(f *family, v float64, lv ...string) {
+	s <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, v, lv...)
 }
 
 var (
@@ -79,13 +103,13 @@ func (m *metrics) observe(s Source, took time.Duration, err error) {
 
 // Describe sends every descriptor the collector can emit.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{
+	for _, f := range []*family{
 		descLag, descLagSeconds, descCommitted, descTopicLag, descUncommitted, descLost,
 		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
 		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo,
 		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial,
 	} {
-		ch <- d
+		ch <- f.desc
 	}
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
@@ -94,63 +118,68 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 // Collect builds constant metrics from the latest snapshot of every source.
 // It never talks to a broker.
 func (c *Collector) Collect(ch chan<- prometheus.Metric) {
+	c.emit(constSink(ch))
+	c.metrics.duration.Collect(ch)
+	c.metrics.errors.Collect(ch)
+}
+
+// emit sends every gauge derived from the sources' state and snapshots.
+func (c *Collector) emit(ch sink) {
 	for _, s := range c.sources {
 		st := s.status()
 		b, cl := string(st.Broker), st.Cluster
-		ch <- gauge(descUp, boolf(st.Up), b, cl)
+		ch.gauge(descUp, boolf(st.Up), b, cl)
 		if !st.LastSuccess.IsZero() {
-			ch <- gauge(descLastSuccess, float64(st.LastSuccess.UnixNano())/1e9, b, cl)
+			ch.gauge(descLastSuccess, float64(st.LastSuccess.UnixNano())/1e9, b, cl)
 		}
 		snap := s.latestSnapshot()
 		if snap == nil {
 			continue
 		}
-		ch <- gauge(descPartial, float64(len(snap.Partial)), b, cl)
+		ch.gauge(descPartial, float64(len(snap.Partial)), b, cl)
 		collectKafka(ch, snap)
 		collectRabbitMQ(ch, snap)
 		collectDLQs(ch, snap)
 	}
-	c.metrics.duration.Collect(ch)
-	c.metrics.errors.Collect(ch)
 }
 
-func collectKafka(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+func collectKafka(ch sink, snap *queue.Snapshot) {
 	cl := snap.Cluster
 	for _, p := range snap.Partitions {
 		part := strconv.Itoa(int(p.Partition))
-		ch <- gauge(descHighWater, float64(p.End), cl, p.Topic, part)
-		ch <- gauge(descLogStart, float64(p.LogStart), cl, p.Topic, part)
-		ch <- gauge(descLastStable, float64(p.LastStable), cl, p.Topic, part)
+		ch.gauge(descHighWater, float64(p.End), cl, p.Topic, part)
+		ch.gauge(descLogStart, float64(p.LogStart), cl, p.Topic, part)
+		ch.gauge(descLastStable, float64(p.LastStable), cl, p.Topic, part)
 	}
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
-		ch <- gauge(descMembers, float64(g.Members), cl, g.Name)
-		ch <- gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
+		ch.gauge(descMembers, float64(g.Members), cl, g.Name)
+		ch.gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
 		for _, st := range queue.Statuses {
-			ch <- gauge(descStatus, boolf(groupStatus(g) == st), cl, g.Name, string(st))
+			ch.gauge(descStatus, boolf(groupStatus(g) == st), cl, g.Name, string(st))
 		}
 		if g.ETA.Known {
 			eta := g.ETA.In.Seconds()
 			if g.ETA.FallingBehind {
 				eta = math.Inf(1)
 			}
-			ch <- gauge(descETA, eta, cl, g.Name)
+			ch.gauge(descETA, eta, cl, g.Name)
 		}
 		if len(g.Partitions) == 0 {
 			continue
 		}
-		ch <- gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
+		ch.gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
 		for _, t := range g.Topics() {
-			ch <- gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
-			ch <- gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
-			ch <- gauge(descLost, float64(t.Lost), cl, g.Name, t.Topic)
+			ch.gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
+			ch.gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
+			ch.gauge(descLost, float64(t.Lost), cl, g.Name, t.Topic)
 		}
 		for _, p := range g.Partitions {
 			part := strconv.Itoa(int(p.Partition))
-			ch <- gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
-			ch <- gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
+			ch.gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
+			ch.gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
 			if p.HasCommit {
-				ch <- gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
+				ch.gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
 			}
 		}
 	}
@@ -168,33 +197,29 @@ func groupStatus(g *queue.ConsumerGroup) queue.Status {
 	return queue.StatusOK
 }
 
-func collectRabbitMQ(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+func collectRabbitMQ(ch sink, snap *queue.Snapshot) {
 	for i := range snap.Queues {
 		q := &snap.Queues[i]
 		l := []string{snap.Cluster, q.VHost, q.Name}
-		ch <- gauge(descQueueMsgs, float64(q.Ready), append(l, "ready")...)
-		ch <- gauge(descQueueMsgs, float64(q.Unacked), append(l, "unacked")...)
-		ch <- gauge(descQueueCons, float64(q.Consumers), l...)
-		ch <- gauge(descQueueInfo, 1, append(l, q.Type, q.Policy)...)
+		ch.gauge(descQueueMsgs, float64(q.Ready), append(l, "ready")...)
+		ch.gauge(descQueueMsgs, float64(q.Unacked), append(l, "unacked")...)
+		ch.gauge(descQueueCons, float64(q.Consumers), l...)
+		ch.gauge(descQueueInfo, 1, append(l, q.Type, q.Policy)...)
 		if q.HasHeadAge {
-			ch <- gauge(descQueueHeadAge, q.HeadMessageAge.Seconds(), l...)
+			ch.gauge(descQueueHeadAge, q.HeadMessageAge.Seconds(), l...)
 		}
 	}
 }
 
-func collectDLQs(ch chan<- prometheus.Metric, snap *queue.Snapshot) {
+func collectDLQs(ch sink, snap *queue.Snapshot) {
 	for i := range snap.DLQs {
 		d := &snap.DLQs[i]
 		l := []string{string(d.Broker), d.Cluster, d.VHost, d.Name, d.Source()}
-		ch <- gauge(descDLQMsgs, float64(d.Messages), l...)
+		ch.gauge(descDLQMsgs, float64(d.Messages), l...)
 		if d.HasOldestAge {
-			ch <- gauge(descDLQAge, d.OldestAge.Seconds(), l...)
+			ch.gauge(descDLQAge, d.OldestAge.Seconds(), l...)
 		}
 	}
-}
-
-func gauge(d *prometheus.Desc, v float64, labels ...string) prometheus.Metric {
-	return prometheus.MustNewConstMetric(d, prometheus.GaugeValue, v, labels...)
 }
 
 func boolf(b bool) float64 {

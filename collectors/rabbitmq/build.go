@@ -38,8 +38,9 @@ func (s *Source) readManagement(ctx context.Context) (*view, error) {
 			return nil, err
 		}
 	}
-	for _, vh := range vhosts {
-		qs, err := s.mgmt.queues(ctx, vh)
+	lists, errs := s.listQueues(ctx, vhosts)
+	for i, vh := range vhosts {
+		qs, err := lists[i], errs[i]
 		if errors.Is(err, errNotFound) {
 			if len(s.opts.VHosts) > 0 {
 				v.partial = append(v.partial, fmt.Sprintf("vhost %q: not found", vh))
@@ -55,6 +56,28 @@ func (s *Source) readManagement(ctx context.Context) (*view, error) {
 		return nil, err
 	}
 	return v, nil
+}
+
+// listParallelism is how many vhosts' queues are listed at once: enough to
+// overlap the collector's decoding with the broker's work, few enough not to
+// load the management plugin.
+const listParallelism = 3
+
+// listQueues lists the queues of each vhost, a few vhosts at a time.
+func (s *Source) listQueues(ctx context.Context, vhosts []string) ([][]mgmtQueue, []error) {
+	lists := make([][]mgmtQueue, len(vhosts))
+	errs := make([]error, len(vhosts))
+	sem := make(chan struct{}, listParallelism)
+	var wg sync.WaitGroup
+	for i, vh := range vhosts {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			lists[i], errs[i] = s.mgmt.queues(ctx, vh)
+		})
+	}
+	wg.Wait()
+	return lists, errs
 }
 
 func deadLetters(q mgmtQueue) bool {
@@ -224,7 +247,10 @@ func amqpOnlyPlans(opts Options, known []plan) []plan {
 		if _, ok := byKey[key]; ok {
 			continue
 		}
-		p := plan{vhost: r.VHost, name: r.Name}
+		// The type is unknown without the management API, and reading the
+		// head of a quorum queue with a delivery limit would use up an
+		// attempt, so the head is not read.
+		p := plan{vhost: r.VHost, name: r.Name, noPeek: true}
 		p.detection, p.dlq = detect(opts, r.VHost, r.Name, false)
 		byKey[key] = p
 	}
@@ -323,7 +349,7 @@ func (s *Source) dlq(p *plan, r probeResult, err error, now time.Time) queue.DLQ
 	}
 	switch {
 	case err == nil && d.Messages == 0:
-		d.HasOldestAge = true
+		d.HasOldestAge = true // an empty DLQ's oldest message is 0 s old, like a caught-up group's lag
 	case p.headTS != nil:
 		d.OldestAge, d.HasOldestAge = ageSince(now, time.Unix(int64(*p.headTS), 0)), true
 	case r.hasOldest:

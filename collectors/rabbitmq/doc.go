@@ -49,7 +49,11 @@
 // at the head of a classic queue; its age is taken from x-death[0].time, else
 // from the message timestamp. This happens at most once per DLQ per poll, and
 // never for quorum queues with a delivery limit (the read would use up a
-// delivery attempt) or for streams: their oldest age stays unknown.
+// delivery attempt), for streams, or in AMQP-only mode, where the queue type
+// is unknown: their oldest age stays unknown. An empty DLQ's oldest age is 0.
+//
+// Without the management API a DLQ's depth is its exact ready count only;
+// unacknowledged messages are not visible over AMQP.
 //
 // Wrong management credentials fail the poll with an error that says which
 // setting to check; a vhost or DLQ that cannot be read is marked on the item

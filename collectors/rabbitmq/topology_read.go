@@ -13,7 +13,7 @@ import (
 // are read; beyond maxTargetedBindingRequests, all bindings are listed,
 // per vhost for up to perVHostTopologyMax vhosts, else cluster-wide.
 const (
-	maxTargetedBindingRequests = 12
+	maxTargetedBindingRequests = 8
 	perVHostTopologyMax        = 2
 )
 

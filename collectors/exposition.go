@@ -1,0 +1,140 @@
+package collectors
+
+import (
+	"bytes"
+	"compress/gzip"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/common/expfmt"
+)
+
+// exposition caches the text exposition of everything the Collector exports.
+// That output changes only when a poll finishes, so it is built at most once
+// per poll (on the first scrape after it) and a scrape costs a copy, however
+// many scrapers there are. It is built with textSink rather than
+// client_golang's registry: for 18,000 group-partitions the registry's
+// gather-and-encode takes hundreds of milliseconds of CPU.
+type exposition struct {
+	c *Collector
+	// vecs holds the few metrics kept in client_golang vectors (the poll
+	// duration histogram and error counters), encoded the ordinary way.
+	vecs *prometheus.Registry
+
+	mu    sync.Mutex
+	gen   uint64
+	built bool
+	plain []byte
+	gz    []byte
+	sizes map[*family]int
+}
+
+func newExposition(c *Collector) *exposition {
+	vecs := prometheus.NewRegistry()
+	vecs.MustRegister(c.metrics.duration, c.metrics.errors)
+	return &exposition{c: c, vecs: vecs}
+}
+
+// get returns the exposition for generation gen, building it if needed.
+func (e *exposition) get(gen uint64) (plain, gz []byte, err error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.built && e.gen == gen {
+		return e.plain, e.gz, nil
+	}
+	plain, err = encodeText(e.vecs)
+	if err != nil {
+		return nil, nil, err
+	}
+	text := newTextSink(e.sizes)
+	e.c.emit(text)
+	e.sizes = text.sizes()
+	buf := bytes.NewBuffer(plain)
+	text.writeTo(buf)
+	plain = buf.Bytes()
+	if gz, err = gzipBytes(plain); err != nil {
+		return nil, nil, err
+	}
+	e.plain, e.gz, e.gen, e.built = plain, gz, gen, true
+	return plain, gz, nil
+}
+
+func encodeText(g prometheus.Gatherer) ([]byte, error) {
+	mfs, err := g.Gather()
+	if err != nil {
+		return nil, fmt.Errorf("gather: %w", err)
+	}
+	var buf bytes.Buffer
+	enc := expfmt.NewEncoder(&buf, expfmt.NewFormat(expfmt.TypeTextPlain))
+	for _, mf := range mfs {
+		if err := enc.Encode(mf); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", mf.GetName(), err)
+		}
+	}
+	return buf.Bytes(), nil
+}
+
+// gzipBytes compresses at BestSpeed: the exposition is label-heavy text that
+// compresses about 30× even so, and this runs on the scrape path once per poll.
+func gzipBytes(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// Handler serves /metrics: the process's own metrics from process, gathered
+// live, followed by the collector's cached exposition. With gzip the body is
+// two gzip members, which RFC 1952 readers (Prometheus, Go, browsers, curl)
+// decode as one stream.
+func (c *Collector) Handler(process prometheus.Gatherer) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		plain, gz, err := c.exposition.get(c.generation.Load())
+		if err != nil {
+			http.Error(w, "encode metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		self, err := encodeText(process)
+		if err != nil {
+			http.Error(w, "encode process metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h := w.Header()
+		h.Set("Content-Type", string(expfmt.NewFormat(expfmt.TypeTextPlain)))
+		h.Add("Vary", "Accept-Encoding")
+		if !acceptsGzip(r) {
+			_, _ = w.Write(self)
+			_, _ = w.Write(plain)
+			return
+		}
+		selfGz, err := gzipBytes(self)
+		if err != nil {
+			http.Error(w, "compress metrics: "+err.Error(), http.StatusInternalServerError)
+			return
+		}
+		h.Set("Content-Encoding", "gzip")
+		_, _ = w.Write(selfGz)
+		_, _ = w.Write(gz)
+	})
+}
+
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		enc, q, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.TrimSpace(enc) == "gzip" && strings.ReplaceAll(strings.TrimSpace(q), " ", "") != "q=0" {
+			return true
+		}
+	}
+	return false
+}
