@@ -155,12 +155,18 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	described := s.describe(ctx, groups)
+	// Describe and offset fetches go to each group's coordinator. A slow
+	// coordinator must cost only its own groups, not the whole poll, so
+	// these calls get a share of the deadline and what does not answer in
+	// time is marked on the groups it concerns.
+	groupCtx, cancel := shareOf(ctx, 3)
+	described := s.describe(groupCtx, groups)
 	names := groupNames(groups)
 	if s.opts.DLQTopic != nil {
 		names = append(names, s.opts.CursorGroup)
 	}
-	committed := s.adm.FetchManyOffsets(ctx, names...)
+	committed := s.adm.FetchManyOffsets(groupCtx, names...)
+	cancel()
 
 	meta, err := s.metadata(ctx)
 	if err != nil {
@@ -217,6 +223,16 @@ func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// shareOf returns a context with 1/n of ctx's remaining time (all of it when
+// ctx has no deadline).
+func shareOf(ctx context.Context, n int) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		return context.WithCancel(ctx)
+	}
+	return context.WithTimeout(ctx, time.Until(deadline)/time.Duration(n))
 }
 
 func groupNames(gs []kadm.ListedGroup) []string {

@@ -483,3 +483,53 @@ func TestEndHistoryBounded(t *testing.T) {
 		t.Error("history kept a partition that no longer exists")
 	}
 }
+
+// TestSlowCoordinator delays OffsetFetch on one group's coordinator past its
+// share of the poll deadline: that coordinator's groups are marked, the poll
+// succeeds, and groups on other coordinators are exact. (The delay is shorter
+// than the whole deadline: a broker answers a connection's requests in
+// order, so later requests to that broker wait it out.)
+func TestSlowCoordinator(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("a", 1)
+	tc.produce("a", 0, 5, time.Now())
+	slowNode := tc.c.CoordinatorFor("slow")
+	fast := ""
+	for i := range 100 {
+		g := fmt.Sprintf("fast-%d", i)
+		if tc.c.CoordinatorFor(g) != slowNode {
+			fast = g
+			break
+		}
+	}
+	tc.commit("slow", "a", map[int32]int64{0: 1})
+	tc.commit(fast, "a", map[int32]int64{0: 2})
+
+	release := make(chan struct{})
+	defer close(release)
+	tc.c.ControlKey(int16(kmsg.OffsetFetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		tc.c.KeepControl()
+		if tc.c.CurrentNode() == slowNode {
+			tc.c.SleepControl(func() {
+				select {
+				case <-release:
+				case <-time.After(2 * time.Second):
+				}
+			})
+		}
+		return nil, nil, false
+	})
+	s := tc.source(Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 4500*time.Millisecond)
+	defer cancel()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		t.Fatalf("a slow coordinator failed the whole poll: %v", err)
+	}
+	if g := group(t, snap, "slow"); g.Err == "" {
+		t.Errorf("slow group has no error: %+v", g)
+	}
+	if g := group(t, snap, fast); g.Err != "" || g.TotalLag() != 3 {
+		t.Errorf("group %s on another coordinator: err %q lag %d; want lag 3", fast, g.Err, g.TotalLag())
+	}
+}
