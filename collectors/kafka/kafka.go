@@ -63,6 +63,8 @@ type Source struct {
 
 	records recordCache
 	ends    endHistory
+	// listed is the last poll's group listing, by name.
+	listed kadm.ListedGroups
 	// dlqSources remembers each DLQ topic's source once a record named it,
 	// so the label stays when the DLQ is empty.
 	dlqSources map[string]string
@@ -202,7 +204,10 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 }
 
 // listGroups lists consumer groups, keeping those the filter includes. Share
-// and Connect groups have no consumer offsets to measure.
+// and Connect groups have no consumer offsets to measure. When some brokers
+// do not answer, the groups they coordinated at the last poll are kept (and
+// will show the error), so an unreachable coordinator never makes its groups
+// silently vanish.
 func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 	listed, err := s.adm.ListGroups(ctx)
 	if err != nil {
@@ -211,7 +216,15 @@ func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 			return nil, fmt.Errorf("list groups: %w", err)
 		}
 		s.log.Warn("some brokers did not list groups", "err", err)
+		for _, e := range se.Errs {
+			for name, g := range s.listed {
+				if _, ok := listed[name]; !ok && g.Coordinator == e.Broker.NodeID {
+					listed[name] = g
+				}
+			}
+		}
 	}
+	s.listed = listed
 	var out []kadm.ListedGroup
 	for _, g := range listed.Sorted() {
 		if g.GroupType == "share" || g.ProtocolType == "connect" || g.Group == s.opts.CursorGroup {

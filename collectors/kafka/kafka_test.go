@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"testing"
@@ -531,5 +532,57 @@ func TestSlowCoordinator(t *testing.T) {
 	}
 	if g := group(t, snap, fast); g.Err != "" || g.TotalLag() != 3 {
 		t.Errorf("group %s on another coordinator: err %q lag %d; want lag 3", fast, g.Err, g.TotalLag())
+	}
+}
+
+// TestOneBrokerDown closes every connection to one broker: groups and
+// partitions it serves are marked or left out, everything else is exact, and
+// the poll as a whole succeeds.
+func TestOneBrokerDown(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("a", 6)
+	for p := range int32(6) {
+		tc.produce("a", p, 5, time.Now())
+	}
+	const down = 2
+	var groups []string
+	for i := range 30 {
+		g := fmt.Sprintf("g-%d", i)
+		tc.commit(g, "a", map[int32]int64{0: 1, 1: 1, 2: 1, 3: 1, 4: 1, 5: 1})
+		groups = append(groups, g)
+	}
+	s := tc.source(Options{})
+	poll(t, s)
+
+	tc.c.Control(func(kmsg.Request) (kmsg.Response, error, bool) {
+		tc.c.KeepControl()
+		if tc.c.CurrentNode() == down {
+			return nil, errors.New("broker down"), true
+		}
+		return nil, nil, false
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 6*time.Second)
+	defer cancel()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		t.Fatalf("one broker down failed the whole poll: %v", err)
+	}
+	var healthy, marked int
+	for _, g := range groups {
+		cg := group(t, snap, g)
+		switch {
+		case cg.Err != "":
+			marked++
+		case len(cg.Partitions) > 0:
+			healthy++
+			for _, p := range cg.Partitions {
+				if p.Lag != 4 {
+					t.Errorf("%s %s/%d: lag %d, want 4", g, p.Topic, p.Partition, p.Lag)
+				}
+			}
+		}
+	}
+	if healthy == 0 || marked == 0 {
+		t.Errorf("%d healthy and %d marked groups; want both (groups are spread over 3 coordinators)", healthy, marked)
 	}
 }

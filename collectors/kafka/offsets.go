@@ -50,7 +50,16 @@ type partitionMeta struct {
 // request: DLQ detection needs all topic names, and the offsets below need
 // leaders only for the topics in use.
 func (s *Source) metadata(ctx context.Context) (map[tp]partitionMeta, error) {
-	md, err := s.adm.Metadata(ctx)
+	// Any broker can answer; franz-go picks one per attempt, so a second
+	// attempt usually avoids a broker that just failed.
+	var md kadm.Metadata
+	var err error
+	for range 3 {
+		if md, err = s.adm.Metadata(ctx); err == nil || ctx.Err() != nil {
+			break
+		}
+		s.log.Debug("metadata request failed, retrying", "err", err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("metadata: %w", err)
 	}
