@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"net"
+	"net/url"
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
@@ -47,10 +49,46 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 	// The demo has a transactional topic read by a read_committed group;
 	// on its other topics the last stable offset equals the high watermark.
 	cfg.Kafka = []config.Kafka{{Name: "demo", Brokers: d.Brokers(), Isolation: config.IsolationReadCommitted}}
+	if opts.RabbitMQURL != "" {
+		r, err := demo.StartRabbitMQ(ctx, opts.RabbitMQURL, log.With("component", "demo"))
+		if err != nil {
+			log.Warn("no RabbitMQ demo queues: broker not reachable; continuing with Kafka only", "url", redact(opts.RabbitMQURL), "err", err)
+		} else {
+			defer r.Close()
+			// Only the demo's vhost: a shared broker's other vhosts are
+			// none of the demo's business.
+			cfg.RabbitMQ = []config.RabbitMQ{{Name: "demo", URL: opts.RabbitMQURL,
+				ManagementURL: managementURL(opts.RabbitMQURL), VHosts: []string{r.VHost()}}}
+			log.Info("demo rabbitmq queues running", "url", redact(opts.RabbitMQURL))
+		}
+	}
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("demo config: %w", err)
 	}
 	return Run(ctx, Options{
 		Config: cfg, Listen: opts.Listen, Logger: log, Version: opts.Version, Listening: opts.Listening,
 	})
+}
+
+// managementURL guesses the management API next to an AMQP broker: same
+// host, the plugin's default port 15672 (15671 for amqps).
+func managementURL(amqpURL string) string {
+	u, err := url.Parse(amqpURL)
+	if err != nil {
+		return ""
+	}
+	scheme, port := "http", "15672"
+	if u.Scheme == "amqps" {
+		scheme, port = "https", "15671"
+	}
+	return scheme + "://" + net.JoinHostPort(u.Hostname(), port)
+}
+
+// redact hides the password in a URL for logs.
+func redact(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Redacted()
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"fmt"
 	"log/slog"
+	"regexp"
 
 	"github.com/twmb/franz-go/pkg/sasl"
 	"github.com/twmb/franz-go/pkg/sasl/plain"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -85,7 +87,67 @@ func saslMechanism(s *config.SASL) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("unsupported sasl mechanism %q", s.Mechanism)
 }
 
-// rabbitSources creates the RabbitMQ sources.
+// rabbitSources creates the RabbitMQ sources; the returned func closes them.
 func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, func(), error) {
-	return nil, func() {}, nil
+	var sources []collectors.Source
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	var namePattern *regexp.Regexp
+	if cfg.DLQ.NamePattern != "" {
+		var err error
+		if namePattern, err = regexp.Compile(cfg.DLQ.NamePattern); err != nil {
+			return nil, nil, fmt.Errorf("dlq.name_pattern: %w", err)
+		}
+	}
+	for _, r := range cfg.RabbitMQ {
+		s, err := rabbitSource(r, namePattern, log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sources = append(sources, s)
+		closers = append(closers, s.Close)
+	}
+	return sources, closeAll, nil
+}
+
+func rabbitSource(r config.RabbitMQ, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
+	tlsCfg, err := r.TLS.Config()
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq %s: tls: %w", r.Name, err)
+	}
+	user, pass := r.ManagementCredentials()
+	return rabbitmq.New(rabbitmq.Options{
+		Name: r.Name, URL: r.URL, ManagementURL: r.ManagementURL,
+		ManagementUser: user, ManagementPassword: pass, TLS: tlsCfg, VHosts: r.VHosts,
+		IncludeQueue:   func(_, queue string) bool { return r.Queues.Match(queue) },
+		ExplicitDLQ:    func(_, queue string) bool { return r.IsDLQQueue(queue) },
+		DLQNamePattern: namePattern,
+		ExplicitQueues: explicitQueues(r),
+		Logger:         log,
+	})
+}
+
+// explicitQueues are the dlq_queues entries that name one queue (no regex
+// syntax), in each watched vhost ("/" when none is configured). They are
+// measured over AMQP alone when there is no management API.
+func explicitQueues(r config.RabbitMQ) []rabbitmq.QueueRef {
+	vhosts := r.VHosts
+	if len(vhosts) == 0 {
+		vhosts = []string{"/"}
+	}
+	var refs []rabbitmq.QueueRef
+	for _, q := range r.DLQQueues {
+		if regexp.QuoteMeta(q) != q {
+			continue
+		}
+		for _, vh := range vhosts {
+			refs = append(refs, rabbitmq.QueueRef{VHost: vh, Name: q})
+		}
+	}
+	return refs
 }

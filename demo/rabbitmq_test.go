@@ -1,0 +1,72 @@
+package demo
+
+import (
+	"context"
+	"os"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+)
+
+const testRabbitURL = "amqp://guest:guest@127.0.0.1:5672/"
+
+// rabbitOrSkip connects to the local RabbitMQ; without one the test fails
+// in CI and is skipped elsewhere.
+func rabbitOrSkip(t *testing.T) *amqp.Connection {
+	t.Helper()
+	conn, err := amqp.Dial(testRabbitURL)
+	if err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatalf("RabbitMQ required in CI: %v", err)
+		}
+		t.Skipf("no RabbitMQ at %s: %v", testRabbitURL, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	return conn
+}
+
+func TestRabbitDemo(t *testing.T) {
+	conn := rabbitOrSkip(t)
+	r, err := StartRabbitMQ(context.Background(), testRabbitURL, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.VHost() != "/" {
+		t.Errorf("vhost %q", r.VHost())
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		orders, err := ch.QueueDeclarePassive(RabbitOrders, true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": RabbitOrdersDLQ})
+		if err != nil {
+			t.Fatal(err)
+		}
+		invoices, err := ch.QueueDeclarePassive(RabbitInvoices, true, false, false, false, amqp.Table{"x-message-ttl": int32(20_000), "x-dead-letter-exchange": RabbitDLX})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Orders are consumed; invoices pile up until their TTL.
+		if orders.Consumers == 1 && invoices.Messages > 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("orders consumers %d, invoices %d", orders.Consumers, invoices.Messages)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	r.Close()
+	r.Close() // idempotent
+	ch2, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ch2.Close()
+	if _, err := ch2.QueueDeclarePassive(RabbitOrdersDLQ, true, false, false, false, nil); err == nil {
+		t.Error("demo queues are left behind after Close")
+	}
+}
