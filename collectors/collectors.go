@@ -134,7 +134,7 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	start := time.Now()
 	snap, err := safePoll(ctx, s.src)
 	took := time.Since(start)
-	defer c.generation.Add(1) // after the state below changed
+	defer c.refreshExposition() // after the state below changed
 	c.metrics.observe(s.src, took, err)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
@@ -153,6 +153,15 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	s.publish(snap, took)
 	s.log.Debug("polled", "took", took, "groups", len(snap.Groups), "queues", len(snap.Queues), "dlqs", len(snap.DLQs))
 	return true
+}
+
+// refreshExposition marks the cached /metrics output stale and rebuilds it
+// now, on the poller's goroutine, so that scrapes only ever copy bytes.
+func (c *Collector) refreshExposition() {
+	gen := c.generation.Add(1)
+	if _, _, err := c.exposition.get(gen); err != nil {
+		c.opts.Logger.Error("encode metrics", "err", err)
+	}
 }
 
 // safePoll turns a panicking source into a failed poll: one broken source
