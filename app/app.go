@@ -58,7 +58,8 @@ func Run(ctx context.Context, opts Options) error {
 	if opts.Listen != "" {
 		listen = opts.Listen
 	}
-	l, err := net.Listen("tcp", listen)
+	var lc net.ListenConfig
+	l, err := lc.Listen(ctx, "tcp", listen)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", listen, err)
 	}

@@ -110,4 +110,3 @@ func rules(args []string, stdout, stderr io.Writer) error {
 	_, err = stdout.Write(out)
 	return err
 }
-
