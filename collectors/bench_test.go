@@ -98,7 +98,11 @@ func BenchmarkExposition(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		b.ReportMetric(float64(len(plain))/1024, "KiB-plain")
+		n := 0
+		for _, c := range plain {
+			n += len(c)
+		}
+		b.ReportMetric(float64(n)/1024, "KiB-plain")
 		b.ReportMetric(float64(len(gz))/1024, "KiB-gzip")
 	}
 }

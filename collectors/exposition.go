@@ -27,7 +27,7 @@ type exposition struct {
 	mu    sync.Mutex
 	gen   uint64
 	built bool
-	plain []byte
+	plain [][]byte
 	gz    []byte
 	sizes map[*family]int
 }
@@ -38,24 +38,23 @@ func newExposition(c *Collector) *exposition {
 	return &exposition{c: c, vecs: vecs}
 }
 
-// get returns the exposition for generation gen, building it if needed.
-func (e *exposition) get(gen uint64) (plain, gz []byte, err error) {
+// get returns the exposition for generation gen, building it if needed: the
+// plain text as chunks to write in order, and all of it gzipped.
+func (e *exposition) get(gen uint64) (plain [][]byte, gz []byte, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.built && e.gen == gen {
 		return e.plain, e.gz, nil
 	}
-	plain, err = encodeText(e.vecs)
+	vecs, err := encodeText(e.vecs)
 	if err != nil {
 		return nil, nil, err
 	}
 	text := newTextSink(e.sizes)
 	e.c.emit(text)
 	e.sizes = text.sizes()
-	buf := bytes.NewBuffer(plain)
-	text.writeTo(buf)
-	plain = buf.Bytes()
-	if gz, err = gzipBytes(plain); err != nil {
+	plain = append([][]byte{vecs}, text.chunks()...)
+	if gz, err = gzipChunks(plain); err != nil {
 		return nil, nil, err
 	}
 	e.plain, e.gz, e.gen, e.built = plain, gz, gen, true
@@ -77,16 +76,18 @@ func encodeText(g prometheus.Gatherer) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-// gzipBytes compresses at BestSpeed: the exposition is label-heavy text that
-// compresses about 30× even so, and this runs on the scrape path once per poll.
-func gzipBytes(b []byte) ([]byte, error) {
+// gzipChunks compresses at BestSpeed: the exposition is label-heavy text
+// that compresses about 20× even so, and this runs once per poll.
+func gzipChunks(chunks [][]byte) ([]byte, error) {
 	var buf bytes.Buffer
 	zw, err := gzip.NewWriterLevel(&buf, gzip.BestSpeed)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := zw.Write(b); err != nil {
-		return nil, err
+	for _, c := range chunks {
+		if _, err := zw.Write(c); err != nil {
+			return nil, err
+		}
 	}
 	if err := zw.Close(); err != nil {
 		return nil, err
@@ -115,10 +116,12 @@ func (c *Collector) Handler(process prometheus.Gatherer) http.Handler {
 		h.Add("Vary", "Accept-Encoding")
 		if !acceptsGzip(r) {
 			_, _ = w.Write(self)
-			_, _ = w.Write(plain)
+			for _, c := range plain {
+				_, _ = w.Write(c)
+			}
 			return
 		}
-		selfGz, err := gzipBytes(self)
+		selfGz, err := gzipChunks([][]byte{self})
 		if err != nil {
 			http.Error(w, "compress metrics: "+err.Error(), http.StatusInternalServerError)
 			return

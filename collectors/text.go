@@ -1,7 +1,6 @@
 package collectors
 
 import (
-	"bytes"
 	"math"
 	"slices"
 	"strconv"
@@ -58,28 +57,22 @@ func (s *textSink) gauge(f *family, v float64, lv ...string) {
 	s.bufs[f] = b
 }
 
-// writeTo appends every family, sorted by name, with its HELP and TYPE.
-func (s *textSink) writeTo(out *bytes.Buffer) {
+// chunks returns the exposition as byte slices to write in order: each
+// family's HELP and TYPE lines, then its samples. Keeping the family buffers
+// as they are, rather than joining them, saves a copy of the whole
+// exposition.
+func (s *textSink) chunks() [][]byte {
 	fams := make([]*family, 0, len(s.bufs))
 	for f := range s.bufs {
 		fams = append(fams, f)
 	}
 	slices.SortFunc(fams, func(a, b *family) int { return strings.Compare(a.name, b.name) })
-	total := 0
-	for _, b := range s.bufs {
-		total += len(b)
-	}
-	out.Grow(total + len(fams)*256)
+	out := make([][]byte, 0, 2*len(fams))
 	for _, f := range fams {
-		out.WriteString("# HELP ")
-		out.WriteString(f.name)
-		out.WriteByte(' ')
-		out.WriteString(helpEscaper.Replace(f.help))
-		out.WriteString("\n# TYPE ")
-		out.WriteString(f.name)
-		out.WriteString(" gauge\n")
-		out.Write(s.bufs[f])
+		header := "# HELP " + f.name + " " + helpEscaper.Replace(f.help) + "\n# TYPE " + f.name + " gauge\n"
+		out = append(out, []byte(header), s.bufs[f])
 	}
+	return out
 }
 
 var helpEscaper = strings.NewReplacer(`\`, `\\`, "\n", `\n`)

@@ -134,14 +134,14 @@ func (g *ConsumerGroup) Topics() []TopicLag {
 	return out
 }
 
-// PartitionLag is one group's position on one partition.
+// PartitionLag is one group's position on one partition. There is one per
+// group-partition in every kept snapshot (18,000 × the status window for a
+// large cluster), so fields are ordered to pack tightly.
 type PartitionLag struct {
-	Topic     string
-	Partition int32
+	Topic string
 	// Committed is the group's committed offset: the next record it will
 	// read. Meaningless when HasCommit is false.
 	Committed int64
-	HasCommit bool
 	// End is what lag was measured against: the high watermark, or the last
 	// stable offset for read_committed groups.
 	End      int64
@@ -153,11 +153,14 @@ type PartitionLag struct {
 	// LagSeconds is the age of the next record the group will read; 0 when
 	// caught up. LagSecondsEstimated is set when it was interpolated from the
 	// end-offset history because that record could not be fetched.
-	LagSeconds          float64
-	LagSecondsEstimated bool
+	LagSeconds float64
 	// Member is the client assigned this partition, if any.
 	Member string
 	Host   string
+
+	Partition           int32
+	HasCommit           bool
+	LagSecondsEstimated bool
 }
 
 // Queue is one RabbitMQ queue as of a poll.
