@@ -28,6 +28,8 @@ type Options struct {
 	// Listening, when set, receives the address the server listens on once
 	// it accepts connections (tests and the demo use it).
 	Listening func(addr string)
+	// InsecureNoAuth allows auth mode none on a non-loopback address.
+	InsecureNoAuth bool
 }
 
 // Run polls every configured source and serves the UI, API and /metrics
@@ -38,6 +40,13 @@ func Run(ctx context.Context, opts Options) error {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cfg := opts.Config
+	listen := cfg.Listen
+	if opts.Listen != "" {
+		listen = opts.Listen
+	}
+	if err := web.CheckListenAuth(listen, cfg.Auth, opts.InsecureNoAuth); err != nil {
+		return err
+	}
 	sources, closeSources, err := buildSources(cfg, log)
 	if err != nil {
 		return err
@@ -50,14 +59,10 @@ func Run(ctx context.Context, opts Options) error {
 		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
 	})
 	srv := web.New(web.Options{
-		Monitor: col, Logger: log, Version: opts.Version,
+		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		Metrics: col.Handler(processRegistry(opts.Version)),
 	})
 
-	listen := cfg.Listen
-	if opts.Listen != "" {
-		listen = opts.Listen
-	}
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", listen)
 	if err != nil {

@@ -2,7 +2,9 @@ package collectors
 
 import (
 	"math"
+	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -18,12 +20,20 @@ type family struct {
 	name   string
 	help   string
 	labels []string
+	// sorted lists label indexes in name order, the order client_golang
+	// writes them in; the text exposition follows it so both read the same.
+	sorted []int
 	desc   *prometheus.Desc
 }
 
 func desc(name, help string, labels ...string) *family {
 	name = ns + "_" + name
-	return &family{name: name, help: help, labels: labels, desc: prometheus.NewDesc(name, help, labels, nil)}
+	sorted := make([]int, len(labels))
+	for i := range sorted {
+		sorted[i] = i
+	}
+	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(labels[a], labels[b]) })
+	return &family{name: name, help: help, labels: labels, sorted: sorted, desc: prometheus.NewDesc(name, help, labels, nil)}
 }
 
 // sink receives the collector's gauges: as const metrics for Collect, or as

@@ -40,11 +40,11 @@ func (s *textSink) gauge(f *family, v float64, lv ...string) {
 	b = append(b, f.name...)
 	if len(f.labels) > 0 {
 		b = append(b, '{')
-		for i, name := range f.labels {
-			if i > 0 {
+		for n, i := range f.sorted {
+			if n > 0 {
 				b = append(b, ',')
 			}
-			b = append(b, name...)
+			b = append(b, f.labels[i]...)
 			b = append(b, '=', '"')
 			b = appendLabelValue(b, lv[i])
 			b = append(b, '"')

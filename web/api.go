@@ -145,6 +145,21 @@ func (s *Server) apiGroup(c echo.Context) error {
 	return c.JSON(http.StatusOK, out)
 }
 
+// apiGroupHistory is the chart's data: the kept history of one group,
+// without the partition list the full group endpoint carries.
+func (s *Server) apiGroupHistory(c echo.Context) error {
+	g, err := s.groupParam(c)
+	if err != nil {
+		return err
+	}
+	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
+	out := make([]historyJSON, len(h))
+	for i, p := range h {
+		out[i] = historyJSON{p.At, p.Lag, p.LagSeconds}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"cluster": g.Cluster, "group": g.Name, "history": out})
+}
+
 func (s *Server) apiDLQs(c echo.Context) error {
 	_, dlqs := s.groupsAndDLQs()
 	out := make([]dlqJSON, len(dlqs))

@@ -4,4 +4,28 @@
 // Handlers are thin: they read from the Monitor interface declared here (the
 // collectors satisfy it) and render a component or JSON. Nothing here talks
 // to a broker, so a slow broker never slows a page.
+//
+// Pages are server-rendered and keep their list state (tab, sort, dir, q,
+// page) in the URL. app.js refreshes the live parts every 5 s through htmx:
+// it asks for the current URL with partial=1 and the server answers only the
+// live blocks, each swapped out of band, so the filter box keeps its focus
+// and the layout does not jump. Only one page of 200 rows is rendered, so a
+// page costs the same with 200 or 20,000 groups.
+//
+// Access control (Options.Auth, config.Auth): mode none lets everyone in as
+// admin (CheckListenAuth allows that only on loopback); basic checks bcrypt
+// hashes (successful checks are cached, as bcrypt is slow by design); tokens
+// compares the SHA-256 of a bearer token with every configured hash in
+// constant time; proxy trusts the user and groups headers only when the TCP
+// peer is in trusted_cidrs. Bearer tokens are accepted in every mode that
+// has them, for API clients. The Principal (name, role) is in the request
+// context; requireRole guards state-changing routes (403 JSON on the API).
+// /healthz, /readyz, /metrics and /static/ are never authenticated: probes
+// and Prometheus scrape them without credentials, and assets are public code.
+//
+// CSRF: every POST, PUT, PATCH and DELETE needs the X-CSRF-Token header to
+// equal the HttpOnly SameSite=Strict cookie qw_csrf (double submit); the
+// page carries the token in <meta name="csrf-token"> and app.js adds it to
+// every htmx request. Requests authenticated by a bearer token carry no
+// ambient credentials and are exempt.
 package web

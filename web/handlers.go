@@ -4,6 +4,7 @@ import (
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -13,11 +14,257 @@ import (
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
+// chrome is the page frame's data for this request.
+func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
+	ctx := c.Request().Context()
+	p, _ := PrincipalFrom(ctx)
+	return components.Chrome{
+		Title: title, Sources: s.opts.Monitor.Statuses(), Now: components.Now{T: time.Now()},
+		User: p.Name, Role: string(p.Role), AuthOff: p.Method == methodNone,
+		CSRF: CSRFToken(ctx), Nav: nav, AssetVersion: s.assetVersion,
+	}
+}
+
+// partial reports whether the request wants only the live blocks of a page
+// (the 5 s refresh, or a filter/sort change made without a reload).
+func partial(c echo.Context) bool { return c.QueryParam("partial") == "1" }
+
 func (s *Server) overview(c echo.Context) error {
-	groups, dlqs := s.groupsAndDLQs()
-	return render(c, http.StatusOK, components.Overview(components.OverviewData{
-		Sources: s.opts.Monitor.Statuses(), Groups: groups, DLQs: dlqs, Now: components.Now{T: time.Now()},
-	}))
+	tab := c.QueryParam("tab")
+	switch tab {
+	case components.TabGroups, components.TabQueues, components.TabDLQs:
+	default:
+		tab = components.TabGroups
+	}
+	nav := "overview"
+	if tab == components.TabDLQs {
+		nav = "dlqs"
+	}
+	d := s.overviewData(c, tab)
+	d.Chrome = s.chrome(c, "Overview", nav)
+	d.Summary.Sources = len(d.Chrome.Sources)
+	for _, st := range d.Chrome.Sources {
+		if st.Up {
+			d.Summary.SourcesUp++
+		}
+	}
+	if partial(c) {
+		return render(c, http.StatusOK, components.OverviewPartial(d))
+	}
+	return render(c, http.StatusOK, components.Overview(d))
+}
+
+// overviewData gathers every source's groups, queues and DLQs and shapes
+// the requested tab's page of rows.
+func (s *Server) overviewData(c echo.Context, tab string) components.OverviewData {
+	var groups []components.GroupRow
+	var queues []components.QueueRow
+	var dlqs []components.DLQRow
+	dlqIDs := map[string]bool{}
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		for i := range snap.Groups {
+			g := &snap.Groups[i]
+			groups = append(groups, components.GroupRow{G: g, Status: groupStatus(g), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
+		}
+		for i := range snap.DLQs {
+			dlqs = append(dlqs, components.DLQRow{D: &snap.DLQs[i]})
+			dlqIDs[snap.DLQs[i].ID()] = true
+		}
+	}
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		for i := range snap.Queues {
+			q := &snap.Queues[i]
+			id := string(queue.RabbitMQ) + ":" + q.Cluster + ":" + q.VHost + ":" + q.Name
+			queues = append(queues, components.QueueRow{Q: q, IsDLQ: dlqIDs[id]})
+		}
+	}
+	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs)}}
+	d.Summary = s.summary(groups, dlqs)
+	d.Attention, d.AttentionMore = s.attention(groups, dlqs)
+
+	switch tab {
+	case components.TabQueues:
+		d.Table = tableState(c, "/", tab, queueSorts, "messages")
+		queues = filterRows(queues, d.Table.Q, func(r components.QueueRow) []string {
+			return []string{r.Q.Name, r.Q.Cluster, r.Q.VHost, r.Q.Type}
+		})
+		sortRows(queues, queueSorts[d.Table.Sort], d.Table.Dir, func(a, b components.QueueRow) int {
+			return strings.Compare(a.Q.Cluster+"\x00"+a.Q.VHost+"\x00"+a.Q.Name, b.Q.Cluster+"\x00"+b.Q.VHost+"\x00"+b.Q.Name)
+		})
+		d.Queues = page(&d.Table, queues)
+	case components.TabDLQs:
+		d.Table = tableState(c, "/", tab, dlqSorts, "messages")
+		dlqs = filterRows(dlqs, d.Table.Q, func(r components.DLQRow) []string {
+			return []string{r.D.Name, r.D.Cluster, r.D.VHost, string(r.D.Broker), r.D.Source()}
+		})
+		sortRows(dlqs, dlqSorts[d.Table.Sort], d.Table.Dir, func(a, b components.DLQRow) int {
+			return strings.Compare(a.D.ID(), b.D.ID())
+		})
+		d.DLQs = page(&d.Table, dlqs)
+		for i := range d.DLQs {
+			d.DLQs[i].Trend = s.dlqSpark(d.DLQs[i].D)
+		}
+	default:
+		d.Table = tableState(c, "/", tab, groupSorts, "status")
+		groups = filterRows(groups, d.Table.Q, func(r components.GroupRow) []string {
+			return []string{r.G.Name, r.G.Cluster, r.G.State, string(r.Status)}
+		})
+		sortRows(groups, groupSorts[d.Table.Sort], d.Table.Dir, compareGroupNames)
+		d.Groups = page(&d.Table, groups)
+		for i := range d.Groups {
+			d.Groups[i].Trend = s.groupSpark(d.Groups[i].G)
+		}
+	}
+	return d
+}
+
+func compareGroupNames(a, b components.GroupRow) int {
+	if c := strings.Compare(a.G.Cluster, b.G.Cluster); c != 0 {
+		return c
+	}
+	return strings.Compare(a.G.Name, b.G.Name)
+}
+
+// sortFunc compares two rows in ascending order of one column.
+type sortFunc[T any] func(a, b T) int
+
+// groupSorts are the group table's sortable columns. Status sorts by
+// harm: severity, then lag.
+var groupSorts = map[string]sortFunc[components.GroupRow]{
+	"name":    func(a, b components.GroupRow) int { return strings.Compare(a.G.Name, b.G.Name) },
+	"cluster": func(a, b components.GroupRow) int { return strings.Compare(a.G.Cluster, b.G.Cluster) },
+	"state":   func(a, b components.GroupRow) int { return strings.Compare(a.G.State, b.G.State) },
+	"status": func(a, b components.GroupRow) int {
+		if c := severity(a.Status, "") - severity(b.Status, ""); c != 0 {
+			return c
+		}
+		return cmpInt(a.Lag, b.Lag)
+	},
+	"lag":     func(a, b components.GroupRow) int { return cmpInt(a.Lag, b.Lag) },
+	"lagsec":  func(a, b components.GroupRow) int { return cmpFloat(a.LagSec, b.LagSec) },
+	"eta":     func(a, b components.GroupRow) int { return cmpFloat(etaKey(a.G.ETA), etaKey(b.G.ETA)) },
+	"members": func(a, b components.GroupRow) int { return a.G.Members - b.G.Members },
+}
+
+// etaKey orders ETAs: unknown, caught up, shortest … longest, falling behind.
+func etaKey(e queue.ETA) float64 {
+	switch {
+	case !e.Known:
+		return -1
+	case e.FallingBehind:
+		return 1e18
+	}
+	return e.In.Seconds()
+}
+
+var queueSorts = map[string]sortFunc[components.QueueRow]{
+	"name": func(a, b components.QueueRow) int { return strings.Compare(a.Q.Name, b.Q.Name) },
+	"cluster": func(a, b components.QueueRow) int {
+		return strings.Compare(a.Q.Cluster+"\x00"+a.Q.VHost, b.Q.Cluster+"\x00"+b.Q.VHost)
+	},
+	"messages":  func(a, b components.QueueRow) int { return cmpInt(a.Q.Messages(), b.Q.Messages()) },
+	"ready":     func(a, b components.QueueRow) int { return cmpInt(a.Q.Ready, b.Q.Ready) },
+	"unacked":   func(a, b components.QueueRow) int { return cmpInt(a.Q.Unacked, b.Q.Unacked) },
+	"consumers": func(a, b components.QueueRow) int { return a.Q.Consumers - b.Q.Consumers },
+	"age": func(a, b components.QueueRow) int {
+		return cmpInt(int64(a.Q.HeadMessageAge), int64(b.Q.HeadMessageAge))
+	},
+}
+
+var dlqSorts = map[string]sortFunc[components.DLQRow]{
+	"name":     func(a, b components.DLQRow) int { return strings.Compare(a.D.Name, b.D.Name) },
+	"cluster":  func(a, b components.DLQRow) int { return strings.Compare(a.D.ID(), b.D.ID()) },
+	"messages": func(a, b components.DLQRow) int { return cmpInt(a.D.Messages, b.D.Messages) },
+	"oldest":   func(a, b components.DLQRow) int { return cmpInt(int64(a.D.OldestAge), int64(b.D.OldestAge)) },
+}
+
+// naturalDir is the direction a column sorts in when first clicked:
+// names ascending, numbers and status (harm) descending.
+func naturalDir(key string) string {
+	switch key {
+	case "name", "cluster", "state", "topic", "partition", "member", "consumers":
+		return "asc"
+	}
+	return "desc"
+}
+
+// tableState reads a list's sort, direction, filter and page from the
+// query string, falling back to defaults for anything unknown.
+func tableState[T any](c echo.Context, path, tab string, sorts map[string]sortFunc[T], def string) components.Table {
+	t := components.Table{Path: path, Tab: tab, Sort: c.QueryParam("sort"), Dir: c.QueryParam("dir"), Q: strings.TrimSpace(c.QueryParam("q"))}
+	if _, ok := sorts[t.Sort]; !ok {
+		t.Sort, t.Dir = def, naturalDir(def)
+	}
+	if t.Dir != "asc" && t.Dir != "desc" {
+		t.Dir = naturalDir(t.Sort)
+	}
+	if len(t.Q) > 200 {
+		t.Q = t.Q[:200]
+	}
+	t.Page, _ = strconv.Atoi(c.QueryParam("page"))
+	return t
+}
+
+// filterRows keeps rows any of whose fields contains q, case-insensitively.
+func filterRows[T any](rows []T, q string, fields func(T) []string) []T {
+	if q == "" {
+		return rows
+	}
+	q = strings.ToLower(q)
+	out := rows[:0:0]
+	for _, r := range rows {
+		for _, f := range fields(r) {
+			if strings.Contains(strings.ToLower(f), q) {
+				out = append(out, r)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func sortRows[T any](rows []T, by sortFunc[T], dir string, tie func(a, b T) int) {
+	slices.SortFunc(rows, func(a, b T) int {
+		c := by(a, b)
+		if dir == "desc" {
+			c = -c
+		}
+		if c != 0 {
+			return c
+		}
+		return tie(a, b)
+	})
+}
+
+// page cuts the rows to the table's page and fills in the paging fields.
+func page[T any](t *components.Table, rows []T) []T {
+	t.Total = len(rows)
+	t.Pages = max(1, (len(rows)+components.PageSize-1)/components.PageSize)
+	t.Page = min(max(t.Page, 1), t.Pages)
+	from := (t.Page - 1) * components.PageSize
+	to := min(from+components.PageSize, len(rows))
+	t.From, t.To = from+1, to
+	return rows[from:to]
+}
+
+func cmpInt(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
 }
 
 func (s *Server) groupPage(c echo.Context) error {
@@ -25,13 +272,60 @@ func (s *Server) groupPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	return render(c, http.StatusOK, components.Group(components.GroupData{
-		Sources: s.opts.Monitor.Statuses(), Group: *g, Now: components.Now{T: time.Now()},
-	}))
+	d := components.GroupData{
+		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: groupStatus(g),
+		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
+		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
+		Range:      "1h",
+	}
+	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
+		d.Range = r
+	}
+	for _, t := range g.Topics() {
+		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})
+	}
+	rows := make([]components.PartitionRow, len(g.Partitions))
+	for i := range g.Partitions {
+		rows[i] = components.PartitionRow{P: &g.Partitions[i], Share: share(g.Partitions[i].Lag, d.Lag)}
+	}
+	d.Table = tableState(c, components.GroupURL(g.Cluster, g.Name), "", partitionSorts, "topic")
+	rows = filterRows(rows, d.Table.Q, func(r components.PartitionRow) []string {
+		return []string{r.P.Topic, r.P.Member, r.P.Host}
+	})
+	sortRows(rows, partitionSorts[d.Table.Sort], d.Table.Dir, partitionSorts["topic"])
+	d.Partitions = page(&d.Table, rows)
+	if partial(c) {
+		return render(c, http.StatusOK, components.GroupPartial(d))
+	}
+	return render(c, http.StatusOK, components.Group(d))
+}
+
+func share(part, total int64) float64 {
+	if total <= 0 {
+		return 0
+	}
+	return float64(part) / float64(total)
+}
+
+var partitionSorts = map[string]sortFunc[components.PartitionRow]{
+	"topic": func(a, b components.PartitionRow) int {
+		if c := strings.Compare(a.P.Topic, b.P.Topic); c != 0 {
+			return c
+		}
+		return int(a.P.Partition) - int(b.P.Partition)
+	},
+	"partition": func(a, b components.PartitionRow) int { return int(a.P.Partition) - int(b.P.Partition) },
+	"committed": func(a, b components.PartitionRow) int { return cmpInt(a.P.Committed, b.P.Committed) },
+	"end":       func(a, b components.PartitionRow) int { return cmpInt(a.P.End, b.P.End) },
+	"lag":       func(a, b components.PartitionRow) int { return cmpInt(a.P.Lag, b.P.Lag) },
+	"lagsec":    func(a, b components.PartitionRow) int { return cmpFloat(a.P.LagSeconds, b.P.LagSeconds) },
+	"member": func(a, b components.PartitionRow) int {
+		return strings.Compare(a.P.Member+"\x00"+a.P.Host, b.P.Member+"\x00"+b.P.Host)
+	},
 }
 
 // groupsAndDLQs gathers every source's groups and DLQs, worst first: the
-// page answers "what needs me?" before anything else.
+// API answers "what needs me?" before anything else.
 func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
 	var groups []queue.ConsumerGroup
 	var dlqs []queue.DLQ
@@ -43,20 +337,14 @@ func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
 		if sa, sb := severity(a.Status, a.Err), severity(b.Status, b.Err); sa != sb {
 			return sb - sa
 		}
-		if la, lb := a.TotalLag(), b.TotalLag(); la != lb {
-			if la > lb {
-				return -1
-			}
-			return 1
+		if c := cmpInt(b.TotalLag(), a.TotalLag()); c != 0 {
+			return c
 		}
 		return strings.Compare(a.Cluster+"\x00"+a.Name, b.Cluster+"\x00"+b.Name)
 	})
 	slices.SortStableFunc(dlqs, func(a, b queue.DLQ) int {
-		if a.Messages != b.Messages {
-			if a.Messages > b.Messages {
-				return -1
-			}
-			return 1
+		if c := cmpInt(b.Messages, a.Messages); c != 0 {
+			return c
 		}
 		return strings.Compare(a.ID(), b.ID())
 	})
@@ -110,3 +398,5 @@ func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {
 	}
 	return nil, false
 }
+
+func urlQuery(s string) string { return url.QueryEscape(s) }

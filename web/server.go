@@ -10,7 +10,9 @@ import (
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
+	"github.com/labstack/echo/v4/middleware"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -30,12 +32,16 @@ type Options struct {
 	Metrics http.Handler
 	Logger  *slog.Logger
 	Version string
+	// Auth is who may use the UI and API. The zero value is mode none:
+	// everyone is admin, which CheckListenAuth allows only on loopback.
+	Auth config.Auth
 }
 
 // Server is queuewatch's HTTP server.
 type Server struct {
-	e    *echo.Echo
-	opts Options
+	e            *echo.Echo
+	opts         Options
+	assetVersion string
 }
 
 // New builds the server and its routes.
@@ -45,9 +51,11 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, opts: opts}
+	s := &Server{e: e, opts: opts, assetVersion: assetVersion()}
 	e.HTTPErrorHandler = s.handleError
-	e.Use(securityHeaders)
+	// Order matters: headers on every answer (errors included), then who
+	// is asking, then CSRF, which exempts bearer-token clients.
+	e.Use(securityHeaders, newAuthenticator(opts.Auth).middleware, csrf, compress())
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
@@ -59,6 +67,7 @@ func New(opts Options) *Server {
 	api := e.Group("/api/v1")
 	api.GET("/groups", s.apiGroups)
 	api.GET("/groups/:cluster/:group", s.apiGroup)
+	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
 	api.GET("/sources", s.apiSources)
 	return s
@@ -113,6 +122,17 @@ func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
 		h.Set("Referrer-Policy", "same-origin")
 		return next(c)
 	}
+}
+
+// compress gzips pages, JSON and assets (htmx and uPlot shrink to a
+// third). /metrics is left alone: the collectors serve a pre-compressed
+// exposition themselves.
+func compress() echo.MiddlewareFunc {
+	return middleware.GzipWithConfig(middleware.GzipConfig{
+		Level:     5,
+		MinLength: 1024,
+		Skipper:   func(c echo.Context) bool { return c.Request().URL.Path == "/metrics" },
+	})
 }
 
 // render writes a templ component with a status code.

@@ -21,7 +21,7 @@ type staticMonitor struct {
 	ready    bool
 }
 
-func (m staticMonitor) Snapshots() []*queue.Snapshot    { return m.snaps }
+func (m staticMonitor) Snapshots() []*queue.Snapshot   { return m.snaps }
 func (m staticMonitor) Statuses() []queue.SourceStatus { return m.statuses }
 func (m staticMonitor) Ready() bool                    { return m.ready }
 func (m staticMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
@@ -161,7 +161,8 @@ func TestUnknownRoutes(t *testing.T) {
 			t.Errorf("%s: %d", target, rec.Code)
 		}
 	}
-	if rec := do(t, s, "POST", "/api/v1/groups"); rec.Code != http.StatusMethodNotAllowed {
+	ck, tok := csrfPair(t, s)
+	if rec := send(s, "POST", "/api/v1/groups", func(r *http.Request) { r.AddCookie(ck) }, header(csrfHeader, tok)); rec.Code != http.StatusMethodNotAllowed {
 		t.Errorf("POST groups: %d", rec.Code)
 	}
 	if rec := do(t, s, "GET", "/static/app.css"); rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Type"), "text/css") {

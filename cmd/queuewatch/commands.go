@@ -15,6 +15,7 @@ func serve(args []string, stderr io.Writer) error {
 	fs := newFlags("serve", stderr)
 	path := fs.String("config", "queuewatch.yaml", "configuration file")
 	listen := fs.String("listen", "", "address to serve on (overrides listen)")
+	insecure := fs.Bool("insecure-no-auth", false, "allow auth mode none on a non-loopback address")
 	var lf logFlags
 	lf.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -33,7 +34,9 @@ func serve(args []string, stderr io.Writer) error {
 	}
 	ctx, stop := signalContext()
 	defer stop()
-	return app.Run(ctx, app.Options{Config: cfg, Listen: *listen, Logger: log, Version: buildVersion()})
+	return app.Run(ctx, app.Options{
+		Config: cfg, Listen: *listen, Logger: log, Version: buildVersion(), InsecureNoAuth: *insecure,
+	})
 }
 
 func runDemo(args []string, stdout, stderr io.Writer) error {

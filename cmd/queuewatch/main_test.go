@@ -81,3 +81,11 @@ func TestBrowsable(t *testing.T) {
 		}
 	}
 }
+
+func TestServeRefusesNoAuthOnPublicAddress(t *testing.T) {
+	path := writeConfig(t, "listen: 0.0.0.0:0\nkafka:\n  - name: prod\n    brokers: [127.0.0.1:1]\n")
+	code, _, errOut := runCmd("serve", "--config", path)
+	if code != 1 || !strings.Contains(errOut, "insecure-no-auth") {
+		t.Errorf("serve with auth none on 0.0.0.0: %d %q", code, errOut)
+	}
+}

@@ -100,3 +100,50 @@ func StatusOf(s queue.Status) queue.Status {
 	}
 	return s
 }
+
+// Itoa formats an int.
+func Itoa(n int) string { return strconv.Itoa(n) }
+
+// Millis formats a poll duration: "340ms", "2.1s".
+func Millis(d time.Duration) string {
+	if d < time.Second {
+		return strconv.FormatInt(d.Milliseconds(), 10) + "ms"
+	}
+	return strconv.FormatFloat(d.Seconds(), 'f', 1, 64) + "s"
+}
+
+// BarWidth is a fraction as an SVG width in a 100-unit box; a non-zero
+// share gets at least one unit so it stays visible.
+func BarWidth(frac float64) string {
+	w := frac * 100
+	switch {
+	case frac <= 0:
+		return "0"
+	case w < 1:
+		w = 1
+	case w > 100:
+		w = 100
+	}
+	return strconv.FormatFloat(w, 'f', 1, 64)
+}
+
+// Percent formats a fraction as a whole percentage, "<1%" for tiny shares.
+func Percent(frac float64) string {
+	switch {
+	case frac <= 0:
+		return "0%"
+	case frac < 0.01:
+		return "<1%"
+	}
+	return strconv.Itoa(int(frac*100+0.5)) + "%"
+}
+
+func lastPoll(sources []queue.SourceStatus) time.Time {
+	var t time.Time
+	for _, s := range sources {
+		if s.LastPoll.After(t) {
+			t = s.LastPoll
+		}
+	}
+	return t
+}

@@ -1,0 +1,339 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync"
+
+	"github.com/labstack/echo/v4"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/queuewatch/queuewatch/config"
+)
+
+// Principal is who made a request and what they may do.
+type Principal struct {
+	Name string
+	Role config.Role
+	// Method is how the request was authenticated: "none", "basic",
+	// "token" or "proxy". Token requests come from API clients, not
+	// browsers, and are exempt from CSRF checks.
+	Method string
+}
+
+// Authentication methods recorded in Principal.Method.
+const (
+	methodNone  = "none"
+	methodBasic = "basic"
+	methodToken = "token"
+	methodProxy = "proxy"
+)
+
+type principalKey struct{}
+
+// PrincipalFrom returns the authenticated principal of a request context.
+func PrincipalFrom(ctx context.Context) (Principal, bool) {
+	p, ok := ctx.Value(principalKey{}).(Principal)
+	return p, ok
+}
+
+func withPrincipal(c echo.Context, p Principal) {
+	r := c.Request()
+	c.SetRequest(r.WithContext(context.WithValue(r.Context(), principalKey{}, p)))
+}
+
+// roleRank orders roles: a role may do everything a lower rank may.
+func roleRank(r config.Role) int {
+	switch r {
+	case config.RoleViewer:
+		return 1
+	case config.RoleOperator:
+		return 2
+	case config.RoleAdmin:
+		return 3
+	}
+	return 0
+}
+
+// publicPath reports whether a path is served without authentication:
+// health checks must answer for orchestrators, Prometheus scrapes /metrics
+// without credentials (it exposes only what the metrics already export), and
+// static assets are the same public code for everyone.
+func publicPath(p string) bool {
+	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/")
+}
+
+// errUnauthenticated answers requests without valid credentials; the
+// challenge header depends on the mode.
+var errUnauthenticated = echo.NewHTTPError(http.StatusUnauthorized, "authentication required")
+
+// authenticator checks credentials for auth.mode and puts the Principal in
+// the request context.
+type authenticator struct {
+	cfg config.Auth
+	// verified caches successful bcrypt checks by a hash of user and
+	// password: bcrypt costs ~50 ms by design, and a browser sends the
+	// credentials with every request and every 5 s refresh.
+	mu       sync.Mutex
+	verified map[[32]byte]config.User
+	dummy    []byte
+}
+
+// maxVerified bounds the bcrypt cache; it is reset when full, which only
+// costs a re-check.
+const maxVerified = 1024
+
+func newAuthenticator(cfg config.Auth) *authenticator {
+	a := &authenticator{cfg: cfg, verified: map[[32]byte]config.User{}}
+	if cfg.Mode == config.AuthBasic {
+		// A hash to compare against for unknown users, so a login attempt
+		// takes as long whether or not the user exists.
+		a.dummy, _ = bcrypt.GenerateFromPassword([]byte("queuewatch-dummy"), bcrypt.DefaultCost)
+	}
+	return a
+}
+
+func (a *authenticator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		if publicPath(c.Request().URL.Path) {
+			return next(c)
+		}
+		p, err := a.authenticate(c)
+		if err != nil {
+			if errors.Is(err, errUnauthenticated) {
+				a.challenge(c)
+			}
+			return err
+		}
+		withPrincipal(c, p)
+		return next(c)
+	}
+}
+
+func (a *authenticator) authenticate(c echo.Context) (Principal, error) {
+	r := c.Request()
+	// Bearer tokens work in every mode that has tokens, so API clients
+	// can sit next to browser users logged in by basic auth or a proxy.
+	if tok, ok := bearer(r); ok && a.cfg.Mode != config.AuthNone {
+		return a.token(tok)
+	}
+	switch a.cfg.Mode {
+	case config.AuthNone, "":
+		return Principal{Name: "anonymous", Role: config.RoleAdmin, Method: methodNone}, nil
+	case config.AuthBasic:
+		return a.basic(r)
+	case config.AuthProxy:
+		return a.proxy(r)
+	}
+	return Principal{}, errUnauthenticated
+}
+
+func (a *authenticator) challenge(c echo.Context) {
+	switch a.cfg.Mode {
+	case config.AuthBasic:
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Basic realm="queuewatch", charset="UTF-8"`)
+	case config.AuthTokens:
+		c.Response().Header().Set(echo.HeaderWWWAuthenticate, `Bearer realm="queuewatch"`)
+	}
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get(echo.HeaderAuthorization)
+	scheme, tok, ok := strings.Cut(h, " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return "", false
+	}
+	tok = strings.TrimSpace(tok)
+	return tok, tok != ""
+}
+
+// token finds the configured token whose hash matches. Every configured
+// hash is compared in constant time, so timing reveals nothing about which
+// prefix matched.
+func (a *authenticator) token(tok string) (Principal, error) {
+	sum := sha256.Sum256([]byte(tok))
+	got := []byte(hex.EncodeToString(sum[:]))
+	found := -1
+	for i, t := range a.cfg.Tokens {
+		want := []byte(strings.ToLower(strings.TrimPrefix(t.TokenHash, "sha256:")))
+		if subtle.ConstantTimeCompare(got, want) == 1 {
+			found = i
+		}
+	}
+	if found < 0 {
+		return Principal{}, errUnauthenticated
+	}
+	t := a.cfg.Tokens[found]
+	return Principal{Name: t.Name, Role: t.Role, Method: methodToken}, nil
+}
+
+func (a *authenticator) basic(r *http.Request) (Principal, error) {
+	name, pass, ok := r.BasicAuth()
+	if !ok {
+		return Principal{}, errUnauthenticated
+	}
+	key := sha256.Sum256([]byte(name + "\x00" + pass))
+	a.mu.Lock()
+	u, hit := a.verified[key]
+	a.mu.Unlock()
+	if hit {
+		return Principal{Name: u.Name, Role: u.Role, Method: methodBasic}, nil
+	}
+	var user *config.User
+	for i := range a.cfg.Users {
+		if a.cfg.Users[i].Name == name {
+			user = &a.cfg.Users[i]
+		}
+	}
+	if user == nil {
+		_ = bcrypt.CompareHashAndPassword(a.dummy, []byte(pass))
+		return Principal{}, errUnauthenticated
+	}
+	if bcrypt.CompareHashAndPassword([]byte(user.PasswordHash), []byte(pass)) != nil {
+		return Principal{}, errUnauthenticated
+	}
+	a.mu.Lock()
+	if len(a.verified) >= maxVerified {
+		clear(a.verified)
+	}
+	a.verified[key] = *user
+	a.mu.Unlock()
+	return Principal{Name: user.Name, Role: user.Role, Method: methodBasic}, nil
+}
+
+// proxy trusts the identity headers only from a configured proxy address.
+// The peer is the TCP peer (RemoteAddr), never X-Forwarded-For, which the
+// client controls.
+func (a *authenticator) proxy(r *http.Request) (Principal, error) {
+	peer, err := netip.ParseAddrPort(r.RemoteAddr)
+	if err != nil || !a.cfg.Proxy.Trusts(peer.Addr()) {
+		return Principal{}, echo.NewHTTPError(http.StatusForbidden, "requests must come through the authenticating proxy")
+	}
+	user := strings.TrimSpace(r.Header.Get(a.cfg.Proxy.UserHeader))
+	if user == "" {
+		return Principal{}, errUnauthenticated
+	}
+	role := a.cfg.Proxy.DefaultRole
+	if a.cfg.Proxy.GroupsHeader != "" {
+		for g := range strings.SplitSeq(r.Header.Get(a.cfg.Proxy.GroupsHeader), ",") {
+			if gr, ok := a.cfg.Proxy.GroupRoles[strings.TrimSpace(g)]; ok && roleRank(gr) > roleRank(role) {
+				role = gr
+			}
+		}
+	}
+	if roleRank(role) == 0 {
+		return Principal{}, echo.NewHTTPError(http.StatusForbidden, "no role for this user")
+	}
+	return Principal{Name: user, Role: role, Method: methodProxy}, nil
+}
+
+// requireRole lets a request through only when its principal has at least
+// role; others get 403 (JSON on the API, through the error handler).
+func requireRole(role config.Role) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			p, ok := PrincipalFrom(c.Request().Context())
+			if !ok {
+				return errUnauthenticated
+			}
+			if roleRank(p.Role) < roleRank(role) {
+				return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("forbidden: needs role %s, %s is %s", role, p.Name, p.Role))
+			}
+			return next(c)
+		}
+	}
+}
+
+// CheckListenAuth refuses auth mode none on an address other people can
+// reach: with no login, anyone who can connect may replay and delete dead
+// letters. insecureNoAuth (the --insecure-no-auth flag) overrides it.
+func CheckListenAuth(listen string, auth config.Auth, insecureNoAuth bool) error {
+	if (auth.Mode != config.AuthNone && auth.Mode != "") || insecureNoAuth {
+		return nil
+	}
+	host, _, err := net.SplitHostPort(listen)
+	if err != nil {
+		return fmt.Errorf("listen address %q: %w", listen, err)
+	}
+	if host == "localhost" {
+		return nil
+	}
+	if ip, err := netip.ParseAddr(host); err == nil && ip.IsLoopback() {
+		return nil
+	}
+	return fmt.Errorf("auth.mode is none but listen address %s is not a loopback address: anyone who can reach it could replay and delete messages; configure auth (basic, tokens or proxy) or pass --insecure-no-auth", listen)
+}
+
+// csrfCookie is the double-submit cookie; the page carries the same value
+// in a meta tag that app.js sends as the X-CSRF-Token header.
+const (
+	csrfCookie = "qw_csrf"
+	csrfHeader = "X-CSRF-Token"
+)
+
+type csrfKey struct{}
+
+// CSRFToken returns the request's CSRF token for rendering into the page.
+func CSRFToken(ctx context.Context) string {
+	s, _ := ctx.Value(csrfKey{}).(string)
+	return s
+}
+
+// csrf protects state-changing methods with a double-submit token: a
+// cross-site page can make the browser send the cookie but cannot read it
+// to put it in the header. Bearer-token requests carry no ambient
+// credentials, so they are exempt.
+func csrf(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		if publicPath(r.URL.Path) {
+			return next(c)
+		}
+		token := ""
+		if ck, err := r.Cookie(csrfCookie); err == nil && validCSRFToken(ck.Value) {
+			token = ck.Value
+		}
+		switch r.Method {
+		case http.MethodGet, http.MethodHead, http.MethodOptions:
+		default:
+			if p, ok := PrincipalFrom(r.Context()); ok && p.Method == methodToken {
+				return next(c)
+			}
+			sent := r.Header.Get(csrfHeader)
+			if token == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(token)) != 1 ||
+				r.Header.Get("Sec-Fetch-Site") == "cross-site" {
+				return echo.NewHTTPError(http.StatusForbidden, "missing or invalid CSRF token")
+			}
+		}
+		if token == "" {
+			token = newCSRFToken()
+			c.SetCookie(&http.Cookie{
+				Name: csrfCookie, Value: token, Path: "/", HttpOnly: true,
+				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+			})
+		}
+		c.SetRequest(r.WithContext(context.WithValue(r.Context(), csrfKey{}, token)))
+		return next(c)
+	}
+}
+
+func newCSRFToken() string {
+	b := make([]byte, 32)
+	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+func validCSRFToken(s string) bool {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	return err == nil && len(b) == 32
+}

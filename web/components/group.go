@@ -1,0 +1,50 @@
+package components
+
+import (
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// GroupData is what the group page shows.
+type GroupData struct {
+	Chrome Chrome
+	Group  *queue.ConsumerGroup
+	Status queue.Status
+	Lag    int64
+	LagSec float64
+	Topics []TopicRow
+	// Table is the partition list's state; Partitions the page shown.
+	Table      Table
+	Partitions []PartitionRow
+	Total      int
+	// HistoryURL is the JSON endpoint the chart reads.
+	HistoryURL string
+	Range      string
+}
+
+// TopicRow is a topic's share of a group's lag.
+type TopicRow struct {
+	queue.TopicLag
+	Share float64
+}
+
+// PartitionRow is one partition and its share of the group's lag.
+type PartitionRow struct {
+	P     *queue.PartitionLag
+	Share float64
+}
+
+// chartRanges are the chart's time ranges.
+func chartRanges() []string { return []string{"15m", "1h", "6h"} }
+
+func statusSentence(s queue.Status, reason string) string {
+	if reason != "" {
+		return reason
+	}
+	switch s {
+	case queue.StatusOK:
+		return "keeping up"
+	case queue.StatusError:
+		return "could not be read"
+	}
+	return ""
+}

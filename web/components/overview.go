@@ -1,0 +1,108 @@
+package components
+
+import "github.com/queuewatch/queuewatch/queue"
+
+// Overview tabs.
+const (
+	TabGroups = "groups"
+	TabQueues = "queues"
+	TabDLQs   = "dlqs"
+)
+
+// OverviewData is what the overview page shows. Rows hold only the page
+// being shown; counts are over everything.
+type OverviewData struct {
+	Chrome        Chrome
+	Summary       Summary
+	Attention     []Attention
+	AttentionMore int
+	Counts        Counts
+	Table         Table
+	Groups        []GroupRow
+	Queues        []QueueRow
+	DLQs          []DLQRow
+}
+
+// Counts are the unfiltered sizes of the overview's lists.
+type Counts struct{ Groups, Queues, DLQs int }
+
+// Summary is the row of cards at the top of the overview.
+type Summary struct {
+	Groups, Lagging, Stopped int
+	LagTrend                 Spark
+
+	WorstLagSeconds float64
+	WorstGroup      string
+	WorstURL        string
+	WorstTrend      Spark
+
+	DeadLetters        int64
+	DLQs, NonEmptyDLQs int
+	DLQTrend           Spark
+
+	Sources, SourcesUp int
+}
+
+// Attention is one line of "Needs attention": something that needs a
+// person, already phrased.
+type Attention struct {
+	// Class picks colour and shape: stop, stall, warn, rewind, error, dlq, down.
+	Class, Glyph, Word  string
+	Name, Where         string
+	Metric, MetricExact string
+	Age, AgeTitle       string
+	Reason              string
+	Href, Action        string
+}
+
+// GroupRow is one consumer group in the overview table.
+type GroupRow struct {
+	G      *queue.ConsumerGroup
+	Status queue.Status
+	Lag    int64
+	LagSec float64
+	Trend  Spark
+}
+
+// QueueRow is one RabbitMQ queue in the overview table.
+type QueueRow struct {
+	Q     *queue.Queue
+	IsDLQ bool
+}
+
+// DLQRow is one DLQ in the overview table.
+type DLQRow struct {
+	D     *queue.DLQ
+	Trend Spark
+}
+
+func (s Summary) lagClass() string {
+	switch {
+	case s.Stopped > 0:
+		return "card bad"
+	case s.Lagging > 0:
+		return "card warn"
+	}
+	return "card good"
+}
+
+func (s Summary) dlqClass() string {
+	if s.DeadLetters > 0 {
+		return "card bad"
+	}
+	return "card good"
+}
+
+func (s Summary) sourceClass() string {
+	if s.SourcesUp < s.Sources {
+		return "card bad"
+	}
+	return "card good"
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}

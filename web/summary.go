@@ -1,0 +1,232 @@
+package web
+
+import (
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// trendLimit bounds how many histories a summary sparkline sums, so the
+// overview costs the same with 20 or 20,000 groups.
+const trendLimit = 20
+
+// attentionLimit is how many lines "Needs attention" shows.
+const attentionLimit = 8
+
+// summary fills the overview's cards.
+func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow) components.Summary {
+	sum := components.Summary{Groups: len(groups), DLQs: len(dlqs)}
+	var lagging []components.GroupRow
+	var worst *components.GroupRow
+	for i := range groups {
+		g := &groups[i]
+		switch g.Status {
+		case queue.StatusStall, queue.StatusStop:
+			sum.Stopped++
+			fallthrough
+		case queue.StatusWarn:
+			sum.Lagging++
+			lagging = append(lagging, *g)
+		}
+		if worst == nil || g.LagSec > worst.LagSec {
+			worst = g
+		}
+	}
+	if worst != nil && worst.LagSec > 0 {
+		sum.WorstLagSeconds, sum.WorstGroup = worst.LagSec, worst.G.Name
+		sum.WorstURL = components.GroupURL(worst.G.Cluster, worst.G.Name)
+		h := s.opts.Monitor.GroupHistory(worst.G.Cluster, worst.G.Name)
+		vals := make([]float64, len(h))
+		for i, p := range h {
+			vals[i] = p.LagSeconds
+		}
+		sum.WorstTrend = components.NewSpark(vals, "lag time of "+worst.G.Name+", kept history")
+	}
+	slices.SortFunc(lagging, func(a, b components.GroupRow) int { return cmpInt(b.Lag, a.Lag) })
+	var lagSeries [][]float64
+	for _, g := range lagging[:min(len(lagging), trendLimit)] {
+		h := s.opts.Monitor.GroupHistory(g.G.Cluster, g.G.Name)
+		vals := make([]float64, len(h))
+		for i, p := range h {
+			vals[i] = float64(p.Lag)
+		}
+		lagSeries = append(lagSeries, vals)
+	}
+	sum.LagTrend = components.NewSpark(sumAligned(lagSeries), "total lag of the lagging groups, kept history")
+
+	var nonEmpty []components.DLQRow
+	for _, d := range dlqs {
+		sum.DeadLetters += d.D.Messages
+		if d.D.Messages > 0 {
+			nonEmpty = append(nonEmpty, d)
+		}
+	}
+	sum.NonEmptyDLQs = len(nonEmpty)
+	slices.SortFunc(nonEmpty, func(a, b components.DLQRow) int { return cmpInt(b.D.Messages, a.D.Messages) })
+	var dlqSeries [][]float64
+	for _, d := range nonEmpty[:min(len(nonEmpty), trendLimit)] {
+		h := s.opts.Monitor.DLQHistory(d.D.ID())
+		vals := make([]float64, len(h))
+		for i, p := range h {
+			vals[i] = float64(p.Messages)
+		}
+		dlqSeries = append(dlqSeries, vals)
+	}
+	sum.DLQTrend = components.NewSpark(sumAligned(dlqSeries), "dead letters in the non-empty DLQs, kept history")
+	return sum
+}
+
+// sumAligned adds series point by point, aligned at their ends: every
+// source appends one point per poll, so the last points are the same poll.
+func sumAligned(series [][]float64) []float64 {
+	n := 0
+	for _, s := range series {
+		n = max(n, len(s))
+	}
+	out := make([]float64, n)
+	for _, s := range series {
+		off := n - len(s)
+		for i, v := range s {
+			out[off+i] += v
+		}
+	}
+	return out
+}
+
+func (s *Server) groupSpark(g *queue.ConsumerGroup) components.Spark {
+	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
+	vals := make([]float64, len(h))
+	var peak int64
+	for i, p := range h {
+		vals[i] = float64(p.Lag)
+		peak = max(peak, p.Lag)
+	}
+	return components.NewSpark(vals, "lag of "+g.Name+" · now "+components.Exact(g.TotalLag())+" · peak "+components.Exact(peak))
+}
+
+func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
+	h := s.opts.Monitor.DLQHistory(d.ID())
+	vals := make([]float64, len(h))
+	for i, p := range h {
+		vals[i] = float64(p.Messages)
+	}
+	return components.NewSpark(vals, "messages in "+d.Name+" · now "+components.Exact(d.Messages))
+}
+
+// attentionRank orders "Needs attention" by harm: a stopped consumer first,
+// then stalled ones, dead letters, lag that is growing, rewinds, errors.
+func attentionRank(class string) int {
+	switch class {
+	case "stop":
+		return 0
+	case "stall":
+		return 1
+	case "dlq":
+		return 2
+	case "warn":
+		return 3
+	case "rewind":
+		return 4
+	}
+	return 5
+}
+
+type attentionItem struct {
+	a    components.Attention
+	size int64
+}
+
+// attention lists what needs a person, worst and biggest first, and how
+// many more items did not fit.
+func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow) ([]components.Attention, int) {
+	var items []attentionItem
+	for _, g := range groups {
+		if g.Status == queue.StatusOK || g.Status == "" {
+			continue
+		}
+		reason := g.G.StatusReason
+		if reason == "" {
+			reason = g.G.Err
+		}
+		items = append(items, attentionItem{size: g.Lag, a: components.Attention{
+			Class: string(g.Status), Glyph: components.StatusGlyph(g.Status), Word: string(g.Status),
+			Name: g.G.Name, Where: "kafka:" + g.G.Cluster,
+			Metric: "lag " + components.Count(g.Lag), MetricExact: components.Exact(g.Lag) + " messages",
+			Age: components.Seconds(g.LagSec), AgeTitle: "the next record this group reads is " + components.Seconds(g.LagSec) + " old",
+			Reason: reason, Href: components.GroupURL(g.G.Cluster, g.G.Name), Action: "open",
+		}})
+	}
+	for _, d := range dlqs {
+		if d.D.Messages <= 0 {
+			continue
+		}
+		a := components.Attention{
+			Class: "dlq", Glyph: "✉", Word: "DLQ", Name: d.D.Name,
+			Where:  string(d.D.Broker) + ":" + d.D.Cluster + vhostPart(d.D.VHost),
+			Metric: components.Count(d.D.Messages) + " msgs", MetricExact: components.Exact(d.D.Messages) + " messages",
+			Href: "/?tab=dlqs&q=" + urlQuery(d.D.Name), Action: "inspect",
+		}
+		if d.D.HasOldestAge {
+			a.Age = "oldest " + components.Seconds(d.D.OldestAge.Seconds())
+			a.AgeTitle = "the oldest dead letter is " + components.Seconds(d.D.OldestAge.Seconds()) + " old"
+		}
+		var parts []string
+		if rate := growthPerMinute(s.opts.Monitor.DLQHistory(d.D.ID())); rate != "" {
+			parts = append(parts, rate)
+		}
+		if src := d.D.Source(); src != "" {
+			parts = append(parts, "← "+src)
+		}
+		a.Reason = strings.Join(parts, "  ")
+		items = append(items, attentionItem{size: d.D.Messages, a: a})
+	}
+	slices.SortStableFunc(items, func(x, y attentionItem) int {
+		if c := attentionRank(x.a.Class) - attentionRank(y.a.Class); c != 0 {
+			return c
+		}
+		if c := cmpInt(y.size, x.size); c != 0 {
+			return c
+		}
+		return strings.Compare(x.a.Name, y.a.Name)
+	})
+	out := make([]components.Attention, 0, min(len(items), attentionLimit))
+	for _, it := range items[:min(len(items), attentionLimit)] {
+		out = append(out, it.a)
+	}
+	return out, len(items) - len(out)
+}
+
+// growthPerMinute says how fast a DLQ grew over its last 10 minutes of
+// history: "+30/min", or "" when it did not grow.
+func growthPerMinute(h []queue.DLQPoint) string {
+	if len(h) < 2 {
+		return ""
+	}
+	last := h[len(h)-1]
+	first := h[0]
+	for _, p := range h {
+		if last.At.Sub(p.At) <= 10*time.Minute {
+			first = p
+			break
+		}
+	}
+	mins := last.At.Sub(first.At).Minutes()
+	if mins <= 0 || last.Messages <= first.Messages {
+		return ""
+	}
+	rate := float64(last.Messages-first.Messages) / mins
+	if rate < 1 {
+		return "+<1/min"
+	}
+	return "+" + components.Count(int64(rate+0.5)) + "/min"
+}
+
+func vhostPart(vhost string) string {
+	if vhost == "" {
+		return ""
+	}
+	return " " + vhost
+}
