@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -70,7 +71,7 @@ func BenchmarkScrapeHandler(b *testing.B) {
 		results: []func() (*queue.Snapshot, error){ok(snap)}}}, Options{})
 	c.PollOnce(context.Background())
 	process := prometheus.NewRegistry()
-	process.MustRegister(prometheus.NewGoCollector())
+	process.MustRegister(promcollectors.NewGoCollector())
 	h := c.Handler(process)
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Accept-Encoding", "gzip")

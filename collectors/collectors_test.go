@@ -85,7 +85,7 @@ func failing(msg string) func() (*queue.Snapshot, error) {
 }
 
 // TestMetricsGolden compares /metrics for a fixed scenario with a golden file.
-// Regenerate with: QUEUEWATCH_UPDATE_GOLDEN=1 go test ./collectors/
+// Regenerate it with QUEUEWATCH_UPDATE_GOLDEN=1 go test ./collectors/.
 func TestMetricsGolden(t *testing.T) {
 	c := New([]Source{
 		&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
+	promcollectors "github.com/prometheus/client_golang/prometheus/collectors"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -102,7 +103,7 @@ func TestHandlerGzipAndProcessMetrics(t *testing.T) {
 		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}}, Options{})
 	c.PollOnce(context.Background())
 	process := prometheus.NewRegistry()
-	process.MustRegister(prometheus.NewGoCollector())
+	process.MustRegister(promcollectors.NewGoCollector())
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Accept-Encoding", "gzip, deflate")
 	rec := httptest.NewRecorder()

@@ -252,7 +252,7 @@ func testShipping848(t *testing.T, adm *kadm.Client) {
 		}
 		g, ok := groups[GroupShipping848]
 		if !ok || g.Err != nil {
-			return fmt.Errorf("not described: %v", g.Err)
+			return fmt.Errorf("not described: %w", g.Err)
 		}
 		if len(g.Members) < 1 {
 			return fmt.Errorf("state %s, %d members", g.State, len(g.Members))
@@ -333,7 +333,6 @@ func testLedger(t *testing.T, adm *kadm.Client) {
 // deadLetter is one decoded dead letter and the original it points at.
 type deadLetter struct {
 	rec       *kgo.Record
-	headers   map[string][]byte
 	topic     string
 	partition int32
 	offset    int64

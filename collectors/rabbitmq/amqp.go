@@ -99,7 +99,7 @@ func (vc *vhostConn) drop() {
 	vc.conn, vc.ch, vc.raw = nil, nil, nil
 	vc.mu.Unlock()
 	if raw != nil {
-		raw.Close()
+		_ = raw.Close() // the connection is being dropped either way
 	}
 	if conn != nil {
 		// The socket is gone, so this only releases the client's state.
@@ -280,7 +280,7 @@ func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp
 			}
 			// amqp091 clears the deadline once the handshake is done.
 			if err := c.SetDeadline(deadline); err != nil {
-				c.Close()
+				_ = c.Close() // the dial failed; the error returned says why
 				return nil, err
 			}
 			raw = c

@@ -74,7 +74,7 @@ func TestFaults(t *testing.T) {
 
 	t.Run("management down", func(t *testing.T) {
 		mgmtProxy.Stop()
-		defer mgmtProxy.Start()
+		defer func() { _ = mgmtProxy.Start() }()
 		deadLetter(2)
 		snap := poll(t, s)
 		depth(t, snap, 2)

@@ -94,7 +94,7 @@ func (a *admin) do(method, path string, body any) []byte {
 	}
 	defer resp.Body.Close()
 	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
+	if resp.StatusCode >= 300 && (method != http.MethodDelete || resp.StatusCode != http.StatusNotFound) {
 		a.t.Fatalf("%s %s: %s: %s", method, path, resp.Status, out)
 	}
 	return out
@@ -134,11 +134,6 @@ func (a *admin) exchange(vh, name, typ string, args map[string]any) {
 func (a *admin) bind(vh, exchange, q, key string) {
 	a.t.Helper()
 	a.do(http.MethodPost, apiPath("bindings", vh, "e", exchange, "q", q), map[string]any{"routing_key": key})
-}
-
-func (a *admin) bindExchange(vh, source, dest, key string) {
-	a.t.Helper()
-	a.do(http.MethodPost, apiPath("bindings", vh, "e", source, "e", dest), map[string]any{"routing_key": key})
 }
 
 func (a *admin) policy(vh, name, pattern string, def map[string]any) {

@@ -97,7 +97,7 @@ func serveFile(t *testing.T, w http.ResponseWriter, code int, name string) {
 	}
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(code)
-	w.Write(b)
+	_, _ = w.Write(b)
 }
 
 // closedAMQP is an AMQP URL on which nothing listens: DLQ depths then fall
@@ -191,7 +191,7 @@ func TestManagementErrors(t *testing.T) {
 	status := func(code int, body string) func(http.ResponseWriter) {
 		return func(w http.ResponseWriter) {
 			w.WriteHeader(code)
-			w.Write([]byte(body))
+			_, _ = w.Write([]byte(body))
 		}
 	}
 	tests := []struct {
@@ -297,13 +297,13 @@ func TestPathEscaping(t *testing.T) {
 	f, srv := newFakeAPI(t)
 	vh := "a b%/c"
 	f.set("/api/queues/a%20b%25%2Fc?page=1", func(w http.ResponseWriter) {
-		w.Write([]byte(`{"items":[{"name":"q/1 ☃","vhost":"a b%/c","arguments":{"x-dead-letter-exchange":"x/y z"}}],"page":1,"page_count":1}`))
+		_, _ = w.Write([]byte(`{"items":[{"name":"q/1 ☃","vhost":"a b%/c","arguments":{"x-dead-letter-exchange":"x/y z"}}],"page":1,"page_count":1}`))
 	})
 	f.set("/api/exchanges/a%20b%25%2Fc", func(w http.ResponseWriter) {
-		w.Write([]byte(`[{"name":"x/y z","vhost":"a b%/c","type":"fanout","arguments":{}}]`))
+		_, _ = w.Write([]byte(`[{"name":"x/y z","vhost":"a b%/c","type":"fanout","arguments":{}}]`))
 	})
 	f.set("/api/exchanges/a%20b%25%2Fc/x%2Fy%20z/bindings/source", func(w http.ResponseWriter) {
-		w.Write([]byte(`[{"source":"x/y z","vhost":"a b%/c","destination":"d/%","destination_type":"queue","routing_key":""}]`))
+		_, _ = w.Write([]byte(`[{"source":"x/y z","vhost":"a b%/c","destination":"d/%","destination_type":"queue","routing_key":""}]`))
 	})
 	s := fakeSource(t, srv, Options{VHosts: []string{vh}})
 	snap, err := pollErr(s)
