@@ -92,18 +92,18 @@ func BenchmarkExposition(b *testing.B) {
 	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "load",
 		results: []func() (*queue.Snapshot, error){ok(snap)}}}, Options{})
 	c.PollOnce(context.Background())
-	var gen uint64
+	gen := c.generation.Load()
 	for b.Loop() {
 		gen++
-		plain, gz, err := c.exposition.get(gen)
+		enc, err := c.exposition.rebuild(gen)
 		if err != nil {
 			b.Fatal(err)
 		}
 		n := 0
-		for _, c := range plain {
+		for _, c := range enc.plain {
 			n += len(c)
 		}
 		b.ReportMetric(float64(n)/1024, "KiB-plain")
-		b.ReportMetric(float64(len(gz))/1024, "KiB-gzip")
+		b.ReportMetric(float64(len(enc.gz))/1024, "KiB-gzip")
 	}
 }

@@ -159,7 +159,7 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 // now, on the poller's goroutine, so that scrapes only ever copy bytes.
 func (c *Collector) refreshExposition() {
 	gen := c.generation.Add(1)
-	if _, _, err := c.exposition.get(gen); err != nil {
+	if _, err := c.exposition.rebuild(gen); err != nil {
 		c.opts.Logger.Error("encode metrics", "err", err)
 	}
 }

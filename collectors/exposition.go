@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/common/expfmt"
@@ -24,12 +25,21 @@ type exposition struct {
 	// duration histogram and error counters), encoded the ordinary way.
 	vecs *prometheus.Registry
 
-	mu    sync.Mutex
+	// current is what scrapes serve. It is replaced whole, never modified,
+	// so a scrape never waits for a rebuild: it gets the previous poll's
+	// output until the new one is ready.
+	current atomic.Pointer[encoded]
+
+	build sync.Mutex // one rebuild at a time
+	sizes map[*family]int
+}
+
+// encoded is one generation's exposition: the plain text as chunks to write
+// in order, and all of it gzipped.
+type encoded struct {
 	gen   uint64
-	built bool
 	plain [][]byte
 	gz    []byte
-	sizes map[*family]int
 }
 
 func newExposition(c *Collector) *exposition {
@@ -38,27 +48,37 @@ func newExposition(c *Collector) *exposition {
 	return &exposition{c: c, vecs: vecs}
 }
 
-// get returns the exposition for generation gen, building it if needed: the
-// plain text as chunks to write in order, and all of it gzipped.
-func (e *exposition) get(gen uint64) (plain [][]byte, gz []byte, err error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.built && e.gen == gen {
-		return e.plain, e.gz, nil
+// latest returns the newest built exposition, building one if there is none.
+func (e *exposition) latest() (*encoded, error) {
+	if cur := e.current.Load(); cur != nil {
+		return cur, nil
+	}
+	return e.rebuild(e.c.generation.Load())
+}
+
+// rebuild encodes generation gen unless something at least as new is
+// already published.
+func (e *exposition) rebuild(gen uint64) (*encoded, error) {
+	e.build.Lock()
+	defer e.build.Unlock()
+	if cur := e.current.Load(); cur != nil && cur.gen >= gen {
+		return cur, nil
 	}
 	vecs, err := encodeText(e.vecs)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	text := newTextSink(e.sizes)
 	e.c.emit(text)
 	e.sizes = text.sizes()
-	plain = append([][]byte{vecs}, text.chunks()...)
-	if gz, err = gzipChunks(plain); err != nil {
-		return nil, nil, err
+	plain := append([][]byte{vecs}, text.chunks()...)
+	gz, err := gzipChunks(plain)
+	if err != nil {
+		return nil, err
 	}
-	e.plain, e.gz, e.gen, e.built = plain, gz, gen, true
-	return plain, gz, nil
+	enc := &encoded{gen: gen, plain: plain, gz: gz}
+	e.current.Store(enc)
+	return enc, nil
 }
 
 func encodeText(g prometheus.Gatherer) ([]byte, error) {
@@ -101,7 +121,7 @@ func gzipChunks(chunks [][]byte) ([]byte, error) {
 // decode as one stream.
 func (c *Collector) Handler(process prometheus.Gatherer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		plain, gz, err := c.exposition.get(c.generation.Load())
+		enc, err := c.exposition.latest()
 		if err != nil {
 			http.Error(w, "encode metrics: "+err.Error(), http.StatusInternalServerError)
 			return
@@ -116,7 +136,7 @@ func (c *Collector) Handler(process prometheus.Gatherer) http.Handler {
 		h.Add("Vary", "Accept-Encoding")
 		if !acceptsGzip(r) {
 			_, _ = w.Write(self)
-			for _, c := range plain {
+			for _, c := range enc.plain {
 				_, _ = w.Write(c)
 			}
 			return
@@ -128,7 +148,7 @@ func (c *Collector) Handler(process prometheus.Gatherer) http.Handler {
 		}
 		h.Set("Content-Encoding", "gzip")
 		_, _ = w.Write(selfGz)
-		_, _ = w.Write(gz)
+		_, _ = w.Write(enc.gz)
 	})
 }
 
