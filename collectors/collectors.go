@@ -99,14 +99,19 @@ const maxBackoff = 5 * time.Minute
 
 func (c *Collector) loop(ctx context.Context, s *sourceState) {
 	for {
+		start := time.Now()
 		ok := c.poll(ctx, s)
 		delay := c.opts.Interval
 		if !ok {
 			delay = backoff(c.opts.Interval, s.failures())
 		}
 		// ±10% jitter keeps many instances (and many sources) from
-		// polling brokers in lockstep.
+		// polling brokers in lockstep. The interval runs from the start
+		// of one poll to the start of the next, so slow polls do not
+		// stretch it; a poll longer than the interval (it is bounded by
+		// the timeout, at most the interval) is followed at once.
 		delay += time.Duration((rand.Float64()*0.2 - 0.1) * float64(delay))
+		delay -= time.Since(start)
 		select {
 		case <-ctx.Done():
 			return
