@@ -198,14 +198,16 @@ func TestPollsNeverOverlap(t *testing.T) {
 }
 
 func TestRunPollsOnInterval(t *testing.T) {
-	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	// Each poll takes half the interval: the interval runs start to start,
+	// so 1s still holds about 20 polls (not 13, as end-to-start would).
+	s := &scriptedSource{broker: queue.Kafka, cluster: "x", delay: 25 * time.Millisecond,
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
 	c := New([]Source{s}, Options{Interval: 50 * time.Millisecond})
-	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
 	c.Run(ctx)
-	// 500ms at 50ms ±10%: about 10 polls.
-	if n := s.calls.Load(); n < 6 || n > 13 {
-		t.Errorf("%d polls in 500ms at a 50ms interval", n)
+	if n := s.calls.Load(); n < 17 || n > 23 {
+		t.Errorf("%d polls in 1s at a 50ms interval", n)
 	}
 }
 
