@@ -43,6 +43,7 @@ Usage:
   queuewatch demo    [--listen 127.0.0.1:8080] [--rabbitmq-url URL]
   queuewatch serve   [--config queuewatch.yaml] [--listen ADDR]
   queuewatch check   --config queuewatch.yaml
+  queuewatch replay  --config queuewatch.yaml --dlq ID [--dry-run] [--limit N] [--rate R] [filters]
   queuewatch rules   --config queuewatch.yaml
   queuewatch version
 
@@ -65,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = check(rest, stdout, stderr)
 	case "rules":
 		err = rules(rest, stdout, stderr)
+	case "replay":
+		err = replay(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "queuewatch", buildVersion())
 		return 0

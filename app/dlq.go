@@ -1,0 +1,106 @@
+package app
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/url"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	dlqkafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
+	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
+)
+
+// dlqService opens the audit store in data_dir and builds the DLQ browse and
+// replay service over every configured cluster. The returned func stops
+// running jobs (they settle: nothing in flight is lost) and closes the store.
+func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+	store, err := audit.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+	}
+	var backends []dlqreplay.Backend
+	for _, k := range cfg.Kafka {
+		b, err := kafkaBackend(cfg, k, log)
+		if err != nil {
+			store.Close()
+			return nil, nil, err
+		}
+		backends = append(backends, b)
+	}
+	for _, r := range cfg.RabbitMQ {
+		b, err := dlqrabbit.New(dlqrabbit.Options{
+			Cluster: r.Name, URL: r.URL, ManagementURL: managementURLWithCredentials(r), Logger: log,
+		})
+		if err != nil {
+			store.Close()
+			return nil, nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
+		}
+		backends = append(backends, b)
+	}
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, err
+	}
+	return svc, func() { svc.Close(); store.Close() }, nil
+}
+
+func kafkaBackend(cfg *config.Config, k config.Kafka, log *slog.Logger) (*dlqkafka.Backend, error) {
+	tlsCfg, err := k.TLS.Config()
+	if err != nil {
+		return nil, fmt.Errorf("kafka %s: tls: %w", k.Name, err)
+	}
+	mech, err := saslMechanism(k.SASL)
+	if err != nil {
+		return nil, fmt.Errorf("kafka %s: %w", k.Name, err)
+	}
+	var opts []kgo.Opt
+	if tlsCfg != nil {
+		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
+	}
+	if mech != nil {
+		opts = append(opts, kgo.SASL(mech))
+	}
+	return dlqkafka.New(dlqkafka.Options{
+		Cluster: k.Name, Seeds: k.Brokers, ClientOpts: opts, CursorGroup: cfg.DLQ.KafkaCursorGroup, Logger: log,
+	})
+}
+
+// managementURLWithCredentials puts the management credentials into the
+// URL, the form the replay backend takes.
+func managementURLWithCredentials(r config.RabbitMQ) string {
+	if r.ManagementURL == "" {
+		return ""
+	}
+	u, err := url.Parse(r.ManagementURL)
+	if err != nil {
+		return ""
+	}
+	user, pass := r.ManagementCredentials()
+	u.User = url.UserPassword(user, pass)
+	return u.String()
+}
+
+// replayedCollector exports the DLQ service's replay totals.
+type replayedCollector struct{ svc *dlqreplay.Service }
+
+var descReplayed = prometheus.NewDesc("queuewatch_dlq_replayed_messages_total",
+	"Dead-lettered messages processed by replay, move and delete jobs, by result (ok, failed, skipped as poison).",
+	[]string{"broker", "cluster", "vhost", "dlq", "source", "result"}, nil)
+
+func (c replayedCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descReplayed }
+
+func (c replayedCollector) Collect(ch chan<- prometheus.Metric) {
+	for _, r := range c.svc.Replayed() {
+		ch <- prometheus.MustNewConstMetric(descReplayed, prometheus.CounterValue, float64(r.Value),
+			string(r.Broker), r.Cluster, r.VHost, r.DLQ, r.Source, r.Result)
+	}
+}

@@ -1,0 +1,377 @@
+// Package kafka browses Kafka dead-letter topics and replays, moves and
+// deletes their records without losing any.
+//
+// A DLQ topic is a log: records are never removed, so "in the DLQ" means
+// past the replay cursor, the committed offsets of the cursor group
+// (config dlq.kafka_cursor_group, default queuewatch-dlq), which is also
+// what the collector measures DLQ depth against. Browsing fetches from the
+// cursor with a consumer that belongs to no group, so it changes nothing.
+//
+// A job reads from the cursor up to the end offsets seen at its start and
+// produces selected records (same key, value and headers, plus
+// x-queuewatch-replay-count and x-queuewatch-replay-id) with a
+// transactional, idempotent, acks=all producer. The cursor advance is
+// committed in the same transaction (AddOffsetsToTxn + TxnOffsetCommit), so
+// the copies and the cursor move together or not at all; read_committed
+// consumers never see a copy whose cursor move was lost. The cursor is a
+// per-partition offset, so it only advances over a prefix of handled
+// records: an unselected, poison or failed record stops it. Records sent
+// past such a stop are recorded in the audit store and skipped (not sent
+// again) by later jobs, which then move the cursor over them.
+//
+// The transactional ID is fixed per DLQ topic, so two instances running a
+// job on one DLQ fence each other at the broker; before starting, a job
+// also looks for an ongoing transaction of that ID and refuses with
+// dlqreplay.ErrJobRunning, naming the job recorded in the cursor's commit
+// metadata.
+package kafka
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kerr"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Headers queuewatch adds to every replayed copy (values are decimal text).
+const (
+	HeaderReplayCount = "x-queuewatch-replay-count"
+	HeaderReplayID    = "x-queuewatch-replay-id"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Cluster is the configured cluster name.
+	Cluster string
+	// Seeds are the bootstrap brokers.
+	Seeds []string
+	// ClientOpts carry SASL, TLS and the like to every client.
+	ClientOpts []kgo.Opt
+	// CursorGroup is config dlq.kafka_cursor_group (default queuewatch-dlq).
+	CursorGroup string
+	// SourceTopic maps a DLQ topic to its original topic when the headers
+	// do not name one (default: strip a DLQ suffix, orders.DLT → orders).
+	SourceTopic func(dlq string) string
+	// BatchSize is records per transaction (default 5000).
+	BatchSize int
+	// TransactionTimeout bounds one transaction (default 30s); it is also
+	// how long a crashed job's DLQ stays locked.
+	TransactionTimeout time.Duration
+	Logger             *slog.Logger
+}
+
+// Backend is a dlqreplay.Backend for one Kafka cluster.
+type Backend struct {
+	opts Options
+	cl   *kgo.Client
+	adm  *kadm.Client
+}
+
+// New creates the Backend's admin client; Close releases it.
+func New(opts Options) (*Backend, error) {
+	if opts.CursorGroup == "" {
+		opts.CursorGroup = "queuewatch-dlq"
+	}
+	if opts.SourceTopic == nil {
+		opts.SourceTopic = StripDLQSuffix
+	}
+	if opts.BatchSize <= 0 {
+		opts.BatchSize = 5000
+	}
+	if opts.TransactionTimeout <= 0 {
+		opts.TransactionTimeout = 30 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	cl, err := kgo.NewClient(append(slices.Clone(opts.ClientOpts), kgo.SeedBrokers(opts.Seeds...))...)
+	if err != nil {
+		return nil, fmt.Errorf("kafka cluster %s: %w", opts.Cluster, err)
+	}
+	return &Backend{opts: opts, cl: cl, adm: kadm.NewClient(cl)}, nil
+}
+
+// Close closes the admin client.
+func (b *Backend) Close() { b.cl.Close() }
+
+// Broker is queue.Kafka.
+func (b *Backend) Broker() queue.Broker { return queue.Kafka }
+
+// Cluster is the configured cluster name.
+func (b *Backend) Cluster() string { return b.opts.Cluster }
+
+var dlqSuffix = regexp.MustCompile(`(?i)[._-](dlq|dlt|dead-?letters?|deadletter|errors?|parking-?lot)$`)
+
+// StripDLQSuffix is the default source mapping: orders.DLT → orders; it
+// returns "" when the name has no known suffix.
+func StripDLQSuffix(name string) string {
+	if loc := dlqSuffix.FindStringIndex(name); loc != nil && loc[0] > 0 {
+		return name[:loc[0]]
+	}
+	return ""
+}
+
+// span is one partition's unreplayed range [from, end).
+type span struct {
+	partition int32
+	from, end int64
+}
+
+// spans reads where the cursor stands on every partition of topic and
+// the end offsets, in partition order, with the cursor's commit metadata.
+func (b *Backend) spans(ctx context.Context, topic string) ([]span, string, error) {
+	starts, err := b.adm.ListStartOffsets(ctx, topic)
+	if err != nil {
+		return nil, "", fmt.Errorf("list start offsets of %s: %w", topic, err)
+	}
+	ends, err := b.adm.ListEndOffsets(ctx, topic)
+	if err != nil {
+		return nil, "", fmt.Errorf("list end offsets of %s: %w", topic, err)
+	}
+	cursor, err := b.adm.FetchOffsets(ctx, b.opts.CursorGroup)
+	if errors.Is(err, kerr.GroupIDNotFound) {
+		// Nothing replayed yet: the cursor is the log start.
+		cursor, err = kadm.OffsetResponses{}, nil
+	}
+	if err != nil {
+		return nil, "", fmt.Errorf("fetch cursor %s: %w", b.opts.CursorGroup, err)
+	}
+	if len(ends[topic]) == 0 {
+		return nil, "", fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrUnknownDLQ)
+	}
+	var out []span
+	var meta string
+	var ferr error
+	ends.Each(func(e kadm.ListedOffset) {
+		if e.Err != nil {
+			ferr = fmt.Errorf("end offset of %s/%d: %w", topic, e.Partition, e.Err)
+			return
+		}
+		s := span{partition: e.Partition, end: e.Offset}
+		if st, ok := starts.Lookup(topic, e.Partition); ok && st.Err == nil {
+			s.from = st.Offset
+		}
+		if c, ok := cursor.Lookup(topic, e.Partition); ok && c.Err == nil && c.At >= s.from {
+			s.from = c.At
+			if c.Metadata != "" {
+				meta = c.Metadata
+			}
+		}
+		out = append(out, s)
+	})
+	if ferr != nil {
+		return nil, "", ferr
+	}
+	slices.SortFunc(out, func(a, b span) int { return int(a.partition - b.partition) })
+	return out, meta, nil
+}
+
+// message decodes a record for display and selection.
+func message(r *kgo.Record) queue.Message {
+	m := queue.Message{
+		ID:        strconv.Itoa(int(r.Partition)) + "@" + strconv.FormatInt(r.Offset, 10),
+		Position:  r.Offset,
+		Partition: r.Partition,
+		Timestamp: r.Timestamp,
+		Key:       r.Key,
+		Body:      r.Value,
+	}
+	for _, h := range r.Headers {
+		m.Headers = append(m.Headers, queue.Header{Key: h.Key, Value: h.Value, Kind: "bytes"})
+	}
+	m.Death = queue.DecodeDeath(m.Headers, nil)
+	return m
+}
+
+func replayCount(r *kgo.Record) int64 {
+	for _, h := range r.Headers {
+		if h.Key == HeaderReplayCount {
+			n, _ := strconv.ParseInt(string(h.Value), 10, 64)
+			return n
+		}
+	}
+	return 0
+}
+
+// consumer reads partitions of topic from the given offsets, in no group.
+func (b *Backend) consumer(topic string, from map[int32]int64) (*kgo.Client, error) {
+	offs := map[int32]kgo.Offset{}
+	for p, o := range from {
+		offs[p] = kgo.NewOffset().At(o)
+	}
+	cl, err := kgo.NewClient(append(slices.Clone(b.opts.ClientOpts), kgo.SeedBrokers(b.opts.Seeds...),
+		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
+		kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(32<<20))...)
+	if err != nil {
+		return nil, fmt.Errorf("create consumer: %w", err)
+	}
+	return cl, nil
+}
+
+// read calls fn for the records of spans in offset order per partition,
+// until every span is read or fn returns false. A span whose end is not
+// reached within idle (transaction markers, aborted records) is done.
+func (b *Backend) read(ctx context.Context, topic string, spans []span, idle time.Duration, fn func(*kgo.Record) bool) error {
+	from, end := map[int32]int64{}, map[int32]int64{}
+	for _, s := range spans {
+		if s.from < s.end {
+			from[s.partition], end[s.partition] = s.from, s.end
+		}
+	}
+	if len(from) == 0 {
+		return nil
+	}
+	cl, err := b.consumer(topic, from)
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
+	for len(end) > 0 {
+		pctx, cancel := context.WithTimeout(ctx, idle)
+		fs := cl.PollRecords(pctx, 10_000)
+		cancel()
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if fs.IsClientClosed() {
+			return errors.New("consumer closed")
+		}
+		var ferr error
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+				ferr = fmt.Errorf("fetch %s/%d: %w", t, p, err)
+			}
+		})
+		if ferr != nil {
+			return ferr
+		}
+		if fs.NumRecords() == 0 {
+			return nil
+		}
+		stop := false
+		fs.EachRecord(func(r *kgo.Record) {
+			e, ok := end[r.Partition]
+			if stop || !ok || r.Offset >= e {
+				return
+			}
+			if !fn(r) {
+				stop = true
+			}
+			if r.Offset+1 >= e {
+				delete(end, r.Partition)
+			}
+		})
+		if stop {
+			return nil
+		}
+	}
+	return nil
+}
+
+// Browse reads a page from the cursor, partition by partition. After is
+// "partition:offset", the previous page's Next.
+func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.BrowseOptions) (dlqreplay.Page, error) {
+	spans, _, err := b.spans(ctx, ref.Name)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
+	if opts.After != "" {
+		ps, os, ok := strings.Cut(opts.After, ":")
+		p, err1 := strconv.Atoi(ps)
+		o, err2 := strconv.ParseInt(os, 10, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return dlqreplay.Page{}, fmt.Errorf("after %q: want partition:offset: %w", opts.After, dlqreplay.ErrInvalidRequest)
+		}
+		for i := range spans {
+			switch {
+			case spans[i].partition < int32(p):
+				spans[i].from = spans[i].end
+			case spans[i].partition == int32(p):
+				spans[i].from = max(spans[i].from, o)
+			}
+		}
+	}
+	var page dlqreplay.Page
+	var last *kgo.Record
+	for _, s := range spans {
+		if len(page.Messages) >= opts.Limit {
+			break
+		}
+		err := b.read(ctx, ref.Name, []span{s}, 2*time.Second, func(r *kgo.Record) bool {
+			page.Messages = append(page.Messages, message(r))
+			last = r
+			return len(page.Messages) < opts.Limit
+		})
+		if err != nil {
+			return dlqreplay.Page{}, err
+		}
+	}
+	if last != nil && len(page.Messages) >= opts.Limit {
+		page.Next = strconv.Itoa(int(last.Partition)) + ":" + strconv.FormatInt(last.Offset+1, 10)
+	}
+	return page, nil
+}
+
+// Restore produces archived records to the topic target.Name (acks=all,
+// idempotent) and returns the archive ids that were acknowledged.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+	if err := b.checkTopic(ctx, target.Name); err != nil {
+		return nil, err
+	}
+	recs := make([]*kgo.Record, len(msgs))
+	for i, m := range msgs {
+		r := &kgo.Record{Topic: target.Name, Key: m.Key, Value: m.Body}
+		for _, h := range m.Headers {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		}
+		recs[i] = r
+	}
+	res := b.cl.ProduceSync(ctx, recs...)
+	var done []int64
+	for i, pr := range res {
+		if pr.Err == nil {
+			done = append(done, msgs[i].ID)
+		}
+	}
+	return done, res.FirstErr()
+}
+
+func (b *Backend) checkTopic(ctx context.Context, topic string) error {
+	td, err := b.adm.ListTopics(ctx, topic)
+	if err != nil {
+		return fmt.Errorf("check topic %q: %w", topic, err)
+	}
+	if d, ok := td[topic]; !ok || d.Err != nil {
+		return fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrTargetMissing)
+	}
+	return nil
+}
+
+// commitCursor commits the cursor group's offsets for topic outside a
+// transaction; meta names the job for conflict messages.
+func (b *Backend) commitCursor(ctx context.Context, topic, meta string, offs map[int32]int64) error {
+	var os kadm.Offsets
+	for p, o := range offs {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: meta})
+	}
+	resp, err := b.adm.CommitOffsets(ctx, b.opts.CursorGroup, os)
+	if err != nil {
+		return fmt.Errorf("commit cursor %s: %w", b.opts.CursorGroup, err)
+	}
+	if err := resp.Error(); err != nil {
+		return fmt.Errorf("commit cursor %s: %w", b.opts.CursorGroup, err)
+	}
+	return nil
+}

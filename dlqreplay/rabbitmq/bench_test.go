@@ -1,0 +1,72 @@
+package rabbitmq
+
+import (
+	"bytes"
+	"net/http"
+	"net/url"
+	"strconv"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+)
+
+const benchMessages = 100_000
+
+// BenchmarkReplayVersusShovel replays 100,000 1 KiB messages from a DLQ to
+// its source queue, then moves as many with a dynamic shovel (ack-mode
+// on-confirm, src-delete-after queue-length), and reports both rates. Run
+// with -benchtime=1x.
+func BenchmarkReplayVersusShovel(b *testing.B) {
+	w := newWorld(b, worldOpts{})
+	w.declare("shovel.dlq", nil)
+	w.declare("shovel.dest", nil)
+	body := bytes.Repeat([]byte("x"), 1024)
+	fill := func(q string) {
+		msgs := make([]amqp.Publishing, benchMessages)
+		for i := range msgs {
+			msgs[i] = deadLetter("m"+strconv.Itoa(i), body, "rejected", nil)
+		}
+		w.publish("", q, msgs...)
+	}
+	ctx := ctxT(b, 10*time.Minute)
+	for b.Loop() {
+		fill("work.dlq")
+		start := time.Now()
+		r, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}, Rate: -1})
+		if err != nil || r.Job.Progress.Moved != benchMessages {
+			b.Fatalf("replay: %+v %v", r.Job, err)
+		}
+		replay := time.Since(start)
+		if w.depth("work") != benchMessages || w.depth("work.dlq") != 0 {
+			b.Fatalf("work %d, dlq %d", w.depth("work"), w.depth("work.dlq"))
+		}
+
+		fill("shovel.dlq")
+		start = time.Now()
+		uri := "amqp:///" + url.PathEscape(w.vh)
+		w.a.do(http.MethodPut, apiPath("parameters", "shovel", w.vh, "bench"), map[string]any{"value": map[string]any{
+			"src-protocol": "amqp091", "src-uri": uri, "src-queue": "shovel.dlq",
+			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": "shovel.dest",
+			"ack-mode": "on-confirm", "src-delete-after": "queue-length",
+		}})
+		for w.depth("shovel.dest") < benchMessages {
+			if time.Since(start) > 5*time.Minute {
+				b.Fatal("shovel too slow")
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+		shovel := time.Since(start)
+		b.ReportMetric(benchMessages/replay.Seconds(), "replay_msg/s")
+		b.ReportMetric(benchMessages/shovel.Seconds(), "shovel_msg/s")
+		b.Logf("replay %v (%.0f msg/s), shovel %v (%.0f msg/s)", replay, benchMessages/replay.Seconds(), shovel, benchMessages/shovel.Seconds())
+		w.a.do(http.MethodDelete, apiPath("parameters", "shovel", w.vh, "bench"), nil)
+		for _, q := range []string{"work", "shovel.dest"} {
+			if _, err := w.ch.QueuePurge(q, false); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

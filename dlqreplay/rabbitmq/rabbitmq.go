@@ -1,0 +1,345 @@
+// Package rabbitmq browses, replays, moves and deletes messages of RabbitMQ
+// dead-letter queues without losing any.
+//
+// Browsing consumes up to N messages without acknowledging them and then
+// returns them all with one basic.nack(multiple, requeue), which puts them
+// back in their original order. On a quorum queue every return spends one
+// delivery of the queue's delivery-limit (verified on RabbitMQ 3.10: nack,
+// channel close and connection close all count), so Browse refuses — after
+// returning what it read — as soon as a return would bring a message to the
+// limit, and keeps refusing without touching the queue until a job has run
+// on it. A message found already at the limit is not returned (that would
+// drop it): a confirmed copy is published to the DLQ's tail first and the
+// original acked.
+//
+// A job holds the DLQ with an exclusive consumer (tag queuewatch-job-<id>),
+// which makes a second job — from this or any other instance — fail with
+// dlqreplay.ErrJobRunning. It processes at most the depth seen at the start,
+// so messages that die again during the job are not looped. Each selected
+// message is published on a confirm-mode channel with mandatory set; its DLQ
+// copy is acked only after the broker confirmed the publish and did not
+// return it. A nack, a return, a timeout or a closed channel leaves the
+// original in the DLQ and is reported as failed. Acks are followed by a
+// synchronous round trip on the consumer channel before messages are
+// reported as moved; when the connection dies between an ack and that round
+// trip, the outcome is reported as a possible duplicate. Messages that are
+// not selected, skipped or failed are held unacknowledged and returned in
+// one nack(multiple, requeue) at the end, so they keep their order.
+package rabbitmq
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Options configure a Backend.
+type Options struct {
+	// Cluster is the configured cluster name (the DLQ IDs' second part).
+	Cluster string
+	// URL is the AMQP URL; its vhost is replaced by each DLQ's.
+	URL string
+	// ManagementURL (optional, e.g. http://guest:guest@host:15672) is used
+	// to read a quorum queue's delivery-limit and to name the job of
+	// another instance that holds a DLQ. Without it the delivery limit is
+	// taken to be unknown (no guard) and conflicts carry no job ID.
+	ManagementURL string
+	// Prefetch is the consumer prefetch of a job (default 1000). Held
+	// messages (not selected, failed) do not count against it.
+	Prefetch int
+	// ConfirmWindow is how many publishes may await confirms (default 500).
+	ConfirmWindow int
+	// ConfirmTimeout bounds the wait for one publisher confirm (default 30s).
+	ConfirmTimeout time.Duration
+	// MaxHeld caps the messages a job holds unacknowledged; a job that
+	// would hold more stops early and says so (default 200,000).
+	MaxHeld int
+	// DialTimeout bounds connecting (default 10s).
+	DialTimeout time.Duration
+	Logger      *slog.Logger
+	// HTTPClient is used for the management API (default: 10s timeout).
+	HTTPClient *http.Client
+}
+
+// Backend is a dlqreplay.Backend for one RabbitMQ cluster.
+type Backend struct {
+	opts Options
+	user string
+
+	mu      sync.Mutex
+	refused map[string]string // DLQ ID → why browsing is refused
+}
+
+// New checks the options and returns a Backend; it does not connect.
+func New(opts Options) (*Backend, error) {
+	u, err := amqp.ParseURI(opts.URL)
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq cluster %s: amqp url: %w", opts.Cluster, err)
+	}
+	if opts.Prefetch <= 0 {
+		opts.Prefetch = 1000
+	}
+	if opts.ConfirmWindow <= 0 {
+		opts.ConfirmWindow = 500
+	}
+	if opts.ConfirmTimeout <= 0 {
+		opts.ConfirmTimeout = 30 * time.Second
+	}
+	if opts.MaxHeld <= 0 {
+		opts.MaxHeld = 200_000
+	}
+	if opts.DialTimeout <= 0 {
+		opts.DialTimeout = 10 * time.Second
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.HTTPClient == nil {
+		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	return &Backend{opts: opts, user: u.Username, refused: map[string]string{}}, nil
+}
+
+// Broker is queue.RabbitMQ.
+func (b *Backend) Broker() queue.Broker { return queue.RabbitMQ }
+
+// Cluster is the configured cluster name.
+func (b *Backend) Cluster() string { return b.opts.Cluster }
+
+func (b *Backend) dial(vhost string) (*amqp.Connection, error) {
+	conn, err := amqp.DialConfig(b.opts.URL, amqp.Config{
+		Vhost:      vhost,
+		Heartbeat:  10 * time.Second,
+		Dial:       amqp.DefaultDial(b.opts.DialTimeout),
+		Properties: amqp.Table{"connection_name": "queuewatch dlqreplay"},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("connect to vhost %q: %w", vhost, err)
+	}
+	return conn, nil
+}
+
+// queueInfo is what the management API tells about a queue.
+type queueInfo struct {
+	Type          string
+	DeliveryLimit int64 // 0: none or unknown
+	ConsumerTags  []string
+}
+
+// info reads a queue from the management API; without ManagementURL it
+// returns zero values.
+func (b *Backend) info(ctx context.Context, vhost, name string) (queueInfo, error) {
+	var qi queueInfo
+	if b.opts.ManagementURL == "" {
+		return qi, nil
+	}
+	u, err := url.Parse(b.opts.ManagementURL)
+	if err != nil {
+		return qi, fmt.Errorf("management url: %w", err)
+	}
+	user := u.User
+	u.User = nil
+	reqURL := strings.TrimRight(u.String(), "/") + "/api/queues/" + url.PathEscape(vhost) + "/" + url.PathEscape(name)
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, reqURL, nil)
+	if err != nil {
+		return qi, err
+	}
+	if user != nil {
+		pw, _ := user.Password()
+		req.SetBasicAuth(user.Username(), pw)
+	}
+	resp, err := b.opts.HTTPClient.Do(req)
+	if err != nil {
+		return qi, fmt.Errorf("management api: %w", err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	if resp.StatusCode != http.StatusOK {
+		return qi, fmt.Errorf("management api %s: %s", reqURL, resp.Status)
+	}
+	var q struct {
+		Type      string          `json:"type"`
+		Arguments json.RawMessage `json:"arguments"`
+		// An empty policy definition is sent as [] rather than {}.
+		EffectivePolicy json.RawMessage `json:"effective_policy_definition"`
+		ConsumerDetails []struct {
+			Tag string `json:"consumer_tag"`
+		} `json:"consumer_details"`
+	}
+	if err := json.Unmarshal(body, &q); err != nil {
+		return qi, fmt.Errorf("management api %s: %w", reqURL, err)
+	}
+	qi.Type = q.Type
+	var args, pol map[string]any
+	_ = json.Unmarshal(q.Arguments, &args)
+	_ = json.Unmarshal(q.EffectivePolicy, &pol)
+	// Both the argument and a policy may set the limit; the lower wins.
+	for _, v := range []any{args["x-delivery-limit"], pol["delivery-limit"]} {
+		if n, ok := v.(float64); ok && n >= 0 && (qi.DeliveryLimit == 0 || int64(n) < qi.DeliveryLimit) {
+			qi.DeliveryLimit = int64(n)
+		}
+	}
+	for _, c := range q.ConsumerDetails {
+		qi.ConsumerTags = append(qi.ConsumerTags, c.Tag)
+	}
+	return qi, nil
+}
+
+// holder names the queuewatch job whose exclusive consumer holds the DLQ.
+// The management API lists a new consumer with its next statistics
+// emission (every 5s by default), so it is asked for a few seconds.
+func (b *Backend) holder(ctx context.Context, ref dlqreplay.Ref) string {
+	if b.opts.ManagementURL == "" {
+		return ""
+	}
+	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
+	defer cancel()
+	for {
+		qi, err := b.info(ctx, ref.VHost, ref.Name)
+		if err != nil {
+			return ""
+		}
+		for _, t := range qi.ConsumerTags {
+			if id, ok := strings.CutPrefix(t, jobTagPrefix); ok {
+				return id
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return ""
+		case <-time.After(250 * time.Millisecond):
+		}
+	}
+}
+
+const jobTagPrefix = "queuewatch-job-"
+
+// isExclusiveRefusal tells a consume refused because another consumer
+// holds the queue exclusively (or we asked for exclusivity and it has
+// consumers).
+func isExclusiveRefusal(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.AccessRefused
+}
+
+func isNotFound(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.NotFound
+}
+
+// Browse reads a page of the DLQ and puts every message back in order.
+// After is the position of the first message to show (the previous page's
+// Next); pages deep into a queue cost reading everything before them, so
+// After+Limit is capped at 10,000.
+func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.BrowseOptions) (dlqreplay.Page, error) {
+	skip := 0
+	if opts.After != "" {
+		n, err := strconv.Atoi(opts.After)
+		if err != nil || n < 0 {
+			return dlqreplay.Page{}, fmt.Errorf("after %q: want a position: %w", opts.After, dlqreplay.ErrInvalidRequest)
+		}
+		skip = n
+	}
+	if skip+opts.Limit > 10_000 {
+		return dlqreplay.Page{}, fmt.Errorf("browsing past position 10000 is not supported: %w", dlqreplay.ErrInvalidRequest)
+	}
+	b.mu.Lock()
+	why := b.refused[ref.ID()]
+	b.mu.Unlock()
+	if why != "" {
+		return dlqreplay.Page{}, fmt.Errorf("%w: %s", dlqreplay.ErrDeliveryLimit, why)
+	}
+	qi, err := b.info(ctx, ref.VHost, ref.Name)
+	if err != nil {
+		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", ref.Name, "err", err)
+	}
+	conn, err := b.dial(ref.VHost)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
+	defer conn.Close()
+	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit}
+	return br.page(ctx, skip, opts.Limit)
+}
+
+// Restore publishes archived messages to the queue target.Name through the
+// default exchange, mandatory and confirmed, and returns the archive ids
+// the broker confirmed.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+	conn, err := b.dial(target.VHost)
+	if err != nil {
+		return nil, err
+	}
+	defer conn.Close()
+	if err := checkQueue(conn, target.Name); err != nil {
+		return nil, err
+	}
+	p, err := newPublisher(conn, b.opts.ConfirmWindow, b.opts.ConfirmTimeout)
+	if err != nil {
+		return nil, err
+	}
+	var done []int64
+	for i, m := range msgs {
+		pub := archivedPublishing(m, b.user)
+		if err := p.publish(ctx, "", target.Name, strconv.Itoa(i), pub); err != nil {
+			return done, err
+		}
+		res := p.settleAll()
+		for _, r := range res {
+			if r.err != nil {
+				return done, fmt.Errorf("restore message %s: %w", m.MessageID, r.err)
+			}
+		}
+		done = append(done, m.ID)
+	}
+	return done, nil
+}
+
+// checkQueue tells whether a queue exists, on a throwaway channel since a
+// failed passive declare closes the channel.
+func checkQueue(conn *amqp.Connection, name string) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	if _, err := ch.QueueDeclarePassive(name, false, false, false, false, nil); err != nil {
+		if isNotFound(err) {
+			return fmt.Errorf("queue %q: %w", name, dlqreplay.ErrTargetMissing)
+		}
+		return fmt.Errorf("check queue %q: %w", name, err)
+	}
+	return nil
+}
+
+func checkExchange(conn *amqp.Connection, name string) error {
+	if name == "" {
+		return nil
+	}
+	ch, err := conn.Channel()
+	if err != nil {
+		return fmt.Errorf("open channel: %w", err)
+	}
+	defer ch.Close()
+	if err := ch.ExchangeDeclarePassive(name, "direct", false, false, false, false, nil); err != nil {
+		if isNotFound(err) {
+			return fmt.Errorf("exchange %q: %w", name, dlqreplay.ErrTargetMissing)
+		}
+		return fmt.Errorf("check exchange %q: %w", name, err)
+	}
+	return nil
+}

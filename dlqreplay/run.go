@@ -1,0 +1,247 @@
+package dlqreplay
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Backend is one broker cluster's implementation of browsing and jobs
+// (dlqreplay/rabbitmq, dlqreplay/kafka). The Service owns locking within
+// the process, progress, rate, the audit log and metrics; a Backend owns
+// what must be true on the broker: exclusivity across instances, confirms,
+// acks and cursor commits.
+type Backend interface {
+	Broker() queue.Broker
+	Cluster() string
+	// Browse reads a page of the DLQ and leaves it exactly as it was.
+	Browse(ctx context.Context, dlq Ref, opts BrowseOptions) (Page, error)
+	// Prepare takes the broker-side lock on the DLQ (returning a
+	// *ConflictError when another instance holds it), checks that the
+	// target exists (ErrTargetMissing) and snapshots the depth. Nothing
+	// has moved when it returns.
+	Prepare(ctx context.Context, run *Run) (Execution, error)
+	// Restore publishes archived messages into the queue or topic named by
+	// target, with confirms, and returns the archive ids that were confirmed.
+	Restore(ctx context.Context, target Ref, msgs []Archived) ([]int64, error)
+}
+
+// Execution is a prepared job. Execute processes at most the depth
+// snapshotted by Prepare, reports every message through the Run, and
+// returns when done, failed or ctx is cancelled; Close releases the lock.
+type Execution interface {
+	Execute(ctx context.Context) error
+	Close() error
+}
+
+// Run is what a Backend gets to carry out one job: the request, and the
+// hooks through which it reports outcomes, waits for the rate limiter and
+// archives messages.
+type Run struct {
+	ID         string
+	DLQ        Ref
+	Action     Action
+	Selection  Selection
+	Target     Target
+	DryRun     bool
+	MaxReplays int
+	Logger     *slog.Logger
+
+	limiter *rate.Limiter
+	store   *audit.Store
+	j       *job
+}
+
+// Wait blocks until the rate limit allows one more message.
+func (r *Run) Wait(ctx context.Context) error {
+	if r.limiter == nil {
+		return ctx.Err()
+	}
+	return r.limiter.Wait(ctx)
+}
+
+// SetDepth records the depth snapshotted at the start: the most messages
+// the job will look at.
+func (r *Run) SetDepth(n int64) {
+	r.j.mu.Lock()
+	r.j.info.Progress.Depth = n
+	if r.Selection.All && len(r.Selection.IDs) == 0 && r.Selection.Group == "" && len(r.Selection.Headers) == 0 &&
+		r.Selection.Since.IsZero() && r.Selection.Until.IsZero() {
+		r.j.info.Progress.ToMove = n
+		if r.Selection.Limit > 0 {
+			r.j.info.Progress.ToMove = min(n, int64(r.Selection.Limit))
+		}
+	}
+	r.j.recount()
+	r.j.mu.Unlock()
+}
+
+// Selected counts m as selected; the Backend calls it once per message
+// that matches Selection. It returns false once Limit selected messages
+// were counted.
+func (r *Run) Selected() bool {
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	if r.Selection.Limit > 0 && r.j.selected >= r.Selection.Limit {
+		return false
+	}
+	r.j.selected++
+	if int64(r.j.selected) > r.j.info.Progress.ToMove {
+		r.j.info.Progress.ToMove = int64(r.j.selected)
+		r.j.recount()
+	}
+	return true
+}
+
+// Satisfied reports that no further message can be selected (the limit is
+// reached or every listed id was seen), so the scan can stop early.
+func (r *Run) Satisfied() bool {
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	if r.Selection.Limit > 0 && r.j.selected >= r.Selection.Limit {
+		return true
+	}
+	return len(r.Selection.IDs) > 0 && r.j.selected >= len(r.Selection.IDs)
+}
+
+// Report records one message's outcome.
+func (r *Run) Report(o Outcome) {
+	r.j.report(o, r.DryRun)
+}
+
+// Archive saves messages in the audit store; the Backend removes them from
+// the DLQ only after it returns nil.
+func (r *Run) Archive(ctx context.Context, msgs []*queue.Message) error {
+	recs := make([]audit.Archived, len(msgs))
+	for i, m := range msgs {
+		recs[i] = audit.Archived{JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
+			Headers: auditHeaders(m.Headers), Key: m.Key, Body: m.Body}
+	}
+	_, err := r.store.Archive(ctx, recs)
+	return err
+}
+
+// Done reports which of ids (all, when ids is nil) earlier jobs already
+// moved or deleted from this DLQ (Kafka records past a cursor that could
+// not advance).
+func (r *Run) Done(ctx context.Context, ids []string) (map[string]bool, error) {
+	if r.store == nil {
+		return map[string]bool{}, nil
+	}
+	return r.store.Done(ctx, r.DLQ.ID(), ids, string(ResultMoved), string(ResultDeleted))
+}
+
+func auditHeaders(hs []queue.Header) []audit.Header {
+	out := make([]audit.Header, len(hs))
+	for i, h := range hs {
+		out[i] = audit.Header{Key: []byte(h.Key), Value: h.Value, Kind: h.Kind}
+	}
+	return out
+}
+
+// JobState is where a job is in its life.
+type JobState string
+
+// Job states (the same strings as the audit store's).
+const (
+	StateRunning     JobState = audit.StateRunning
+	StateSucceeded   JobState = audit.StateSucceeded
+	StateFailed      JobState = audit.StateFailed
+	StateCancelled   JobState = audit.StateCancelled
+	StateInterrupted JobState = audit.StateInterrupted
+)
+
+// Progress counts a job's messages. Depth is the DLQ depth snapshotted at
+// the start (never more is processed); ToMove the selected messages found
+// so far (known up front for "all"); Remaining = ToMove − Moved − Failed −
+// Skipped. Duplicates counts outcomes marked PossibleDuplicate.
+type Progress struct {
+	Depth      int64 `json:"depth"`
+	ToMove     int64 `json:"to_move"`
+	Moved      int64 `json:"moved"`
+	Failed     int64 `json:"failed"`
+	Skipped    int64 `json:"skipped"`
+	Remaining  int64 `json:"remaining"`
+	Duplicates int64 `json:"duplicates"`
+}
+
+// Job is a job's state as the API shows it.
+type Job struct {
+	ID        string    `json:"id"`
+	DLQ       string    `json:"dlq"`
+	Action    Action    `json:"action"`
+	Who       string    `json:"who"`
+	DryRun    bool      `json:"dry_run"`
+	Selection Selection `json:"selection"`
+	Target    Target    `json:"target"`
+	State     JobState  `json:"state"`
+	Error     string    `json:"error,omitempty"`
+	Created   time.Time `json:"created"`
+	Finished  time.Time `json:"finished,omitzero"`
+	Progress  Progress  `json:"progress"`
+}
+
+// Receipt is a job and every message's outcome.
+type Receipt struct {
+	Job      Job       `json:"job"`
+	Outcomes []Outcome `json:"outcomes"`
+}
+
+// job is the in-memory state of a running job.
+type job struct {
+	mu       sync.Mutex
+	info     Job
+	outcomes []Outcome
+	flushed  int
+	selected int
+	counts   func(o Outcome)
+	cancel   context.CancelFunc
+	done     chan struct{}
+}
+
+func newJob(info Job) *job {
+	return &job{info: info, done: make(chan struct{}), counts: func(Outcome) {}}
+}
+
+func (j *job) report(o Outcome, dryRun bool) {
+	j.mu.Lock()
+	j.outcomes = append(j.outcomes, o)
+	p := &j.info.Progress
+	switch o.Result {
+	case ResultMoved, ResultDeleted, ResultWouldMove, ResultWouldDelete:
+		p.Moved++
+	case ResultFailed:
+		p.Failed++
+	case ResultSkipped:
+		p.Skipped++
+	}
+	if o.PossibleDuplicate {
+		p.Duplicates++
+	}
+	if p.Moved+p.Failed+p.Skipped > p.ToMove {
+		p.ToMove = p.Moved + p.Failed + p.Skipped
+	}
+	j.recount()
+	j.mu.Unlock()
+	if !dryRun {
+		j.counts(o)
+	}
+}
+
+// recount derives Remaining; the caller holds mu.
+func (j *job) recount() {
+	p := &j.info.Progress
+	p.Remaining = max(p.ToMove-p.Moved-p.Failed-p.Skipped, 0)
+}
+
+func (j *job) snapshot() Job {
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	return j.info
+}

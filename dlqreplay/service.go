@@ -1,0 +1,586 @@
+package dlqreplay
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Options configure a Service.
+type Options struct {
+	// Store is the audit store (required).
+	Store *audit.Store
+	// Backends serve the configured clusters, one per broker and cluster.
+	Backends []Backend
+	// MaxReplays is config dlq.max_replays: a message replayed this many
+	// times is skipped as poison. 0 means no limit.
+	MaxReplays int
+	// Rate is config dlq.replay_rate, the default messages per second of a
+	// job whose request gives none. 0 means unlimited.
+	Rate float64
+	// FlushInterval is how often a running job's counts and outcomes are
+	// written to the audit store (default 500ms).
+	FlushInterval time.Duration
+	Logger        *slog.Logger
+}
+
+// Service runs DLQ browsing and jobs over the configured backends. It is
+// safe for concurrent use; one job per DLQ runs at a time.
+type Service struct {
+	opts     Options
+	log      *slog.Logger
+	backends map[string]Backend
+
+	mu      sync.Mutex
+	running map[string]*job // by DLQ ID
+	jobs    map[string]*job // by job ID, running and finished since start
+	wg      sync.WaitGroup
+
+	cmu      sync.Mutex
+	counters map[ReplayedKey]int64
+}
+
+// New builds a Service.
+func New(opts Options) (*Service, error) {
+	if opts.Store == nil {
+		return nil, errors.New("dlqreplay: audit store is required")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.FlushInterval <= 0 {
+		opts.FlushInterval = 500 * time.Millisecond
+	}
+	s := &Service{opts: opts, log: opts.Logger, backends: map[string]Backend{},
+		running: map[string]*job{}, jobs: map[string]*job{}, counters: map[ReplayedKey]int64{}}
+	for _, b := range opts.Backends {
+		k := backendKey(b.Broker(), b.Cluster())
+		if _, dup := s.backends[k]; dup {
+			return nil, fmt.Errorf("dlqreplay: two backends for %s", k)
+		}
+		s.backends[k] = b
+	}
+	for _, id := range opts.Store.Interrupted {
+		s.log.Warn("job was interrupted by a restart", "job", id)
+	}
+	return s, nil
+}
+
+func backendKey(b queue.Broker, cluster string) string { return string(b) + ":" + cluster }
+
+func (s *Service) backend(id string) (Ref, Backend, error) {
+	ref, err := ParseID(id)
+	if err != nil {
+		return ref, nil, err
+	}
+	b, ok := s.backends[backendKey(ref.Broker, ref.Cluster)]
+	if !ok {
+		return ref, nil, fmt.Errorf("dlq %s: no %s cluster %q: %w", id, ref.Broker, ref.Cluster, ErrUnknownDLQ)
+	}
+	return ref, b, nil
+}
+
+// Browse returns a page of the DLQ with its failure groups; the DLQ is
+// left as it was. A DLQ with a running job is refused with ErrJobRunning
+// rather than competing with the job for its messages.
+func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) (Page, error) {
+	ref, b, err := s.backend(dlqID)
+	if err != nil {
+		return Page{}, err
+	}
+	if opts.Limit <= 0 {
+		opts.Limit = 50
+	}
+	opts.Limit = min(opts.Limit, 1000)
+	s.mu.Lock()
+	j := s.running[ref.ID()]
+	s.mu.Unlock()
+	if j != nil {
+		return Page{}, &ConflictError{DLQ: ref.ID(), JobID: j.info.ID}
+	}
+	p, err := b.Browse(ctx, ref, opts)
+	if err != nil {
+		return Page{}, fmt.Errorf("browse %s: %w", dlqID, err)
+	}
+	p.Groups = queue.GroupFailures(p.Messages)
+	return p, nil
+}
+
+// Request asks for a job.
+type Request struct {
+	DLQ       string    `json:"dlq"`
+	Action    Action    `json:"action"`
+	Selection Selection `json:"selection"`
+	Target    Target    `json:"target"`
+	DryRun    bool      `json:"dry_run"`
+	// Rate is messages per second; 0 uses the configured default, a
+	// negative rate means unlimited.
+	Rate float64 `json:"rate,omitempty"`
+	// Who is the operator, for the audit log.
+	Who string `json:"who,omitempty"`
+}
+
+func (r *Request) validate(ref Ref) error {
+	if r.Action == "" {
+		r.Action = ActionReplay
+	}
+	if r.Target.Kind == "" {
+		r.Target.Kind = TargetOriginal
+		if r.Target.Name != "" {
+			r.Target.Kind = TargetNamed
+		}
+	}
+	switch r.Action {
+	case ActionReplay:
+	case ActionMove:
+		if r.Target.Kind != TargetNamed || r.Target.Name == "" {
+			return fmt.Errorf("move needs a target queue or topic name: %w", ErrInvalidRequest)
+		}
+	case ActionDelete:
+		r.Target = Target{}
+	default:
+		return fmt.Errorf("action %q: want replay, move or delete: %w", r.Action, ErrInvalidRequest)
+	}
+	switch r.Target.Kind {
+	case TargetOriginal, TargetNamed, "":
+	case TargetOriginalExchange:
+		if ref.Broker != queue.RabbitMQ {
+			return fmt.Errorf("target kind %q is RabbitMQ only: %w", r.Target.Kind, ErrInvalidRequest)
+		}
+	default:
+		return fmt.Errorf("target kind %q: want original, exchange or queue: %w", r.Target.Kind, ErrInvalidRequest)
+	}
+	if r.Target.Kind == TargetNamed && r.Target.Name == "" {
+		return fmt.Errorf("target kind queue needs a name: %w", ErrInvalidRequest)
+	}
+	return r.Selection.Validate()
+}
+
+// Start prepares a job (broker lock, target check, depth snapshot) and
+// runs it in the background; the returned Job is running. A second job on
+// the same DLQ gets a *ConflictError (errors.Is ErrJobRunning), whether the
+// first runs in this process or in another instance.
+func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
+	ref, b, err := s.backend(req.DLQ)
+	if err != nil {
+		return Job{}, err
+	}
+	if err := req.validate(ref); err != nil {
+		return Job{}, err
+	}
+	info := Job{ID: newJobID(), DLQ: ref.ID(), Action: req.Action, Who: req.Who, DryRun: req.DryRun,
+		Selection: req.Selection, Target: req.Target, State: StateRunning, Created: time.Now()}
+	j := newJob(info)
+	j.counts = func(o Outcome) { s.count(ref, o) }
+
+	s.mu.Lock()
+	if other := s.running[ref.ID()]; other != nil {
+		s.mu.Unlock()
+		return Job{}, &ConflictError{DLQ: ref.ID(), JobID: other.info.ID}
+	}
+	s.running[ref.ID()] = j
+	s.mu.Unlock()
+	release := func() {
+		s.mu.Lock()
+		delete(s.running, ref.ID())
+		s.mu.Unlock()
+	}
+
+	run := &Run{ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
+		DryRun: req.DryRun, MaxReplays: s.opts.MaxReplays, Logger: s.log.With("job", info.ID, "dlq", ref.ID()),
+		store: s.opts.Store, j: j}
+	if r := s.rate(req.Rate); r > 0 {
+		run.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))
+	}
+	exec, err := b.Prepare(ctx, run)
+	if err != nil {
+		release()
+		return Job{}, fmt.Errorf("prepare %s of %s: %w", req.Action, ref.ID(), err)
+	}
+	if err := s.opts.Store.CreateJob(ctx, toAudit(info)); err != nil {
+		_ = exec.Close() // the store error is the one to report
+		release()
+		return Job{}, err
+	}
+	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	j.cancel = cancel
+	s.mu.Lock()
+	s.jobs[info.ID] = j
+	s.mu.Unlock()
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(j.done)
+		ok := s.execute(jctx, j, exec)
+		release()
+		if ok {
+			// The audit store has it all now; keep memory bounded.
+			s.mu.Lock()
+			delete(s.jobs, info.ID)
+			s.mu.Unlock()
+		}
+	}()
+	return j.snapshot(), nil
+}
+
+func (s *Service) rate(r float64) float64 {
+	switch {
+	case r < 0:
+		return 0
+	case r == 0:
+		return s.opts.Rate
+	}
+	return r
+}
+
+// execute runs a prepared job, flushing progress to the audit store while
+// it runs and the final state when it ends. It reports whether the final
+// state reached the store.
+func (s *Service) execute(ctx context.Context, j *job, exec Execution) bool {
+	stop := make(chan struct{})
+	flushed := make(chan struct{})
+	go func() {
+		defer close(flushed)
+		t := time.NewTicker(s.opts.FlushInterval)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				s.flush(j)
+			}
+		}
+	}()
+	err := exec.Execute(ctx)
+	if cerr := exec.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	close(stop)
+	<-flushed
+	j.mu.Lock()
+	switch {
+	case err == nil:
+		j.info.State = StateSucceeded
+	case errors.Is(err, context.Canceled):
+		j.info.State = StateCancelled
+		j.info.Error = "cancelled"
+	default:
+		j.info.State = StateFailed
+		j.info.Error = err.Error()
+	}
+	j.info.Finished = time.Now()
+	j.mu.Unlock()
+	ok := s.flush(j)
+	info := j.snapshot()
+	s.log.Info("dlq job finished", "job", info.ID, "dlq", info.DLQ, "action", info.Action, "state", info.State,
+		"moved", info.Progress.Moved, "failed", info.Progress.Failed, "skipped", info.Progress.Skipped, "err", info.Error)
+	return ok
+}
+
+// flush writes the job's counts and new outcomes to the audit store.
+func (s *Service) flush(j *job) bool {
+	j.mu.Lock()
+	info, first := j.info, j.flushed
+	pending := append([]Outcome(nil), j.outcomes[first:]...)
+	j.mu.Unlock()
+	recs := make([]audit.Outcome, len(pending))
+	for i, o := range pending {
+		recs[i] = audit.Outcome{MessageID: o.MessageID, Result: string(o.Result), Target: o.Target, Reason: o.Reason,
+			Source: o.Source, PossibleDuplicate: o.PossibleDuplicate}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := s.opts.Store.UpdateJob(ctx, toAudit(info), first, recs); err != nil {
+		s.log.Error("write job progress to the audit store", "job", info.ID, "err", err)
+		return false
+	}
+	j.mu.Lock()
+	j.flushed = first + len(pending)
+	j.mu.Unlock()
+	return true
+}
+
+func toAudit(j Job) audit.Job {
+	sel, _ := json.Marshal(j.Selection)
+	tgt, _ := json.Marshal(j.Target)
+	p := j.Progress
+	return audit.Job{ID: j.ID, DLQ: j.DLQ, Action: string(j.Action), Who: j.Who, DryRun: j.DryRun, Selection: sel,
+		Target: tgt, State: string(j.State), Error: j.Error, Created: j.Created, Finished: j.Finished,
+		Depth: p.Depth, ToMove: p.ToMove, Moved: p.Moved, Failed: p.Failed, Skipped: p.Skipped, Remaining: p.Remaining, Duplicates: p.Duplicates}
+}
+
+func fromAudit(a audit.Job) Job {
+	j := Job{ID: a.ID, DLQ: a.DLQ, Action: Action(a.Action), Who: a.Who, DryRun: a.DryRun, State: JobState(a.State),
+		Error: a.Error, Created: a.Created, Finished: a.Finished, Progress: Progress{Depth: a.Depth, ToMove: a.ToMove, Moved: a.Moved,
+			Failed: a.Failed, Skipped: a.Skipped, Remaining: a.Remaining, Duplicates: a.Duplicates}}
+	_ = json.Unmarshal(a.Selection, &j.Selection)
+	_ = json.Unmarshal(a.Target, &j.Target)
+	return j
+}
+
+// Run starts a job and waits for it: the CLI's path, and the one for dry
+// runs whose receipt is wanted at once.
+func (s *Service) Run(ctx context.Context, req Request) (Receipt, error) {
+	j, err := s.Start(ctx, req)
+	if err != nil {
+		return Receipt{}, err
+	}
+	return s.Wait(ctx, j.ID)
+}
+
+// Wait waits for a job started by this process to end and returns its
+// receipt. Cancelling ctx stops the waiting, not the job.
+func (s *Service) Wait(ctx context.Context, id string) (Receipt, error) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return s.Receipt(ctx, id)
+	}
+	select {
+	case <-j.done:
+	case <-ctx.Done():
+		return Receipt{}, ctx.Err()
+	}
+	return s.Receipt(ctx, id)
+}
+
+// Job returns a job's current state, live for running jobs and from the
+// audit store otherwise.
+func (s *Service) Job(ctx context.Context, id string) (Job, error) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j != nil {
+		return j.snapshot(), nil
+	}
+	a, err := s.opts.Store.Job(ctx, id)
+	if errors.Is(err, audit.ErrNotFound) {
+		return Job{}, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+	}
+	if err != nil {
+		return Job{}, err
+	}
+	return fromAudit(a), nil
+}
+
+// Receipt returns a job and every message's outcome.
+func (s *Service) Receipt(ctx context.Context, id string) (Receipt, error) {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j != nil {
+		j.mu.Lock()
+		r := Receipt{Job: j.info, Outcomes: append([]Outcome(nil), j.outcomes...)}
+		j.mu.Unlock()
+		return r, nil
+	}
+	info, err := s.Job(ctx, id)
+	if err != nil {
+		return Receipt{}, err
+	}
+	recs, err := s.opts.Store.Outcomes(ctx, id)
+	if err != nil {
+		return Receipt{}, err
+	}
+	r := Receipt{Job: info, Outcomes: make([]Outcome, len(recs))}
+	for i, o := range recs {
+		r.Outcomes[i] = Outcome{MessageID: o.MessageID, Result: Result(o.Result), Target: o.Target, Reason: o.Reason,
+			Source: o.Source, PossibleDuplicate: o.PossibleDuplicate}
+	}
+	return r, nil
+}
+
+// Cancel stops a running job: no new message is taken, messages in flight
+// are settled (confirmed copies acked, the rest left in the DLQ).
+func (s *Service) Cancel(id string) error {
+	s.mu.Lock()
+	j := s.jobs[id]
+	s.mu.Unlock()
+	if j == nil {
+		return fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+	}
+	j.cancel()
+	return nil
+}
+
+// Jobs lists jobs newest first (dlqID filters when not empty), running
+// ones with live progress.
+func (s *Service) Jobs(ctx context.Context, dlqID string, limit int) ([]Job, error) {
+	recs, err := s.opts.Store.Jobs(ctx, dlqID, limit)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Job, len(recs))
+	for i, a := range recs {
+		out[i] = fromAudit(a)
+		s.mu.Lock()
+		j := s.jobs[a.ID]
+		s.mu.Unlock()
+		if j != nil {
+			out[i] = j.snapshot()
+		}
+	}
+	return out, nil
+}
+
+// Close cancels running jobs and waits for them to settle.
+func (s *Service) Close() {
+	s.mu.Lock()
+	for _, j := range s.running {
+		j.cancel()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+}
+
+// RestoreRequest publishes archived messages again.
+type RestoreRequest struct {
+	// ArchiveIDs selects archived messages; JobID selects everything a
+	// delete job archived. One of them is required.
+	ArchiveIDs []int64 `json:"archive_ids,omitempty"`
+	JobID      string  `json:"job_id,omitempty"`
+	// Target is the DLQ-style ID of the queue or topic to publish into,
+	// "rabbitmq:cluster:vhost:queue" or "kafka:cluster::topic".
+	Target string `json:"target"`
+	Who    string `json:"who,omitempty"`
+}
+
+// Restore publishes archived messages into any queue or topic and records
+// it as a restore job. Messages are restored in archive order; each is
+// marked restored once confirmed.
+func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, error) {
+	ref, b, err := s.backend(req.Target)
+	if err != nil {
+		return Receipt{}, err
+	}
+	if len(req.ArchiveIDs) == 0 && req.JobID == "" {
+		return Receipt{}, fmt.Errorf("restore needs archive ids or a job id: %w", ErrInvalidRequest)
+	}
+	recs, err := s.opts.Store.Archived(ctx, audit.ArchiveQuery{IDs: req.ArchiveIDs, JobID: req.JobID, Limit: 1 << 30})
+	if err != nil {
+		return Receipt{}, err
+	}
+	if len(recs) == 0 {
+		return Receipt{}, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
+	}
+	msgs := make([]Archived, len(recs))
+	for i, a := range recs {
+		msgs[i] = Archived{ID: a.ID, MessageID: a.MessageID, Properties: a.Properties, Key: a.Key, Body: a.Body}
+		for _, h := range a.Headers {
+			msgs[i].Headers = append(msgs[i].Headers, queue.Header{Key: string(h.Key), Value: h.Value, Kind: h.Kind})
+		}
+	}
+	info := Job{ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
+		Created: time.Now(), Target: Target{Kind: TargetNamed, Name: ref.Name},
+		Selection: Selection{IDs: archiveIDs(recs)}}
+	info.Progress.ToMove = int64(len(msgs))
+	if err := s.opts.Store.CreateJob(ctx, toAudit(info)); err != nil {
+		return Receipt{}, err
+	}
+	done, rerr := b.Restore(ctx, ref, msgs)
+	if err := s.opts.Store.MarkRestored(ctx, done, ref.ID()); err != nil && rerr == nil {
+		rerr = err
+	}
+	j := newJob(info)
+	ok := map[int64]bool{}
+	for _, id := range done {
+		ok[id] = true
+	}
+	for _, m := range msgs {
+		o := Outcome{MessageID: m.MessageID, Result: ResultMoved, Target: ref.Name}
+		if !ok[m.ID] {
+			o.Result, o.Reason = ResultFailed, "not confirmed"
+		}
+		j.report(o, true)
+	}
+	j.info.State, j.info.Finished = StateSucceeded, time.Now()
+	if rerr != nil {
+		j.info.State, j.info.Error = StateFailed, rerr.Error()
+	}
+	s.flush(j)
+	return Receipt{Job: j.info, Outcomes: j.outcomes}, rerr
+}
+
+func archiveIDs(recs []audit.Archived) []string {
+	out := make([]string, len(recs))
+	for i, a := range recs {
+		out[i] = strconv.FormatInt(a.ID, 10)
+	}
+	return out
+}
+
+// Archived lists messages archived from a DLQ (dlqID may be empty for all).
+func (s *Service) Archived(ctx context.Context, dlqID string, limit int) ([]audit.Archived, error) {
+	return s.opts.Store.Archived(ctx, audit.ArchiveQuery{DLQ: dlqID, Limit: limit})
+}
+
+// ReplayedKey labels queuewatch_dlq_replayed_messages_total.
+type ReplayedKey struct {
+	Broker  queue.Broker
+	Cluster string
+	VHost   string
+	DLQ     string
+	Source  string
+	// Result is ok (moved or deleted), failed or skipped.
+	Result string
+}
+
+// ReplayedCount is one counter value.
+type ReplayedCount struct {
+	ReplayedKey
+	Value int64
+}
+
+func (s *Service) count(ref Ref, o Outcome) {
+	res := "ok"
+	switch o.Result {
+	case ResultFailed:
+		res = "failed"
+	case ResultSkipped:
+		res = "skipped"
+	}
+	k := ReplayedKey{Broker: ref.Broker, Cluster: ref.Cluster, VHost: ref.VHost, DLQ: ref.Name, Source: o.Source, Result: res}
+	s.cmu.Lock()
+	s.counters[k]++
+	s.cmu.Unlock()
+}
+
+// Replayed returns the totals behind the counter
+// queuewatch_dlq_replayed_messages_total{broker,cluster,vhost,dlq,source,result},
+// sorted by labels; dry runs are not counted. The collector that exports
+// it builds const metrics from this at scrape time.
+func (s *Service) Replayed() []ReplayedCount {
+	s.cmu.Lock()
+	out := make([]ReplayedCount, 0, len(s.counters))
+	for k, v := range s.counters {
+		out = append(out, ReplayedCount{k, v})
+	}
+	s.cmu.Unlock()
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].ReplayedKey, out[j].ReplayedKey
+		return fmt.Sprint(a) < fmt.Sprint(b)
+	})
+	return out
+}
+
+// newJobID returns a sortable, unique job ID: time then randomness.
+func newJobID() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return "job-" + time.Now().UTC().Format("20060102T150405.000") + "-" + hex.EncodeToString(b[:])
+}

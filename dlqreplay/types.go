@@ -1,0 +1,228 @@
+package dlqreplay
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Sentinel errors callers branch on (the API maps them to HTTP statuses).
+var (
+	// ErrJobRunning: another job holds the DLQ (409). The error is a
+	// *ConflictError that names the running job when it is known.
+	ErrJobRunning = errors.New("a job is already running on this dlq")
+	// ErrUnknownDLQ: the DLQ ID is malformed or names no configured cluster (404).
+	ErrUnknownDLQ = errors.New("unknown dlq")
+	// ErrInvalidRequest: the request cannot be run as given (400).
+	ErrInvalidRequest = errors.New("invalid request")
+	// ErrTargetMissing: the target queue, exchange or topic does not exist;
+	// nothing was moved to it (422).
+	ErrTargetMissing = errors.New("target does not exist")
+	// ErrDeliveryLimit: browsing a quorum DLQ would spend the delivery limit
+	// of its messages and so was refused (409).
+	ErrDeliveryLimit = errors.New("browsing would spend the queue's delivery limit")
+	// ErrJobNotFound: no job or archive entry has that ID (404).
+	ErrJobNotFound = errors.New("job not found")
+)
+
+// ConflictError is ErrJobRunning with the job that holds the DLQ. JobID is
+// empty when another queuewatch instance holds it and its ID is unknown.
+type ConflictError struct {
+	DLQ   string
+	JobID string
+}
+
+func (e *ConflictError) Error() string {
+	if e.JobID == "" {
+		return fmt.Sprintf("dlq %s: %v (held by another instance)", e.DLQ, ErrJobRunning)
+	}
+	return fmt.Sprintf("dlq %s: %v: job %s", e.DLQ, ErrJobRunning, e.JobID)
+}
+
+// Is makes errors.Is(err, ErrJobRunning) true.
+func (e *ConflictError) Is(target error) bool { return target == ErrJobRunning }
+
+// Ref names one DLQ; it is the parsed form of queue.DLQ.ID().
+type Ref struct {
+	Broker  queue.Broker
+	Cluster string
+	VHost   string
+	Name    string
+}
+
+// ID is the DLQ ID, "broker:cluster:vhost:name", as queue.DLQ.ID builds it.
+func (r Ref) ID() string {
+	return string(r.Broker) + ":" + r.Cluster + ":" + r.VHost + ":" + r.Name
+}
+
+// ParseID parses a DLQ ID. The name is last so it may contain colons.
+func ParseID(id string) (Ref, error) {
+	p := strings.SplitN(id, ":", 4)
+	if len(p) != 4 || p[3] == "" || p[1] == "" {
+		return Ref{}, fmt.Errorf("dlq id %q: want broker:cluster:vhost:name: %w", id, ErrUnknownDLQ)
+	}
+	r := Ref{Broker: queue.Broker(p[0]), Cluster: p[1], VHost: p[2], Name: p[3]}
+	switch r.Broker {
+	case queue.RabbitMQ:
+		if r.VHost == "" {
+			return Ref{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrUnknownDLQ)
+		}
+	case queue.Kafka:
+	default:
+		return Ref{}, fmt.Errorf("dlq id %q: unknown broker %q: %w", id, p[0], ErrUnknownDLQ)
+	}
+	return r, nil
+}
+
+// Action is what a job does with the selected messages.
+type Action string
+
+// Job actions.
+const (
+	// ActionReplay sends messages back where they failed (or to Target).
+	ActionReplay Action = "replay"
+	// ActionMove sends messages to another queue or topic (Target.Name).
+	ActionMove Action = "move"
+	// ActionDelete archives messages in the audit store, then removes them.
+	ActionDelete Action = "delete"
+	// ActionRestore publishes archived messages again; see Service.Restore.
+	ActionRestore Action = "restore"
+)
+
+// TargetKind chooses where replayed messages go.
+type TargetKind string
+
+// Target kinds.
+const (
+	// TargetOriginal (the default): RabbitMQ publishes to x-death[0].queue
+	// through the default exchange, so only that queue gets the copy;
+	// Kafka produces to the original topic from the dead-letter headers,
+	// or the DLQ name without its suffix (orders.DLT → orders).
+	TargetOriginal TargetKind = "original"
+	// TargetOriginalExchange (RabbitMQ): the exchange and routing keys the
+	// message was first published with (x-death, or Spring's
+	// x-original-exchange/x-original-routingKey).
+	TargetOriginalExchange TargetKind = "exchange"
+	// TargetNamed: the queue (RabbitMQ, via the default exchange) or topic
+	// (Kafka) in Name.
+	TargetNamed TargetKind = "queue"
+)
+
+// Target is where a replay or move sends messages.
+type Target struct {
+	Kind TargetKind `json:"kind,omitempty"`
+	Name string     `json:"name,omitempty"`
+}
+
+// Selection chooses the messages a job acts on. Criteria combine with AND;
+// at least one must be given (All selects everything).
+type Selection struct {
+	All bool     `json:"all,omitempty"`
+	IDs []string `json:"ids,omitempty"`
+	// Group is a failure signature key (queue.FailureSignature.Key).
+	Group string `json:"group,omitempty"`
+	// Headers must all be present with exactly these values (compared with
+	// queue.Header.Text, so binary values are matched by their 0x-hex form).
+	Headers map[string]string `json:"headers,omitempty"`
+	// Since and Until bound the message timestamp (Since inclusive, Until
+	// exclusive): the time of death for RabbitMQ (x-death[0].time, else
+	// the timestamp property), the record timestamp for Kafka.
+	Since time.Time `json:"since,omitzero"`
+	Until time.Time `json:"until,omitzero"`
+	// Limit stops the job after this many selected messages (0: no limit).
+	Limit int `json:"limit,omitempty"`
+}
+
+// Validate reports a selection that would select nothing by accident.
+func (s Selection) Validate() error {
+	if !s.All && len(s.IDs) == 0 && s.Group == "" && len(s.Headers) == 0 && s.Since.IsZero() && s.Until.IsZero() {
+		return fmt.Errorf("selection is empty (set all, ids, group, headers or a time range): %w", ErrInvalidRequest)
+	}
+	if s.Limit < 0 {
+		return fmt.Errorf("selection limit %d is negative: %w", s.Limit, ErrInvalidRequest)
+	}
+	return nil
+}
+
+// Match reports whether m meets every criterion (Limit aside).
+func (s Selection) Match(m *queue.Message) bool {
+	if len(s.IDs) > 0 && !slices.Contains(s.IDs, m.ID) {
+		return false
+	}
+	if s.Group != "" && m.Death.Signature().Key() != s.Group {
+		return false
+	}
+	for k, want := range s.Headers {
+		v, ok := m.Header(k)
+		if !ok || queue.PrintableBytes(v) != want {
+			return false
+		}
+	}
+	if !s.Since.IsZero() && m.Timestamp.Before(s.Since) {
+		return false
+	}
+	if !s.Until.IsZero() && !m.Timestamp.Before(s.Until) {
+		return false
+	}
+	return true
+}
+
+// Result is what happened to one message.
+type Result string
+
+// Per-message results.
+const (
+	ResultMoved       Result = "moved"   // copy confirmed in the target, DLQ copy removed
+	ResultDeleted     Result = "deleted" // archived, then removed from the DLQ
+	ResultFailed      Result = "failed"  // left in the DLQ; Reason says why
+	ResultSkipped     Result = "skipped" // left in the DLQ on purpose (poison, already done)
+	ResultWouldMove   Result = "would_move"
+	ResultWouldDelete Result = "would_delete"
+)
+
+// Outcome is one message's line in a job's receipt.
+type Outcome struct {
+	MessageID string `json:"message_id"`
+	Result    Result `json:"result"`
+	// Target is where the copy went (or would go): "exchange/routing-key"
+	// for RabbitMQ ("/queue" for the default exchange), the topic for Kafka.
+	Target string `json:"target,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Source is where the message had failed (for the replay metric).
+	Source string `json:"source,omitempty"`
+	// PossibleDuplicate: the copy is in the target, but after a fault the
+	// original may also still be in the DLQ.
+	PossibleDuplicate bool `json:"possible_duplicate,omitempty"`
+}
+
+// BrowseOptions pages through a DLQ without changing it.
+type BrowseOptions struct {
+	// Limit is the page size (default 50, at most 1000).
+	Limit int
+	// After is the Next token of the previous page ("" for the head).
+	After string
+}
+
+// Page is one page of a DLQ.
+type Page struct {
+	Messages []queue.Message `json:"messages"`
+	// Next is the After token for the next page; empty at the end.
+	Next string `json:"next,omitempty"`
+	// Groups are the failure groups of this page's messages.
+	Groups []queue.FailureGroup `json:"groups"`
+}
+
+// Archived is a message saved in the audit store by a delete, as given to
+// Backend.Restore.
+type Archived struct {
+	ID         int64
+	MessageID  string
+	Properties map[string]string
+	Headers    []queue.Header
+	Key        []byte
+	Body       []byte
+}
