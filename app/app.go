@@ -53,6 +53,14 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer closeSources()
 
+	dlqs, closeDLQs, err := dlqService(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeDLQs()
+	process := processRegistry(opts.Version)
+	process.MustRegister(replayedCollector{dlqs})
+
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
@@ -60,7 +68,7 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
-		Metrics: col.Handler(processRegistry(opts.Version)),
+		Metrics: col.Handler(process),
 	})
 
 	var lc net.ListenConfig

@@ -127,8 +127,9 @@ func eventually(t *testing.T, what string, cond func() bool) {
 	}
 }
 
-func testConfig(clusters ...config.Kafka) *config.Config {
+func testConfig(t *testing.T, clusters ...config.Kafka) *config.Config {
 	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
 	cfg.PollInterval = time.Second
 	cfg.PollTimeout = time.Second
 	cfg.Alerts.Window = 3
@@ -140,7 +141,7 @@ func testConfig(clusters ...config.Kafka) *config.Config {
 func TestRunServesLag(t *testing.T) {
 	c := seededCluster(t, freePorts(t, 1), t.TempDir())
 	defer c.Close()
-	r := start(t, testConfig(config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
+	r := start(t, testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
 
 	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
 	if code, _ := r.get(t, "/healthz"); code != 200 {
@@ -170,7 +171,7 @@ func TestRunServesLag(t *testing.T) {
 func TestGroupDeletedVanishesFromMetrics(t *testing.T) {
 	c := seededCluster(t, freePorts(t, 1), t.TempDir())
 	defer c.Close()
-	r := start(t, testConfig(config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
+	r := start(t, testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
 	const series = `queuewatch_kafka_consumergroup_lag{cluster="prod",group="billing"`
 	eventually(t, "billing lag", func() bool { _, m := r.get(t, "/metrics"); return strings.Contains(m, series) })
 
@@ -196,7 +197,7 @@ func TestClusterDownOthersUnaffected(t *testing.T) {
 	defer a.Close()
 	bPorts, bDir := freePorts(t, 3), t.TempDir()
 	b := seededCluster(t, bPorts, bDir)
-	r := start(t, testConfig(
+	r := start(t, testConfig(t, 
 		config.Kafka{Name: "a", Brokers: a.ListenAddrs()},
 		config.Kafka{Name: "b", Brokers: b.ListenAddrs()},
 	))

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"net/url"
+	"os"
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
@@ -43,7 +44,16 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 	defer d.Close()
 	log.Info("demo kafka running", "brokers", d.Brokers())
 
+	// The demo's audit log (replays of its dead letters) lives as long as
+	// the demo does.
+	dataDir, err := os.MkdirTemp("", "queuewatch-demo-")
+	if err != nil {
+		return fmt.Errorf("demo data dir: %w", err)
+	}
+	defer os.RemoveAll(dataDir)
+
 	cfg := config.Default()
+	cfg.DataDir = dataDir
 	cfg.PollInterval = demoPollInterval
 	cfg.PollTimeout = demoPollInterval
 	// The demo has a transactional topic read by a read_committed group;

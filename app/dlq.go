@@ -24,11 +24,14 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
 	}
+	// On a setup error nothing was written: closing the store can only
+	// fail on data it never received.
+	closeStore := func() { _ = store.Close() }
 	var backends []dlqreplay.Backend
 	for _, k := range cfg.Kafka {
 		b, err := kafkaBackend(cfg, k, log)
 		if err != nil {
-			store.Close()
+			closeStore()
 			return nil, nil, err
 		}
 		backends = append(backends, b)
@@ -38,7 +41,7 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 			Cluster: r.Name, URL: r.URL, ManagementURL: managementURLWithCredentials(r), Logger: log,
 		})
 		if err != nil {
-			store.Close()
+			closeStore()
 			return nil, nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
 		}
 		backends = append(backends, b)
@@ -47,10 +50,15 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 	})
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, nil, err
 	}
-	return svc, func() { svc.Close(); store.Close() }, nil
+	return svc, func() {
+		svc.Close()
+		if err := store.Close(); err != nil {
+			log.Error("close audit store", "err", err)
+		}
+	}, nil
 }
 
 func kafkaBackend(cfg *config.Config, k config.Kafka, log *slog.Logger) (*dlqkafka.Backend, error) {
