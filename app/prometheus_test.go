@@ -1,0 +1,203 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+)
+
+// need fails the test in CI and skips it elsewhere when a dependency is
+// missing.
+func need(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s required in CI: %v", what, err)
+	}
+	t.Skipf("no %s: %v", what, err)
+}
+
+func mgmt(t *testing.T, method, path string, body any) {
+	t.Helper()
+	var buf bytes.Buffer
+	if body != nil {
+		_ = json.NewEncoder(&buf).Encode(body)
+	}
+	req, _ := http.NewRequestWithContext(context.Background(), method, "http://127.0.0.1:15672"+path, &buf)
+	req.SetBasicAuth("guest", "guest")
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	need(t, "RabbitMQ management API", err)
+	resp.Body.Close()
+	if resp.StatusCode >= 300 {
+		t.Fatalf("%s %s: %s", method, path, resp.Status)
+	}
+}
+
+// deadLettered makes a vhost whose queue orders dead-letters n messages
+// into orders.dlq.
+func deadLettered(t *testing.T, n int) string {
+	t.Helper()
+	vh := fmt.Sprintf("qw-prom-%d", time.Now().UnixNano())
+	mgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vh), nil)
+	t.Cleanup(func() { mgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vh), nil) })
+	mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vh)+"/guest", map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/" + url.PathEscape(vh))
+	need(t, "RabbitMQ", err)
+	defer conn.Close()
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("orders.dlq", true, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		if err := ch.PublishWithContext(context.Background(), "", "orders", false, false, amqp.Publishing{MessageId: fmt.Sprint(i), Body: []byte("{}")}); err != nil {
+			t.Fatal(err)
+		}
+		d, ok, err := ch.Get("orders", false)
+		if err != nil || !ok {
+			t.Fatalf("get: %v %v", ok, err)
+		}
+		if err := d.Reject(false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return vh
+}
+
+// alertState reads Prometheus's /api/v1/alerts and returns the state of the
+// QueuewatchDLQNotEmpty alert for vhost, or "" when there is none.
+func alertState(t *testing.T, promURL, vhost string) string {
+	t.Helper()
+	resp, err := http.Get(promURL + "/api/v1/alerts")
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Data struct {
+			Alerts []struct {
+				Labels map[string]string `json:"labels"`
+				State  string            `json:"state"`
+			} `json:"alerts"`
+		} `json:"data"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		return ""
+	}
+	for _, a := range out.Data.Alerts {
+		if a.Labels["alertname"] == "QueuewatchDLQNotEmpty" && a.Labels["vhost"] == vhost && a.Labels["dlq"] == "orders.dlq" {
+			return a.State
+		}
+	}
+	return ""
+}
+
+// TestPrometheusDLQAlert runs the real Prometheus server against a running
+// queuewatch watching a real RabbitMQ DLQ: QueuewatchDLQNotEmpty fires from
+// the committed rule file, and resolves once a replay empties the DLQ.
+func TestPrometheusDLQAlert(t *testing.T) {
+	promBin, err := exec.LookPath("prometheus")
+	need(t, "prometheus (Debian package prometheus)", err)
+	vh := deadLettered(t, 2)
+
+	cfg := config.Default()
+	cfg.DataDir = t.TempDir()
+	cfg.PollInterval, cfg.PollTimeout = time.Second, time.Second
+	cfg.RabbitMQ = []config.RabbitMQ{{Name: "main", URL: "amqp://guest:guest@127.0.0.1:5672/",
+		ManagementURL: "http://127.0.0.1:15672", VHosts: []string{vh}}}
+	r := start(t, cfg)
+
+	rules, err := filepath.Abs("../prometheus/rules/queuewatch.rules.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	promCfg := fmt.Sprintf(`global: {scrape_interval: 1s, evaluation_interval: 1s}
+rule_files: [%q]
+scrape_configs:
+  - job_name: queuewatch
+    static_configs: [{targets: [%q]}]
+`, rules, r.base[len("http://"):])
+	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	promAddr := fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0])
+	ctx, cancel := context.WithCancel(context.Background())
+	cmd := exec.CommandContext(ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)
+	var logs syncBuffer
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cancel(); _ = cmd.Wait() }()
+	promURL := "http://" + promAddr
+
+	// The rule has `for: 30s`: pending first, firing after.
+	waitFor(t, 90*time.Second, "QueuewatchDLQNotEmpty to fire", func() bool {
+		return alertState(t, promURL, vh) == "firing"
+	}, &logs)
+
+	receipt, err := Replay(context.Background(), cfg, dlqreplay.Request{
+		DLQ: "rabbitmq:main:" + vh + ":orders.dlq", Action: dlqreplay.ActionReplay,
+		Selection: dlqreplay.Selection{All: true}, Rate: -1, Who: "test",
+	}, nil, nil)
+	if err != nil || receipt.Job.Progress.Moved != 2 {
+		t.Fatalf("replay: %v, receipt %+v", err, receipt.Job)
+	}
+	waitFor(t, 30*time.Second, "QueuewatchDLQNotEmpty to resolve", func() bool {
+		return alertState(t, promURL, vh) == ""
+	}, &logs)
+}
+
+// syncBuffer is a bytes.Buffer the prometheus process writes to while the
+// test may read it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+func waitFor(t *testing.T, d time.Duration, what string, cond func() bool, logs *syncBuffer) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s; prometheus said:\n%s", d, what, logs.String())
+		}
+		time.Sleep(500 * time.Millisecond)
+	}
+}
