@@ -68,6 +68,7 @@ func Run(ctx context.Context, opts Options) error {
 	})
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
+		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate,
 		Metrics: col.Handler(process),
 	})
 

@@ -197,7 +197,7 @@ func TestClusterDownOthersUnaffected(t *testing.T) {
 	defer a.Close()
 	bPorts, bDir := freePorts(t, 3), t.TempDir()
 	b := seededCluster(t, bPorts, bDir)
-	r := start(t, testConfig(t, 
+	r := start(t, testConfig(t,
 		config.Kafka{Name: "a", Brokers: a.ListenAddrs()},
 		config.Kafka{Name: "b", Brokers: b.ListenAddrs()},
 	))

@@ -5,11 +5,15 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/cookiejar"
 	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -160,16 +164,59 @@ scrape_configs:
 		return alertState(t, promURL, vh) == "firing"
 	}, &logs)
 
-	receipt, err := Replay(context.Background(), cfg, dlqreplay.Request{
-		DLQ: "rabbitmq:main:" + vh + ":orders.dlq", Action: dlqreplay.ActionReplay,
-		Selection: dlqreplay.Selection{All: true}, Rate: -1, Who: "test",
-	}, nil, nil)
-	if err != nil || receipt.Job.Progress.Moved != 2 {
-		t.Fatalf("replay: %v, receipt %+v", err, receipt.Job)
-	}
+	// Replay through queuewatch's own API, as the UI does.
+	id := "rabbitmq:main:" + vh + ":orders.dlq"
+	job := replayViaAPI(t, r.base, id)
+	waitFor(t, 30*time.Second, "the replay job to finish", func() bool {
+		_, body := r.get(t, "/api/v1/replays/"+url.PathEscape(job)+"?outcomes=false")
+		return strings.Contains(body, `"state":"succeeded"`)
+	}, &logs)
 	waitFor(t, 30*time.Second, "QueuewatchDLQNotEmpty to resolve", func() bool {
 		return alertState(t, promURL, vh) == ""
 	}, &logs)
+	_, metrics := r.get(t, "/metrics")
+	want := `queuewatch_dlq_replayed_messages_total{broker="rabbitmq",cluster="main",dlq="orders.dlq",result="ok",source="orders",vhost="` + vh + `"} 2`
+	if !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+}
+
+// replayViaAPI starts a replay of the whole DLQ with POST
+// /api/v1/dlqs/{id}/replay (auth mode none; the CSRF cookie and header are
+// fetched from a page first) and returns the job id.
+func replayViaAPI(t *testing.T, base, id string) string {
+	t.Helper()
+	jar, _ := cookiejar.New(nil)
+	client := &http.Client{Jar: jar}
+	resp, err := client.Get(base + "/replays")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	m := regexp.MustCompile(`<meta name="csrf-token" content="([^"]+)"`).FindSubmatch(page)
+	if m == nil {
+		t.Fatal("no csrf-token meta tag on /replays")
+	}
+	body := `{"action":"replay","selection":{"all":true},"rate":-1}`
+	req, _ := http.NewRequestWithContext(context.Background(), http.MethodPost,
+		base+"/api/v1/dlqs/"+url.PathEscape(id)+"/replay", strings.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("X-CSRF-Token", string(m[1]))
+	req.Header.Set("Origin", base)
+	resp, err = client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Job dlqreplay.Job `json:"job"`
+	}
+	raw, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusAccepted || json.Unmarshal(raw, &out) != nil || out.Job.ID == "" {
+		t.Fatalf("POST replay: %s %s", resp.Status, raw)
+	}
+	return out.Job.ID
 }
 
 // syncBuffer is a bytes.Buffer the prometheus process writes to while the

@@ -18,12 +18,13 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// notYetExported are metrics DESIGN §2 defines that queuewatch does not
-// export yet, which a dashboard may already chart. Keep this list to what is
-// really pending: each entry hides a dashboard panel that shows nothing.
+// notYetExported are metrics a dashboard charts that the demo's collector
+// output below cannot contain; each entry names where it is checked instead.
 var notYetExported = map[string]bool{
-	// Replay results; exported once dlqreplay records them. Charted by the
-	// "Replays" panel of the DLQ dashboard.
+	// Replay results, charted by the DLQ dashboard's "Replays" panel. The
+	// app exports them (series appear once a job has run); the collectors'
+	// /metrics checked here cannot have them. app/prometheus_test.go
+	// asserts the exact series after a replay.
 	"queuewatch_dlq_replayed_messages_total": true,
 }
 

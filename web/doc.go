@@ -23,6 +23,15 @@
 // /healthz, /readyz, /metrics and /static/ are never authenticated: probes
 // and Prometheus scrape them without credentials, and assets are public code.
 //
+// DLQ tools (Options.DLQs, the DLQService declared here; nil answers 503)
+// back /dlq/{id}, /replays and the DLQ API. A DLQ ID is one path segment,
+// escaped. The DLQ page reads one page of messages per load and renders
+// every byte through templ's escaping (bodies cut at 16 KiB, the full body
+// is a download served as an octet-stream attachment); its 5 s refresh
+// re-reads only the header from the Monitor, never the broker. Every action
+// runs a dry run first and is confirmed from its receipt; replay and move
+// need an operator, delete and restore an admin, checked again by the API.
+//
 // CSRF: every POST, PUT, PATCH and DELETE needs the X-CSRF-Token header to
 // equal the HttpOnly SameSite=Strict cookie qw_csrf (double submit); the
 // page carries the token in <meta name="csrf-token"> and app.js adds it to

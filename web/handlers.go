@@ -398,5 +398,3 @@ func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {
 	}
 	return nil, false
 }
-
-func urlQuery(s string) string { return url.QueryEscape(s) }

@@ -35,6 +35,12 @@ type Options struct {
 	// Auth is who may use the UI and API. The zero value is mode none:
 	// everyone is admin, which CheckListenAuth allows only on loopback.
 	Auth config.Auth
+	// DLQs browses and replays dead letters (*dlqreplay.Service). Nil
+	// leaves the DLQ pages read-only and the DLQ API answering 503.
+	DLQs DLQService
+	// ReplayRate is config dlq.replay_rate, the rate the DLQ page offers
+	// (messages per second; 0 means unlimited).
+	ReplayRate float64
 }
 
 // Server is queuewatch's HTTP server.
@@ -59,6 +65,8 @@ func New(opts Options) *Server {
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
+	e.GET("/dlq/:id", s.dlqPage)
+	e.GET("/replays", s.replaysPage)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(opts.Metrics))
@@ -70,6 +78,7 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
 	api.GET("/sources", s.apiSources)
+	s.routeDLQAPI(api)
 	return s
 }
 

@@ -167,7 +167,7 @@ func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRo
 			Class: "dlq", Glyph: "✉", Word: "DLQ", Name: d.D.Name,
 			Where:  string(d.D.Broker) + ":" + d.D.Cluster + vhostPart(d.D.VHost),
 			Metric: components.Count(d.D.Messages) + " msgs", MetricExact: components.Exact(d.D.Messages) + " messages",
-			Href: "/?tab=dlqs&q=" + urlQuery(d.D.Name), Action: "inspect",
+			Href: components.DLQURL(d.D.ID()), Action: "inspect",
 		}
 		if d.D.HasOldestAge {
 			a.Age = "oldest " + components.Seconds(d.D.OldestAge.Seconds())

@@ -18,7 +18,7 @@ type Chrome struct {
 	Role    string
 	AuthOff bool
 	CSRF    string
-	// Nav is the active navigation entry: "overview" or "dlqs".
+	// Nav is the active navigation entry: "overview", "dlqs" or "replays".
 	Nav string
 	// AssetVersion is a hash of the embedded assets.
 	AssetVersion string

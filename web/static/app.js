@@ -106,7 +106,7 @@
       if (e.key !== '/' || e.ctrlKey || e.metaKey || e.altKey) return;
       var t = e.target;
       if (t && (t.tagName === 'INPUT' || t.tagName === 'TEXTAREA' || t.isContentEditable)) return;
-      var f = document.getElementById('filter');
+      var f = document.getElementById('filter') || document.querySelector('[data-filter-local]');
       if (f) { e.preventDefault(); f.focus(); f.select(); }
     });
   }
@@ -245,11 +245,424 @@
     });
   }
 
+  // ---- DLQ page and replays page ----
+  // Everything a message contains reaches the page through the server's
+  // escaping or through textContent here; nothing is ever parsed as HTML.
+
+  function api(method, url, body) {
+    var init = { method: method, credentials: 'same-origin', headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken() } };
+    if (body !== undefined) {
+      init.headers['Content-Type'] = 'application/json';
+      init.body = JSON.stringify(body);
+    }
+    return fetch(url, init).then(function (r) {
+      return r.json().catch(function () { return {}; }).then(function (j) { return { status: r.status, ok: r.ok, body: j }; });
+    });
+  }
+
+  function plural(n, one, many) { return n === 1 ? one : many; }
+  function exact(n) { return Number(n || 0).toLocaleString('en-US'); }
+  function setText(el, s) { if (el) el.textContent = s; }
+  function byId(id) { return document.getElementById(id); }
+
+  // targetLabel turns an outcome target into words: RabbitMQ's
+  // "exchange/routing-key" ("/queue" is the default exchange) or a topic.
+  function targetLabel(t, broker) {
+    if (broker !== 'rabbitmq') return t;
+    var i = t.indexOf('/');
+    if (i < 0) return t;
+    var ex = t.slice(0, i), key = t.slice(i + 1);
+    return ex === '' ? key + ' (default exchange)' : 'exchange ' + ex + ' → ' + key;
+  }
+
+  // receiptText phrases a dry run's outcomes as the sentence the operator
+  // confirms: "Replay 120 messages from orders.dlq → orders (default
+  // exchange), at most 200/s", plus what would be skipped or fail.
+  function receiptText(action, name, broker, outcomes, rate) {
+    var n = 0, targets = {}, order = [], skipped = {}, failed = {}, ns = 0, nf = 0;
+    outcomes.forEach(function (o) {
+      if (o.result === 'would_move' || o.result === 'would_delete') {
+        n++;
+        if (o.target && !targets[o.target]) { targets[o.target] = 0; order.push(o.target); }
+        if (o.target) targets[o.target]++;
+      } else if (o.result === 'skipped') {
+        ns++; skipped[o.reason || 'skipped'] = (skipped[o.reason || 'skipped'] || 0) + 1;
+      } else if (o.result === 'failed') {
+        nf++; failed[o.reason || 'failed'] = (failed[o.reason || 'failed'] || 0) + 1;
+      }
+    });
+    var verb = { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] || action;
+    var s = verb + ' ' + exact(n) + ' ' + plural(n, 'message', 'messages') + ' from ' + name;
+    if (action !== 'delete' && order.length) {
+      var labels = order.slice(0, 3).map(function (t) { return targetLabel(t, broker); });
+      if (order.length > 3) labels.push('and ' + (order.length - 3) + ' more');
+      s += ' → ' + labels.join(', ');
+    }
+    if (action === 'delete') s += ' (each is archived first and can be restored from Replays)';
+    else if (rate > 0) s += ', at most ' + exact(rate) + '/s';
+    else s += ', as fast as the broker confirms';
+    var detail = [];
+    Object.keys(skipped).forEach(function (r) { detail.push(exact(skipped[r]) + ' skipped: ' + r); });
+    Object.keys(failed).forEach(function (r) { detail.push(exact(failed[r]) + ' would fail: ' + r); });
+    return { text: s, count: n, skipped: ns, failed: nf, detail: detail };
+  }
+
+  function humanETA(sec) { return sec == null || !isFinite(sec) ? '' : ' · ETA ' + humanSeconds(Math.max(1, sec)); }
+
+  function JobFollower(bar, onDone) {
+    this.bar = bar;
+    this.onDone = onDone;
+    this.timer = null;
+    this.first = null;
+  }
+  JobFollower.prototype.follow = function (id) {
+    var self = this;
+    this.id = id;
+    this.first = null;
+    this.bar.hidden = false;
+    setText(byId('job-id'), id);
+    var cancel = byId('job-cancel');
+    if (cancel) { cancel.hidden = false; cancel.disabled = false; }
+    var poll = function () {
+      api('GET', '/api/v1/replays/' + encodeURIComponent(id) + '?outcomes=false').then(function (r) {
+        if (!r.ok) { setText(byId('job-text'), (r.body && r.body.error) || ('job ' + r.status)); return; }
+        var j = r.body.job, p = j.progress, done = p.moved + p.failed + p.skipped;
+        var prog = byId('job-progress');
+        prog.max = Math.max(p.to_move, 1);
+        prog.value = done;
+        var now = Date.now();
+        if (!self.first) self.first = { t: now, done: done };
+        var eta = null;
+        if (done > self.first.done) eta = (p.remaining) / ((done - self.first.done) / ((now - self.first.t) / 1000));
+        var verb = j.action === 'delete' ? 'deleted' : 'moved';
+        var text = exact(p.moved) + ' / ' + exact(p.to_move) + ' ' + verb + ' · ' + exact(p.failed) + ' failed · ' + exact(p.skipped) + ' skipped';
+        if (p.duplicates) text += ' · ' + exact(p.duplicates) + ' possible duplicates';
+        if (j.state === 'running') {
+          setText(byId('job-text'), text + humanETA(eta));
+          self.timer = window.setTimeout(poll, 600);
+          return;
+        }
+        text = j.state + ': ' + text + (j.error && j.state !== 'succeeded' ? ' · ' + j.error : '');
+        setText(byId('job-text'), text);
+        if (cancel) cancel.hidden = true;
+        var rc = byId('job-receipt');
+        if (rc) { rc.href = '/replays?job=' + encodeURIComponent(id); rc.hidden = false; }
+        self.bar.classList.add('done');
+        if (self.onDone) self.onDone(j, text);
+      });
+    };
+    poll();
+  };
+
+  var LASTJOB_KEY = 'qw-lastjob';
+
+  function initDLQ() {
+    var root = byId('dlq');
+    if (!root) return;
+    var name = root.getAttribute('data-name');
+    var broker = root.getAttribute('data-broker');
+    var replayAPI = root.getAttribute('data-api');
+    var bar = byId('jobbar');
+    var rows = Array.prototype.slice.call(root.querySelectorAll('#messages tbody tr.msg'));
+    var tbody = root.querySelector('#messages tbody');
+
+    // The message list is stale once a job ends: reload it, keeping the
+    // job's final line to show on the fresh page.
+    var follower = new JobFollower(bar, function (j, text) {
+      try { window.sessionStorage.setItem(LASTJOB_KEY, JSON.stringify({ dlq: root.getAttribute('data-dlq'), id: j.id, text: text })); } catch (e) { /* not kept */ }
+      window.setTimeout(function () { window.location.reload(); }, 1200);
+    });
+    var last = null;
+    try { last = JSON.parse(window.sessionStorage.getItem(LASTJOB_KEY) || 'null'); window.sessionStorage.removeItem(LASTJOB_KEY); } catch (e) { last = null; }
+    if (root.getAttribute('data-job')) {
+      follower.follow(root.getAttribute('data-job'));
+    } else if (last && last.dlq === root.getAttribute('data-dlq')) {
+      bar.hidden = false;
+      bar.classList.add('done');
+      setText(byId('job-id'), last.id);
+      setText(byId('job-text'), last.text);
+      var prog = byId('job-progress');
+      prog.max = 1; prog.value = 1;
+      var c0 = byId('job-cancel');
+      if (c0) c0.hidden = true;
+      var rc = byId('job-receipt');
+      if (rc) { rc.href = '/replays?job=' + encodeURIComponent(last.id); rc.hidden = false; }
+    }
+    var cancelBtn = byId('job-cancel');
+    if (cancelBtn) cancelBtn.addEventListener('click', function () {
+      cancelBtn.disabled = true;
+      api('DELETE', '/api/v1/replays/' + encodeURIComponent(follower.id));
+    });
+
+    // inspector
+    function inspect(row) {
+      if (!row) return;
+      var idx = row.getAttribute('data-idx');
+      rows.forEach(function (r) { r.classList.toggle('active', r === row); });
+      root.querySelectorAll('.insp').forEach(function (s) { s.hidden = s.getAttribute('data-idx') !== idx; });
+      var empty = byId('insp-empty');
+      if (empty) empty.hidden = true;
+    }
+    rows.forEach(function (r) {
+      r.addEventListener('click', function (e) {
+        if (e.target.closest('input, a, button')) return;
+        inspect(r);
+      });
+      r.addEventListener('keydown', function (e) {
+        if (e.key === 'Enter') { inspect(r); return; }
+        if (e.key !== 'ArrowDown' && e.key !== 'ArrowUp' && e.key !== 'j' && e.key !== 'k') return;
+        var vis = visibleRows(), i = vis.indexOf(r);
+        var next = vis[i + (e.key === 'ArrowDown' || e.key === 'j' ? 1 : -1)];
+        if (next) { e.preventDefault(); next.focus(); inspect(next); }
+      });
+    });
+    root.addEventListener('click', function (e) {
+      var b = e.target.closest('button[data-itab]');
+      if (!b) return;
+      var insp = b.closest('.insp');
+      insp.querySelectorAll('button[data-itab]').forEach(function (x) { x.classList.toggle('active', x === b); });
+      insp.querySelectorAll('[data-ipanel]').forEach(function (p) { p.hidden = p.getAttribute('data-ipanel') !== b.getAttribute('data-itab'); });
+    });
+
+    // selection
+    function visibleRows() { return rows.filter(function (r) { return !r.hidden; }); }
+    function picked() {
+      return rows.filter(function (r) { var c = r.querySelector('input.pick'); return c && c.checked; })
+        .map(function (r) { return r.getAttribute('data-id'); });
+    }
+    function updateSelection() {
+      var n = picked().length;
+      setText(byId('selcount'), exact(n));
+      root.querySelectorAll('#actions button[data-action]').forEach(function (b) { b.disabled = n === 0; });
+      var all = byId('selectpage');
+      if (all) {
+        var vis = visibleRows();
+        var on = vis.filter(function (r) { var c = r.querySelector('input.pick'); return c && c.checked; }).length;
+        all.checked = vis.length > 0 && on === vis.length;
+        all.indeterminate = on > 0 && on < vis.length;
+      }
+    }
+    root.addEventListener('change', function (e) { if (e.target.classList.contains('pick')) updateSelection(); });
+    var selAll = byId('selectpage');
+    if (selAll) selAll.addEventListener('change', function () {
+      visibleRows().forEach(function (r) { var c = r.querySelector('input.pick'); if (c) c.checked = selAll.checked; });
+      updateSelection();
+    });
+
+    // filter and order, kept in the URL
+    var filter = byId('msgfilter'), orderSel = byId('order');
+    function keepState() {
+      var u = new URL(window.location.href);
+      if (filter && filter.value.trim()) u.searchParams.set('q', filter.value.trim()); else u.searchParams.delete('q');
+      if (orderSel && orderSel.value === 'newest') u.searchParams.set('order', 'newest'); else u.searchParams.delete('order');
+      window.history.replaceState(null, '', u.pathname + u.search);
+    }
+    function applyFilter() {
+      var q = filter ? filter.value.trim().toLowerCase() : '';
+      var shown = 0;
+      rows.forEach(function (r) {
+        var insp = root.querySelector('.insp[data-idx="' + r.getAttribute('data-idx') + '"] .body');
+        var hay = (r.textContent + ' ' + (insp ? insp.textContent.slice(0, 4096) : '')).toLowerCase();
+        r.hidden = q !== '' && hay.indexOf(q) < 0;
+        if (!r.hidden) shown++;
+      });
+      var nm = byId('nomatch');
+      if (nm) nm.hidden = shown > 0 || rows.length === 0;
+      updateSelection();
+    }
+    function applyOrder() {
+      if (!tbody) return;
+      var desc = orderSel && orderSel.value === 'newest';
+      rows.slice().sort(function (a, b) {
+        var d = Number(a.getAttribute('data-ts')) - Number(b.getAttribute('data-ts'));
+        if (d === 0) d = Number(a.getAttribute('data-idx')) - Number(b.getAttribute('data-idx'));
+        return desc ? -d : d;
+      }).forEach(function (r) { tbody.appendChild(r); });
+    }
+    var params = new URL(window.location.href).searchParams;
+    if (filter) {
+      filter.value = params.get('q') || '';
+      var t = null;
+      filter.addEventListener('input', function () { window.clearTimeout(t); t = window.setTimeout(function () { applyFilter(); keepState(); }, 120); });
+      filter.addEventListener('keydown', function (e) {
+        if (e.key === 'Escape') { if (filter.value) { filter.value = ''; applyFilter(); keepState(); } else filter.blur(); }
+      });
+    }
+    if (orderSel) {
+      orderSel.value = params.get('order') === 'newest' ? 'newest' : 'oldest';
+      orderSel.addEventListener('change', function () { applyOrder(); keepState(); });
+    }
+    applyOrder();
+    applyFilter();
+
+    // actions: every one is checked by a dry run first, then confirmed
+    var dlg = byId('confirm');
+    if (!dlg) return;
+    var pending = null;
+
+    function rate() {
+      var v = byId('rate') ? byId('rate').value.trim() : '';
+      var n = Number(v);
+      return v === '' || !isFinite(n) || n <= 0 ? -1 : n;
+    }
+    function request(dry) {
+      var body = { action: pending.action, selection: pending.selection, dry_run: dry, rate: rate() };
+      if (pending.action === 'move') body.target = { kind: 'queue', name: byId('c-target').value.trim() };
+      return body;
+    }
+    function showError(msg) {
+      var e = byId('c-error');
+      e.hidden = !msg;
+      setText(e, msg || '');
+    }
+    function updateOK() {
+      var ok = pending && pending.checked && pending.count > 0;
+      if (ok && pending.action === 'delete') ok = byId('c-typed').value === name;
+      byId('c-ok').disabled = !ok;
+    }
+    function showReceipt(action, outcomes) {
+      var r = receiptText(action, name, broker, outcomes || [], rate());
+      pending.checked = true;
+      pending.count = r.count;
+      setText(byId('c-receipt'), r.count > 0 ? r.text : 'Nothing to ' + action + ': no selected message can be ' + (action === 'delete' ? 'deleted' : 'sent') + '.');
+      var ul = byId('c-detail');
+      ul.textContent = '';
+      r.detail.forEach(function (d) { var li = document.createElement('li'); li.textContent = d; ul.appendChild(li); });
+      byId('c-ok').textContent = { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] + ' ' + exact(r.count) + ' ' + plural(r.count, 'message', 'messages');
+      updateOK();
+    }
+    function waitDry(id) {
+      api('GET', '/api/v1/replays/' + encodeURIComponent(id)).then(function (r) {
+        if (!pending) return;
+        if (r.ok && r.body.job && r.body.job.state === 'running') { window.setTimeout(function () { waitDry(id); }, 700); return; }
+        if (!r.ok) { showError((r.body && r.body.error) || ('dry run failed: ' + r.status)); return; }
+        showReceipt(pending.action, r.body.outcomes);
+      });
+    }
+    function check() {
+      pending.checked = false;
+      showError('');
+      updateOK();
+      if (pending.action === 'move' && !byId('c-target').value.trim()) {
+        setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.');
+        return;
+      }
+      setText(byId('c-receipt'), 'Checking what would happen (dry run; nothing moves)…');
+      byId('c-detail').textContent = '';
+      api('POST', replayAPI, request(true)).then(function (r) {
+        if (!pending) return;
+        if (r.status === 200) { showReceipt(pending.action, r.body.outcomes); return; }
+        if (r.status === 202 && r.body.job) { waitDry(r.body.job.id); return; }
+        setText(byId('c-receipt'), 'The dry run was refused.');
+        var msg = (r.body && r.body.error) || ('HTTP ' + r.status);
+        if (r.status === 409 && r.body.job) msg += ' (job ' + r.body.job + ')';
+        showError(msg);
+      }).catch(function (err) { showError(String(err)); });
+    }
+    function open(action, selection, label) {
+      pending = { action: action, selection: selection, checked: false, count: 0 };
+      setText(byId('c-title'), { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] + ' ' + label);
+      byId('c-move').hidden = action !== 'move';
+      byId('c-delete').hidden = action !== 'delete';
+      byId('c-check').hidden = action !== 'move';
+      byId('c-typed').value = '';
+      byId('c-ok').textContent = 'Confirm';
+      byId('c-ok').classList.toggle('btn-danger', action === 'delete');
+      byId('c-ok').classList.toggle('btn-primary', action !== 'delete');
+      byId('c-detail').textContent = '';
+      showError('');
+      if (!dlg.open) dlg.showModal();
+      if (action === 'move') { setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.'); byId('c-target').focus(); updateOK(); return; }
+      if (action === 'delete') byId('c-typed').focus();
+      check();
+    }
+    root.addEventListener('click', function (e) {
+      var b = e.target.closest('button[data-action]');
+      if (!b || b.disabled) return;
+      var action = b.getAttribute('data-action');
+      if (action === 'dryrun') action = 'replay';
+      var sel, label;
+      if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'a failure group'; }
+      else if (b.hasAttribute('data-all')) { sel = { all: true }; label = 'every message'; }
+      else { var ids = picked(); sel = { ids: ids }; label = exact(ids.length) + ' selected ' + plural(ids.length, 'message', 'messages'); }
+      open(action, sel, label);
+    });
+    byId('c-check').addEventListener('click', check);
+    byId('c-typed').addEventListener('input', updateOK);
+    byId('c-target').addEventListener('keydown', function (e) { if (e.key === 'Enter') { e.preventDefault(); check(); } });
+    byId('c-cancel').addEventListener('click', function () { pending = null; dlg.close(); });
+    dlg.addEventListener('close', function () { pending = null; });
+    byId('c-ok').addEventListener('click', function () {
+      if (!pending || byId('c-ok').disabled) return;
+      byId('c-ok').disabled = true;
+      api('POST', replayAPI, request(false)).then(function (r) {
+        if (r.status === 202 && r.body.job) {
+          dlg.close();
+          follower.follow(r.body.job.id);
+          return;
+        }
+        var msg = (r.body && r.body.error) || ('HTTP ' + r.status);
+        if (r.status === 409 && r.body.job) msg += ' (job ' + r.body.job + ')';
+        showError(msg);
+        updateOK();
+      }).catch(function (err) { showError(String(err)); updateOK(); });
+    });
+  }
+
+  function initReplays() {
+    var root = byId('replays');
+    if (!root) return;
+    root.addEventListener('click', function (e) {
+      var b = e.target.closest('button[data-cancel]');
+      if (!b) return;
+      b.disabled = true;
+      api('DELETE', '/api/v1/replays/' + encodeURIComponent(b.getAttribute('data-cancel'))).then(refresh);
+    });
+    var btn = byId('restore'), target = byId('restore-target'), out = byId('restore-result');
+    if (!btn) return;
+    var armed = false;
+    function ids() {
+      return Array.prototype.slice.call(root.querySelectorAll('input.apick:checked')).map(function (c) { return Number(c.value); });
+    }
+    function update() {
+      var picks = root.querySelectorAll('input.apick:checked');
+      setText(byId('arch-count'), exact(picks.length));
+      if (picks.length && !target.value.trim()) target.value = picks[0].getAttribute('data-dlq');
+      btn.disabled = picks.length === 0 || !target.value.trim();
+      armed = false;
+      btn.textContent = 'Restore…';
+    }
+    root.addEventListener('change', function (e) { if (e.target.classList.contains('apick')) update(); });
+    target.addEventListener('input', update);
+    btn.addEventListener('click', function () {
+      var list = ids();
+      if (!armed) {
+        // Two steps, like a receipt: say exactly what will happen first.
+        armed = true;
+        btn.textContent = 'Confirm: restore ' + exact(list.length) + ' ' + plural(list.length, 'message', 'messages') + ' → ' + target.value.trim();
+        return;
+      }
+      btn.disabled = true;
+      api('POST', '/api/v1/archive/restore', { archive_ids: list, target: target.value.trim() }).then(function (r) {
+        if (r.ok) {
+          var p = r.body.job.progress;
+          setText(out, 'Restored ' + exact(p.moved) + ' of ' + exact(p.to_move) + (p.failed ? ' · ' + exact(p.failed) + ' failed' : '') + '.');
+          window.setTimeout(function () { window.location.reload(); }, 1500);
+        } else {
+          setText(out, (r.body && r.body.error) || ('HTTP ' + r.status));
+          update();
+        }
+      });
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     initTheme();
     initKeys();
     initFilter();
     initNav();
     initChart();
+    initDLQ();
+    initReplays();
   });
 })();

@@ -1,0 +1,365 @@
+package components
+
+import (
+	"net/url"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// DLQURL is the path of a DLQ's page; the ID is one escaped segment.
+func DLQURL(id string) string { return "/dlq/" + url.PathEscape(id) }
+
+// DLQData is what the DLQ page shows.
+type DLQData struct {
+	Chrome Chrome
+	// ID is the DLQ ID; Broker, Cluster, VHost and Name its parts.
+	ID, Broker, Cluster, VHost, Name string
+	// DLQ is the latest poll's view (depth, age, sources); nil when the
+	// last poll does not list it.
+	DLQ    *queue.DLQ
+	Inflow string
+	Trend  Spark
+	// CanReplay (operator) and CanDelete (admin) decide which actions are
+	// shown; ReplayAPI is where they are posted.
+	CanReplay, CanDelete bool
+	ReplayAPI            string
+	// Rate prefills the rate field (messages per second, "" unlimited).
+	Rate string
+	// Notice says why messages are not listed; RunningJob is the job that
+	// holds the DLQ, whose progress the page follows.
+	Notice     string
+	RunningJob string
+	Messages   []MessageView
+	Groups     []queue.FailureGroup
+	// GroupSample is an exception message of each failure group, by key.
+	GroupSample map[string]string
+	// Targets names where jobs went when the job itself does not say
+	// (a replay to the original queue), by job ID.
+	Targets map[string]string
+	// After is this page's token, Next the following page's.
+	After, Next string
+	Limit       int
+	Jobs        []dlqreplay.Job
+}
+
+// MessageView is one message of the DLQ page with its display forms.
+type MessageView struct {
+	Idx      int
+	M        *queue.Message
+	Preview  string
+	BodyKind string
+	BodyText string
+	// Truncated says the body view stops before the body does.
+	Truncated    bool
+	Hex          string
+	HexTruncated bool
+	ReplayCount  int64
+	DownloadURL  string
+}
+
+// Limits of what the inspector renders; the download has everything.
+const (
+	InspectorBodyLimit = 16 << 10
+	InspectorHexLimit  = 2 << 10
+	previewRunes       = 110
+)
+
+// Preview is a body's first line, shortened, for the message list; binary
+// bodies are described rather than shown.
+func Preview(kind string, body []byte) string {
+	switch kind {
+	case queue.BodyEmpty:
+		return "(empty)"
+	case queue.BodyBinary:
+		return "binary · " + Bytes(len(body))
+	}
+	s := string(body[:min(len(body), previewRunes*4)])
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > previewRunes {
+		return string(r[:previewRunes]) + "…"
+	}
+	return s
+}
+
+// Bytes humanizes a size: 512 B, 1.2 KiB, 16 MiB.
+func Bytes(n int) string {
+	switch {
+	case n < 1024:
+		return strconv.Itoa(n) + " B"
+	case n < 1<<20:
+		return trim(strconv.FormatFloat(float64(n)/1024, 'f', 1, 64)) + " KiB"
+	}
+	return trim(strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64)) + " MiB"
+}
+
+// Stamp is a time's exact value for a hover title.
+func Stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+// DefaultTarget names where a plain replay sends messages: the single
+// source queue or topic when there is one.
+func (d DLQData) DefaultTarget() string {
+	if d.DLQ != nil && len(d.DLQ.Sources) == 1 {
+		return d.DLQ.Sources[0]
+	}
+	return "original queue"
+}
+
+// Selectable tells whether rows get checkboxes: only for someone who may
+// act on them.
+func (d DLQData) Selectable() bool { return d.CanReplay && len(d.Messages) > 0 }
+
+// NextURL and FirstURL page through the DLQ from its head.
+func (d DLQData) NextURL() string {
+	v := url.Values{}
+	v.Set("after", d.Next)
+	if d.Limit != 0 {
+		v.Set("limit", strconv.Itoa(d.Limit))
+	}
+	return DLQURL(d.ID) + "?" + v.Encode()
+}
+
+// FirstURL is the head of the DLQ.
+func (d DLQData) FirstURL() string { return DLQURL(d.ID) }
+
+func groupLabel(s queue.FailureSignature) string {
+	r := s.Reason
+	if r == "" {
+		r = "unknown reason"
+	}
+	return r
+}
+
+func deathsLabel(m *queue.Message) string {
+	if ds := m.Death.Deaths; len(ds) > 0 && ds[0].Count > 0 {
+		return "×" + strconv.FormatInt(ds[0].Count, 10)
+	}
+	return ""
+}
+
+func routing(d queue.Death) string {
+	ex := d.Exchange
+	if ex == "" {
+		ex = "(default exchange)"
+	}
+	return ex + " → " + strings.Join(d.RoutingKeys, ", ")
+}
+
+// JobsData is what the replays page shows.
+type JobsData struct {
+	Chrome    Chrome
+	Table     Table
+	Running   []dlqreplay.Job
+	Jobs      []dlqreplay.Job
+	Total     int
+	CanCancel bool
+	CanDelete bool
+	// Receipt is the job picked with ?job=, its outcomes cut to
+	// ReceiptLimit.
+	Receipt     *dlqreplay.Receipt
+	ReceiptMore int
+	Archived    []ArchivedView
+	Notice      string
+	// Targets is as in DLQData.
+	Targets map[string]string
+}
+
+// ReceiptLimit is how many outcomes the replays page lists.
+const ReceiptLimit = 500
+
+// ArchivedView is one archived message with its display forms.
+type ArchivedView struct {
+	A       *audit.Archived
+	Preview string
+	Size    int
+}
+
+// JobURL is the replays page with one job's receipt open.
+func JobURL(id string) string { return "/replays?job=" + url.QueryEscape(id) }
+
+// JobTarget describes where a job sent messages.
+func JobTarget(j dlqreplay.Job) string {
+	switch {
+	case j.Action == dlqreplay.ActionDelete:
+		return "archive"
+	case j.Target.Kind == dlqreplay.TargetOriginalExchange:
+		return "original exchange"
+	case j.Target.Name != "":
+		return j.Target.Name
+	}
+	return "original queue"
+}
+
+func jobTarget(j dlqreplay.Job, targets map[string]string) string {
+	if t := targets[j.ID]; t != "" {
+		return t
+	}
+	return JobTarget(j)
+}
+
+// JobSelection describes what a job selected.
+func JobSelection(s dlqreplay.Selection) string {
+	var parts []string
+	if s.All {
+		parts = append(parts, "all")
+	}
+	if n := len(s.IDs); n > 0 {
+		parts = append(parts, Exact(int64(n))+" "+pluralS(n, "id", "ids"))
+	}
+	if s.Group != "" {
+		parts = append(parts, "group "+strings.TrimRight(strings.ReplaceAll(s.Group, "|", " · "), " ·"))
+	}
+	if len(s.Headers) > 0 {
+		parts = append(parts, "headers")
+	}
+	if !s.Since.IsZero() || !s.Until.IsZero() {
+		parts = append(parts, "time range")
+	}
+	if s.Limit > 0 {
+		parts = append(parts, "limit "+strconv.Itoa(s.Limit))
+	}
+	return strings.Join(parts, ", ")
+}
+
+func pluralS(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+// JobClass is a job state's colour and glyph class.
+func JobClass(s dlqreplay.JobState) string {
+	switch s {
+	case dlqreplay.StateSucceeded:
+		return "st-ok"
+	case dlqreplay.StateRunning:
+		return "st-run"
+	case dlqreplay.StateCancelled:
+		return "st-warn"
+	case dlqreplay.StateInterrupted:
+		return "st-rewind"
+	}
+	return "st-stop"
+}
+
+// JobGlyph is a job state's shape.
+func JobGlyph(s dlqreplay.JobState) string {
+	switch s {
+	case dlqreplay.StateSucceeded:
+		return "●"
+	case dlqreplay.StateRunning:
+		return "◌"
+	case dlqreplay.StateCancelled:
+		return "▲"
+	case dlqreplay.StateInterrupted:
+		return "↯"
+	}
+	return "■"
+}
+
+// DLQName is the last part of a DLQ ID, the queue or topic.
+func DLQName(id string) string {
+	if p := strings.SplitN(id, ":", 4); len(p) == 4 {
+		return p[3]
+	}
+	return id
+}
+
+// DLQWhere is the broker, cluster and vhost of a DLQ ID.
+func DLQWhere(id string) string {
+	p := strings.SplitN(id, ":", 4)
+	if len(p) != 4 {
+		return ""
+	}
+	return p[0] + ":" + p[1] + vhostSuffix(p[2])
+}
+
+func duration(j dlqreplay.Job, now time.Time) string {
+	end := j.Finished
+	if end.IsZero() {
+		if j.State != dlqreplay.StateRunning {
+			return "—"
+		}
+		end = now
+	}
+	if d := end.Sub(j.Created); d < time.Second {
+		return "<1s"
+	}
+	return Seconds(end.Sub(j.Created).Seconds())
+}
+
+func progressMax(p dlqreplay.Progress) string {
+	return strconv.FormatInt(max(p.ToMove, 1), 10)
+}
+
+func progressValue(p dlqreplay.Progress) string {
+	return strconv.FormatInt(p.Moved+p.Failed+p.Skipped, 10)
+}
+
+func i64(n int64) string { return strconv.FormatInt(n, 10) }
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func pathEscape(s string) string { return url.PathEscape(s) }
+
+// ReceiptSentence says what a job did in one line: "Replayed 118 of 120
+// messages from orders.dlq → orders · 2 failed · 0 skipped".
+func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
+	verb := map[dlqreplay.Action]string{dlqreplay.ActionReplay: "Replayed", dlqreplay.ActionMove: "Moved",
+		dlqreplay.ActionDelete: "Deleted", dlqreplay.ActionRestore: "Restored"}[j.Action]
+	if verb == "" {
+		verb = string(j.Action)
+	}
+	if j.DryRun {
+		verb = "Dry run: would " + strings.ToLower(strings.TrimSuffix(verb, "d"))
+		if j.Action == dlqreplay.ActionReplay {
+			verb = "Dry run: would replay"
+		}
+	}
+	p := j.Progress
+	from, to := " from ", " → "+jobTarget(j, targets)
+	if j.Action == dlqreplay.ActionRestore {
+		from, to = " into ", ""
+	}
+	s := verb + " " + Exact(p.Moved) + " of " + Exact(p.ToMove) + " " + pluralS(int(p.ToMove), "message", "messages") + from + DLQName(j.DLQ) + to
+	s += " · " + Exact(p.Failed) + " failed · " + Exact(p.Skipped) + " skipped"
+	if p.Duplicates > 0 {
+		s += " · " + Exact(p.Duplicates) + " possible duplicates"
+	}
+	return s
+}
+
+// OutcomeTarget puts an outcome's target in words: RabbitMQ's
+// "exchange/routing-key", where "/queue" is the default exchange.
+func OutcomeTarget(dlq, target string) string {
+	if !strings.HasPrefix(dlq, "rabbitmq:") {
+		return target
+	}
+	ex, key, ok := strings.Cut(target, "/")
+	switch {
+	case !ok:
+		return target
+	case ex == "":
+		return key + " (default exchange)"
+	}
+	return ex + " → " + key
+}

@@ -1,0 +1,637 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// DLQService is what the DLQ API and pages need from the replay engine;
+// *dlqreplay.Service implements it. Browse never changes a DLQ; Start runs
+// a job in the background; Wait lets a dry run answer with its receipt.
+type DLQService interface {
+	Browse(ctx context.Context, dlqID string, opts dlqreplay.BrowseOptions) (dlqreplay.Page, error)
+	Start(ctx context.Context, req dlqreplay.Request) (dlqreplay.Job, error)
+	Wait(ctx context.Context, id string) (dlqreplay.Receipt, error)
+	Job(ctx context.Context, id string) (dlqreplay.Job, error)
+	Receipt(ctx context.Context, id string) (dlqreplay.Receipt, error)
+	Cancel(id string) error
+	Jobs(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Job, error)
+	Archived(ctx context.Context, dlqID string, limit int) ([]audit.Archived, error)
+	Restore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Receipt, error)
+}
+
+// Limits of the DLQ API.
+const (
+	// maxRequestBody bounds a JSON request body; larger ones get 413.
+	maxRequestBody = 1 << 20
+	// maxInlineBody is the largest message body sent in base64 inside the
+	// JSON of a page; larger bodies are downloaded from the body endpoint.
+	maxInlineBody = 256 << 10
+	// apiBodyView bounds the display form of a body in the API.
+	apiBodyView = 64 << 10
+	// dryRunWait is how long a dry-run request waits for its receipt
+	// before answering 202 with the running job.
+	dryRunWait = 20 * time.Second
+	// bodySearchPages bounds how far the body download pages through a
+	// DLQ (1,000 messages a page) to find a message.
+	bodySearchPages = 5
+)
+
+var errNoDLQTools = echo.NewHTTPError(http.StatusServiceUnavailable, "DLQ tools not configured")
+
+// dlqs returns the DLQ service or the 503 every DLQ endpoint answers
+// without one.
+func (s *Server) dlqs() (DLQService, error) {
+	if s.opts.DLQs == nil {
+		return nil, errNoDLQTools
+	}
+	return s.opts.DLQs, nil
+}
+
+// routeDLQAPI adds the DLQ endpoints of the JSON API.
+func (s *Server) routeDLQAPI(api *echo.Group) {
+	operator := requireRole(config.RoleOperator)
+	api.GET("/dlqs/:id/messages", s.apiDLQMessages)
+	api.GET("/dlqs/:id/messages/:msg/body", s.apiDLQBody)
+	// Replay and move need an operator; delete needs an admin, which the
+	// handler checks once it has read the action.
+	api.POST("/dlqs/:id/replay", s.apiDLQReplay, operator)
+	api.GET("/replays/:job", s.apiReplay)
+	api.DELETE("/replays/:job", s.apiCancelReplay, operator)
+	api.GET("/audit", s.apiAudit)
+	api.GET("/archive", s.apiArchive)
+	api.POST("/archive/restore", s.apiRestore, requireRole(config.RoleAdmin))
+}
+
+// rawParam returns a path parameter unescaped. echo routes on the escaped
+// path when the request has one (so a "/" inside an ID stays in its
+// segment) and on the decoded path otherwise; only the former is decoded.
+func rawParam(c echo.Context, name string) (string, error) {
+	v := c.Param(name)
+	if c.Request().URL.RawPath == "" {
+		return v, nil
+	}
+	u, err := url.PathUnescape(v)
+	if err != nil {
+		return "", echo.NewHTTPError(http.StatusBadRequest, "malformed "+name+" in path")
+	}
+	return u, nil
+}
+
+// dlqID reads and checks the :id parameter, a DLQ ID.
+func dlqID(c echo.Context) (string, error) {
+	id, err := rawParam(c, "id")
+	if err != nil {
+		return "", err
+	}
+	if _, err := dlqreplay.ParseID(id); err != nil {
+		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
+	}
+	return id, nil
+}
+
+// dlqFail answers a DLQ service error with the status callers branch on.
+// A conflict names the job that holds the DLQ so a client can follow it.
+func (s *Server) dlqFail(c echo.Context, err error) error {
+	var he *echo.HTTPError
+	if errors.As(err, &he) {
+		return err
+	}
+	var ce *dlqreplay.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		return c.JSON(http.StatusConflict, map[string]string{"error": err.Error(), "job": ce.JobID})
+	case errors.Is(err, dlqreplay.ErrUnknownDLQ), errors.Is(err, dlqreplay.ErrJobNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, dlqreplay.ErrInvalidRequest):
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	case errors.Is(err, dlqreplay.ErrTargetMissing):
+		return echo.NewHTTPError(http.StatusUnprocessableEntity, err.Error())
+	case errors.Is(err, dlqreplay.ErrJobRunning), errors.Is(err, dlqreplay.ErrDeliveryLimit):
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return echo.NewHTTPError(http.StatusGatewayTimeout, err.Error())
+	}
+	// What is left failed at the broker or the audit store: the operator
+	// needs the reason, so it is passed on (JSON-encoded, never as markup).
+	s.opts.Logger.Error("dlq request failed", "path", c.Path(), "err", err)
+	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
+}
+
+// decodeJSON reads a JSON request body strictly: at most maxRequestBody
+// bytes (413 beyond), no unknown fields and nothing after the value (400).
+func decodeJSON(c echo.Context, v any) error {
+	r := c.Request()
+	body := http.MaxBytesReader(c.Response(), r.Body, maxRequestBody)
+	dec := json.NewDecoder(body)
+	dec.DisallowUnknownFields()
+	err := dec.Decode(v)
+	if err == nil {
+		if _, extra := dec.Token(); !errors.Is(extra, io.EOF) {
+			err = errors.New("unexpected data after the JSON value")
+		}
+	}
+	var tooBig *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooBig):
+		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", maxRequestBody))
+	case errors.Is(err, io.EOF):
+		return echo.NewHTTPError(http.StatusBadRequest, "request body is empty: want a JSON object")
+	case err != nil:
+		return echo.NewHTTPError(http.StatusBadRequest, "invalid JSON: "+err.Error())
+	}
+	return nil
+}
+
+// hasRole reports whether the request's principal has at least role.
+func hasRole(ctx context.Context, role config.Role) bool {
+	p, ok := PrincipalFrom(ctx)
+	return ok && roleRank(p.Role) >= roleRank(role)
+}
+
+func who(ctx context.Context) string {
+	p, _ := PrincipalFrom(ctx)
+	return p.Name
+}
+
+// intQuery reads an optional integer query parameter within [lo, hi].
+func intQuery(c echo.Context, name string, def, lo, hi int) (int, error) {
+	v := c.QueryParam(name)
+	if v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("%s must be a whole number from %d to %d", name, lo, hi))
+	}
+	return n, nil
+}
+
+// messageJSON is a dead-lettered message in API responses. Bytes are
+// base64 (key, body, header values) with a display form next to them:
+// text when printable, else 0x-hex; bodies as pretty JSON, text or a hex
+// dump, cut at 64 KiB.
+type messageJSON struct {
+	ID            string            `json:"id"`
+	Position      int64             `json:"position"`
+	Partition     int32             `json:"partition,omitempty"`
+	Timestamp     *time.Time        `json:"timestamp,omitempty"`
+	Key           []byte            `json:"key,omitempty"`
+	KeyText       string            `json:"key_text,omitempty"`
+	Properties    map[string]string `json:"properties"`
+	Headers       []headerJSON      `json:"headers"`
+	Size          int               `json:"size"`
+	Body          []byte            `json:"body,omitempty"`
+	BodyOmitted   bool              `json:"body_omitted,omitempty"`
+	BodyView      bodyViewJSON      `json:"body_view"`
+	BodyURL       string            `json:"body_url"`
+	DeliveryCount int64             `json:"delivery_count,omitempty"`
+	ReplayCount   int64             `json:"replay_count,omitempty"`
+	Failure       failureJSON       `json:"failure"`
+}
+
+type headerJSON struct {
+	Key   string `json:"key"`
+	Value []byte `json:"value"`
+	Text  string `json:"text"`
+	Kind  string `json:"kind,omitempty"`
+}
+
+type bodyViewJSON struct {
+	Kind      string `json:"kind"`
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
+type failureJSON struct {
+	Group              string      `json:"group"`
+	Source             string      `json:"source"`
+	Reason             string      `json:"reason"`
+	Framework          string      `json:"framework,omitempty"`
+	ExceptionClass     string      `json:"exception_class,omitempty"`
+	ExceptionMessage   string      `json:"exception_message,omitempty"`
+	StackTrace         string      `json:"stack_trace,omitempty"`
+	FirstQueue         string      `json:"first_queue,omitempty"`
+	FirstReason        string      `json:"first_reason,omitempty"`
+	OriginalExchange   string      `json:"original_exchange,omitempty"`
+	OriginalRoutingKey string      `json:"original_routing_key,omitempty"`
+	OriginalTopic      string      `json:"original_topic,omitempty"`
+	Deaths             []deathJSON `json:"deaths,omitempty"`
+}
+
+type deathJSON struct {
+	Queue       string    `json:"queue"`
+	Reason      string    `json:"reason"`
+	Exchange    string    `json:"exchange"`
+	RoutingKeys []string  `json:"routing_keys"`
+	Count       int64     `json:"count"`
+	Time        time.Time `json:"time,omitzero"`
+}
+
+// replayCountHeader is the header every replayed copy carries.
+const replayCountHeader = "x-queuewatch-replay-count"
+
+// ReplayCount is how often a message was replayed before, from its header.
+func replayCount(m *queue.Message) int64 {
+	v, ok := m.Header(replayCountHeader)
+	if !ok {
+		return 0
+	}
+	n, _ := strconv.ParseInt(string(v), 10, 64)
+	return n
+}
+
+// BodyURL is the download path of one message's full body; after is the
+// page token the message was found on, a hint that spares a long search.
+func bodyURL(dlq, msgID, after string) string {
+	u := "/api/v1/dlqs/" + url.PathEscape(dlq) + "/messages/" + url.PathEscape(msgID) + "/body"
+	if after != "" {
+		u += "?after=" + url.QueryEscape(after)
+	}
+	return u
+}
+
+func toMessageJSON(dlq, after string, m *queue.Message) messageJSON {
+	out := messageJSON{
+		ID: m.ID, Position: m.Position, Partition: m.Partition, Key: m.Key, Properties: m.Properties,
+		Headers: make([]headerJSON, len(m.Headers)), Size: len(m.Body), DeliveryCount: m.DeliveryCount,
+		ReplayCount: replayCount(m), BodyURL: bodyURL(dlq, m.ID, after),
+	}
+	if out.Properties == nil {
+		out.Properties = map[string]string{}
+	}
+	if !m.Timestamp.IsZero() {
+		ts := m.Timestamp
+		out.Timestamp = &ts
+	}
+	if m.Key != nil {
+		out.KeyText = queue.PrintableBytes(m.Key)
+	}
+	for i, h := range m.Headers {
+		out.Headers[i] = headerJSON{Key: queue.PrintableBytes([]byte(h.Key)), Value: h.Value, Text: h.Text(), Kind: h.Kind}
+	}
+	if len(m.Body) <= maxInlineBody {
+		out.Body = m.Body
+	} else {
+		out.BodyOmitted = true
+	}
+	kind, text, cut := m.BodyView(apiBodyView)
+	out.BodyView = bodyViewJSON{Kind: kind, Text: text, Truncated: cut}
+	d := &m.Death
+	out.Failure = failureJSON{
+		Group: d.Signature().Key(), Source: d.Source(), Reason: d.Reason(), Framework: d.Framework,
+		ExceptionClass: d.ExceptionClass, ExceptionMessage: d.ExceptionMessage, StackTrace: d.StackTrace,
+		FirstQueue: d.FirstQueue, FirstReason: d.FirstReason, OriginalExchange: d.OriginalExchange,
+		OriginalRoutingKey: d.OriginalRoutingKey, OriginalTopic: d.OriginalTopic,
+	}
+	for _, x := range d.Deaths {
+		out.Failure.Deaths = append(out.Failure.Deaths, deathJSON{x.Queue, x.Reason, x.Exchange, x.RoutingKeys, x.Count, x.Time})
+	}
+	return out
+}
+
+type failureGroupJSON struct {
+	Key       string                 `json:"key"`
+	Signature queue.FailureSignature `json:"signature"`
+	Count     int                    `json:"count"`
+	FirstSeen time.Time              `json:"first_seen,omitzero"`
+	LastSeen  time.Time              `json:"last_seen,omitzero"`
+}
+
+func (s *Server) apiDLQMessages(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := dlqID(c)
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 50, 1, 1000)
+	if err != nil {
+		return err
+	}
+	after := c.QueryParam("after")
+	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after})
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	msgs := make([]messageJSON, len(p.Messages))
+	for i := range p.Messages {
+		msgs[i] = toMessageJSON(id, after, &p.Messages[i])
+	}
+	groups := make([]failureGroupJSON, len(p.Groups))
+	for i, g := range p.Groups {
+		groups[i] = failureGroupJSON{g.Signature.Key(), g.Signature, g.Count, g.FirstSeen, g.LastSeen}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"dlq": id, "messages": msgs, "next": p.Next, "groups": groups})
+}
+
+// apiDLQBody downloads one message's body as an attachment: never
+// rendered by the browser, whatever it contains.
+func (s *Server) apiDLQBody(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := dlqID(c)
+	if err != nil {
+		return err
+	}
+	msgID, err := rawParam(c, "msg")
+	if err != nil {
+		return err
+	}
+	m, err := findMessage(c.Request().Context(), svc, id, msgID, c.QueryParam("after"))
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(msgID)}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	return c.Blob(http.StatusOK, echo.MIMEOctetStream, m.Body)
+}
+
+// findMessage looks for a message on the page after names, then from the
+// head of the DLQ, a bounded number of pages deep.
+func findMessage(ctx context.Context, svc DLQService, dlq, msgID, after string) (*queue.Message, error) {
+	tried := map[string]bool{}
+	search := func(after string, pages int) (*queue.Message, error) {
+		for range pages {
+			if tried[after] {
+				return nil, nil
+			}
+			tried[after] = true
+			p, err := svc.Browse(ctx, dlq, dlqreplay.BrowseOptions{Limit: 1000, After: after})
+			if err != nil {
+				return nil, err
+			}
+			for i := range p.Messages {
+				if p.Messages[i].ID == msgID {
+					return &p.Messages[i], nil
+				}
+			}
+			if p.Next == "" {
+				return nil, nil
+			}
+			after = p.Next
+		}
+		return nil, nil
+	}
+	for _, start := range []string{after, ""} {
+		m, err := search(start, bodySearchPages)
+		if m != nil || err != nil {
+			return m, err
+		}
+	}
+	return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("message %q is not in the first %d messages of the DLQ", msgID, bodySearchPages*1000))
+}
+
+// downloadName makes a safe file name from a message ID.
+func downloadName(id string) string {
+	b := []byte(id)
+	for i, ch := range b {
+		switch {
+		case ch >= 'a' && ch <= 'z', ch >= 'A' && ch <= 'Z', ch >= '0' && ch <= '9', ch == '-', ch == '_', ch == '.':
+		default:
+			b[i] = '_'
+		}
+	}
+	if len(b) > 100 {
+		b = b[:100]
+	}
+	return "message-" + string(b) + ".bin"
+}
+
+// replayRequest is the body of POST /api/v1/dlqs/{id}/replay; the DLQ is
+// the path's and the user the request's.
+type replayRequest struct {
+	Action    dlqreplay.Action    `json:"action"`
+	Selection dlqreplay.Selection `json:"selection"`
+	Target    dlqreplay.Target    `json:"target"`
+	DryRun    bool                `json:"dry_run"`
+	// Rate is messages per second: 0 is the configured default, negative
+	// is unlimited.
+	Rate float64 `json:"rate"`
+}
+
+func (s *Server) apiDLQReplay(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := dlqID(c)
+	if err != nil {
+		return err
+	}
+	var req replayRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
+		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
+	}
+	job, err := svc.Start(ctx, dlqreplay.Request{DLQ: id, Action: req.Action, Selection: req.Selection,
+		Target: req.Target, DryRun: req.DryRun, Rate: req.Rate, Who: who(ctx)})
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if req.DryRun {
+		// A dry run moves nothing and is usually quick: answer with the
+		// receipt, or with the job when it takes longer.
+		wctx, cancel := context.WithTimeout(ctx, dryRunWait)
+		defer cancel()
+		if r, err := svc.Wait(wctx, job.ID); err == nil {
+			return c.JSON(http.StatusOK, r)
+		}
+	}
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
+	return c.JSON(http.StatusAccepted, map[string]any{"job": job})
+}
+
+// apiReplay returns a job with every message's outcome, or only the job
+// with ?outcomes=false (the progress bar's cheap poll).
+func (s *Server) apiReplay(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := rawParam(c, "job")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if c.QueryParam("outcomes") == "false" {
+		j, err := svc.Job(ctx, id)
+		if err != nil {
+			return s.dlqFail(c, err)
+		}
+		return c.JSON(http.StatusOK, map[string]any{"job": j})
+	}
+	r, err := svc.Receipt(ctx, id)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if r.Outcomes == nil {
+		r.Outcomes = []dlqreplay.Outcome{}
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+func (s *Server) apiCancelReplay(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := rawParam(c, "job")
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if err := svc.Cancel(id); err != nil {
+		if j, jerr := svc.Job(ctx, id); jerr == nil && errors.Is(err, dlqreplay.ErrJobNotFound) {
+			return c.JSON(http.StatusConflict, map[string]any{"error": "job " + id + " is not running (" + string(j.State) + ")", "job": id})
+		}
+		return s.dlqFail(c, err)
+	}
+	s.opts.Logger.Info("dlq job cancel requested", "job", id, "who", who(ctx))
+	j, err := svc.Job(ctx, id)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	return c.JSON(http.StatusAccepted, map[string]any{"job": j})
+}
+
+// apiAudit lists jobs newest first: who did what to which DLQ, and how it
+// ended.
+func (s *Server) apiAudit(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	jobs, err := svc.Jobs(c.Request().Context(), c.QueryParam("dlq"), limit)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if jobs == nil {
+		jobs = []dlqreplay.Job{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs})
+}
+
+// archivedJSON is a message a delete archived.
+type archivedJSON struct {
+	ID         int64             `json:"id"`
+	JobID      string            `json:"job_id"`
+	DLQ        string            `json:"dlq"`
+	MessageID  string            `json:"message_id"`
+	ArchivedAt time.Time         `json:"archived_at"`
+	Properties map[string]string `json:"properties"`
+	Headers    []headerJSON      `json:"headers"`
+	Key        []byte            `json:"key,omitempty"`
+	Size       int               `json:"size"`
+	Body       []byte            `json:"body,omitempty"`
+	BodyView   bodyViewJSON      `json:"body_view"`
+	RestoredAt time.Time         `json:"restored_at,omitzero"`
+	RestoredTo string            `json:"restored_to,omitempty"`
+}
+
+func toArchivedJSON(a *audit.Archived) archivedJSON {
+	m := archivedMessage(a)
+	out := archivedJSON{ID: a.ID, JobID: a.JobID, DLQ: a.DLQ, MessageID: a.MessageID, ArchivedAt: a.ArchivedAt,
+		Properties: a.Properties, Key: a.Key, Size: len(a.Body), RestoredAt: a.RestoredAt, RestoredTo: a.RestoredTo,
+		Headers: make([]headerJSON, len(m.Headers))}
+	if out.Properties == nil {
+		out.Properties = map[string]string{}
+	}
+	for i, h := range m.Headers {
+		out.Headers[i] = headerJSON{Key: queue.PrintableBytes([]byte(h.Key)), Value: h.Value, Text: h.Text(), Kind: h.Kind}
+	}
+	if len(a.Body) <= maxInlineBody {
+		out.Body = a.Body
+	}
+	kind, text, cut := m.BodyView(apiBodyView)
+	out.BodyView = bodyViewJSON{Kind: kind, Text: text, Truncated: cut}
+	return out
+}
+
+// archivedMessage views an archived message as a queue.Message, for the
+// same display rules.
+func archivedMessage(a *audit.Archived) queue.Message {
+	m := queue.Message{ID: a.MessageID, Properties: a.Properties, Key: a.Key, Body: a.Body, Timestamp: a.ArchivedAt}
+	for _, h := range a.Headers {
+		m.Headers = append(m.Headers, queue.Header{Key: string(h.Key), Value: h.Value, Kind: h.Kind})
+	}
+	return m
+}
+
+func (s *Server) apiArchive(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	recs, err := svc.Archived(c.Request().Context(), c.QueryParam("dlq"), limit)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	out := make([]archivedJSON, len(recs))
+	for i := range recs {
+		out[i] = toArchivedJSON(&recs[i])
+	}
+	return c.JSON(http.StatusOK, map[string]any{"archived": out})
+}
+
+// restoreRequest is the body of POST /api/v1/archive/restore: archive IDs
+// or a delete job's ID, and the DLQ-style ID of the queue or topic to
+// publish into.
+type restoreRequest struct {
+	ArchiveIDs []int64 `json:"archive_ids"`
+	JobID      string  `json:"job_id"`
+	Target     string  `json:"target"`
+}
+
+func (s *Server) apiRestore(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	var req restoreRequest
+	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if strings.TrimSpace(req.Target) == "" {
+		return echo.NewHTTPError(http.StatusBadRequest, "target is required: the queue or topic to restore into, as broker:cluster:vhost:name")
+	}
+	ctx := c.Request().Context()
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Who: who(ctx)})
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	return c.JSON(http.StatusOK, r)
+}

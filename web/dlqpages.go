@@ -1,0 +1,211 @@
+package web
+
+import (
+	"encoding/hex"
+	"errors"
+	"maps"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// dlqPageSize is how many messages the DLQ page reads per page.
+const dlqPageSize = 50
+
+// findDLQ returns the latest poll's view of a DLQ.
+func (s *Server) findDLQ(id string) *queue.DLQ {
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		for i := range snap.DLQs {
+			if snap.DLQs[i].ID() == id {
+				return &snap.DLQs[i]
+			}
+		}
+	}
+	return nil
+}
+
+// dlqPage shows one DLQ: its header from the latest poll, then a page of
+// its messages read (without changing the DLQ) through the DLQ service.
+func (s *Server) dlqPage(c echo.Context) error {
+	id, err := rawParam(c, "id")
+	if err != nil {
+		return err
+	}
+	ref, err := dlqreplay.ParseID(id)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusNotFound, "no such DLQ")
+	}
+	ctx := c.Request().Context()
+	d := components.DLQData{
+		Chrome: s.chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,
+		VHost: ref.VHost, Name: ref.Name, DLQ: s.findDLQ(id),
+		CanReplay: s.opts.DLQs != nil && hasRole(ctx, config.RoleOperator),
+		CanDelete: s.opts.DLQs != nil && hasRole(ctx, config.RoleAdmin),
+		ReplayAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
+		Limit:     dlqPageSize,
+	}
+	if s.opts.ReplayRate > 0 {
+		d.Rate = strconv.FormatFloat(s.opts.ReplayRate, 'f', -1, 64)
+	}
+	if d.DLQ != nil {
+		h := s.opts.Monitor.DLQHistory(id)
+		d.Inflow = growthPerMinute(h)
+		d.Trend = s.dlqSpark(d.DLQ)
+	}
+	if partial(c) {
+		return render(c, http.StatusOK, components.DLQPartial(d))
+	}
+	if s.opts.DLQs == nil {
+		d.Notice = "DLQ tools not configured: this queuewatch has no replay service, so messages cannot be browsed or replayed here."
+		return render(c, http.StatusServiceUnavailable, components.DLQ(d))
+	}
+	d.Limit, _ = intQuery(c, "limit", dlqPageSize, 1, 1000)
+	d.After = c.QueryParam("after")
+	status := s.loadMessages(c, &d)
+	d.Jobs, _ = s.opts.DLQs.Jobs(ctx, id, 5)
+	d.Targets = s.jobTargets(d.Jobs)
+	return render(c, status, components.DLQ(d))
+}
+
+// loadMessages reads the page of messages into d, or explains in d.Notice
+// why it cannot, and returns the page's HTTP status.
+func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
+	p, err := s.opts.DLQs.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After})
+	var ce *dlqreplay.ConflictError
+	switch {
+	case errors.As(err, &ce):
+		d.RunningJob = ce.JobID
+		d.Notice = "A job is running on this DLQ; its messages are listed again when it ends."
+		if ce.JobID == "" {
+			d.Notice = "Another queuewatch instance is running a job on this DLQ; its messages are listed again when it ends."
+		}
+		return http.StatusOK
+	case errors.Is(err, dlqreplay.ErrUnknownDLQ):
+		d.Notice = "This DLQ cannot be read: " + err.Error()
+		if d.DLQ == nil {
+			return http.StatusNotFound
+		}
+		return http.StatusOK
+	case errors.Is(err, dlqreplay.ErrDeliveryLimit):
+		d.Notice = "Browsing is paused to protect the delivery limit: " + err.Error()
+		return http.StatusOK
+	case err != nil:
+		s.opts.Logger.Warn("browse dlq", "dlq", d.ID, "err", err)
+		d.Notice = "Could not read the messages: " + err.Error()
+		return http.StatusOK
+	}
+	d.Next, d.Groups = p.Next, p.Groups
+	d.GroupSample = map[string]string{}
+	for i := range p.Messages {
+		k := p.Messages[i].Death.Signature().Key()
+		if _, ok := d.GroupSample[k]; !ok {
+			d.GroupSample[k] = p.Messages[i].Death.ExceptionMessage
+		}
+	}
+	d.Messages = make([]components.MessageView, len(p.Messages))
+	for i := range p.Messages {
+		d.Messages[i] = messageView(d.ID, d.After, i, &p.Messages[i])
+	}
+	return http.StatusOK
+}
+
+func messageView(dlq, after string, i int, m *queue.Message) components.MessageView {
+	kind, text, cut := m.BodyView(components.InspectorBodyLimit)
+	v := components.MessageView{Idx: i, M: m, BodyKind: kind, BodyText: text, Truncated: cut,
+		ReplayCount: replayCount(m), DownloadURL: bodyURL(dlq, m.ID, after)}
+	v.Preview = components.Preview(kind, m.Body)
+	if kind == queue.BodyJSON {
+		// Pretty JSON spreads over lines; the list shows it compact.
+		v.Preview = components.Preview(queue.BodyText, m.Body)
+	}
+	b := m.Body
+	if len(b) > components.InspectorHexLimit {
+		b, v.HexTruncated = b[:components.InspectorHexLimit], true
+	}
+	v.Hex = hex.Dump(b)
+	return v
+}
+
+// replaysPage lists running and past jobs (the audit log), one receipt
+// when ?job= names it, and the archive of deleted messages.
+func (s *Server) replaysPage(c echo.Context) error {
+	ctx := c.Request().Context()
+	d := components.JobsData{
+		Chrome:    s.chrome(c, "Replays", "replays"),
+		Table:     components.Table{Path: "/replays", Q: strings.TrimSpace(c.QueryParam("q"))},
+		CanCancel: hasRole(ctx, config.RoleOperator), CanDelete: hasRole(ctx, config.RoleAdmin),
+	}
+	if s.opts.DLQs == nil {
+		d.Notice = "DLQ tools not configured: this queuewatch has no replay service and no audit log."
+		if partial(c) {
+			return render(c, http.StatusOK, components.ReplaysPartial(d))
+		}
+		return render(c, http.StatusServiceUnavailable, components.Replays(d))
+	}
+	jobs, err := s.opts.DLQs.Jobs(ctx, "", 1000)
+	if err != nil {
+		d.Notice = "Could not read the audit log: " + err.Error()
+	}
+	d.Total = len(jobs)
+	for _, j := range jobs {
+		if j.State == dlqreplay.StateRunning {
+			d.Running = append(d.Running, j)
+		}
+	}
+	d.Jobs = filterRows(jobs, d.Table.Q, func(j dlqreplay.Job) []string {
+		return []string{j.ID, j.DLQ, j.Who, string(j.Action), string(j.State), j.Target.Name}
+	})
+	d.Jobs = d.Jobs[:min(len(d.Jobs), components.PageSize)]
+	d.Targets = s.jobTargets(append(d.Running, d.Jobs...))
+	if partial(c) {
+		return render(c, http.StatusOK, components.ReplaysPartial(d))
+	}
+	if id := c.QueryParam("job"); id != "" {
+		r, err := s.opts.DLQs.Receipt(ctx, id)
+		if err != nil {
+			d.Notice = "No receipt for job " + id + ": " + err.Error()
+		} else {
+			d.ReceiptMore = max(len(r.Outcomes)-components.ReceiptLimit, 0)
+			r.Outcomes = r.Outcomes[:min(len(r.Outcomes), components.ReceiptLimit)]
+			d.Receipt = &r
+			maps.Copy(d.Targets, s.jobTargets([]dlqreplay.Job{r.Job}))
+		}
+	}
+	archived, err := s.opts.DLQs.Archived(ctx, "", components.PageSize)
+	if err != nil {
+		d.Notice = "Could not read the archive: " + err.Error()
+	}
+	for i := range archived {
+		m := archivedMessage(&archived[i])
+		kind, _, _ := m.BodyView(4096)
+		if kind != queue.BodyBinary && kind != queue.BodyEmpty {
+			kind = queue.BodyText
+		}
+		d.Archived = append(d.Archived, components.ArchivedView{A: &archived[i], Size: len(m.Body),
+			Preview: components.Preview(kind, m.Body)})
+	}
+	return render(c, http.StatusOK, components.Replays(d))
+}
+
+// jobTargets names the queue a replay to the "original queue" went to
+// when its DLQ has a single source, so the log says "orders", not a rule.
+func (s *Server) jobTargets(jobs []dlqreplay.Job) map[string]string {
+	out := map[string]string{}
+	for _, j := range jobs {
+		if j.Action != dlqreplay.ActionReplay || (j.Target.Kind != "" && j.Target.Kind != dlqreplay.TargetOriginal) {
+			continue
+		}
+		if d := s.findDLQ(j.DLQ); d != nil && len(d.Sources) == 1 {
+			out[j.ID] = d.Sources[0] + " (original)"
+		}
+	}
+	return out
+}
