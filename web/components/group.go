@@ -42,7 +42,7 @@ func statusSentence(s queue.Status, reason string) string {
 	}
 	switch s {
 	case queue.StatusOK:
-		return "keeping up"
+		return "no stall, stop, rewind or rising lag over the status window"
 	case queue.StatusError:
 		return "could not be read"
 	}
