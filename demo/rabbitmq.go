@@ -56,6 +56,10 @@ func StartRabbitMQ(ctx context.Context, url string, log *slog.Logger) (*RabbitDe
 		conn.Close()
 		return nil, err
 	}
+	if err := seedRabbitDeadLetters(conn, seededRabbitDeadLetters); err != nil {
+		conn.Close()
+		return nil, err
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	r := &RabbitDemo{vhost: uri.Vhost, conn: conn, cancel: cancel, log: log.With("broker", "rabbitmq")}
 	r.goService(ctx, "producer", r.produce)
@@ -124,6 +128,43 @@ func declareRabbit(conn *amqp.Connection) error {
 	for _, step := range steps {
 		if err := step(); err != nil {
 			return fmt.Errorf("declare demo topology: %w", err)
+		}
+	}
+	return nil
+}
+
+// seededRabbitDeadLetters is how many orders StartRabbitMQ dead-letters
+// before the services start, so demo.orders.dlq has something to inspect
+// from the first poll.
+const seededRabbitDeadLetters = 12
+
+// seedRabbitDeadLetters publishes n orders and rejects them: RabbitMQ itself
+// dead-letters them into demo.orders.dlq with a real x-death header.
+func seedRabbitDeadLetters(conn *amqp.Connection, n int) error {
+	ch, err := conn.Channel()
+	if err != nil {
+		return err
+	}
+	defer ch.Close()
+	for i := range n {
+		body, _ := json.Marshal(map[string]any{"id": -i - 1, "queue": RabbitOrders, "total": float64(rand.IntN(10000)) / 100, "seeded": true})
+		err := ch.PublishWithContext(context.Background(), "", RabbitOrders, false, false, amqp.Publishing{
+			ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			MessageId: fmt.Sprintf("seed-%d", i+1), Timestamp: time.Now(), Body: body,
+			Headers: amqp.Table{"x-demo-tenant": []string{"acme", "globex", "initech"}[i%3]},
+		})
+		if err != nil {
+			return fmt.Errorf("seed demo dead letters: %w", err)
+		}
+		d, ok, err := ch.Get(RabbitOrders, false)
+		if err != nil {
+			return fmt.Errorf("seed demo dead letters: get: %w", err)
+		}
+		if !ok {
+			return fmt.Errorf("seed demo dead letters: %s was empty", RabbitOrders)
+		}
+		if err := d.Reject(false); err != nil {
+			return fmt.Errorf("seed demo dead letters: %w", err)
 		}
 	}
 	return nil

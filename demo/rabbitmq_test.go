@@ -50,8 +50,13 @@ func TestRabbitDemo(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Orders are consumed; invoices pile up until their TTL.
-		if orders.Consumers == 1 && invoices.Messages > 0 {
+		dlq, err := ch.QueueDeclarePassive(RabbitOrdersDLQ, true, false, false, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Orders are consumed; invoices pile up until their TTL; the
+		// seeded dead letters are there from the start.
+		if orders.Consumers == 1 && invoices.Messages > 0 && dlq.Messages >= seededRabbitDeadLetters {
 			break
 		}
 		if time.Now().After(deadline) {

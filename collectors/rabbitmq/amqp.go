@@ -91,6 +91,14 @@ func (p *amqpPool) close() {
 	}
 }
 
+// isClosed reports whether the pool was closed: a connection dropped then is
+// shutting down, not failing, and is not worth a warning.
+func (p *amqpPool) isClosed() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.closed
+}
+
 // drop closes the connection under any operation using it, so that the
 // operation fails at once instead of waiting for a heartbeat timeout.
 func (vc *vhostConn) drop() {
@@ -297,7 +305,7 @@ func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp
 	vc.mu.Unlock()
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
-		if e := <-closed; e != nil {
+		if e := <-closed; e != nil && !p.isClosed() {
 			p.log.Warn("amqp connection closed", "vhost", vhost, "err", e)
 		}
 		vc.mu.Lock()

@@ -8,6 +8,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 // BenchmarkPoll10kQueues polls 10,000 queues in 10 vhosts (one dead-letter
@@ -22,7 +24,7 @@ func BenchmarkPoll10kQueues(b *testing.B) {
 	a := requireRabbit(b)
 	const vhosts, perVHost = 10, 1000
 	for range vhosts {
-		vh := a.vhost(unique("bench"))
+		vh := a.VHost("bench")
 		ch := channel(b, vh)
 		for j := range perVHost - 2 {
 			if _, err := ch.QueueDeclare(queueName(j), false, false, false, true, nil); err != nil {
@@ -45,7 +47,7 @@ func BenchmarkPoll10kQueues(b *testing.B) {
 		}
 		publish(b, ch, "", "src.dead", text("x"))
 	}
-	s := newSource(b, Options{ManagementURL: testMgmtURL})
+	s := newSource(b, Options{ManagementURL: testenv.ManagementURL})
 	poll(b, s) // dial the AMQP connections outside the measurement
 
 	b.ReportAllocs()

@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rs/zerolog"
 
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -31,7 +32,7 @@ func newProxy(t *testing.T, name, upstream string) *toxiproxy.Proxy {
 
 func TestFaults(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.vhost(unique("faults"))
+	vh := a.VHost("faults")
 	ch := channel(t, vh)
 	a.queue(vh, "src", map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "sink"})
 	a.queue(vh, "sink", nil)
@@ -160,11 +161,11 @@ func TestFaults(t *testing.T) {
 
 func TestWrongCredentials(t *testing.T) {
 	requireRabbit(t)
-	s := newSource(t, Options{ManagementURL: testMgmtURL, ManagementUser: "guest", ManagementPassword: "wrong"})
+	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, ManagementUser: "guest", ManagementPassword: "wrong"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := s.Poll(ctx)
-	want := "rabbitmq main: management API " + testMgmtURL + "/api/vhosts: 401 unauthorized: check management_username/password"
+	want := "rabbitmq main: management API " + testenv.ManagementURL + "/api/vhosts: 401 unauthorized: check management_username/password"
 	if err == nil || err.Error() != want || !errors.Is(err, ErrUnauthorized) {
 		t.Errorf("poll error %v, want %q", err, want)
 	}
@@ -172,19 +173,19 @@ func TestWrongCredentials(t *testing.T) {
 		t.Errorf("check error %v, want 401", err)
 	}
 
-	s = newSource(t, Options{URL: "amqp://guest:wrong@127.0.0.1:5672/", ManagementURL: testMgmtURL, ManagementUser: "guest", ManagementPassword: "guest"})
+	s = newSource(t, Options{URL: "amqp://guest:wrong@127.0.0.1:5672/", ManagementURL: testenv.ManagementURL, ManagementUser: "guest", ManagementPassword: "guest"})
 	err = s.Check(ctx)
 	if err == nil || !strings.Contains(err.Error(), "check the credentials in url") || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("check error %v, want a credentials hint without the password", err)
 	}
-	if err := newSource(t, Options{ManagementURL: testMgmtURL}).Check(ctx); err != nil {
+	if err := newSource(t, Options{ManagementURL: testenv.ManagementURL}).Check(ctx); err != nil {
 		t.Errorf("check with good credentials: %v", err)
 	}
 }
 
 func TestAMQPOnly(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.vhost(unique("amqp only/%"))
+	vh := a.VHost("amqp only/%")
 	ch := channel(t, vh)
 	a.queue(vh, "work", nil)
 	a.queue(vh, "work.dlq", nil)

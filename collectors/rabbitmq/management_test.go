@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -331,7 +332,7 @@ func TestAMQPOnlyNeedsQueues(t *testing.T) {
 	if _, err := New(Options{Name: "main", URL: "http://x"}); err == nil {
 		t.Error("New accepted an http:// AMQP URL")
 	}
-	if _, err := New(Options{Name: "main", URL: testAMQPURL, ManagementURL: "ftp://x"}); err == nil {
+	if _, err := New(Options{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: "ftp://x"}); err == nil {
 		t.Error("New accepted an ftp:// management URL")
 	}
 }

@@ -11,12 +11,13 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 func TestDLQDetection(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.vhost(unique("detect"))
+	vh := a.VHost("detect")
 
 	a.exchange(vh, "dlx.direct", "direct", nil)
 	a.exchange(vh, "dlx.topic", "topic", nil)
@@ -88,7 +89,7 @@ func TestDLQDetection(t *testing.T) {
 	}
 
 	s := newSource(t, Options{
-		ManagementURL:  testMgmtURL,
+		ManagementURL:  testenv.ManagementURL,
 		VHosts:         []string{vh},
 		DLQNamePattern: testNamePattern,
 		ExplicitDLQ:    func(v, q string) bool { return v == vh && q == "parked" },
@@ -173,9 +174,9 @@ func TestDLQDetection(t *testing.T) {
 // can only come from AMQP.
 func TestExactDepths(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.vhost(unique("depth"))
+	vh := a.VHost("depth")
 	ch := channel(t, vh)
-	s := newSource(t, Options{ManagementURL: testMgmtURL, VHosts: []string{vh}})
+	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
 
 	tests := []struct {
 		name string
@@ -250,7 +251,7 @@ func TestExactDepths(t *testing.T) {
 // that order, content and delivery counts are unchanged.
 func TestOldestAgeLeavesQueueAsItWas(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.vhost(unique("age"))
+	vh := a.VHost("age")
 	ch := channel(t, vh)
 
 	a.queue(vh, "src", map[string]any{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "src.dlq"})
@@ -270,7 +271,7 @@ func TestOldestAgeLeavesQueueAsItWas(t *testing.T) {
 	publish(t, ch, "", "limited.dlq", text("q"))
 	waitDepth(t, ch, "limited.dlq", 1)
 
-	s := newSource(t, Options{ManagementURL: testMgmtURL, VHosts: []string{vh}, DLQNamePattern: testNamePattern})
+	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}, DLQNamePattern: testNamePattern})
 	poll(t, s)
 	snap := poll(t, s)
 
@@ -310,9 +311,9 @@ func TestOldestAgeLeavesQueueAsItWas(t *testing.T) {
 
 func TestHostileNames(t *testing.T) {
 	a := requireRabbit(t)
-	odd := a.vhost(unique("odd 100% /x"))
+	odd := a.VHost("odd 100% /x")
 	root := "/"
-	id := unique("")
+	id := testenv.Unique("")
 	names := []struct{ vh, name string }{
 		{root, id + "/orders/é ☃.dlq"},
 		{odd, "заказы.dlq"},
@@ -323,13 +324,13 @@ func TestHostileNames(t *testing.T) {
 	for _, n := range names {
 		a.queue(n.vh, n.name, nil)
 		if n.vh == root {
-			t.Cleanup(func() { a.do("DELETE", apiPath("queues", n.vh, n.name), nil) })
+			t.Cleanup(func() { a.Do("DELETE", apiPath("queues", n.vh, n.name), nil) })
 		}
 		publish(t, channel(t, n.vh), "", n.name, text("x"))
 	}
 
 	for _, vhosts := range [][]string{{odd, root}, nil} {
-		s := newSource(t, Options{ManagementURL: testMgmtURL, VHosts: vhosts, DLQNamePattern: testNamePattern})
+		s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: vhosts, DLQNamePattern: testNamePattern})
 		snap := poll(t, s)
 		for _, n := range names {
 			d := mustDLQ(t, snap, n.vh, n.name)
@@ -350,7 +351,7 @@ func TestManyQueues(t *testing.T) {
 	sizes := []int{800, 600, 400, 200}
 	var vhosts []string
 	for i, n := range sizes {
-		vh := a.vhost(unique("many"))
+		vh := a.VHost("many")
 		vhosts = append(vhosts, vh)
 		ch := channel(t, vh)
 		for j := range n {
@@ -367,7 +368,7 @@ func TestManyQueues(t *testing.T) {
 	inVHosts := func(vh, _ string) bool { return slices.Contains(vhosts, vh) }
 
 	var all []struct{ Name string }
-	if err := json.Unmarshal(a.do(http.MethodGet, "/api/vhosts", nil), &all); err != nil {
+	if err := json.Unmarshal(a.Do(http.MethodGet, "/api/vhosts", nil), &all); err != nil {
 		t.Fatal(err)
 	}
 	for _, tt := range []struct {
@@ -382,7 +383,7 @@ func TestManyQueues(t *testing.T) {
 		{"all-vhosts", nil, 11 + 1 + int64(len(all)-len(vhosts))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSource(t, Options{ManagementURL: testMgmtURL, VHosts: tt.vhosts, IncludeQueue: inVHosts})
+			s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: tt.vhosts, IncludeQueue: inVHosts})
 			snap := poll(t, s)
 			count := map[string]int{}
 			for _, q := range snap.Queues {
