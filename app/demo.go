@@ -50,7 +50,11 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 	if err != nil {
 		return fmt.Errorf("demo data dir: %w", err)
 	}
-	defer os.RemoveAll(dataDir)
+	defer func() {
+		if err := os.RemoveAll(dataDir); err != nil {
+			log.Warn("remove demo data dir", "dir", dataDir, "err", err)
+		}
+	}()
 
 	cfg := config.Default()
 	cfg.DataDir = dataDir
