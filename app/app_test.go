@@ -3,7 +3,6 @@ package app
 import (
 	"context"
 	"io"
-	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -14,21 +13,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
-
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-	}
-	return ports
-}
 
 // seededCluster starts a kfake cluster with topic orders (2 partitions, 10
 // records each) and group billing committed at 4 and 10: lag 6 and 0.
@@ -139,7 +125,7 @@ func testConfig(t *testing.T, clusters ...config.Kafka) *config.Config {
 }
 
 func TestRunServesLag(t *testing.T) {
-	c := seededCluster(t, freePorts(t, 1), t.TempDir())
+	c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
 	defer c.Close()
 	r := start(t, testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
 
@@ -169,7 +155,7 @@ func TestRunServesLag(t *testing.T) {
 }
 
 func TestGroupDeletedVanishesFromMetrics(t *testing.T) {
-	c := seededCluster(t, freePorts(t, 1), t.TempDir())
+	c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
 	defer c.Close()
 	r := start(t, testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
 	const series = `queuewatch_kafka_consumergroup_lag{cluster="prod",group="billing"`
@@ -193,9 +179,9 @@ func TestGroupDeletedVanishesFromMetrics(t *testing.T) {
 // reports down while the other keeps reporting, and it recovers when the
 // cluster comes back on the same ports, without restarting queuewatch.
 func TestClusterDownOthersUnaffected(t *testing.T) {
-	a := seededCluster(t, freePorts(t, 1), t.TempDir())
+	a := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
 	defer a.Close()
-	bPorts, bDir := freePorts(t, 3), t.TempDir()
+	bPorts, bDir := testenv.FreePorts(t, 3), t.TempDir()
 	b := seededCluster(t, bPorts, bDir)
 	r := start(t, testConfig(t,
 		config.Kafka{Name: "a", Brokers: a.ListenAddrs()},

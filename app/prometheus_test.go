@@ -22,71 +22,19 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
-
-// need fails the test in CI and skips it elsewhere when a dependency is
-// missing.
-func need(t *testing.T, what string, err error) {
-	t.Helper()
-	if err == nil {
-		return
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("%s required in CI: %v", what, err)
-	}
-	t.Skipf("no %s: %v", what, err)
-}
-
-func mgmt(t *testing.T, method, path string, body any) {
-	t.Helper()
-	var buf bytes.Buffer
-	if body != nil {
-		_ = json.NewEncoder(&buf).Encode(body)
-	}
-	req, _ := http.NewRequestWithContext(context.Background(), method, "http://127.0.0.1:15672"+path, &buf)
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	need(t, "RabbitMQ management API", err)
-	resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
-}
 
 // deadLettered makes a vhost whose queue orders dead-letters n messages
 // into orders.dlq.
 func deadLettered(t *testing.T, n int) string {
 	t.Helper()
-	vh := fmt.Sprintf("qw-prom-%d", time.Now().UnixNano())
-	mgmt(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vh), nil)
-	t.Cleanup(func() { mgmt(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vh), nil) })
-	mgmt(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vh)+"/guest", map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/" + url.PathEscape(vh))
-	need(t, "RabbitMQ", err)
-	defer conn.Close()
-	ch, err := conn.Channel()
-	if err != nil {
-		t.Fatal(err)
+	vh := testenv.Rabbit(t).VHost("prom")
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprint(i), Body: []byte("{}")}
 	}
-	if _, err := ch.QueueDeclare("orders.dlq", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := ch.PublishWithContext(context.Background(), "", "orders", false, false, amqp.Publishing{MessageId: fmt.Sprint(i), Body: []byte("{}")}); err != nil {
-			t.Fatal(err)
-		}
-		d, ok, err := ch.Get("orders", false)
-		if err != nil || !ok {
-			t.Fatalf("get: %v %v", ok, err)
-		}
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.DeadLetter(t, testenv.Channel(t, vh), "orders", "orders.dlq", msgs...)
 	return vh
 }
 
@@ -123,7 +71,7 @@ func alertState(t *testing.T, promURL, vhost string) string {
 // the committed rule file, and resolves once a replay empties the DLQ.
 func TestPrometheusDLQAlert(t *testing.T) {
 	promBin, err := exec.LookPath("prometheus")
-	need(t, "prometheus (Debian package prometheus)", err)
+	testenv.Require(t, "prometheus (Debian package prometheus)", err)
 	vh := deadLettered(t, 2)
 
 	cfg := config.Default()
@@ -147,7 +95,7 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(promCfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	promAddr := fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0])
+	promAddr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePorts(t, 1)[0])
 	ctx, cancel := context.WithCancel(context.Background())
 	cmd := exec.CommandContext(ctx, promBin, "--config.file="+filepath.Join(dir, "prometheus.yml"),
 		"--storage.tsdb.path="+filepath.Join(dir, "data"), "--web.listen-address="+promAddr)

@@ -19,8 +19,9 @@ type Message struct {
 	// ID identifies the message within its DLQ: the AMQP message-id when it
 	// has one (else a digest of its content), or "partition@offset" in Kafka.
 	ID string
-	// Position is the message's place in the DLQ: 0 is the head for
-	// RabbitMQ, the offset for Kafka.
+	// Position is the message's place in the DLQ: 0 is the head of a
+	// RabbitMQ classic or quorum queue; the offset in a RabbitMQ stream or
+	// a Kafka partition.
 	Position  int64
 	Partition int32
 	Timestamp time.Time

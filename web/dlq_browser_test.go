@@ -1,13 +1,10 @@
 package web
 
 import (
-	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"fmt"
 	"io"
-	"math/rand/v2"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -31,88 +28,12 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// The shared test broker (DESIGN.md §4).
-const (
-	rabbitAMQP     = "amqp://guest:guest@127.0.0.1:5672/"
-	rabbitMgmt     = "http://127.0.0.1:15672"
-	rabbitMgmtAuth = "http://guest:guest@127.0.0.1:15672"
-	hostileBody    = `<script>alert(1)</script>`
-)
-
-// rabbitAdmin drives the management API of the test broker.
-type rabbitAdmin struct {
-	t  *testing.T
-	hc *http.Client
-}
-
-// requireRabbitMQ is the one place the DLQ browser test may skip: when
-// the broker is unreachable outside CI. In CI a missing broker fails.
-func requireRabbitMQ(t *testing.T) *rabbitAdmin {
-	t.Helper()
-	a := &rabbitAdmin{t: t, hc: &http.Client{Timeout: 30 * time.Second}}
-	err := func() error {
-		req, _ := http.NewRequest(http.MethodGet, rabbitMgmt+"/api/overview", nil)
-		req.SetBasicAuth("guest", "guest")
-		resp, err := (&http.Client{Timeout: 2 * time.Second}).Do(req)
-		if err != nil {
-			return err
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			return fmt.Errorf("management API: %s", resp.Status)
-		}
-		conn, err := amqp.DialConfig(rabbitAMQP, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-		if err != nil {
-			return err
-		}
-		return conn.Close()
-	}()
-	if err == nil {
-		return a
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("rabbitmq is required in CI: %v", err)
-	}
-	t.Skipf("rabbitmq not reachable on 127.0.0.1 (set CI=true to fail instead): %v", err)
-	return nil
-}
-
-func (a *rabbitAdmin) do(method, path string, body any) {
-	a.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, _ := json.Marshal(body)
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, rabbitMgmt+path, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 && resp.StatusCode != http.StatusNotFound {
-		a.t.Fatalf("%s %s: %s: %s", method, path, resp.Status, out)
-	}
-}
-
-// vhost creates a uniquely named vhost for guest, deleted (with its
-// queues) when the test ends.
-func (a *rabbitAdmin) vhost() string {
-	name := fmt.Sprintf("qw-web-%d-%04d", time.Now().UnixNano()%1e9, rand.IntN(10000))
-	a.do(http.MethodPut, "/api/vhosts/"+url.PathEscape(name), map[string]any{})
-	a.do(http.MethodPut, "/api/permissions/"+url.PathEscape(name)+"/guest", map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	a.t.Cleanup(func() { a.do(http.MethodDelete, "/api/vhosts/"+url.PathEscape(name), nil) })
-	return name
-}
+// hostileBody is a message body that must never run as script in the UI.
+const hostileBody = `<script>alert(1)</script>`
 
 // rabbitWorld is a vhost with a work queue dead-lettering into its DLQ.
 type rabbitWorld struct {
@@ -122,9 +43,9 @@ type rabbitWorld struct {
 	ch   *amqp.Channel
 }
 
-func newRabbitWorld(t *testing.T, a *rabbitAdmin) *rabbitWorld {
-	w := &rabbitWorld{t: t, vh: a.vhost()}
-	conn, err := amqp.DialConfig(rabbitAMQP, amqp.Config{Vhost: w.vh})
+func newRabbitWorld(t *testing.T, a *testenv.RabbitAdmin) *rabbitWorld {
+	w := &rabbitWorld{t: t, vh: a.VHost("web")}
+	conn, err := amqp.DialConfig(testenv.DefaultAMQPURL, amqp.Config{Vhost: w.vh})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -214,7 +135,7 @@ type stack struct {
 func newStack(t *testing.T, vh string) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	src, err := rabbitmq.New(rabbitmq.Options{Name: "main", URL: rabbitAMQP, ManagementURL: rabbitMgmt, VHosts: []string{vh}})
+	src, err := rabbitmq.New(rabbitmq.Options{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +146,7 @@ func newStack(t *testing.T, vh string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be, err := dlqrabbit.New(dlqrabbit.Options{Cluster: "main", URL: rabbitAMQP, ManagementURL: rabbitMgmtAuth})
+	be, err := dlqrabbit.New(dlqrabbit.Options{Cluster: "main", URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURLWithAuth})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,7 +250,7 @@ const rowsJS = `document.querySelectorAll('#messages tbody tr.msg').length`
 // progress → the DLQ has one message less and the main queue has it.
 func TestBrowserDLQReplay(t *testing.T) {
 	b := newBrowser(t, 1280, 800)
-	w := newRabbitWorld(t, requireRabbitMQ(t))
+	w := newRabbitWorld(t, testenv.Rabbit(t))
 	w.pair("orders")
 	var msgs []amqp.Publishing
 	for i := 1; i <= 5; i++ {

@@ -1,13 +1,8 @@
 package main
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
-	"net/http"
-	"net/url"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -15,67 +10,20 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
-
-const mgmt = "http://127.0.0.1:15672"
-
-func mgmtDo(t *testing.T, method, path string, body any) {
-	t.Helper()
-	var buf bytes.Buffer
-	if body != nil {
-		_ = json.NewEncoder(&buf).Encode(body)
-	}
-	req, _ := http.NewRequestWithContext(context.Background(), method, mgmt+path, &buf)
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("RabbitMQ management API required in CI: %v", err)
-		}
-		t.Skipf("no RabbitMQ management API: %v", err)
-	}
-	resp.Body.Close()
-	if resp.StatusCode >= 300 {
-		t.Fatalf("%s %s: %s", method, path, resp.Status)
-	}
-}
 
 // rabbitDLQ creates a fresh vhost with queue orders dead-lettering into
 // orders.dlq, and dead-letters n messages into it.
 func rabbitDLQ(t *testing.T, n int) (vhost string, ch *amqp.Channel) {
 	t.Helper()
-	vhost = fmt.Sprintf("qw-cli-%d", time.Now().UnixNano())
-	mgmtDo(t, http.MethodPut, "/api/vhosts/"+url.PathEscape(vhost), nil)
-	t.Cleanup(func() { mgmtDo(t, http.MethodDelete, "/api/vhosts/"+url.PathEscape(vhost), nil) })
-	mgmtDo(t, http.MethodPut, "/api/permissions/"+url.PathEscape(vhost)+"/guest", map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	conn, err := amqp.Dial("amqp://guest:guest@127.0.0.1:5672/" + url.PathEscape(vhost))
-	if err != nil {
-		t.Fatal(err)
+	vhost = testenv.Rabbit(t).VHost("cli")
+	ch = testenv.Channel(t, vhost)
+	msgs := make([]amqp.Publishing, n)
+	for i := range msgs {
+		msgs[i] = amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte(`{"order":1}`)}
 	}
-	t.Cleanup(func() { conn.Close() })
-	ch, err = conn.Channel()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("orders.dlq", true, false, false, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := ch.QueueDeclare("orders", true, false, false, false, amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "orders.dlq"}); err != nil {
-		t.Fatal(err)
-	}
-	for i := range n {
-		if err := ch.PublishWithContext(context.Background(), "", "orders", false, false, amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), Body: []byte(`{"order":1}`)}); err != nil {
-			t.Fatal(err)
-		}
-		d, ok, err := ch.Get("orders", false)
-		if err != nil || !ok {
-			t.Fatalf("get: %v %v", ok, err)
-		}
-		if err := d.Reject(false); err != nil {
-			t.Fatal(err)
-		}
-	}
+	testenv.DeadLetter(t, ch, "orders", "orders.dlq", msgs...)
 	deadline := time.Now().Add(5 * time.Second)
 	for {
 		q, err := ch.QueueDeclarePassive("orders.dlq", true, false, false, false, nil)

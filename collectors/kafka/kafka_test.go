@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"testing"
 	"time"
 
@@ -14,6 +13,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -26,23 +26,9 @@ type testCluster struct {
 	adm   *kadm.Client
 }
 
-func freePorts(t *testing.T, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-	}
-	return ports
-}
-
 func newCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
 	t.Helper()
-	ports := freePorts(t, 3)
+	ports := testenv.FreePorts(t, 3)
 	c, err := kfake.NewCluster(append([]kfake.Opt{kfake.Ports(ports...)}, opts...)...)
 	if err != nil {
 		t.Fatal(err)

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"net"
 	"slices"
 	"strconv"
 	"testing"
@@ -21,6 +20,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -39,23 +39,9 @@ type world struct {
 	dlq   string
 }
 
-func freePorts(t testing.TB, n int) []int {
-	t.Helper()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
-	}
-	return ports
-}
-
 func newWorld(t testing.TB, maxReplays int) *world {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.Ports(freePorts(t, 3)...))
+	c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 3)...))
 	if err != nil {
 		t.Fatal(err)
 	}

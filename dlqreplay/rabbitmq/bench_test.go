@@ -11,6 +11,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 const benchMessages = 100_000
@@ -47,7 +48,7 @@ func BenchmarkReplayVersusShovel(b *testing.B) {
 		fill("shovel.dlq")
 		start = time.Now()
 		uri := "amqp:///" + url.PathEscape(w.vh)
-		w.a.do(http.MethodPut, apiPath("parameters", "shovel", w.vh, "bench"), map[string]any{"value": map[string]any{
+		w.a.Do(http.MethodPut, testenv.APIPath("parameters", "shovel", w.vh, "bench"), map[string]any{"value": map[string]any{
 			"src-protocol": "amqp091", "src-uri": uri, "src-queue": "shovel.dlq",
 			"dest-protocol": "amqp091", "dest-uri": uri, "dest-queue": "shovel.dest",
 			"ack-mode": "on-confirm", "src-delete-after": "queue-length",
@@ -62,7 +63,7 @@ func BenchmarkReplayVersusShovel(b *testing.B) {
 		b.ReportMetric(benchMessages/replay.Seconds(), "replay_msg/s")
 		b.ReportMetric(benchMessages/shovel.Seconds(), "shovel_msg/s")
 		b.Logf("replay %v (%.0f msg/s), shovel %v (%.0f msg/s)", replay, benchMessages/replay.Seconds(), shovel, benchMessages/shovel.Seconds())
-		w.a.do(http.MethodDelete, apiPath("parameters", "shovel", w.vh, "bench"), nil)
+		w.a.Do(http.MethodDelete, testenv.APIPath("parameters", "shovel", w.vh, "bench"), nil)
 		for _, q := range []string{"work", "shovel.dest"} {
 			if _, err := w.ch.QueuePurge(q, false); err != nil {
 				b.Fatal(err)

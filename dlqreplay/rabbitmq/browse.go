@@ -16,10 +16,14 @@ type browser struct {
 	b     *Backend
 	ref   dlqreplay.Ref
 	conn  *amqp.Connection
-	limit int64 // quorum delivery-limit, 0 when none or unknown
+	limit int64  // quorum delivery-limit, 0 when none or unknown
+	qtype string // management API queue type, "" when unknown
 }
 
-func (br *browser) page(ctx context.Context, skip, limit int) (dlqreplay.Page, error) {
+// page reads limit messages from position after (-1: the head). A queue
+// of unknown type (no management API) is probed first and, when it is a
+// stream, read by offset.
+func (br *browser) page(ctx context.Context, after, limit int) (dlqreplay.Page, error) {
 	ch, err := br.conn.Channel()
 	if err != nil {
 		return dlqreplay.Page{}, fmt.Errorf("open channel: %w", err)
@@ -31,6 +35,17 @@ func (br *browser) page(ctx context.Context, skip, limit int) (dlqreplay.Page, e
 			return dlqreplay.Page{}, fmt.Errorf("queue %q: %w", br.ref.Name, dlqreplay.ErrUnknownDLQ)
 		}
 		return dlqreplay.Page{}, fmt.Errorf("inspect queue %q: %w", br.ref.Name, err)
+	}
+	stream, err := br.b.isStream(ctx, br.conn, br.ref, br.qtype)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
+	if stream {
+		return br.b.streamPage(ctx, br.conn, br.ref, int64(after), limit)
+	}
+	skip := max(after, 0)
+	if skip+limit > 10_000 {
+		return dlqreplay.Page{}, fmt.Errorf("browsing past position 10000 is not supported: %w", dlqreplay.ErrInvalidRequest)
 	}
 	want := min(q.Messages, skip+limit)
 	if want == 0 {

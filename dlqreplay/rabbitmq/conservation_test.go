@@ -16,6 +16,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -257,14 +258,14 @@ func TestFaults(t *testing.T) {
 				return dlqreplay.Request{Target: dlqreplay.Target{Kind: dlqreplay.TargetOriginalExchange}}
 			},
 			fault: func(t *testing.T, w *world, p *toxiproxy.Proxy) {
-				w.a.do(http.MethodDelete, apiPath("exchanges", w.vh, "orders"), nil)
+				w.a.Do(http.MethodDelete, testenv.APIPath("exchanges", w.vh, "orders"), nil)
 			},
 			target: "work", wantState: dlqreplay.StateFailed, wantMoved: -1,
 		},
 		{
 			name: "target queue deleted mid-job",
 			fault: func(t *testing.T, w *world, p *toxiproxy.Proxy) {
-				w.a.do(http.MethodDelete, apiPath("queues", w.vh, "work"), nil)
+				w.a.Do(http.MethodDelete, testenv.APIPath("queues", w.vh, "work"), nil)
 			},
 			target: "work", gone: true, wantState: dlqreplay.StateSucceeded, wantMoved: -1,
 		},

@@ -1,16 +1,7 @@
 package rabbitmq
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"fmt"
-	"io"
-	"math/rand/v2"
-	"net/http"
-	"net/url"
-	"os"
-	"strings"
 	"testing"
 	"time"
 
@@ -18,119 +9,19 @@ import (
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// The shared test broker (DESIGN.md §4).
-const (
-	testMgmtURL  = "http://127.0.0.1:15672"
-	testMgmtAuth = "http://guest:guest@127.0.0.1:15672"
-	testAMQPURL  = "amqp://guest:guest@127.0.0.1:5672/"
-	testCluster  = "main"
-)
-
-// requireRabbit is the one place these tests may skip: when the broker is
-// unreachable outside CI. In CI a missing broker fails the test.
-func requireRabbit(t testing.TB) *admin {
-	t.Helper()
-	a := &admin{t: t, hc: &http.Client{Timeout: 30 * time.Second}}
-	err := a.reachable()
-	if err == nil {
-		return a
-	}
-	if os.Getenv("CI") == "true" {
-		t.Fatalf("rabbitmq is required in CI: %v", err)
-	}
-	t.Skipf("rabbitmq not reachable on 127.0.0.1 (set CI=true to fail instead): %v", err)
-	return nil
-}
-
-// admin drives the broker's management API for test setup.
-type admin struct {
-	t  testing.TB
-	hc *http.Client
-}
-
-func (a *admin) reachable() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-	defer cancel()
-	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, testMgmtURL+"/api/overview", nil)
-	req.SetBasicAuth("guest", "guest")
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		return err
-	}
-	resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("management API: %s", resp.Status)
-	}
-	conn, err := amqp.DialConfig(testAMQPURL, amqp.Config{Dial: amqp.DefaultDial(2 * time.Second)})
-	if err != nil {
-		return err
-	}
-	return conn.Close()
-}
-
-func apiPath(segments ...string) string {
-	var b strings.Builder
-	b.WriteString("/api")
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
-	}
-	return b.String()
-}
-
-// do sends one management request; path segments must already be escaped.
-func (a *admin) do(method, path string, body any) []byte {
-	a.t.Helper()
-	var r io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
-		if err != nil {
-			a.t.Fatal(err)
-		}
-		r = bytes.NewReader(b)
-	}
-	req, err := http.NewRequest(method, testMgmtURL+path, r)
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	req.SetBasicAuth("guest", "guest")
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := a.hc.Do(req)
-	if err != nil {
-		a.t.Fatalf("%s %s: %v", method, path, err)
-	}
-	defer resp.Body.Close()
-	out, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode >= 300 && (method != http.MethodDelete || resp.StatusCode != http.StatusNotFound) {
-		a.t.Fatalf("%s %s: %s: %s", method, path, resp.Status, out)
-	}
-	return out
-}
-
-// unique returns a name no earlier run used.
-func unique(prefix string) string {
-	return fmt.Sprintf("qw-%s-%d-%04d", prefix, time.Now().UnixNano()%1e9, rand.IntN(10000))
-}
-
-// vhost creates a vhost, grants guest everything on it and deletes it (with
-// its queues) when the test ends.
-func (a *admin) vhost(prefix string) string {
-	a.t.Helper()
-	name := unique(prefix)
-	a.do(http.MethodPut, apiPath("vhosts", name), map[string]any{})
-	a.do(http.MethodPut, apiPath("permissions", name, "guest"), map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	a.t.Cleanup(func() { a.do(http.MethodDelete, apiPath("vhosts", name), nil) })
-	return name
-}
+// testCluster names the shared test broker (DESIGN.md §4) in Refs and
+// Options.
+const testCluster = "main"
 
 // world is one test's vhost with a source queue "work" and its DLQ
 // "work.dlq", a Service over a fresh audit store, and a channel for setup.
 type world struct {
 	t     testing.TB
-	a     *admin
+	a     *testenv.RabbitAdmin
 	vh    string
 	ch    *amqp.Channel
 	conn  *amqp.Connection
@@ -152,9 +43,9 @@ type worldOpts struct {
 
 func newWorld(t testing.TB, o worldOpts) *world {
 	t.Helper()
-	a := requireRabbit(t)
-	w := &world{t: t, a: a, vh: a.vhost("dlq")}
-	conn, err := amqp.DialConfig(testAMQPURL, amqp.Config{Vhost: w.vh})
+	a := testenv.Rabbit(t)
+	w := &world{t: t, a: a, vh: a.VHost("dlq")}
+	conn, err := amqp.DialConfig(testenv.DefaultAMQPURL, amqp.Config{Vhost: w.vh})
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
@@ -179,9 +70,9 @@ func (w *world) openService(o worldOpts) {
 	w.t.Cleanup(func() { _ = st.Close() })
 	u := o.url
 	if u == "" {
-		u = testAMQPURL
+		u = testenv.DefaultAMQPURL
 	}
-	be, err := New(Options{Cluster: testCluster, URL: u, ManagementURL: testMgmtAuth, ConfirmTimeout: 5 * time.Second, ConfirmWindow: o.window, Prefetch: o.prefetch, MaxHeld: o.maxHeld})
+	be, err := New(Options{Cluster: testCluster, URL: u, ManagementURL: testenv.ManagementURLWithAuth, ConfirmTimeout: 5 * time.Second, ConfirmWindow: o.window, Prefetch: o.prefetch, MaxHeld: o.maxHeld})
 	if err != nil {
 		w.t.Fatal(err)
 	}

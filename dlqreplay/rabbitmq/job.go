@@ -23,6 +23,7 @@ type execution struct {
 	tag        string
 	depth      int
 	limit      int64
+	qtype      string // management API queue type, "" when unknown
 	pub        *publisher
 	targets    map[string]error // checked targets: "q:name" or "x:name"
 
@@ -52,11 +53,14 @@ func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Ex
 	if err != nil {
 		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", run.DLQ.Name, "err", err)
 	}
+	if qi.Type == queueTypeStream {
+		return nil, streamJobError(run.DLQ)
+	}
 	conn, err := b.dial(run.DLQ.VHost)
 	if err != nil {
 		return nil, err
 	}
-	e := &execution{b: b, run: run, conn: conn, limit: qi.DeliveryLimit, targets: map[string]error{},
+	e := &execution{b: b, run: run, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type, targets: map[string]error{},
 		acked: map[uint64]bool{}, flight: map[string]*moving{}, tag: jobTagPrefix + run.ID}
 	if err := e.prepare(ctx); err != nil {
 		conn.Close()
@@ -84,6 +88,13 @@ func (e *execution) prepare(ctx context.Context) error {
 		return fmt.Errorf("inspect queue %q: %w", e.run.DLQ.Name, err)
 	}
 	e.depth = q.Messages
+	stream, err := e.b.isStream(ctx, e.conn, e.run.DLQ, e.qtype)
+	if err != nil {
+		return err
+	}
+	if stream {
+		return streamJobError(e.run.DLQ)
+	}
 	// Held messages count against the prefetch and RabbitMQ 3.10 does not
 	// apply a raised prefetch to a running consumer, so the window covers
 	// the snapshot (up to MaxHeld) from the start.

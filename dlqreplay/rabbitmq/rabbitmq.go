@@ -25,6 +25,13 @@
 // trip, the outcome is reported as a possible duplicate. Messages that are
 // not selected, skipped or failed are held unacknowledged and returned in
 // one nack(multiple, requeue) at the end, so they keep their order.
+//
+// Stream DLQs (x-queue-type: stream) are browsed by offset: a stream
+// consumer reads the page from the x-stream-offset given as After, and
+// consuming removes nothing. The queue type comes from the management API,
+// or without it from a probe consume that other queue types refuse. Jobs
+// on a stream are refused with dlqreplay.ErrInvalidRequest: a stream keeps
+// every message, so there is no original for an ack to remove.
 package rabbitmq
 
 import (
@@ -54,9 +61,11 @@ type Options struct {
 	// URL is the AMQP URL; its vhost is replaced by each DLQ's.
 	URL string
 	// ManagementURL (optional, e.g. http://guest:guest@host:15672) is used
-	// to read a quorum queue's delivery-limit and to name the job of
-	// another instance that holds a DLQ. Without it the delivery limit is
-	// taken to be unknown (no guard) and conflicts carry no job ID.
+	// to read a queue's type and a quorum queue's delivery-limit, and to
+	// name the job of another instance that holds a DLQ. Without it the
+	// delivery limit is taken to be unknown (no guard), conflicts carry no
+	// job ID, and a queue that reports no messages is probed with a stream
+	// consume to tell whether it is a stream.
 	ManagementURL string
 	// Prefetch is the consumer prefetch of a job (default 1000). Held
 	// messages (not selected, failed) do not count against it.
@@ -68,6 +77,10 @@ type Options struct {
 	// MaxHeld caps the messages a job holds unacknowledged; a job that
 	// would hold more stops early and says so (default 200,000).
 	MaxHeld int
+	// StreamIdle is how long browsing a stream DLQ waits for the next
+	// message before taking the page to end there (default 1s): over AMQP
+	// 0.9.1 a stream consumer cannot tell its end from a pause.
+	StreamIdle time.Duration
 	// DialTimeout bounds connecting (default 10s).
 	DialTimeout time.Duration
 	Logger      *slog.Logger
@@ -101,6 +114,9 @@ func New(opts Options) (*Backend, error) {
 	}
 	if opts.MaxHeld <= 0 {
 		opts.MaxHeld = 200_000
+	}
+	if opts.StreamIdle <= 0 {
+		opts.StreamIdle = time.Second
 	}
 	if opts.DialTimeout <= 0 {
 		opts.DialTimeout = 10 * time.Second
@@ -241,21 +257,25 @@ func isNotFound(err error) bool {
 	return errors.As(err, &ae) && ae.Code == amqp.NotFound
 }
 
-// Browse reads a page of the DLQ and puts every message back in order.
-// After is the position of the first message to show (the previous page's
-// Next); pages deep into a queue cost reading everything before them, so
+// Browse reads a page of the DLQ and leaves the DLQ as it was.
+//
+// Classic and quorum queues: After is the position of the first message to
+// show (the previous page's Next); every message is put back in order.
+// Pages deep into such a queue cost reading everything before them, so
 // After+Limit is capped at 10,000.
+//
+// Streams: After is the offset of the first message to show; the page is
+// read with a stream consumer from that offset and Next is the offset
+// after its last message. Nothing is put back since consuming a stream
+// removes nothing.
 func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.BrowseOptions) (dlqreplay.Page, error) {
-	skip := 0
+	after := -1
 	if opts.After != "" {
 		n, err := strconv.Atoi(opts.After)
 		if err != nil || n < 0 {
-			return dlqreplay.Page{}, fmt.Errorf("after %q: want a position: %w", opts.After, dlqreplay.ErrInvalidRequest)
+			return dlqreplay.Page{}, fmt.Errorf("after %q: want a position or stream offset: %w", opts.After, dlqreplay.ErrInvalidRequest)
 		}
-		skip = n
-	}
-	if skip+opts.Limit > 10_000 {
-		return dlqreplay.Page{}, fmt.Errorf("browsing past position 10000 is not supported: %w", dlqreplay.ErrInvalidRequest)
+		after = n
 	}
 	b.mu.Lock()
 	why := b.refused[ref.ID()]
@@ -272,8 +292,11 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		return dlqreplay.Page{}, err
 	}
 	defer conn.Close()
-	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit}
-	return br.page(ctx, skip, opts.Limit)
+	if qi.Type == queueTypeStream {
+		return b.streamPage(ctx, conn, ref, int64(after), opts.Limit)
+	}
+	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type}
+	return br.page(ctx, after, opts.Limit)
 }
 
 // Restore publishes archived messages to the queue target.Name through the

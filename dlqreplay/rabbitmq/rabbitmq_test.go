@@ -13,6 +13,7 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -101,7 +102,7 @@ func TestRealDeadLetterIsDecodedAndReplayed(t *testing.T) {
 	w := newWorld(t, worldOpts{})
 	w.declare("src", amqp.Table{"x-dead-letter-exchange": "", "x-dead-letter-routing-key": "work.dlq"})
 	w.publish("", "src", amqp.Publishing{MessageId: "real-1", Body: []byte("hello")})
-	w.a.do("POST", apiPath("queues", w.vh, "src", "get"), map[string]any{"count": 1, "ackmode": "reject_requeue_false", "encoding": "auto"})
+	w.a.Do("POST", testenv.APIPath("queues", w.vh, "src", "get"), map[string]any{"count": 1, "ackmode": "reject_requeue_false", "encoding": "auto"})
 	deadline := time.Now().Add(10 * time.Second)
 	for w.depth("work.dlq") != 1 && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
@@ -160,7 +161,7 @@ func TestQuorumDeliveryLimitBrowsedTenTimes(t *testing.T) {
 	}
 	// A fresh backend (another instance) does not know about the refusal:
 	// it must still lose nothing.
-	other, _ := New(Options{Cluster: testCluster, URL: testAMQPURL, ManagementURL: testMgmtAuth})
+	other, _ := New(Options{Cluster: testCluster, URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURLWithAuth})
 	ref, _ := dlqreplay.ParseID(w.dlq)
 	for range 3 {
 		_, _ = other.Browse(ctx, ref, dlqreplay.BrowseOptions{Limit: 5})
