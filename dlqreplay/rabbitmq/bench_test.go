@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"net/http"
 	"net/url"
+	"os"
 	"strconv"
 	"testing"
 	"time"
@@ -14,7 +15,7 @@ import (
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
-const benchMessages = 100_000
+var benchMessages = benchCount()
 
 // BenchmarkReplayVersusShovel replays 100,000 1 KiB messages from a DLQ to
 // its source queue, then moves as many with a dynamic shovel (ack-mode
@@ -37,7 +38,7 @@ func BenchmarkReplayVersusShovel(b *testing.B) {
 		fill("work.dlq")
 		start := time.Now()
 		r, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}, Rate: -1})
-		if err != nil || r.Job.Progress.Moved != benchMessages {
+		if err != nil || r.Job.Progress.Moved != int64(benchMessages) {
 			b.Fatalf("replay: %+v %v", r.Job, err)
 		}
 		replay := time.Since(start)
@@ -60,9 +61,9 @@ func BenchmarkReplayVersusShovel(b *testing.B) {
 			time.Sleep(5 * time.Millisecond)
 		}
 		shovel := time.Since(start)
-		b.ReportMetric(benchMessages/replay.Seconds(), "replay_msg/s")
-		b.ReportMetric(benchMessages/shovel.Seconds(), "shovel_msg/s")
-		b.Logf("replay %v (%.0f msg/s), shovel %v (%.0f msg/s)", replay, benchMessages/replay.Seconds(), shovel, benchMessages/shovel.Seconds())
+		b.ReportMetric(float64(benchMessages)/replay.Seconds(), "replay_msg/s")
+		b.ReportMetric(float64(benchMessages)/shovel.Seconds(), "shovel_msg/s")
+		b.Logf("replay %v (%.0f msg/s), shovel %v (%.0f msg/s)", replay, float64(benchMessages)/replay.Seconds(), shovel, float64(benchMessages)/shovel.Seconds())
 		w.a.Do(http.MethodDelete, testenv.APIPath("parameters", "shovel", w.vh, "bench"), nil)
 		for _, q := range []string{"work", "shovel.dest"} {
 			if _, err := w.ch.QueuePurge(q, false); err != nil {
@@ -70,4 +71,12 @@ func BenchmarkReplayVersusShovel(b *testing.B) {
 			}
 		}
 	}
+}
+
+// benchCount is 100,000, or QW_BENCH_MESSAGES for quicker runs.
+func benchCount() int {
+	if n, err := strconv.Atoi(os.Getenv("QW_BENCH_MESSAGES")); err == nil && n > 0 {
+		return n
+	}
+	return 100_000
 }
