@@ -84,8 +84,10 @@ func exportedNames(t *testing.T) map[string]bool {
 		"demo":   alerts.NewEvaluator(alerts.StatusOptions{}),
 		"rabbit": alerts.NewEvaluator(alerts.StatusOptions{}),
 	}
+	// A generous poll deadline: under -race on a busy machine a 1s poll can
+	// run out before the record timestamps (lag seconds, DLQ age) arrive.
 	c := collectors.New([]collectors.Source{src, rabbitSource{}}, collectors.Options{
-		Interval: time.Second,
+		Interval: 10 * time.Second,
 		Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
 			evaluators[latest.Cluster].Evaluate(recent, latest)
 		},
@@ -104,7 +106,8 @@ func exportedNames(t *testing.T) map[string]bool {
 			t.Fatal(err)
 		}
 		if hasFamily(families, "queuewatch_kafka_consumergroup_catchup_eta_seconds") &&
-			hasFamily(families, "queuewatch_dlq_messages") {
+			hasFamily(families, "queuewatch_dlq_messages") &&
+			hasFamily(families, "queuewatch_dlq_oldest_message_age_seconds") {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // let the demo move between polls

@@ -572,3 +572,47 @@ func TestOneBrokerDown(t *testing.T) {
 		t.Errorf("%d healthy and %d marked groups; want both (groups are spread over 3 coordinators)", healthy, marked)
 	}
 }
+
+// TestLagSecondsOversizedBatch makes the broker answer a multi-partition
+// fetch the way Kafka does for batches larger than the per-partition limit
+// (beyond the first partition): no records, though the partition has some.
+// The timestamps must still be fetched, not estimated.
+func TestLagSecondsOversizedBatch(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("big", 3)
+	at := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)
+	for p := range int32(3) {
+		tc.produce("big", p, 1, at)
+	}
+	tc.commit("g", "big", map[int32]int64{0: 0, 1: 0, 2: 0})
+	tc.c.ControlKey(int16(kmsg.Fetch), func(kreq kmsg.Request) (kmsg.Response, error, bool) {
+		tc.c.KeepControl()
+		req := kreq.(*kmsg.FetchRequest)
+		if len(req.Topics) != 1 || len(req.Topics[0].Partitions) < 2 {
+			return nil, nil, false
+		}
+		resp := req.ResponseKind().(*kmsg.FetchResponse)
+		rt := kmsg.NewFetchResponseTopic()
+		rt.Topic, rt.TopicID = req.Topics[0].Topic, req.Topics[0].TopicID
+		for _, p := range req.Topics[0].Partitions {
+			rp := kmsg.NewFetchResponseTopicPartition()
+			rp.Partition, rp.HighWatermark, rp.LastStableOffset = p.Partition, 1, 1
+			rt.Partitions = append(rt.Partitions, rp)
+		}
+		resp.Topics = append(resp.Topics, rt)
+		return resp, nil, true
+	})
+	// One broker leads all three partitions, so they share one fetch.
+	for p := range int32(3) {
+		if err := tc.c.MoveTopicPartition("big", p, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	g := group(t, poll(t, tc.source(Options{})), "g")
+	want := time.Since(at).Seconds()
+	for _, pl := range g.Partitions {
+		if pl.LagSecondsEstimated || pl.LagSeconds < want-5 || pl.LagSeconds > want+5 {
+			t.Errorf("p%d: lag seconds %.0f (estimated %v), want ≈%.0f fetched", pl.Partition, pl.LagSeconds, pl.LagSecondsEstimated, want)
+		}
+	}
+}

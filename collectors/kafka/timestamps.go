@@ -122,18 +122,36 @@ func (s *Source) fetchRecords(ctx context.Context, keys []offsetKey, meta map[tp
 // fetchFrom fetches from one leader. A partition can appear only once per
 // Fetch request, so several groups at different offsets of one partition
 // take several rounds (one per distinct offset of the busiest partition).
+//
+// A partition whose next batch is larger than fetchPartitionBytes comes back
+// empty unless it is the first in the request, so such partitions are
+// fetched again one at a time, each first in its own request, with room for
+// a batch up to Kafka's default message size.
 func (s *Source) fetchFrom(ctx context.Context, leader int32, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) {
+	var oversized []offsetKey
 	for len(keys) > 0 {
 		round, rest := splitDistinctPartitions(keys)
 		keys = rest
-		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest(round, meta))
+		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest(round, meta, fetchPartitionBytes))
 		if err != nil {
 			s.log.Debug("fetch for lag seconds failed", "leader", leader, "err", err)
 			return
 		}
-		parseFetch(resp.(*kmsg.FetchResponse), round, meta, out)
+		oversized = append(oversized, parseFetch(resp.(*kmsg.FetchResponse), round, meta, out)...)
+	}
+	for _, k := range oversized {
+		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest([]offsetKey{k}, meta, maxBatchBytes))
+		if err != nil {
+			s.log.Debug("fetch for lag seconds failed", "leader", leader, "err", err)
+			return
+		}
+		parseFetch(resp.(*kmsg.FetchResponse), []offsetKey{k}, meta, out)
 	}
 }
+
+// maxBatchBytes is Kafka's default maximum record batch size
+// (message.max.bytes): room for any batch a default broker accepts.
+const maxBatchBytes = 1 << 20
 
 func splitDistinctPartitions(keys []offsetKey) (round, rest []offsetKey) {
 	seen := map[tp]bool{}
@@ -149,7 +167,7 @@ func splitDistinctPartitions(keys []offsetKey) (round, rest []offsetKey) {
 	return round, rest
 }
 
-func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta) *kmsg.FetchRequest {
+func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta, partitionBytes int32) *kmsg.FetchRequest {
 	req := kmsg.NewPtrFetchRequest()
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
@@ -170,7 +188,7 @@ func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta) *kmsg.FetchReques
 		rp := kmsg.NewFetchRequestTopicPartition()
 		rp.Partition = k.partition
 		rp.FetchOffset = k.offset
-		rp.PartitionMaxBytes = fetchPartitionBytes
+		rp.PartitionMaxBytes = partitionBytes
 		rp.CurrentLeaderEpoch = -1
 		rp.LogStartOffset = -1
 		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
@@ -178,7 +196,10 @@ func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta) *kmsg.FetchReques
 	return req
 }
 
-func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) {
+// parseFetch stores the first record at or after each key's offset in out
+// and returns the keys whose partition had records there but sent none: a
+// batch too large for the request.
+func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) (oversized []offsetKey) {
 	want := map[tp]int64{}
 	names := map[[16]byte]string{}
 	for _, k := range keys {
@@ -201,12 +222,17 @@ func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitio
 			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
 				Offset: off, Topic: topic, Partition: rp.Partition,
 			}, rp, dec, nil)
-			if len(fp.Records) > 0 {
+			k := offsetKey{topic, rp.Partition, off}
+			switch {
+			case len(fp.Records) > 0:
 				r := fp.Records[0]
-				out[offsetKey{topic, rp.Partition, off}] = record{ts: r.Timestamp.UnixMilli(), source: originalTopic(r.Headers)}
+				out[k] = record{ts: r.Timestamp.UnixMilli(), source: originalTopic(r.Headers)}
+			case len(rp.RecordBatches) == 0 && rp.HighWatermark > off:
+				oversized = append(oversized, k)
 			}
 		}
 	}
+	return oversized
 }
 
 // endSample is one observation of a partition's high watermark.
