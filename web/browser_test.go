@@ -285,10 +285,11 @@ func TestBrowserOverviewAndGroupPage(t *testing.T) {
 	t.Run("group page chart", func(t *testing.T) {
 		b.run(t, chromedp.Navigate(base+"/kafka/demo/groups/"+url.PathEscape(demo.GroupAnalyticsSlow)))
 		b.waitJS(t, "uPlot canvas", `document.querySelector('#chart canvas') && document.querySelector('#chart .u-legend')`, 20*time.Second)
-		rows := evalJS[int](t, b, `document.querySelectorAll('#partitions tbody tr').length`)
-		if want := int(demo.Partitions()[demo.TopicEvents]); rows < want {
-			t.Errorf("%d partition rows, want at least %d", rows, want)
-		}
+		// Wait rather than sample once: a poll under load can briefly
+		// show the group unreadable, and the live refresh swaps the table.
+		want := int(demo.Partitions()[demo.TopicEvents])
+		b.waitJS(t, fmt.Sprintf("at least %d partition rows", want),
+			fmt.Sprintf(`document.querySelectorAll('#partitions tbody tr').length >= %d`, want), 20*time.Second)
 		b.run(t, chromedp.Click(chromedp.CSS(`button[data-range="15m"]`)))
 		loc := evalJS[string](t, b, `location.search`)
 		if !strings.Contains(loc, "range=15m") {
