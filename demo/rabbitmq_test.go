@@ -2,26 +2,22 @@ package demo
 
 import (
 	"context"
-	"os"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 const testRabbitURL = "amqp://guest:guest@127.0.0.1:5672/"
 
 // rabbitOrSkip connects to the local RabbitMQ; without one the test fails
-// in CI and is skipped elsewhere.
+// in CI and is skipped elsewhere (testenv.Require).
 func rabbitOrSkip(t *testing.T) *amqp.Connection {
 	t.Helper()
 	conn, err := amqp.Dial(testRabbitURL)
-	if err != nil {
-		if os.Getenv("CI") == "true" {
-			t.Fatalf("RabbitMQ required in CI: %v", err)
-		}
-		t.Skipf("no RabbitMQ at %s: %v", testRabbitURL, err)
-	}
+	testenv.Require(t, "RabbitMQ at "+testRabbitURL, err)
 	t.Cleanup(func() { conn.Close() })
 	return conn
 }

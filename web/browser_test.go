@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/http/httptest"
 	"net/url"
@@ -24,6 +25,7 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/demo"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -40,10 +42,7 @@ func chromiumPath(t *testing.T) string {
 			return p
 		}
 	}
-	if os.Getenv("CI") == "true" {
-		t.Fatal("chromium not found on PATH; the browser tests need it (apt-get install chromium)")
-	}
-	t.Skip("chromium not found on PATH")
+	testenv.Require(t, "chromium (apt-get install chromium)", errors.New("not found on PATH"))
 	return ""
 }
 
