@@ -21,7 +21,7 @@ type view struct {
 	partial   []string
 }
 
-// readManagement lists the queues of every watched vhost, then reads as
+// readManagement lists the queues of every watched vhost and reads as
 // much of the exchanges and bindings as resolving dead-letter targets needs.
 //
 // Queues are paged per vhost even when all vhosts are watched: the broker
@@ -29,7 +29,20 @@ type view struct {
 // /api/queues costs time proportional to all queues in the cluster (about
 // 0.4 s with 10,000), while a page of /api/queues/{vhost} costs time
 // proportional to that vhost's queues. One /api/vhosts request buys that.
+//
+// Listing 10,000 queues keeps one broker core busy for over a second, so
+// the topology is read meanwhile, for the routed queues of the last poll;
+// when this poll finds others, it is read again afterwards.
 func (s *Source) readManagement(ctx context.Context) (*view, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops an early topology read whose answer is not used
+	s.mu.Lock()
+	lastRouted := s.routed
+	s.mu.Unlock()
+	var early <-chan topologyRead
+	if len(lastRouted) > 0 {
+		early = s.readTopologyEarly(ctx, lastRouted)
+	}
 	v := &view{}
 	vhosts := s.opts.VHosts
 	if len(vhosts) == 0 {
@@ -52,10 +65,29 @@ func (s *Source) readManagement(ctx context.Context) (*view, error) {
 		}
 		v.queues = append(v.queues, qs...)
 	}
-	if err := s.readTopology(ctx, v); err != nil {
-		return nil, err
+	rs := routedQueues(v.queues)
+	t := s.topologyFor(ctx, rs, lastRouted, early)
+	if t.err != nil {
+		return nil, t.err
 	}
+	v.exchanges, v.bindings = t.exchanges, t.bindings
+	s.mu.Lock()
+	s.routed = rs
+	s.mu.Unlock()
 	return v, nil
+}
+
+// topologyFor is the early read when it was for the same routed queues and
+// succeeded, else a fresh read.
+func (s *Source) topologyFor(ctx context.Context, rs, lastRouted []routed, early <-chan topologyRead) topologyRead {
+	if early != nil && slices.Equal(rs, lastRouted) {
+		if t := <-early; t.err == nil {
+			return t
+		}
+	}
+	var t topologyRead
+	t.exchanges, t.bindings, t.err = s.readTopology(ctx, rs)
+	return t
 }
 
 // listParallelism is how many vhosts' queues are listed at once: enough to

@@ -94,6 +94,9 @@ type Source struct {
 	// known are the DLQs of the last successful management poll, measured
 	// over AMQP while the management API is down.
 	known []plan
+	// routed are the routed queues of the last management poll, whose
+	// topology the next poll reads while it lists queues.
+	routed []routed
 }
 
 // New creates a source; it does not connect until the first poll.

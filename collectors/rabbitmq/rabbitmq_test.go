@@ -407,3 +407,53 @@ func TestManyQueues(t *testing.T) {
 }
 
 func queueName(i int) string { return fmt.Sprintf("q-%05d", i) }
+
+// TestTopologyReadDuringListing checks that reading the topology while the
+// queues are listed, for the last poll's routed queues, sees what changed
+// since: a new binding at once, and a new dead-lettering queue through a
+// second read.
+func TestTopologyReadDuringListing(t *testing.T) {
+	a := requireRabbit(t)
+	vh := a.VHost("early")
+	a.exchange(vh, "dlx", "direct", nil)
+	a.queue(vh, "src", map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "dead"})
+	a.queue(vh, "sink1", nil)
+	a.bind(vh, "dlx", "sink1", "dead")
+	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
+
+	before := s.HTTPRequests()
+	snap := poll(t, s)
+	first := s.HTTPRequests() - before
+	if d := mustDLQ(t, snap, vh, "sink1"); d.Detection != queue.DetectedTopology {
+		t.Fatalf("sink1 detection %s, want topology", d.Detection)
+	}
+
+	// Same routed queues: the early read is used, and it sees the binding
+	// made after the last poll.
+	a.queue(vh, "sink2", nil)
+	a.bind(vh, "dlx", "sink2", "dead")
+	before = s.HTTPRequests()
+	snap = poll(t, s)
+	if n := s.HTTPRequests() - before; n != first {
+		t.Errorf("unchanged routing took %d requests, want %d as in the first poll (no second topology read)", n, first)
+	}
+	if d := mustDLQ(t, snap, vh, "sink2"); !slices.Equal(d.Sources, []string{"src"}) {
+		t.Errorf("sink2 sources %v, want [src]", d.Sources)
+	}
+
+	// A new routed queue: the early read is for the old ones, so the
+	// topology is read again.
+	a.exchange(vh, "dlx2", "fanout", nil)
+	a.queue(vh, "src2", map[string]any{"x-dead-letter-exchange": "dlx2"})
+	a.queue(vh, "sink3", nil)
+	a.bind(vh, "dlx2", "sink3", "")
+	before = s.HTTPRequests()
+	snap = poll(t, s)
+	if n := s.HTTPRequests() - before; n <= first {
+		t.Errorf("changed routing took %d requests, want more than %d (a second topology read)", n, first)
+	}
+	if d := mustDLQ(t, snap, vh, "sink3"); !slices.Equal(d.Sources, []string{"src2"}) {
+		t.Errorf("sink3 sources %v, want [src2]", d.Sources)
+	}
+	mustDLQ(t, snap, vh, "sink1")
+}

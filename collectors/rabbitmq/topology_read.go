@@ -24,40 +24,80 @@ type bindingRequest struct {
 	ofQueue     bool
 }
 
-// readTopology fills v's exchanges and bindings for the vhosts where some
-// queue dead-letters somewhere routing must resolve.
-func (s *Source) readTopology(ctx context.Context, v *view) error {
+// routed is a queue whose dead-letter target takes exchanges or bindings to
+// resolve. A poll's routed queues decide which topology it reads.
+type routed struct {
+	vhost, name string
+	dl          deadLetter
+}
+
+// routedQueues lists the queues of qs whose dead-letter routing needs
+// topology, in order.
+func routedQueues(qs []mgmtQueue) []routed {
+	var rs []routed
+	for _, q := range qs {
+		if needsTopology(q) {
+			rs = append(rs, routed{vhost: q.VHost, name: q.Name, dl: effectiveDeadLetter(q.Arguments, q.EffectivePolicy)})
+		}
+	}
+	return rs
+}
+
+// topologyRead is the outcome of one readTopology.
+type topologyRead struct {
+	exchanges []mgmtExchange
+	bindings  []mgmtBinding
+	err       error
+}
+
+// readTopologyEarly starts reading the topology that rs need, for use if
+// the queue listing running meanwhile finds the same routed queues. The
+// channel is buffered, so an answer nobody waits for is dropped.
+func (s *Source) readTopologyEarly(ctx context.Context, rs []routed) <-chan topologyRead {
+	out := make(chan topologyRead, 1)
+	go func() {
+		var r topologyRead
+		r.exchanges, r.bindings, r.err = s.readTopology(ctx, rs)
+		out <- r
+	}()
+	return out
+}
+
+// readTopology reads the exchanges and bindings for the vhosts of rs.
+func (s *Source) readTopology(ctx context.Context, rs []routed) ([]mgmtExchange, []mgmtBinding, error) {
 	var need []string
-	for _, q := range v.queues {
-		if needsTopology(q) && !slices.Contains(need, q.VHost) {
-			need = append(need, q.VHost)
+	for _, r := range rs {
+		if !slices.Contains(need, r.vhost) {
+			need = append(need, r.vhost)
 		}
 	}
 	if len(need) == 0 {
-		return nil
+		return nil, nil, nil
 	}
 	scopes := need
 	if len(need) > perVHostTopologyMax {
 		scopes = []string{""} // "" reads every vhost at once
 	}
+	var exchanges []mgmtExchange
 	for _, vh := range scopes {
 		xs, err := s.mgmt.exchanges(ctx, vh)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		v.exchanges = append(v.exchanges, xs...)
+		exchanges = append(exchanges, xs...)
 	}
-	if ok, err := s.readTargetedBindings(ctx, v); ok || err != nil {
-		return err
+	if bs, ok, err := s.readTargetedBindings(ctx, rs, exchanges); ok || err != nil {
+		return exchanges, bs, err
 	}
+	var bindings []mgmtBinding
 	for _, vh := range scopes {
 		bs, err := s.mgmt.bindings(ctx, vh)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
-		v.bindings = append(v.bindings, bs...)
+		bindings = append(bindings, bs...)
 	}
-	return nil
+	return exchanges, bindings, nil
 }
 
 // needsTopology reports whether resolving q's dead-letter target needs
@@ -72,12 +112,11 @@ func needsTopology(q mgmtQueue) bool {
 }
 
 // readTargetedBindings reads only the bindings routing needs, following
-// exchange-to-exchange bindings and alternate exchanges. It returns false,
-// having read nothing into v, when that would take more than
-// maxTargetedBindingRequests requests.
-func (s *Source) readTargetedBindings(ctx context.Context, v *view) (bool, error) {
+// exchange-to-exchange bindings and alternate exchanges. It returns false
+// when that would take more than maxTargetedBindingRequests requests.
+func (s *Source) readTargetedBindings(ctx context.Context, rs []routed, exchanges []mgmtExchange) ([]mgmtBinding, bool, error) {
 	types := map[[2]string]exchangeInfo{}
-	for _, x := range v.exchanges {
+	for _, x := range exchanges {
 		alt, _ := x.Arguments["alternate-exchange"].(string)
 		types[[2]string{x.VHost, x.Name}] = exchangeInfo{typ: x.Type, alternate: alt}
 	}
@@ -87,21 +126,17 @@ func (s *Source) readTargetedBindings(ctx context.Context, v *view) (bool, error
 			todo = append(todo, r)
 		}
 	}
-	for _, q := range v.queues {
-		if !needsTopology(q) {
-			continue
-		}
-		dl := effectiveDeadLetter(q.Arguments, q.EffectivePolicy)
-		add(bindingRequest{vhost: q.VHost, name: dl.exchange})
-		typ := types[[2]string{q.VHost, dl.exchange}].typ
-		if !dl.hasKey && typ != "fanout" && typ != "headers" {
-			add(bindingRequest{vhost: q.VHost, name: q.Name, ofQueue: true})
+	for _, r := range rs {
+		add(bindingRequest{vhost: r.vhost, name: r.dl.exchange})
+		typ := types[[2]string{r.vhost, r.dl.exchange}].typ
+		if !r.dl.hasKey && typ != "fanout" && typ != "headers" {
+			add(bindingRequest{vhost: r.vhost, name: r.name, ofQueue: true})
 		}
 	}
 	var bindings []mgmtBinding
 	for i := 0; i < len(todo); i++ {
 		if len(todo) > maxTargetedBindingRequests {
-			return false, nil
+			return nil, false, nil
 		}
 		r := todo[i]
 		bs, err := s.mgmt.targetedBindings(ctx, r)
@@ -109,7 +144,7 @@ func (s *Source) readTargetedBindings(ctx context.Context, v *view) (bool, error
 			continue // a missing DLX drops dead letters; a deleted queue has none
 		}
 		if err != nil {
-			return false, err
+			return nil, false, err
 		}
 		bindings = append(bindings, bs...)
 		if r.ofQueue {
@@ -126,8 +161,7 @@ func (s *Source) readTargetedBindings(ctx context.Context, v *view) (bool, error
 	}
 	// A queue's bindings and its DLX's may overlap.
 	slices.SortFunc(bindings, compareBindings)
-	v.bindings = append(v.bindings, slices.Compact(bindings)...)
-	return true, nil
+	return slices.Compact(bindings), true, nil
 }
 
 func compareBindings(a, b mgmtBinding) int {
