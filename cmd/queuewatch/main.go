@@ -19,20 +19,15 @@ import (
 	"syscall"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/tune"
 )
 
 // version is set at build time with -ldflags "-X main.version=v1.2.3".
 var version = ""
 
 func main() {
-	// queuewatch's live heap is small (about 10 MiB for 18,000
-	// group-partitions) but each poll and each metrics exposition make
-	// short-lived garbage of several times that. At the default GOGC=100
-	// the heap grows to twice its peak; 50 keeps RSS near the live set for
-	// little CPU, since collecting a small live heap is cheap. GOGC in the
-	// environment still wins.
-	if os.Getenv("GOGC") == "" {
-		debug.SetGCPercent(50)
+	if len(os.Args) > 1 {
+		tune.Apply(os.Args[1])
 	}
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
