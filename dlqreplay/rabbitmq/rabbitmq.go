@@ -70,7 +70,9 @@ type Options struct {
 	// Prefetch is the consumer prefetch of a job (default 1000). Held
 	// messages (not selected, failed) do not count against it.
 	Prefetch int
-	// ConfirmWindow is how many publishes may await confirms (default 500).
+	// ConfirmWindow is how many publishes may await confirms (default
+	// 2000). A busy queue confirms in batches, so the window bounds the
+	// rate: 500 held a 100,000-message replay to 2,700 msg/s.
 	ConfirmWindow int
 	// ConfirmTimeout bounds the wait for one publisher confirm (default 30s).
 	ConfirmTimeout time.Duration
@@ -107,7 +109,7 @@ func New(opts Options) (*Backend, error) {
 		opts.Prefetch = 1000
 	}
 	if opts.ConfirmWindow <= 0 {
-		opts.ConfirmWindow = 500
+		opts.ConfirmWindow = 2000
 	}
 	if opts.ConfirmTimeout <= 0 {
 		opts.ConfirmTimeout = 30 * time.Second
