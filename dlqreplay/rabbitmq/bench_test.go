@@ -90,6 +90,7 @@ func benchCount() int {
 	return 100_000
 }
 
+// processCPU is the CPU time of this process: queuewatch's side of a replay.
 func processCPU(b *testing.B) time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {

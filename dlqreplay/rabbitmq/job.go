@@ -65,7 +65,7 @@ func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Ex
 	e := &execution{b: b, run: run, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type, targets: map[string]error{},
 		acked: map[uint64]bool{}, flight: map[string]*moving{}, tag: jobTagPrefix + run.ID}
 	if err := e.prepare(ctx); err != nil {
-		conn.Close()
+		e.closeConns()
 		return nil, err
 	}
 	return e, nil
@@ -162,11 +162,17 @@ func (e *execution) Execute(ctx context.Context) error {
 }
 
 // Close clears a browse refusal (the job changed the queue) and closes the
-// connection, which gives back anything still unacknowledged.
+// job's connections.
 func (e *execution) Close() error {
 	e.b.mu.Lock()
 	delete(e.b.refused, e.run.DLQ.ID())
 	e.b.mu.Unlock()
+	return e.closeConns()
+}
+
+// closeConns closes the publishing connection, if any, and the consumer's,
+// which gives back anything still unacknowledged.
+func (e *execution) closeConns() error {
 	if e.pubConn != nil {
 		e.pubConn.Close()
 	}
