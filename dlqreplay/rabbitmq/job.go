@@ -65,7 +65,7 @@ func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Ex
 	e := &execution{b: b, run: run, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type, targets: map[string]error{},
 		acked: map[uint64]bool{}, flight: map[string]*moving{}, tag: jobTagPrefix + run.ID}
 	if err := e.prepare(ctx); err != nil {
-		e.closeConns()
+		_ = e.closeConns() // the prepare error is the one worth reporting
 		return nil, err
 	}
 	return e, nil
