@@ -334,3 +334,50 @@ func TestBigAndOneOfMany(t *testing.T) {
 		t.Fatalf("dlq has %d, order kept %v", len(left), slices.IsSorted(left))
 	}
 }
+
+// A replay refused half-way through Prepare (here: the vhost's connection
+// limit stops the publishing connection) must give back the consumer's
+// connection and its exclusive hold on the DLQ, and leave every message in
+// place for the next attempt.
+func TestFailedPrepareLeavesNothingBehind(t *testing.T) {
+	w := newWorld(t, worldOpts{})
+	var msgs []amqp.Publishing
+	for i := range 10 {
+		msgs = append(msgs, deadLetter(fmt.Sprint(i), []byte("x"), "rejected", nil))
+	}
+	w.publish("", "work.dlq", msgs...)
+	limit := testenv.APIPath("vhost-limits", w.vh, "max-connections")
+	// w.conn holds one connection: the job's consumer gets the second,
+	// its publisher none.
+	w.a.Do("PUT", limit, map[string]int{"value": 2})
+	ctx := ctxT(t, time.Minute)
+	req := dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}, Who: "test"}
+	if _, err := w.svc.Run(ctx, req); err == nil {
+		t.Fatal("replay started with no connection left for its publisher")
+	}
+	if got := w.depth("work.dlq"); got != 10 {
+		t.Fatalf("dlq holds %d after the failed start, want 10", got)
+	}
+	// The broker forgets a closed connection within moments; a leaked one
+	// keeps the slot for good.
+	var err error
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var c *amqp.Connection
+		if c, err = amqp.DialConfig(testenv.DefaultAMQPURL, amqp.Config{Vhost: w.vh}); err == nil {
+			c.Close()
+			break
+		}
+	}
+	if err != nil {
+		t.Fatalf("the failed replay kept its connection: %v", err)
+	}
+
+	w.a.Do("DELETE", limit, nil)
+	r, err := w.svc.Run(ctx, req)
+	if err != nil || r.Job.State != dlqreplay.StateSucceeded || r.Job.Progress.Moved != 10 {
+		t.Fatalf("replay after the limit was lifted = %+v, %v", r.Job, err)
+	}
+	if w.depth("work") != 10 || w.depth("work.dlq") != 0 {
+		t.Errorf("work %d, dlq %d after the replay, want 10 and 0", w.depth("work"), w.depth("work.dlq"))
+	}
+}
