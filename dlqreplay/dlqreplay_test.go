@@ -18,9 +18,9 @@ func TestParseID(t *testing.T) {
 		want    Ref
 		wantErr bool
 	}{
-		{"rabbitmq:main:/:orders.dlq", Ref{queue.RabbitMQ, "main", "/", "orders.dlq"}, false},
-		{"kafka:prod::orders.DLT", Ref{queue.Kafka, "prod", "", "orders.DLT"}, false},
-		{"kafka:prod::a:b", Ref{queue.Kafka, "prod", "", "a:b"}, false},
+		{"rabbitmq:main:/:orders.dlq", Ref{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq"}, false},
+		{"kafka:prod::orders.DLT", Ref{Broker: queue.Kafka, Cluster: "prod", VHost: "", Name: "orders.DLT"}, false},
+		{"kafka:prod::a:b", Ref{Broker: queue.Kafka, Cluster: "prod", VHost: "", Name: "a:b"}, false},
 		{"rabbitmq:main::q", Ref{}, true},
 		{"nats:x::q", Ref{}, true},
 		{"kafka:prod:", Ref{}, true},

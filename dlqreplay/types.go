@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -46,34 +45,15 @@ func (e *ConflictError) Error() string {
 // Is makes errors.Is(err, ErrJobRunning) true.
 func (e *ConflictError) Is(target error) bool { return target == ErrJobRunning }
 
-// Ref names one DLQ; it is the parsed form of queue.DLQ.ID().
-type Ref struct {
-	Broker  queue.Broker
-	Cluster string
-	VHost   string
-	Name    string
-}
+// Ref names one DLQ; it is the parsed form of a DLQ ID (queue.DLQRef).
+type Ref = queue.DLQRef
 
-// ID is the DLQ ID, "broker:cluster:vhost:name", as queue.DLQ.ID builds it.
-func (r Ref) ID() string {
-	return string(r.Broker) + ":" + r.Cluster + ":" + r.VHost + ":" + r.Name
-}
-
-// ParseID parses a DLQ ID. The name is last so it may contain colons.
+// ParseID parses a DLQ ID (queue.ParseDLQID); a malformed one is
+// ErrUnknownDLQ.
 func ParseID(id string) (Ref, error) {
-	p := strings.SplitN(id, ":", 4)
-	if len(p) != 4 || p[3] == "" || p[1] == "" {
-		return Ref{}, fmt.Errorf("dlq id %q: want broker:cluster:vhost:name: %w", id, ErrUnknownDLQ)
-	}
-	r := Ref{Broker: queue.Broker(p[0]), Cluster: p[1], VHost: p[2], Name: p[3]}
-	switch r.Broker {
-	case queue.RabbitMQ:
-		if r.VHost == "" {
-			return Ref{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrUnknownDLQ)
-		}
-	case queue.Kafka:
-	default:
-		return Ref{}, fmt.Errorf("dlq id %q: unknown broker %q: %w", id, p[0], ErrUnknownDLQ)
+	r, err := queue.ParseDLQID(id)
+	if err != nil {
+		return Ref{}, fmt.Errorf("%w: %w", ErrUnknownDLQ, err)
 	}
 	return r, nil
 }

@@ -217,13 +217,6 @@ type DLQ struct {
 	Err          string
 }
 
-// ID is the DLQ's identifier in URLs and the API:
-// "broker:cluster:vhost:name" with each part escaped by the caller when used
-// in a path.
-func (d *DLQ) ID() string {
-	return string(d.Broker) + ":" + d.Cluster + ":" + d.VHost + ":" + d.Name
-}
-
 // Source is the DLQ's sources joined for a metric label.
 func (d *DLQ) Source() string {
 	switch len(d.Sources) {

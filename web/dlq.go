@@ -245,7 +245,7 @@ type deathJSON struct {
 }
 
 // replayCountHeader is the header every replayed copy carries.
-const replayCountHeader = "x-queuewatch-replay-count"
+const replayCountHeader = queue.HeaderReplayCount
 
 // ReplayCount is how often a message was replayed before, from its header.
 func replayCount(m *queue.Message) int64 {

@@ -45,10 +45,11 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Headers queuewatch adds to every replayed copy (values are decimal text).
+// Headers queuewatch adds to every replayed copy (decimal text values);
+// the names live in queue.
 const (
-	HeaderReplayCount = "x-queuewatch-replay-count"
-	HeaderReplayID    = "x-queuewatch-replay-id"
+	HeaderReplayCount = queue.HeaderReplayCount
+	HeaderReplayID    = queue.HeaderReplayID
 )
 
 // Options configure a Backend.

@@ -16,10 +16,11 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Headers queuewatch adds to every replayed copy.
+// Headers queuewatch adds to every replayed copy (decimal text values);
+// the names live in queue.
 const (
-	HeaderReplayCount = "x-queuewatch-replay-count"
-	HeaderReplayID    = "x-queuewatch-replay-id"
+	HeaderReplayCount = queue.HeaderReplayCount
+	HeaderReplayID    = queue.HeaderReplayID
 )
 
 // message decodes a delivery for display and selection. position is its

@@ -1,0 +1,110 @@
+package queue
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Replay headers: every message queuewatch republishes from a DLQ carries
+// both, on every broker, so consumers can stay idempotent and poison
+// messages can be recognised.
+const (
+	// HeaderReplayCount is how many times the message has been replayed
+	// (1 on the first replay).
+	HeaderReplayCount = "x-queuewatch-replay-count"
+	// HeaderReplayID names the job and the message's place in it,
+	// "<job id>.<n>"; it is unique per published copy.
+	HeaderReplayID = "x-queuewatch-replay-id"
+)
+
+// ErrBadDLQID is wrapped by ParseDLQID's errors.
+var ErrBadDLQID = errors.New("bad dlq id")
+
+// DLQRef names one DLQ: the parsed form of a DLQ ID.
+type DLQRef struct {
+	Broker  Broker
+	Cluster string
+	VHost   string // empty but for RabbitMQ
+	Name    string
+}
+
+// Ref is the DLQ's reference.
+func (d *DLQ) Ref() DLQRef {
+	return DLQRef{Broker: d.Broker, Cluster: d.Cluster, VHost: d.VHost, Name: d.Name}
+}
+
+// ID is the DLQ's identifier in URLs, the API, the CLI and the audit log:
+// "broker:cluster:vhost:name". Cluster names never hold ':' (config
+// rejects them); the vhost has '%' and ':' percent-escaped; the name comes
+// last and is kept as it is, so any name round-trips through ParseDLQID.
+// For example vhost "a:b" and queue "q:1" give "rabbitmq:main:a%3Ab:q:1".
+// A caller putting an ID in a URL path escapes it as one segment.
+func (r DLQRef) ID() string {
+	return string(r.Broker) + ":" + r.Cluster + ":" + escapeVHost(r.VHost) + ":" + r.Name
+}
+
+// String is the ID.
+func (r DLQRef) String() string { return r.ID() }
+
+// ID is the DLQ's identifier; see DLQRef.ID.
+func (d *DLQ) ID() string { return d.Ref().ID() }
+
+// ParseDLQID parses an ID made by DLQRef.ID. It checks the form, not that
+// the cluster or queue exists.
+func ParseDLQID(id string) (DLQRef, error) {
+	p := strings.SplitN(id, ":", 4)
+	if len(p) != 4 || p[1] == "" || p[3] == "" {
+		return DLQRef{}, fmt.Errorf("dlq id %q: want broker:cluster:vhost:name: %w", id, ErrBadDLQID)
+	}
+	vhost, ok := unescapeVHost(p[2])
+	if !ok {
+		return DLQRef{}, fmt.Errorf("dlq id %q: malformed escape in vhost: %w", id, ErrBadDLQID)
+	}
+	r := DLQRef{Broker: Broker(p[0]), Cluster: p[1], VHost: vhost, Name: p[3]}
+	switch r.Broker {
+	case RabbitMQ:
+		if r.VHost == "" {
+			return DLQRef{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrBadDLQID)
+		}
+	case Kafka:
+		if r.VHost != "" {
+			return DLQRef{}, fmt.Errorf("dlq id %q: kafka has no vhost: %w", id, ErrBadDLQID)
+		}
+	default:
+		return DLQRef{}, fmt.Errorf("dlq id %q: unknown broker %q: %w", id, p[0], ErrBadDLQID)
+	}
+	return r, nil
+}
+
+var vhostEscaper = strings.NewReplacer("%", "%25", ":", "%3A")
+
+func escapeVHost(v string) string { return vhostEscaper.Replace(v) }
+
+// unescapeVHost undoes escapeVHost; only %25 and %3A (any case) are
+// accepted, so an ID has exactly one spelling.
+func unescapeVHost(s string) (string, bool) {
+	if !strings.Contains(s, "%") {
+		return s, true
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] != '%' {
+			b.WriteByte(s[i])
+			continue
+		}
+		if i+2 >= len(s) {
+			return "", false
+		}
+		switch strings.ToUpper(s[i+1 : i+3]) {
+		case "25":
+			b.WriteByte('%')
+		case "3A":
+			b.WriteByte(':')
+		default:
+			return "", false
+		}
+		i += 2
+	}
+	return b.String(), true
+}

@@ -1,0 +1,45 @@
+package queue
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestDLQIDRoundTrip(t *testing.T) {
+	names := []string{"orders.dlq", "a%41-0", "a/b", "x:y:z", "with space", "<b>x</b>&'\"", "日本語.dlq", "%", "%3A", "?#"}
+	vhosts := []string{"/", "a:b", "%", "%3A", "prod/eu", "日本", " "}
+	for _, n := range names {
+		refs := []DLQRef{{Broker: Kafka, Cluster: "c", Name: n}}
+		for _, vh := range vhosts {
+			refs = append(refs, DLQRef{Broker: RabbitMQ, Cluster: "main", VHost: vh, Name: n})
+		}
+		for _, r := range refs {
+			got, err := ParseDLQID(r.ID())
+			if err != nil {
+				t.Fatalf("ParseDLQID(%q): %v", r.ID(), err)
+			}
+			if got != r {
+				t.Errorf("ParseDLQID(%q) = %+v, want %+v", r.ID(), got, r)
+			}
+		}
+	}
+}
+
+func TestDLQIDExamples(t *testing.T) {
+	r := DLQRef{Broker: RabbitMQ, Cluster: "main", VHost: "a:b", Name: "q:1"}
+	if got, want := r.ID(), "rabbitmq:main:a%3Ab:q:1"; got != want {
+		t.Errorf("ID = %q, want %q", got, want)
+	}
+	d := DLQ{Broker: Kafka, Cluster: "prod", Name: "orders.DLT"}
+	if got, want := d.ID(), "kafka:prod::orders.DLT"; got != want {
+		t.Errorf("ID = %q, want %q", got, want)
+	}
+}
+
+func TestParseDLQIDErrors(t *testing.T) {
+	for _, id := range []string{"", "kafka", "kafka:c:", "kafka::x:y", "rabbitmq:c::q", "kafka:c:vh:q", "nats2:c::q", "rabbitmq:c:%zz:q", "rabbitmq:c:%2:q", "rabbitmq:c:%:q"} {
+		if _, err := ParseDLQID(id); !errors.Is(err, ErrBadDLQID) {
+			t.Errorf("ParseDLQID(%q) err = %v, want ErrBadDLQID", id, err)
+		}
+	}
+}
