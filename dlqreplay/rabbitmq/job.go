@@ -27,9 +27,9 @@ type session struct {
 	qtype      string // management API queue type, "" when unknown
 	pub        *publisher
 
-	held     []amqp.Delivery // deliveries to give back, in order
-	acked    map[uint64]bool // held deliveries acked after all (saved at the delivery limit)
-	heldAny  bool            // once true, acks must name single tags
+	held     []amqp.Delivery                // deliveries to give back, in order
+	acked    map[uint64]bool                // held deliveries acked after all (saved at the delivery limit)
+	heldAny  bool                           // once true, acks must name single tags
 	flight   map[string]*dlqreplay.Delivery // published, awaiting confirm, by replay id
 	done     []*dlqreplay.Delivery          // confirmed or archived, awaiting ack
 	unproven []*dlqreplay.Delivery          // acked, not yet proven processed
