@@ -264,19 +264,34 @@ func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.
 		e.cursor = saved
 		return e.abortBatch(ctx, batch, err), err
 	}
-	out := make([]dlqreplay.Settled, len(batch))
 	err := e.tx.EndTransaction(ctx, kgo.TryCommit)
-	if err != nil {
-		e.cursor = saved
-		// The outcome of a failed EndTxn is unknown: copies may be visible.
-		err = fmt.Errorf("commit transaction: %w", err)
+	if err == nil {
+		return failed(batch, nil), nil
 	}
-	for i, p := range batch {
-		out[i] = dlqreplay.Settled{Delivery: p.d, Err: err, PossibleDuplicate: err != nil}
+	e.cursor = saved
+	// A broker's definitive refusal means nothing was committed; any
+	// other failure (a lost response, a retriable error that outlived
+	// retries) leaves the outcome unknown, so the copies may be visible.
+	// The abort is franz-go's recovery either way: it frees the DLQ now
+	// rather than after the transaction timeout.
+	uncertain := !refused(err)
+	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
+	err = fmt.Errorf("commit transaction: %w", err)
+	out := failed(batch, err)
+	for i := range out {
+		out[i].PossibleDuplicate = uncertain
 	}
 	return out, err
 }
 
+// refused reports a definitive answer from the broker: a non-retriable
+// Kafka error other than UNKNOWN_SERVER_ERROR.
+func refused(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && !ke.Retriable && ke.Code != kerr.UnknownServerError.Code
+}
+
+// failed settles the batch with err (nil: every record made it).
 func failed(batch []*pending, err error) []dlqreplay.Settled {
 	out := make([]dlqreplay.Settled, len(batch))
 	for i, p := range batch {
