@@ -200,10 +200,10 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 	}
 	d.out.Target = route.Target
 	if err := p.check(ctx, route); err != nil {
-		if rerr := p.report(ctx, d, ResultFailed, err.Error()); rerr != nil {
-			return rerr
-		}
-		return err
+		// This message's target is gone (its source queue or topic was
+		// deleted, say): it stays in the DLQ and the job goes on, so the
+		// rest of the selection moves and a dry run shows the whole plan.
+		return p.report(ctx, d, ResultFailed, err.Error())
 	}
 	if r.DryRun {
 		return p.report(ctx, d, ResultWouldMove, "")

@@ -16,6 +16,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -29,6 +30,8 @@ const TestIDHeader = "qw-test-id"
 type Message struct {
 	ID     string
 	Tenant string // the "tenant" header
+	// Origin is the queue or topic the message died in (default: Source).
+	Origin string
 	// ReplayCount, when above 0, is set in queue.HeaderReplayCount as if
 	// queuewatch had replayed the message that often already.
 	ReplayCount int
@@ -89,6 +92,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"poison skipped", poison},
 		{"move to a named target", move},
 		{"missing target moves nothing", missingTarget},
+		{"a message whose origin is gone fails alone", originGone},
 		{"delete archives then restore", deleteRestore},
 		{"cancel keeps every message", cancel},
 		{"one job per dlq across instances", conflict},
@@ -313,6 +317,34 @@ func missingTarget(t *testing.T, w World) {
 		t.Fatalf("err = %v, want ErrTargetMissing", err)
 	}
 	if got := w.InDLQ(t); !slices.Equal(got, ids(all)) {
+		t.Fatalf("dlq holds %v", got)
+	}
+}
+
+func originGone(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	msgs := messages("o", 6)
+	msgs[1].Origin, msgs[4].Origin = "qw-gone", "qw-gone"
+	w.DeadLetter(t, msgs...)
+	for _, dry := range []bool{true, false} {
+		r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), DryRun: dry, Selection: dlqreplay.Selection{All: true}})
+		want := dlqreplay.ResultMoved
+		if dry {
+			want = dlqreplay.ResultWouldMove
+		}
+		if count(r, dlqreplay.ResultFailed) != 2 || count(r, want) != 4 || len(r.Outcomes) != 6 {
+			t.Fatalf("dry run %v: %d outcomes %+v", dry, len(r.Outcomes), r.Job.Progress)
+		}
+		for _, o := range r.Outcomes {
+			if o.Result == dlqreplay.ResultFailed && !strings.Contains(o.Reason, "qw-gone") {
+				t.Errorf("failure reason %q does not name the missing target", o.Reason)
+			}
+		}
+	}
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, []string{"o-0000", "o-0002", "o-0003", "o-0005"}) {
+		t.Fatalf("moved %v", got)
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, []string{"o-0001", "o-0004"}) {
 		t.Fatalf("dlq holds %v", got)
 	}
 }

@@ -88,8 +88,12 @@ func (w *conformanceWorld) Other() string  { return "moved" }
 func (w *conformanceWorld) DeadLetter(t *testing.T, msgs ...conformance.Message) {
 	recs := make([]*kgo.Record, len(msgs))
 	for i, m := range msgs {
+		origin := m.Origin
+		if origin == "" {
+			origin = "orders"
+		}
 		r := &kgo.Record{Key: []byte(m.ID), Value: []byte(`{"id":"` + m.ID + `"}`), Headers: []kgo.RecordHeader{
-			{Key: "kafka_dlt-original-topic", Value: []byte("orders")},
+			{Key: "kafka_dlt-original-topic", Value: []byte(origin)},
 			{Key: "kafka_dlt-exception-fqcn", Value: []byte("java.lang.IllegalStateException")},
 			{Key: conformance.TestIDHeader, Value: []byte(m.ID)},
 			{Key: "tenant", Value: []byte(m.Tenant)},

@@ -68,6 +68,11 @@ func (c *conformanceWorld) DeadLetter(t *testing.T, msgs ...conformance.Message)
 			extra[queue.HeaderReplayCount] = int64(m.ReplayCount)
 		}
 		pubs[i] = deadLetter(m.ID, []byte(`{"id":"`+m.ID+`"}`), "rejected", extra)
+		if m.Origin != "" {
+			death := pubs[i].Headers["x-death"].([]any)[0].(amqp.Table)
+			death["queue"], death["routing-keys"] = m.Origin, []any{m.Origin}
+			pubs[i].Headers["x-first-death-queue"] = m.Origin
+		}
 	}
 	c.w.publish("", "work.dlq", pubs...)
 }
