@@ -174,8 +174,8 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 		return p.keep(ctx, d)
 	}
 	d.out = Outcome{MessageID: m.ID, Source: m.Death.Source()}
-	if max := r.MaxReplays; max > 0 && m.ReplayCount() >= int64(max) {
-		return p.report(ctx, d, ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", m.ReplayCount(), max))
+	if limit := r.MaxReplays; limit > 0 && m.ReplayCount() >= int64(limit) {
+		return p.report(ctx, d, ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", m.ReplayCount(), limit))
 	}
 	if p.done[m.ID] {
 		// Removed through the session like any other, so a log's
