@@ -3,14 +3,21 @@
 //
 // A Service sits over one Backend per configured cluster
 // (dlqreplay/rabbitmq, dlqreplay/kafka) and an audit store
-// (dlqreplay/audit). The Service owns what is broker-neutral: request
-// validation, the in-process lock (one job per DLQ), rate limiting,
-// progress, cancellation, receipts, the audit log and the replay counters.
-// Backends own what must hold at the broker: browsing without changing
-// anything, exclusivity across instances (a RabbitMQ exclusive consumer, a
-// Kafka transactional ID), and acknowledging a DLQ message only after its
-// copy is confirmed (RabbitMQ publisher confirms without basic.return;
-// Kafka a transaction that also commits the replay cursor).
+// (dlqreplay/audit). Everything that is the same on every broker lives
+// here, once: request validation, the in-process lock (one job per DLQ),
+// progress, cancellation, receipts, the audit log, the replay counters,
+// and the job pipeline itself. For each message a job reads, the pipeline
+// decides in one order — selection, poison check (max_replays), already
+// sent by an earlier job, dry run, route and target check, rate limit,
+// publish, settle, audit — and tells the broker's Session what to do: keep
+// the message, publish a copy, or remove it after archiving.
+//
+// A Backend is broker I/O only: browsing without changing anything,
+// exclusivity across instances (a RabbitMQ exclusive consumer, a Kafka
+// transactional ID), reading the snapshot, and removing a DLQ message only
+// after its copy is confirmed (RabbitMQ publisher confirms without
+// basic.return; Kafka a transaction that also commits the replay cursor).
+// Every backend passes the same table of cases in dlqreplay/conformance.
 //
 // Failure behaviour: a job that fails or is cancelled leaves every message
 // it did not finish in the DLQ; its receipt lists each message's outcome,

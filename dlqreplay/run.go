@@ -12,37 +12,31 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Backend is one broker cluster's implementation of browsing and jobs
-// (dlqreplay/rabbitmq, dlqreplay/kafka). The Service owns locking within
-// the process, progress, rate, the audit log and metrics; a Backend owns
-// what must be true on the broker: exclusivity across instances, confirms,
-// acks and cursor commits.
+// Backend is one broker cluster's I/O for browsing and jobs
+// (dlqreplay/rabbitmq, dlqreplay/kafka). The Service owns everything that
+// is the same on every broker — locking within the process, the job
+// pipeline (see Session), progress, rate, the audit log and metrics; a
+// Backend owns only what must be true at the broker: reading without
+// changing anything, exclusivity across instances, confirms, acks and
+// cursor commits. Every Backend passes the conformance suite in
+// dlqreplay/conformance.
 type Backend interface {
 	Broker() queue.Broker
 	Cluster() string
 	// Browse reads a page of the DLQ and leaves it exactly as it was.
 	Browse(ctx context.Context, dlq Ref, opts BrowseOptions) (Page, error)
-	// Prepare takes the broker-side lock on the DLQ (returning a
-	// *ConflictError when another instance holds it), checks that the
-	// target exists (ErrTargetMissing) and snapshots the depth. Nothing
-	// has moved when it returns.
-	Prepare(ctx context.Context, run *Run) (Execution, error)
+	// Open takes the broker-side lock on the DLQ (a *ConflictError when
+	// another instance holds it) and snapshots its depth. Nothing has
+	// moved when it returns; on error nothing is held.
+	Open(ctx context.Context, job JobSpec) (Session, error)
 	// Restore publishes archived messages into the queue or topic named by
 	// target, with confirms, and returns the archive ids that were confirmed.
 	Restore(ctx context.Context, target Ref, msgs []Archived) ([]int64, error)
 }
 
-// Execution is a prepared job. Execute processes at most the depth
-// snapshotted by Prepare, reports every message through the Run, and
-// returns when done, failed or ctx is cancelled; Close releases the lock.
-type Execution interface {
-	Execute(ctx context.Context) error
-	Close() error
-}
-
-// Run is what a Backend gets to carry out one job: the request, and the
-// hooks through which it reports outcomes, waits for the rate limiter and
-// archives messages.
+// Run is a job's state inside the pipeline: the request, and the hooks
+// through which outcomes are reported, the rate is kept and messages are
+// archived.
 type Run struct {
 	ID         string
 	DLQ        Ref

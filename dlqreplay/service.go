@@ -205,13 +205,19 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if r := s.rate(req.Rate); r > 0 {
 		run.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))
 	}
-	exec, err := b.Prepare(ctx, run)
+	sess, err := b.Open(ctx, JobSpec{ID: info.ID, DLQ: ref, Action: req.Action, DryRun: req.DryRun})
 	if err != nil {
 		release()
 		return Job{}, fmt.Errorf("prepare %s of %s: %w", req.Action, ref.ID(), err)
 	}
-	if err := s.opts.Store.CreateJob(ctx, toAudit(info)); err != nil {
-		_ = exec.Close() // the store error is the one to report
+	p := &pipeline{r: run, s: sess, checks: map[string]error{}}
+	if err := p.prepare(ctx); err != nil {
+		_ = sess.Close(context.WithoutCancel(ctx)) // the prepare error is the one to report
+		release()
+		return Job{}, fmt.Errorf("prepare %s of %s: %w", req.Action, ref.ID(), err)
+	}
+	if err := s.opts.Store.CreateJob(ctx, toAudit(j.snapshot())); err != nil {
+		_ = sess.Close(context.WithoutCancel(ctx)) // the store error is the one to report
 		release()
 		return Job{}, err
 	}
@@ -224,7 +230,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	go func() {
 		defer s.wg.Done()
 		defer close(j.done)
-		ok := s.execute(jctx, j, exec)
+		ok := s.execute(jctx, j, p)
 		release()
 		if ok {
 			// The audit store has it all now; keep memory bounded.
@@ -249,7 +255,7 @@ func (s *Service) rate(r float64) float64 {
 // execute runs a prepared job, flushing progress to the audit store while
 // it runs and the final state when it ends. It reports whether the final
 // state reached the store.
-func (s *Service) execute(ctx context.Context, j *job, exec Execution) bool {
+func (s *Service) execute(ctx context.Context, j *job, p *pipeline) bool {
 	stop := make(chan struct{})
 	flushed := make(chan struct{})
 	go func() {
@@ -265,10 +271,7 @@ func (s *Service) execute(ctx context.Context, j *job, exec Execution) bool {
 			}
 		}
 	}()
-	err := exec.Execute(ctx)
-	if cerr := exec.Close(); err == nil && cerr != nil {
-		err = cerr
-	}
+	err := p.execute(ctx)
 	close(stop)
 	<-flushed
 	j.mu.Lock()

@@ -3,6 +3,7 @@ package queue
 import (
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
 )
 
@@ -17,6 +18,21 @@ const (
 	// "<job id>.<n>"; it is unique per published copy.
 	HeaderReplayID = "x-queuewatch-replay-id"
 )
+
+// ReplayCount is how many times queuewatch already replayed the message,
+// from its HeaderReplayCount (decimal text on every broker; 0 when absent
+// or malformed).
+func (m *Message) ReplayCount() int64 {
+	v, ok := m.Header(HeaderReplayCount)
+	if !ok {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
+	if err != nil || n < 0 {
+		return 0
+	}
+	return n
+}
 
 // ErrBadDLQID is wrapped by ParseDLQID's errors.
 var ErrBadDLQID = errors.New("bad dlq id")

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -19,71 +20,63 @@ import (
 
 const metaPrefix = "queuewatch-job:"
 
-// execution is one prepared Kafka job.
-type execution struct {
+// session is the Kafka side of one job (a dlqreplay.Session).
+type session struct {
 	b      *Backend
-	run    *dlqreplay.Run
+	job    dlqreplay.JobSpec
 	txnID  string
 	spans  []span
+	depth  int64
 	tx     *kgo.Client
 	topics map[string]error // checked targets
 
-	// Per partition: the cursor to commit, and whether an unhandled record
+	// Per partition: the cursor to commit, and whether a kept record
 	// stopped it.
 	cursor  map[int32]int64
 	blocked map[int32]bool
 
 	batch   []*pending
-	archive []*queue.Message
 	seq     int
 	inTxn   bool
-	done    map[string]bool // records earlier jobs sent
 	topicID [16]byte
 }
 
-// pending is a record sent (or archived) in the open batch.
+// pending is a record sent or removed in the open batch.
 type pending struct {
-	out    dlqreplay.Outcome
+	d      *dlqreplay.Delivery
 	part   int32
 	offset int64
-	// advance: no unhandled record preceded this one in its partition
-	// when it was read, so the cursor may move past it.
+	// advance: no kept record preceded this one in its partition when it
+	// was read, so the cursor may move past it.
 	advance bool
 	err     error
 }
 
-// Prepare snapshots the cursor and end offsets, checks a named target and
-// refuses when another instance's transaction on this DLQ is open.
-func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Execution, error) {
-	e := &execution{b: b, run: run, txnID: "queuewatch-dlqreplay-" + b.opts.Cluster + "-" + run.DLQ.Name,
+func record(d *dlqreplay.Delivery) *kgo.Record { return d.Handle.(*kgo.Record) }
+
+// Open snapshots the cursor and end offsets and refuses when another
+// instance's transaction on this DLQ is open.
+func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
+	e := &session{b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.opts.Cluster + "-" + job.DLQ.Name,
 		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{}}
-	spans, meta, err := b.spans(ctx, run.DLQ.Name)
+	spans, meta, err := b.spans(ctx, job.DLQ.Name)
 	if err != nil {
 		return nil, err
 	}
 	e.spans = spans
-	td, err := b.adm.ListTopics(ctx, run.DLQ.Name)
+	td, err := b.adm.ListTopics(ctx, job.DLQ.Name)
 	if err != nil {
-		return nil, fmt.Errorf("describe topic %s: %w", run.DLQ.Name, err)
+		return nil, fmt.Errorf("describe topic %s: %w", job.DLQ.Name, err)
 	}
-	e.topicID = td[run.DLQ.Name].ID
+	e.topicID = td[job.DLQ.Name].ID
 	if err := e.checkLock(ctx, meta); err != nil {
 		return nil, err
 	}
-	if run.Action != dlqreplay.ActionDelete && run.Target.Kind == dlqreplay.TargetNamed {
-		if err := e.checkTarget(ctx, run.Target.Name); err != nil {
-			return nil, err
-		}
-	}
-	if e.done, err = run.Done(ctx, nil); err != nil {
-		return nil, err
-	}
-	var depth int64
 	for _, s := range spans {
-		depth += max(s.end-s.from, 0)
+		e.depth += max(s.end-s.from, 0)
 		e.cursor[s.partition] = s.from
 	}
-	if !run.DryRun && run.Action != dlqreplay.ActionDelete {
+	if job.Publishes() {
 		e.tx, err = kgo.NewClient(append(slices.Clone(b.opts.ClientOpts), kgo.SeedBrokers(b.opts.Seeds...),
 			kgo.TransactionalID(e.txnID), kgo.TransactionTimeout(b.opts.TransactionTimeout),
 			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(32<<20))...)
@@ -91,13 +84,20 @@ func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Ex
 			return nil, fmt.Errorf("create transactional producer: %w", err)
 		}
 	}
-	run.SetDepth(depth)
 	return e, nil
 }
 
+// Depth is the number of records between the cursor and the end offsets
+// at Open.
+func (e *session) Depth() int64 { return e.depth }
+
+// KeepsHandled is true: a topic is a log, and records stay readable until
+// the cursor passes them.
+func (e *session) KeepsHandled() bool { return true }
+
 // checkLock refuses when a transaction of this DLQ's transactional ID is
 // open: another instance is replaying it.
-func (e *execution) checkLock(ctx context.Context, meta string) error {
+func (e *session) checkLock(ctx context.Context, meta string) error {
 	txns, err := e.b.adm.DescribeTransactions(ctx, e.txnID)
 	if err != nil {
 		// Brokers without the API (or without the ID yet) still fence.
@@ -105,134 +105,108 @@ func (e *execution) checkLock(ctx context.Context, meta string) error {
 	}
 	if t, ok := txns[e.txnID]; ok && t.Err == nil && t.State == "Ongoing" {
 		id, _ := strings.CutPrefix(meta, metaPrefix)
-		return &dlqreplay.ConflictError{DLQ: e.run.DLQ.ID(), JobID: id}
+		return &dlqreplay.ConflictError{DLQ: e.job.DLQ.ID(), JobID: id}
 	}
 	return nil
 }
 
-func (e *execution) checkTarget(ctx context.Context, topic string) error {
-	if err, ok := e.topics[topic]; ok {
-		return err
+// CheckRoute makes sure the target topic exists.
+func (e *session) CheckRoute(ctx context.Context, r dlqreplay.Route) error {
+	return e.b.checkTopic(ctx, r.Target)
+}
+
+// Close releases the producer, aborting a transaction left open.
+func (e *session) Close(ctx context.Context) error {
+	if e.tx == nil {
+		return nil
 	}
-	err := e.b.checkTopic(ctx, topic)
-	e.topics[topic] = err
+	if e.inTxn {
+		e.abortTxn(ctx)
+	}
+	e.tx.Close()
+	return nil
+}
+
+// Scan reads the snapshot, partition by partition in offset order.
+func (e *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error) error {
+	var eachErr error
+	err := e.b.read(ctx, e.job.DLQ.Name, e.spans, 2*time.Second, func(r *kgo.Record) bool {
+		eachErr = each(&dlqreplay.Delivery{Message: message(r), Handle: r})
+		return eachErr == nil
+	})
+	if eachErr != nil {
+		return eachErr
+	}
 	return err
 }
 
-// Close releases the producer.
-func (e *execution) Close() error {
-	if e.tx != nil {
-		e.tx.Close()
+// Route is a named topic, the original topic from the dead-letter
+// headers, or the DLQ's name without its suffix (orders.DLT → orders).
+func (e *session) Route(m *queue.Message, t dlqreplay.Target) (dlqreplay.Route, error) {
+	topic := t.Name
+	if t.Kind != dlqreplay.TargetNamed {
+		topic = m.Death.OriginalTopic
+		if topic == "" {
+			topic = e.b.opts.SourceTopic(e.job.DLQ.Name)
+		}
 	}
+	if topic == "" {
+		return dlqreplay.Route{}, errors.New("no original topic in the headers and no DLQ suffix to strip")
+	}
+	return dlqreplay.Route{Target: topic}, nil
+}
+
+// Keep stops the cursor of the record's partition: it never passes a
+// record still in the DLQ.
+func (e *session) Keep(d *dlqreplay.Delivery) error {
+	e.blocked[record(d).Partition] = true
 	return nil
 }
 
-// Execute reads the snapshot and moves selected records in transactions.
-func (e *execution) Execute(ctx context.Context) error {
-	var jobErr error
-	err := e.b.read(ctx, e.run.DLQ.Name, e.spans, 2*time.Second, func(r *kgo.Record) bool {
-		if jobErr = e.handle(ctx, r); jobErr != nil {
-			return false
-		}
-		if len(e.batch)+len(e.archive) >= e.b.opts.BatchSize {
-			jobErr = e.commit(ctx)
-		}
-		return jobErr == nil && !e.run.Satisfied()
-	})
-	if jobErr == nil {
-		jobErr = err
-	}
-	if jobErr != nil && !errors.Is(jobErr, context.Canceled) {
-		e.abort(ctx, jobErr)
-		return jobErr
-	}
-	// A cancel still commits what is in flight: it was produced.
-	if err := e.commit(context.WithoutCancel(ctx)); err != nil {
-		return err
-	}
-	return jobErr
-}
-
-func (e *execution) handle(ctx context.Context, r *kgo.Record) error {
-	m := message(r)
-	if !e.run.Selection.Match(&m) || !e.run.Selected() {
-		e.blocked[r.Partition] = true
-		return nil
-	}
-	out := dlqreplay.Outcome{MessageID: m.ID, Source: m.Death.Source()}
-	if max := e.run.MaxReplays; max > 0 && replayCount(r) >= int64(max) {
-		out.Result, out.Reason = dlqreplay.ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", replayCount(r), max)
-		e.run.Report(out)
-		e.blocked[r.Partition] = true
-		return nil
-	}
-	if e.done[m.ID] {
-		// Reported with the batch, so the cursor never passes a record
-		// of the batch that is still in flight.
-		out.Result, out.Reason = dlqreplay.ResultSkipped, "already sent by an earlier job"
-		e.batch = append(e.batch, &pending{out: out, part: r.Partition, offset: r.Offset, advance: !e.blocked[r.Partition]})
-		return nil
-	}
-	if e.run.Action == dlqreplay.ActionDelete {
-		if e.run.DryRun {
-			out.Result = dlqreplay.ResultWouldDelete
-			e.run.Report(out)
-			return nil
-		}
-		out.Result = dlqreplay.ResultDeleted
-		e.archive = append(e.archive, &m)
-		e.batch = append(e.batch, &pending{out: out, part: r.Partition, offset: r.Offset, advance: !e.blocked[r.Partition]})
-		return nil
-	}
-	topic := e.target(&m)
-	out.Target = topic
-	if topic == "" {
-		out.Result, out.Reason = dlqreplay.ResultFailed, "no original topic in the headers and no DLQ suffix to strip"
-		e.run.Report(out)
-		e.blocked[r.Partition] = true
-		return nil
-	}
-	if err := e.checkTarget(ctx, topic); err != nil {
-		out.Result, out.Reason = dlqreplay.ResultFailed, err.Error()
-		e.run.Report(out)
-		e.blocked[r.Partition] = true
-		return err
-	}
-	if e.run.DryRun {
-		out.Result = dlqreplay.ResultWouldMove
-		e.run.Report(out)
-		return nil
-	}
-	if err := e.run.Wait(ctx); err != nil {
-		return err
-	}
+// Publish produces the copy inside the job's open transaction.
+func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
 	if !e.inTxn {
 		if err := e.tx.BeginTransaction(); err != nil {
 			return fmt.Errorf("begin transaction: %w", err)
 		}
 		e.inTxn = true
 	}
-	out.Result = dlqreplay.ResultMoved
-	p := &pending{out: out, part: r.Partition, offset: r.Offset, advance: !e.blocked[r.Partition]}
-	e.batch = append(e.batch, p)
-	e.seq++
-	e.tx.Produce(ctx, e.copyOf(r, topic, e.seq), func(_ *kgo.Record, err error) { p.err = err })
+	p := e.add(d)
+	e.tx.Produce(ctx, copyOf(record(d), r.Target, replayID), func(_ *kgo.Record, err error) { p.err = err })
 	return nil
 }
 
-func (e *execution) target(m *queue.Message) string {
-	if e.run.Target.Kind == dlqreplay.TargetNamed {
-		return e.run.Target.Name
+// Remove moves the cursor past the record with the batch.
+func (e *session) Remove(_ context.Context, d *dlqreplay.Delivery) error {
+	e.add(d)
+	return nil
+}
+
+func (e *session) add(d *dlqreplay.Delivery) *pending {
+	r := record(d)
+	p := &pending{d: d, part: r.Partition, offset: r.Offset, advance: !e.blocked[r.Partition]}
+	e.batch = append(e.batch, p)
+	return p
+}
+
+// Settle commits the open batch once it holds BatchSize records (or with
+// all): the copies and the cursor in one transaction, or the cursor alone
+// for removed records.
+func (e *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, error) {
+	if len(e.batch) == 0 || (!all && len(e.batch) < e.b.opts.BatchSize) {
+		return nil, nil
 	}
-	if m.Death.OriginalTopic != "" {
-		return m.Death.OriginalTopic
+	batch := e.batch
+	e.batch = nil
+	if !e.inTxn {
+		return e.commitRemoved(ctx, batch)
 	}
-	return e.b.opts.SourceTopic(e.run.DLQ.Name)
+	return e.commitTxn(ctx, batch)
 }
 
 // copyOf is the replayed record: same key, value and headers, the replay
 // count bumped and the replay id set.
-func (e *execution) copyOf(r *kgo.Record, topic string, n int) *kgo.Record {
+func copyOf(r *kgo.Record, topic, replayID string) *kgo.Record {
 	c := &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value}
 	for _, h := range r.Headers {
 		if h.Key != HeaderReplayCount && h.Key != HeaderReplayID {
@@ -241,13 +215,13 @@ func (e *execution) copyOf(r *kgo.Record, topic string, n int) *kgo.Record {
 	}
 	c.Headers = append(c.Headers,
 		kgo.RecordHeader{Key: HeaderReplayCount, Value: []byte(strconv.FormatInt(replayCount(r)+1, 10))},
-		kgo.RecordHeader{Key: HeaderReplayID, Value: []byte(e.run.ID + "." + strconv.Itoa(n))})
+		kgo.RecordHeader{Key: HeaderReplayID, Value: []byte(replayID)})
 	return c
 }
 
 // advanceBatch moves cursors past the batch's records that no unhandled
 // record preceded.
-func (e *execution) advanceBatch(batch []*pending) {
+func (e *session) advanceBatch(batch []*pending) {
 	for _, p := range batch {
 		if p.advance && p.offset+1 > e.cursor[p.part] {
 			e.cursor[p.part] = p.offset + 1
@@ -255,104 +229,91 @@ func (e *execution) advanceBatch(batch []*pending) {
 	}
 }
 
-// commit ends the open batch: deletes are archived and the cursor
-// committed; replays flush, commit the cursor inside the transaction and
-// commit it. Outcomes are reported only after that.
-func (e *execution) commit(ctx context.Context) error {
-	if len(e.batch) == 0 {
-		return nil
-	}
-	batch := e.batch
-	e.batch = nil
-	if !e.inTxn {
-		arch := e.archive
-		e.archive = nil
-		if len(arch) > 0 {
-			if err := e.run.Archive(ctx, arch); err != nil {
-				e.fail(batch, err)
-				return err
-			}
+// commitRemoved commits the cursor past removed records (archived, or
+// sent by an earlier job); a failed commit leaves them readable, so they
+// are possible duplicates.
+func (e *session) commitRemoved(ctx context.Context, batch []*pending) ([]dlqreplay.Settled, error) {
+	e.advanceBatch(batch)
+	err := e.commitPlain(ctx)
+	out := make([]dlqreplay.Settled, len(batch))
+	for i, p := range batch {
+		out[i] = dlqreplay.Settled{Delivery: p.d}
+		if err != nil {
+			out[i].PossibleDuplicate, out[i].Note = true, "archived; cursor commit failed: "+err.Error()
 		}
-		e.advanceBatch(batch)
-		err := e.commitPlain(ctx)
-		for _, p := range batch {
-			if err != nil {
-				p.out.PossibleDuplicate, p.out.Reason = true, "archived; cursor commit failed: "+err.Error()
-			}
-			e.run.Report(p.out)
-		}
-		return err
 	}
+	return out, err
+}
+
+// commitTxn flushes the batch's copies, commits the cursor inside the
+// transaction and commits it; any failure aborts it all.
+func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.Settled, error) {
 	e.inTxn = false
 	if err := e.tx.Flush(ctx); err != nil {
-		e.abortBatch(ctx, batch, err)
-		return err
+		return e.abortBatch(ctx, batch, err), err
 	}
 	for _, p := range batch {
 		if p.err != nil {
-			e.abortBatch(ctx, batch, p.err)
-			return fmt.Errorf("produce to %s: %w", p.out.Target, p.err)
+			err := fmt.Errorf("produce to %s: %w", p.d.Message.ID, p.err)
+			return e.abortBatch(ctx, batch, p.err), err
 		}
 	}
-	saved := maps(e.cursor)
+	saved := maps.Clone(e.cursor)
 	e.advanceBatch(batch)
 	if err := e.commitInTxn(ctx); err != nil {
 		e.cursor = saved
-		e.abortBatch(ctx, batch, err)
-		return err
+		return e.abortBatch(ctx, batch, err), err
 	}
-	if err := e.tx.EndTransaction(ctx, kgo.TryCommit); err != nil {
-		e.cursor = saved
-		// The outcome of a failed EndTxn is unknown: copies may be visible.
-		for _, p := range batch {
-			p.out.Result, p.out.Reason, p.out.PossibleDuplicate = dlqreplay.ResultFailed, "commit transaction: "+err.Error(), true
-			e.run.Report(p.out)
-		}
-		return fmt.Errorf("commit transaction: %w", err)
+	err := e.tx.EndTransaction(ctx, kgo.TryCommit)
+	if err == nil {
+		return failed(batch, nil), nil
 	}
-	for _, p := range batch {
-		e.run.Report(p.out)
+	e.cursor = saved
+	// A broker's definitive refusal means nothing was committed; any
+	// other failure (a lost response, a retriable error that outlived
+	// retries) leaves the outcome unknown, so the copies may be visible.
+	// The abort is franz-go's recovery either way: it frees the DLQ now
+	// rather than after the transaction timeout.
+	uncertain := !refused(err)
+	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
+	err = fmt.Errorf("commit transaction: %w", err)
+	out := failed(batch, err)
+	for i := range out {
+		out[i].PossibleDuplicate = uncertain
 	}
-	return nil
+	return out, err
 }
 
-func maps(m map[int32]int64) map[int32]int64 {
-	out := make(map[int32]int64, len(m))
-	for k, v := range m {
-		out[k] = v
+// refused reports a definitive answer from the broker: a non-retriable
+// Kafka error other than UNKNOWN_SERVER_ERROR.
+func refused(err error) bool {
+	var ke *kerr.Error
+	return errors.As(err, &ke) && !ke.Retriable && ke.Code != kerr.UnknownServerError.Code
+}
+
+// failed settles the batch with err (nil: every record made it).
+func failed(batch []*pending, err error) []dlqreplay.Settled {
+	out := make([]dlqreplay.Settled, len(batch))
+	for i, p := range batch {
+		out[i] = dlqreplay.Settled{Delivery: p.d, Err: err}
 	}
 	return out
 }
 
-func (e *execution) fail(batch []*pending, err error) {
-	for _, p := range batch {
-		p.out.Result, p.out.Reason = dlqreplay.ResultFailed, err.Error()
-		e.run.Report(p.out)
-	}
+func (e *session) abortBatch(ctx context.Context, batch []*pending, err error) []dlqreplay.Settled {
+	e.abortTxn(ctx)
+	return failed(batch, err)
 }
 
-func (e *execution) abortBatch(ctx context.Context, batch []*pending, err error) {
+func (e *session) abortTxn(ctx context.Context) {
+	e.inTxn = false
 	if aerr := e.tx.AbortBufferedRecords(ctx); aerr == nil {
 		_ = e.tx.EndTransaction(ctx, kgo.TryAbort)
 	}
-	e.fail(batch, err)
-}
-
-func (e *execution) abort(ctx context.Context, err error) {
-	if len(e.batch) == 0 {
-		return
-	}
-	batch := e.batch
-	e.batch, e.archive = nil, nil
-	if e.tx != nil {
-		e.abortBatch(context.WithoutCancel(ctx), batch, err)
-		return
-	}
-	e.fail(batch, err)
 }
 
 // offsets is the cursor as commit requests want it.
-func (e *execution) offsets() map[int32]int64 {
+func (e *session) offsets() map[int32]int64 {
 	out := map[int32]int64{}
 	for _, s := range e.spans {
 		if c := e.cursor[s.partition]; c > s.from {
@@ -364,7 +325,7 @@ func (e *execution) offsets() map[int32]int64 {
 
 // commitInTxn adds the cursor group to the open transaction and commits
 // the cursor in it.
-func (e *execution) commitInTxn(ctx context.Context) error {
+func (e *session) commitInTxn(ctx context.Context) error {
 	offs := e.offsets()
 	if len(offs) == 0 {
 		return nil
@@ -387,8 +348,8 @@ func (e *execution) commitInTxn(ctx context.Context) error {
 	req.Generation, req.MemberID = -1, ""
 	t := kmsg.NewTxnOffsetCommitRequestTopic()
 	// v6+ names topics by ID, older versions by name; both are set.
-	t.Topic, t.TopicID = e.run.DLQ.Name, e.topicID
-	meta := metaPrefix + e.run.ID
+	t.Topic, t.TopicID = e.job.DLQ.Name, e.topicID
+	meta := metaPrefix + e.job.ID
 	for p, o := range offs {
 		pp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		pp.Partition, pp.Offset, pp.LeaderEpoch, pp.Metadata = p, o, -1, &meta
@@ -411,10 +372,10 @@ func (e *execution) commitInTxn(ctx context.Context) error {
 
 // commitPlain commits the cursor outside a transaction (deletes, and
 // cursor moves over records earlier jobs sent).
-func (e *execution) commitPlain(ctx context.Context) error {
+func (e *session) commitPlain(ctx context.Context) error {
 	offs := e.offsets()
 	if len(offs) == 0 {
 		return nil
 	}
-	return e.b.commitCursor(ctx, e.run.DLQ.Name, metaPrefix+e.run.ID, offs)
+	return e.b.commitCursor(ctx, e.job.DLQ.Name, metaPrefix+e.job.ID, offs)
 }

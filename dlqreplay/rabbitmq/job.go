@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -13,10 +12,10 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// execution is one prepared RabbitMQ job.
-type execution struct {
+// session is the RabbitMQ side of one job (a dlqreplay.Session).
+type session struct {
 	b          *Backend
-	run        *dlqreplay.Run
+	job        dlqreplay.JobSpec
 	conn       *amqp.Connection
 	pubConn    *amqp.Connection
 	cons       *amqp.Channel
@@ -27,75 +26,69 @@ type execution struct {
 	limit      int64
 	qtype      string // management API queue type, "" when unknown
 	pub        *publisher
-	targets    map[string]error // checked targets: "q:name" or "x:name"
 
-	held     []amqp.Delivery // deliveries to give back, in order
-	acked    map[uint64]bool // held deliveries acked after all (saved at the delivery limit)
-	heldAny  bool            // once true, acks must name single tags
-	flight   map[string]*moving
-	done     []*moving // confirmed or archived, awaiting ack
-	unproven []*moving // acked, not yet proven processed
+	held     []amqp.Delivery                // deliveries to give back, in order
+	acked    map[uint64]bool                // held deliveries acked after all (saved at the delivery limit)
+	heldAny  bool                           // once true, acks must name single tags
+	flight   map[string]*dlqreplay.Delivery // published, awaiting confirm, by replay id
+	done     []*dlqreplay.Delivery          // confirmed or archived, awaiting ack
+	unproven []*dlqreplay.Delivery          // acked, not yet proven processed
+	settled  []dlqreplay.Settled            // outcomes for the next Settle
 	proved   time.Time
-	seq      int
 }
 
-// moving is a selected message between publish (or archive) and ack.
-type moving struct {
-	d      amqp.Delivery
-	id     string
-	target string
-	source string
-	result dlqreplay.Result
+// dest is a route's destination: an exchange ("" for the default), a
+// routing key and extra routing keys (CC).
+type dest struct {
+	exchange, key string
+	cc            []any
 }
 
-// Prepare opens the job's connection, checks a named target, snapshots the
-// DLQ depth and takes the exclusive consumer that locks the DLQ.
-func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Execution, error) {
-	qi, err := b.info(ctx, run.DLQ.VHost, run.DLQ.Name)
+func amqpDelivery(d *dlqreplay.Delivery) *amqp.Delivery { return d.Handle.(*amqp.Delivery) }
+
+// Open opens the job's connection, snapshots the DLQ depth and takes the
+// exclusive consumer that locks the DLQ.
+func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
+	qi, err := b.info(ctx, job.DLQ.VHost, job.DLQ.Name)
 	if err != nil {
-		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", run.DLQ.Name, "err", err)
+		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", job.DLQ.Name, "err", err)
 	}
 	if qi.Type == queueTypeStream {
-		return nil, streamJobError(run.DLQ)
+		return nil, streamJobError(job.DLQ)
 	}
-	conn, err := b.dial(run.DLQ.VHost)
+	conn, err := b.dial(job.DLQ.VHost)
 	if err != nil {
 		return nil, err
 	}
-	e := &execution{b: b, run: run, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type, targets: map[string]error{},
-		acked: map[uint64]bool{}, flight: map[string]*moving{}, tag: jobTagPrefix + run.ID}
-	if err := e.prepare(ctx); err != nil {
-		_ = e.closeConns() // the prepare error is the one worth reporting
+	e := &session{b: b, job: job, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type,
+		acked: map[uint64]bool{}, flight: map[string]*dlqreplay.Delivery{}, tag: jobTagPrefix + job.ID}
+	if err := e.open(ctx); err != nil {
+		_ = e.closeConns() // the open error is the one worth reporting
 		return nil, err
 	}
 	return e, nil
 }
 
-func (e *execution) prepare(ctx context.Context) error {
-	if e.run.Action != dlqreplay.ActionDelete && e.run.Target.Kind == dlqreplay.TargetNamed {
-		if err := e.checkTarget("", e.run.Target.Name); err != nil {
-			return err
-		}
-	}
+func (e *session) open(ctx context.Context) error {
 	ch, err := e.conn.Channel()
 	if err != nil {
 		return fmt.Errorf("open consumer channel: %w", err)
 	}
 	e.cons = ch
-	q, err := ch.QueueDeclarePassive(e.run.DLQ.Name, false, false, false, false, nil)
+	q, err := ch.QueueDeclarePassive(e.job.DLQ.Name, false, false, false, false, nil)
 	if err != nil {
 		if isNotFound(err) {
-			return fmt.Errorf("queue %q: %w", e.run.DLQ.Name, dlqreplay.ErrUnknownDLQ)
+			return fmt.Errorf("queue %q: %w", e.job.DLQ.Name, dlqreplay.ErrUnknownDLQ)
 		}
-		return fmt.Errorf("inspect queue %q: %w", e.run.DLQ.Name, err)
+		return fmt.Errorf("inspect queue %q: %w", e.job.DLQ.Name, err)
 	}
 	e.depth = q.Messages
-	stream, err := e.b.isStream(ctx, e.conn, e.run.DLQ, e.qtype)
+	stream, err := e.b.isStream(ctx, e.conn, e.job.DLQ, e.qtype)
 	if err != nil {
 		return err
 	}
 	if stream {
-		return streamJobError(e.run.DLQ)
+		return streamJobError(e.job.DLQ)
 	}
 	// Held messages count against the prefetch and RabbitMQ 3.10 does not
 	// apply a raised prefetch to a running consumer, so the window covers
@@ -104,75 +97,59 @@ func (e *execution) prepare(ctx context.Context) error {
 	if err := ch.Qos(e.prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch: %w", err)
 	}
-	e.deliveries, err = ch.ConsumeWithContext(context.WithoutCancel(ctx), e.run.DLQ.Name, e.tag, false, true, false, false, nil)
+	e.deliveries, err = ch.ConsumeWithContext(context.WithoutCancel(ctx), e.job.DLQ.Name, e.tag, false, true, false, false, nil)
 	if err != nil {
 		if isExclusiveRefusal(err) {
-			return &dlqreplay.ConflictError{DLQ: e.run.DLQ.ID(), JobID: e.b.holder(ctx, e.run.DLQ)}
+			return &dlqreplay.ConflictError{DLQ: e.job.DLQ.ID(), JobID: e.b.holder(ctx, e.job.DLQ)}
 		}
-		return fmt.Errorf("consume %q: %w", e.run.DLQ.Name, err)
+		return fmt.Errorf("consume %q: %w", e.job.DLQ.Name, err)
 	}
-	if !e.run.DryRun && e.run.Action != dlqreplay.ActionDelete {
+	if e.job.Publishes() {
 		// Copies go out on a connection of their own: behind thousands of
 		// publishes in one TCP stream, each prove round trip waited
 		// seconds in all.
-		if e.pubConn, err = e.b.dial(e.run.DLQ.VHost); err != nil {
+		if e.pubConn, err = e.b.dial(e.job.DLQ.VHost); err != nil {
 			return err
 		}
 		if e.pub, err = newPublisher(e.pubConn, e.b.opts.ConfirmWindow, e.b.opts.ConfirmTimeout); err != nil {
 			return err
 		}
 	}
-	e.run.SetDepth(int64(e.depth))
 	return nil
 }
 
-// checkTarget makes sure an exchange (or, with exchange "", a queue)
-// exists, once per job.
-func (e *execution) checkTarget(exchange, q string) error {
-	key := "q:" + q
-	if exchange != "" {
-		key = "x:" + exchange
+// Depth is the DLQ depth when the job took the queue.
+func (e *session) Depth() int64 { return int64(e.depth) }
+
+// KeepsHandled is false: an acked message is gone from the queue.
+func (e *session) KeepsHandled() bool { return false }
+
+// CheckRoute makes sure the route's exchange (or, for the default
+// exchange, its queue) exists.
+func (e *session) CheckRoute(_ context.Context, r dlqreplay.Route) error {
+	d := r.Dest.(dest)
+	if d.exchange != "" {
+		return checkExchange(e.conn, d.exchange)
 	}
-	if err, ok := e.targets[key]; ok {
-		return err
-	}
-	var err error
-	if exchange != "" {
-		err = checkExchange(e.conn, exchange)
-	} else {
-		err = checkQueue(e.conn, q)
-	}
-	e.targets[key] = err
-	return err
+	return checkQueue(e.conn, d.key)
 }
 
-// Execute scans at most the snapshotted depth, moving selected messages.
-func (e *execution) Execute(ctx context.Context) error {
-	err := e.scan(ctx)
-	if serr := e.settle(); err == nil {
-		err = serr
-	}
-	if perr := e.prove(nil); err == nil {
-		err = perr
-	}
-	if ferr := e.finish(ctx); err == nil {
-		err = ferr
-	}
-	return err
-}
-
-// Close clears a browse refusal (the job changed the queue) and closes the
-// job's connections.
-func (e *execution) Close() error {
+// Close gives back every kept message in one nack, clears a browse
+// refusal (the job changed the queue) and closes the job's connections.
+func (e *session) Close(ctx context.Context) error {
+	err := e.finish(ctx)
 	e.b.mu.Lock()
-	delete(e.b.refused, e.run.DLQ.ID())
+	delete(e.b.refused, e.job.DLQ.ID())
 	e.b.mu.Unlock()
-	return e.closeConns()
+	if cerr := e.closeConns(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // closeConns closes the publishing connection, if any, and the consumer's,
 // which gives back anything still unacknowledged.
-func (e *execution) closeConns() error {
+func (e *session) closeConns() error {
 	if e.pubConn != nil {
 		e.pubConn.Close()
 	}
@@ -182,14 +159,13 @@ func (e *execution) closeConns() error {
 	return e.conn.Close()
 }
 
-func (e *execution) scan(ctx context.Context) error {
+// Scan reads at most the snapshotted depth and hands each delivery to
+// the pipeline.
+func (e *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error) error {
 	closed := e.conn.NotifyClose(make(chan *amqp.Error, 1))
 	stall := time.NewTimer(time.Hour)
 	defer stall.Stop()
 	for n := 0; n < e.depth; n++ {
-		if e.run.Satisfied() {
-			return nil
-		}
 		stall.Reset(10 * time.Second)
 		var d amqp.Delivery
 		select {
@@ -207,17 +183,14 @@ func (e *execution) scan(ctx context.Context) error {
 			}
 			d = dd
 		}
-		if err := e.handle(ctx, &d, int64(n)); err != nil {
+		if err := each(&dlqreplay.Delivery{Message: message(&d, int64(n)), Handle: &d}); err != nil {
 			return err
-		}
-		if len(e.held) >= e.b.opts.MaxHeld {
-			return errHeldFull
 		}
 	}
 	return nil
 }
 
-func (e *execution) closeReason() error {
+func (e *session) closeReason() error {
 	if e.conn.IsClosed() {
 		return errors.New("connection closed")
 	}
@@ -231,121 +204,52 @@ func amqpErr(err *amqp.Error) error {
 	return err
 }
 
-// handle decides one delivery's fate.
-func (e *execution) handle(ctx context.Context, d *amqp.Delivery, pos int64) error {
-	m := message(d, pos)
-	if !e.run.Selection.Match(&m) || !e.run.Selected() {
-		e.hold(d)
-		return nil
-	}
-	out := dlqreplay.Outcome{MessageID: m.ID, Source: m.Death.Source()}
-	if max := e.run.MaxReplays; max > 0 && replayCount(d) >= int64(max) {
-		out.Result, out.Reason = dlqreplay.ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", replayCount(d), max)
-		e.run.Report(out)
-		e.hold(d)
-		return nil
-	}
-	if e.run.Action == dlqreplay.ActionDelete {
-		return e.delete(ctx, d, &m, out)
-	}
-	exchange, key, cc, err := e.target(&m)
-	if err == nil {
-		err = e.checkTarget(exchange, key)
-	}
-	out.Target = exchange + "/" + key
+// Route is where a message goes: a named queue through the default
+// exchange; the queue it died in (x-death, or Spring's
+// x-first-death-queue), through the default exchange so no other queue
+// gets a copy; or the exchange and routing keys it was first published
+// with.
+func (e *session) Route(m *queue.Message, t dlqreplay.Target) (dlqreplay.Route, error) {
+	d, err := route(m, t)
 	if err != nil {
-		out.Result, out.Reason = dlqreplay.ResultFailed, err.Error()
-		e.run.Report(out)
-		e.hold(d)
-		if errors.Is(err, dlqreplay.ErrTargetMissing) {
-			return err
-		}
-		return nil
+		return dlqreplay.Route{}, err
 	}
-	if e.run.DryRun {
-		out.Result = dlqreplay.ResultWouldMove
-		e.run.Report(out)
-		e.hold(d)
-		return nil
-	}
-	if err := e.run.Wait(ctx); err != nil {
-		e.hold(d)
-		return err
-	}
-	e.seq++
-	rid := e.run.ID + "." + strconv.Itoa(e.seq)
-	pub := copyOf(d, rid, e.b.user)
-	if len(cc) > 0 {
-		pub.Headers["CC"] = cc
-	}
-	if err := e.pub.publish(ctx, exchange, key, rid, pub); err != nil {
-		out.Result, out.Reason = dlqreplay.ResultFailed, err.Error()
-		e.run.Report(out)
-		e.hold(d)
-		return err
-	}
-	e.flight[rid] = &moving{d: *d, id: m.ID, target: out.Target, source: out.Source, result: dlqreplay.ResultMoved}
-	// Settle what the broker already confirmed, in batches, and wait only
-	// when the window is full, so publishing never pauses for confirms
-	// that are on their way.
-	switch n := e.pub.ready(); {
-	case e.pub.full():
-		return e.settleSome(max(n, e.b.opts.ConfirmWindow/4))
-	case n >= 100:
-		return e.settleSome(n)
-	}
-	return nil
+	return dlqreplay.Route{Target: d.exchange + "/" + d.key, Dest: d}, nil
 }
 
-// target is where a message goes: exchange, routing key and extra routing
-// keys (CC).
-func (e *execution) target(m *queue.Message) (string, string, []any, error) {
-	switch e.run.Target.Kind {
+func route(m *queue.Message, t dlqreplay.Target) (dest, error) {
+	switch t.Kind {
 	case dlqreplay.TargetNamed:
-		return "", e.run.Target.Name, nil, nil
+		return dest{key: t.Name}, nil
 	case dlqreplay.TargetOriginalExchange:
 		if ds := m.Death.Deaths; len(ds) > 0 && len(ds[0].RoutingKeys) > 0 {
 			var cc []any
 			for _, k := range ds[0].RoutingKeys[1:] {
 				cc = append(cc, k)
 			}
-			return ds[0].Exchange, ds[0].RoutingKeys[0], cc, nil
+			return dest{exchange: ds[0].Exchange, key: ds[0].RoutingKeys[0], cc: cc}, nil
 		}
 		if m.Death.OriginalExchange != "" || m.Death.OriginalRoutingKey != "" {
-			return m.Death.OriginalExchange, m.Death.OriginalRoutingKey, nil, nil
+			return dest{exchange: m.Death.OriginalExchange, key: m.Death.OriginalRoutingKey}, nil
 		}
-		return "", "", nil, errors.New("no original exchange and routing key in x-death or x-original-*")
+		return dest{}, errors.New("no original exchange and routing key in x-death or x-original-*")
 	}
 	if q := m.Death.Source(); q != "" {
-		return "", q, nil, nil
+		return dest{key: q}, nil
 	}
-	return "", "", nil, errors.New("no original queue in x-death or x-first-death-queue")
+	return dest{}, errors.New("no original queue in x-death or x-first-death-queue")
 }
 
-// delete archives a message and queues its ack; archives are written in
-// batches, each before its messages are acked.
-func (e *execution) delete(ctx context.Context, d *amqp.Delivery, m *queue.Message, out dlqreplay.Outcome) error {
-	if e.run.DryRun {
-		out.Result = dlqreplay.ResultWouldDelete
-		e.run.Report(out)
-		e.hold(d)
-		return nil
-	}
-	mv := &moving{d: *d, id: m.ID, source: out.Source, result: dlqreplay.ResultDeleted}
-	if err := e.run.Archive(ctx, []*queue.Message{m}); err != nil {
-		out.Result, out.Reason = dlqreplay.ResultFailed, "archive: "+err.Error()
-		e.run.Report(out)
-		e.hold(d)
-		return err
-	}
-	e.done = append(e.done, mv)
-	if len(e.done) >= e.b.opts.ConfirmWindow {
-		return e.ack()
+// Keep holds the delivery unacknowledged; Close gives it back in place.
+func (e *session) Keep(d *dlqreplay.Delivery) error {
+	e.hold(amqpDelivery(d))
+	if len(e.held) >= e.b.opts.MaxHeld {
+		return errHeldFull
 	}
 	return nil
 }
 
-func (e *execution) hold(d *amqp.Delivery) {
+func (e *session) hold(d *amqp.Delivery) {
 	e.held = append(e.held, *d)
 	e.heldAny = true
 }
@@ -354,30 +258,72 @@ func (e *execution) hold(d *amqp.Delivery) {
 // window: the broker would deliver nothing more.
 var errHeldFull = errors.New("too many unselected messages held (max_held); the rest of the queue was not scanned")
 
-// settle waits for every publish in flight, holds the failed ones and acks
-// the confirmed ones.
-func (e *execution) settle() error {
-	if e.pub == nil {
-		return e.ack()
+// Publish sends the copy, mandatory, on the confirm-mode channel.
+func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
+	to := r.Dest.(dest)
+	pub := copyOf(amqpDelivery(d), replayID, e.b.user)
+	if len(to.cc) > 0 {
+		pub.Headers["CC"] = to.cc
 	}
-	return e.settleSome(len(e.pub.inflight))
+	if err := e.pub.publish(ctx, to.exchange, to.key, replayID, pub); err != nil {
+		return err
+	}
+	e.flight[replayID] = d
+	return nil
 }
 
-// settleSome settles the n oldest publishes in flight.
-func (e *execution) settleSome(n int) error {
+// Remove queues the ack of an archived message.
+func (e *session) Remove(_ context.Context, d *dlqreplay.Delivery) error {
+	e.done = append(e.done, d)
+	return nil
+}
+
+// Settle acks the DLQ copies of confirmed publishes and removed messages
+// and reports them once the acks are proven. Without all it settles only
+// what the broker already confirmed, in batches, and waits only when the
+// confirm window is full, so publishing never pauses for confirms that are
+// on their way.
+func (e *session) Settle(_ context.Context, all bool) ([]dlqreplay.Settled, error) {
+	var err error
+	switch {
+	case e.pub == nil:
+		if all || len(e.done) >= e.b.opts.ConfirmWindow {
+			err = e.ack()
+		}
+	case all:
+		err = e.settleSome(len(e.pub.inflight))
+	case e.pub.full():
+		err = e.settleSome(max(e.pub.ready(), e.b.opts.ConfirmWindow/4))
+	default:
+		if n := e.pub.ready(); n >= 100 {
+			err = e.settleSome(n)
+		}
+	}
+	if all {
+		if perr := e.prove(nil); err == nil {
+			err = perr
+		}
+	}
+	out := e.settled
+	e.settled = nil
+	return out, err
+}
+
+// settleSome settles the n oldest publishes in flight: the failed ones
+// are held, the confirmed ones acked.
+func (e *session) settleSome(n int) error {
 	var fatal error
 	for _, s := range e.pub.settleOldest(n) {
-		mv := e.flight[s.key]
+		d := e.flight[s.key]
 		delete(e.flight, s.key)
 		if s.err == nil {
-			e.done = append(e.done, mv)
+			e.done = append(e.done, d)
 			continue
 		}
-		e.run.Report(dlqreplay.Outcome{MessageID: mv.id, Result: dlqreplay.ResultFailed, Target: mv.target,
-			Source: mv.source, Reason: s.err.Error(), PossibleDuplicate: s.uncertain})
-		e.hold(&mv.d)
+		e.settled = append(e.settled, dlqreplay.Settled{Delivery: d, Err: s.err, PossibleDuplicate: s.uncertain})
+		e.hold(amqpDelivery(d))
 		if s.uncertain && fatal == nil {
-			fatal = fmt.Errorf("publish to %s: %w", mv.target, s.err)
+			fatal = fmt.Errorf("publish message %s: %w", d.Message.ID, s.err)
 		}
 	}
 	if err := e.ack(); err != nil {
@@ -390,7 +336,7 @@ func (e *execution) settleSome(n int) error {
 // once a synchronous round trip on the same channel proves the broker
 // processed the acks (prove); that costs a queue round trip, so it is done
 // every proveEvery messages and at the end.
-func (e *execution) ack() error {
+func (e *session) ack() error {
 	if len(e.done) == 0 {
 		return nil
 	}
@@ -398,10 +344,10 @@ func (e *execution) ack() error {
 	e.done = nil
 	var err error
 	if !e.heldAny {
-		err = e.cons.Ack(batch[len(batch)-1].d.DeliveryTag, true)
+		err = e.cons.Ack(amqpDelivery(batch[len(batch)-1]).DeliveryTag, true)
 	} else {
-		for _, mv := range batch {
-			if err = e.cons.Ack(mv.d.DeliveryTag, false); err != nil {
+		for _, d := range batch {
+			if err = e.cons.Ack(amqpDelivery(d).DeliveryTag, false); err != nil {
 				break
 			}
 		}
@@ -425,7 +371,7 @@ const (
 	proveInterval = 200 * time.Millisecond
 )
 
-// prove reports acked messages as moved after a round trip on the consumer
+// prove settles acked messages after a round trip on the consumer
 // channel; if it fails (or ackErr is set), their DLQ acks may be lost and
 // they are reported as possible duplicates.
 //
@@ -435,7 +381,7 @@ const (
 // of the channel closing, so none can be redelivered. A passive
 // queue.declare would prove the same but waits behind the queue's backlog:
 // over 100 ms per round trip during a 100,000-message replay.
-func (e *execution) prove(ackErr error) error {
+func (e *session) prove(ackErr error) error {
 	if len(e.unproven) == 0 {
 		return nil
 	}
@@ -444,16 +390,16 @@ func (e *execution) prove(ackErr error) error {
 		err = e.cons.Qos(e.prefetch, 0, false)
 	}
 	e.proved = time.Now()
-	for _, mv := range e.unproven {
-		o := dlqreplay.Outcome{MessageID: mv.id, Result: mv.result, Target: mv.target, Source: mv.source}
+	for _, d := range e.unproven {
+		st := dlqreplay.Settled{Delivery: d}
 		if err != nil {
-			o.PossibleDuplicate = true
-			o.Reason = "copy confirmed; the DLQ ack may not have reached the broker"
-			if mv.result == dlqreplay.ResultDeleted {
-				o.Reason = "archived; the DLQ ack may not have reached the broker"
+			st.PossibleDuplicate = true
+			st.Note = "copy confirmed; the DLQ ack may not have reached the broker"
+			if e.job.Action == dlqreplay.ActionDelete {
+				st.Note = "archived; the DLQ ack may not have reached the broker"
 			}
 		}
-		e.run.Report(o)
+		e.settled = append(e.settled, st)
 	}
 	e.unproven = nil
 	if err != nil {
@@ -464,7 +410,7 @@ func (e *execution) prove(ackErr error) error {
 
 // finish cancels the consumer and gives back every held message (and any
 // delivered past the snapshot) in one nack(multiple, requeue).
-func (e *execution) finish(ctx context.Context) error {
+func (e *session) finish(ctx context.Context) error {
 	if e.cons.IsClosed() {
 		return nil
 	}
@@ -478,7 +424,7 @@ func (e *execution) finish(ctx context.Context) error {
 		return nil
 	}
 	if e.limit > 0 {
-		if _, err := e.b.spareLimit(ctx, e.conn, e.run.DLQ, e.limit, e.held, e.acked); err != nil {
+		if _, err := e.b.spareLimit(ctx, e.conn, e.job.DLQ, e.limit, e.held, e.acked); err != nil {
 			return err
 		}
 	}

@@ -1,0 +1,538 @@
+// Package conformance is the one table of cases every dlqreplay Backend
+// passes: conservation under each fault the broker can have, dry run,
+// filters, poison, named targets, delete and restore, cancel, and one job
+// per DLQ across instances. A backend's test supplies a World for its
+// broker — real RabbitMQ, kfake — and calls Run; adding a broker means
+// writing its World, not new cases.
+//
+// Messages are known by a test id carried in the TestIDHeader header, so
+// the cases never depend on how a broker names messages.
+package conformance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+)
+
+// TestIDHeader names the header that carries a test message's id.
+const TestIDHeader = "qw-test-id"
+
+// Message is a dead letter a case puts in the DLQ.
+type Message struct {
+	ID     string
+	Tenant string // the "tenant" header
+	// Origin is the queue or topic the message died in (default: Source).
+	Origin string
+	// ReplayCount, when above 0, is set in queue.HeaderReplayCount as if
+	// queuewatch had replayed the message that often already.
+	ReplayCount int
+}
+
+// Arrival is a copy that reached a queue or topic.
+type Arrival struct {
+	ID          string // TestIDHeader
+	ReplayCount string // queue.HeaderReplayCount
+	ReplayID    string // queue.HeaderReplayID
+}
+
+// World is one broker's fixture. Each call of Run's cases gets a fresh
+// World from the factory: a DLQ whose messages failed in Source, and
+// another existing queue or topic, Other.
+type World interface {
+	// Service is a Service over the backend under test; each call is
+	// another queuewatch instance (its own backend and audit store) on
+	// the same broker.
+	Service(t *testing.T, maxReplays int) *dlqreplay.Service
+	// DLQ is the DLQ's ID.
+	DLQ() string
+	// Source is the queue or topic the dead letters came from; Other is a
+	// second one, for moves.
+	Source() string
+	Other() string
+	// DeadLetter adds dead letters from Source to the DLQ, in order.
+	DeadLetter(t *testing.T, msgs ...Message)
+	// InDLQ lists the test ids of the messages still to be replayed, in
+	// DLQ order, leaving the DLQ as it is.
+	InDLQ(t *testing.T) []string
+	// Arrived takes the copies that reached the queue or topic name since
+	// the last call.
+	Arrived(t *testing.T, name string) []Arrival
+	// Faults are the faults this broker can suffer while a job runs.
+	Faults() []Fault
+}
+
+// Fault is one way a broker fails in the middle of a job.
+type Fault struct {
+	Name string
+	// Inject breaks things while the job runs; Heal (optional) repairs
+	// them after the job ended, before the messages are counted.
+	Inject func(t *testing.T)
+	Heal   func(t *testing.T)
+}
+
+// Run runs every case against fresh worlds from newWorld.
+func Run(t *testing.T, newWorld func(t *testing.T) World) {
+	cases := []struct {
+		name string
+		run  func(t *testing.T, w World)
+	}{
+		{"replay all", replayAll},
+		{"dry run changes nothing", dryRun},
+		{"filters and limit", filters},
+		{"selected ids", selectedIDs},
+		{"poison skipped", poison},
+		{"move to a named target", move},
+		{"missing target moves nothing", missingTarget},
+		{"a message whose origin is gone fails alone", originGone},
+		{"delete archives then restore", deleteRestore},
+		{"cancel keeps every message", cancel},
+		{"one job per dlq across instances", conflict},
+		{"faults lose nothing", faults},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) { c.run(t, newWorld(t)) })
+	}
+}
+
+func ctxT(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// messages makes n dead letters with ids prefix-0000… and tenants a, b, c
+// in turn.
+func messages(prefix string, n int) []Message {
+	out := make([]Message, n)
+	for i := range out {
+		out[i] = Message{ID: fmt.Sprintf("%s-%04d", prefix, i), Tenant: string(rune('a' + i%3))}
+	}
+	return out
+}
+
+func ids(ms []Message) []string {
+	out := make([]string, len(ms))
+	for i, m := range ms {
+		out[i] = m.ID
+	}
+	return out
+}
+
+func arrivedIDs(as []Arrival) []string {
+	out := make([]string, len(as))
+	for i, a := range as {
+		out[i] = a.ID
+	}
+	return out
+}
+
+func sorted(s []string) []string {
+	s = slices.Clone(s)
+	slices.Sort(s)
+	return s
+}
+
+func count(r dlqreplay.Receipt, res dlqreplay.Result) int {
+	n := 0
+	for _, o := range r.Outcomes {
+		if o.Result == res {
+			n++
+		}
+	}
+	return n
+}
+
+func run(t *testing.T, svc *dlqreplay.Service, req dlqreplay.Request) dlqreplay.Receipt {
+	t.Helper()
+	r, err := svc.Run(ctxT(t), req)
+	if err != nil {
+		t.Fatalf("run %+v: %v", req, err)
+	}
+	return r
+}
+
+func replayAll(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	all := messages("all", 20)
+	w.DeadLetter(t, all...)
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	if r.Job.State != dlqreplay.StateSucceeded || r.Job.Progress.Moved != 20 || count(r, dlqreplay.ResultMoved) != 20 {
+		t.Fatalf("receipt %+v", r.Job)
+	}
+	got := w.Arrived(t, w.Source())
+	if !slices.Equal(sorted(arrivedIDs(got)), ids(all)) {
+		t.Fatalf("arrived %v, want %v", arrivedIDs(got), ids(all))
+	}
+	seen := map[string]bool{}
+	for _, a := range got {
+		if a.ReplayCount != "1" || a.ReplayID == "" || seen[a.ReplayID] {
+			t.Errorf("copy %s: replay count %q, replay id %q (unique ids wanted)", a.ID, a.ReplayCount, a.ReplayID)
+		}
+		seen[a.ReplayID] = true
+	}
+	if left := w.InDLQ(t); len(left) != 0 {
+		t.Fatalf("dlq still holds %v", left)
+	}
+	// A replayed message that dies again is replayed with its count bumped.
+	w.DeadLetter(t, Message{ID: "again", ReplayCount: 1})
+	run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	if a := w.Arrived(t, w.Source()); len(a) != 1 || a[0].ReplayCount != "2" {
+		t.Fatalf("second replay arrived %+v, want one copy with count 2", a)
+	}
+}
+
+func dryRun(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	all := messages("dry", 10)
+	w.DeadLetter(t, all...)
+	for _, action := range []dlqreplay.Action{dlqreplay.ActionReplay, dlqreplay.ActionDelete} {
+		r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: action, DryRun: true, Selection: dlqreplay.Selection{All: true}})
+		want := dlqreplay.ResultWouldMove
+		if action == dlqreplay.ActionDelete {
+			want = dlqreplay.ResultWouldDelete
+		}
+		if r.Job.State != dlqreplay.StateSucceeded || count(r, want) != 10 || !r.Job.DryRun {
+			t.Fatalf("%s dry run: %+v", action, r.Job)
+		}
+		if left := w.InDLQ(t); !slices.Equal(left, ids(all)) {
+			t.Fatalf("%s dry run changed the dlq: %v", action, left)
+		}
+		if a := w.Arrived(t, w.Source()); len(a) != 0 {
+			t.Fatalf("%s dry run sent %v", action, arrivedIDs(a))
+		}
+	}
+}
+
+func filters(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	all := messages("f", 12)
+	w.DeadLetter(t, all...)
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{Headers: map[string]string{"tenant": "b"}, Limit: 3}})
+	want := []string{"f-0001", "f-0004", "f-0007"}
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, want) {
+		t.Fatalf("moved %v, want %v (receipt %+v)", got, want, r.Job.Progress)
+	}
+	var left []string
+	for _, id := range ids(all) {
+		if !slices.Contains(want, id) {
+			left = append(left, id)
+		}
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, left) {
+		t.Fatalf("dlq holds %v, want %v in order", got, left)
+	}
+}
+
+// messageIDs browses the DLQ and maps test ids to message ids.
+func messageIDs(t *testing.T, svc *dlqreplay.Service, dlq string) map[string]string {
+	t.Helper()
+	p, err := svc.Browse(ctxT(t), dlq, dlqreplay.BrowseOptions{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]string{}
+	for _, m := range p.Messages {
+		v, _ := m.Header(TestIDHeader)
+		out[string(v)] = m.ID
+	}
+	return out
+}
+
+func selectedIDs(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	w.DeadLetter(t, messages("s", 6)...)
+	byTest := messageIDs(t, svc, w.DLQ())
+	sel := dlqreplay.Selection{IDs: []string{byTest["s-0002"], byTest["s-0005"]}}
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Selection: sel})
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, []string{"s-0002", "s-0005"}) {
+		t.Fatalf("moved %v (receipt %+v)", got, r.Job.Progress)
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, []string{"s-0000", "s-0001", "s-0003", "s-0004"}) {
+		t.Fatalf("dlq holds %v", got)
+	}
+}
+
+func poison(t *testing.T, w World) {
+	svc := w.Service(t, 3)
+	msgs := messages("p", 6)
+	for i := range msgs {
+		if i%2 == 0 {
+			msgs[i].ReplayCount = 3 + i
+		}
+	}
+	w.DeadLetter(t, msgs...)
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	if count(r, dlqreplay.ResultSkipped) != 3 || count(r, dlqreplay.ResultMoved) != 3 {
+		t.Fatalf("receipt %+v", r.Job.Progress)
+	}
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, []string{"p-0001", "p-0003", "p-0005"}) {
+		t.Fatalf("moved %v", got)
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, []string{"p-0000", "p-0002", "p-0004"}) {
+		t.Fatalf("poison left in the dlq: %v", got)
+	}
+}
+
+func move(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	w.DeadLetter(t, messages("m", 5)...)
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: w.Other()}, Selection: dlqreplay.Selection{All: true}})
+	if r.Job.Progress.Moved != 5 {
+		t.Fatalf("receipt %+v", r.Job)
+	}
+	for _, o := range r.Outcomes {
+		if !containsName(o.Target, w.Other()) {
+			t.Errorf("outcome target %q does not name %q", o.Target, w.Other())
+		}
+	}
+	if got := w.Arrived(t, w.Other()); len(got) != 5 {
+		t.Fatalf("%d arrived in %s", len(got), w.Other())
+	}
+	if got := w.Arrived(t, w.Source()); len(got) != 0 {
+		t.Fatalf("%d arrived in the source", len(got))
+	}
+}
+
+func containsName(target, name string) bool {
+	return target == name || len(target) > len(name) && target[len(target)-len(name)-1:] == "/"+name
+}
+
+func missingTarget(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	all := messages("x", 4)
+	w.DeadLetter(t, all...)
+	_, err := svc.Run(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: "qw-no-such-target"}, Selection: dlqreplay.Selection{All: true}})
+	if !errors.Is(err, dlqreplay.ErrTargetMissing) {
+		t.Fatalf("err = %v, want ErrTargetMissing", err)
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, ids(all)) {
+		t.Fatalf("dlq holds %v", got)
+	}
+}
+
+func originGone(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	msgs := messages("o", 6)
+	msgs[1].Origin, msgs[4].Origin = "qw-gone", "qw-gone"
+	w.DeadLetter(t, msgs...)
+	for _, dry := range []bool{true, false} {
+		r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), DryRun: dry, Selection: dlqreplay.Selection{All: true}})
+		want := dlqreplay.ResultMoved
+		if dry {
+			want = dlqreplay.ResultWouldMove
+		}
+		if count(r, dlqreplay.ResultFailed) != 2 || count(r, want) != 4 || len(r.Outcomes) != 6 {
+			t.Fatalf("dry run %v: %d outcomes %+v", dry, len(r.Outcomes), r.Job.Progress)
+		}
+		for _, o := range r.Outcomes {
+			if o.Result == dlqreplay.ResultFailed && !strings.Contains(o.Reason, "qw-gone") {
+				t.Errorf("failure reason %q does not name the missing target", o.Reason)
+			}
+		}
+	}
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, []string{"o-0000", "o-0002", "o-0003", "o-0005"}) {
+		t.Fatalf("moved %v", got)
+	}
+	if got := w.InDLQ(t); !slices.Equal(got, []string{"o-0001", "o-0004"}) {
+		t.Fatalf("dlq holds %v", got)
+	}
+}
+
+func deleteRestore(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	all := messages("d", 7)
+	w.DeadLetter(t, all...)
+	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if count(r, dlqreplay.ResultDeleted) != 7 {
+		t.Fatalf("receipt %+v", r.Job)
+	}
+	if got := w.InDLQ(t); len(got) != 0 {
+		t.Fatalf("dlq holds %v after delete", got)
+	}
+	ref, _ := dlqreplay.ParseID(w.DLQ())
+	ref.Name = w.Source()
+	rr, err := svc.Restore(ctxT(t), dlqreplay.RestoreRequest{JobID: r.Job.ID, Target: ref.ID()})
+	if err != nil || count(rr, dlqreplay.ResultMoved) != 7 {
+		t.Fatalf("restore: %v, %+v", err, rr.Job)
+	}
+	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, ids(all)) {
+		t.Fatalf("restored %v", got)
+	}
+}
+
+// slowJob starts a rate-limited replay of n messages and waits until it
+// has moved some.
+func slowJob(t *testing.T, w World, svc *dlqreplay.Service, n int) dlqreplay.Job {
+	t.Helper()
+	w.DeadLetter(t, messages("slow", n)...)
+	j, err := svc.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}, Rate: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMoved(t, svc, j.ID, 5)
+	return j
+}
+
+func waitMoved(t *testing.T, svc *dlqreplay.Service, id string, n int64) {
+	t.Helper()
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		j, err := svc.Job(context.Background(), id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Progress.Moved >= n {
+			return
+		}
+		if j.State != dlqreplay.StateRunning {
+			t.Fatalf("job ended before moving %d: %+v", n, j)
+		}
+	}
+	t.Fatalf("job %s never moved %d messages", id, n)
+}
+
+func cancel(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	j := slowJob(t, w, svc, 200)
+	if err := svc.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Wait(ctxT(t), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.State != dlqreplay.StateCancelled || r.Job.Progress.Moved == 0 || r.Job.Progress.Moved >= 200 {
+		t.Fatalf("cancelled job %+v", r.Job)
+	}
+	accounted(t, w, ids(messages("slow", 200)), w.Source(), r)
+}
+
+func conflict(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	j := slowJob(t, w, svc, 200)
+	_, err := svc.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	var ce *dlqreplay.ConflictError
+	if !errors.As(err, &ce) || ce.JobID != j.ID {
+		t.Fatalf("second job in the same instance: %v, want a conflict naming %s", err, j.ID)
+	}
+	other := w.Service(t, 0)
+	if _, err := other.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}}); !errors.Is(err, dlqreplay.ErrJobRunning) {
+		t.Fatalf("second job from another instance: %v, want ErrJobRunning", err)
+	}
+	if _, err := svc.Browse(ctxT(t), w.DLQ(), dlqreplay.BrowseOptions{}); !errors.Is(err, dlqreplay.ErrJobRunning) {
+		t.Fatalf("browse during a job: %v, want ErrJobRunning", err)
+	}
+	if err := svc.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Wait(ctxT(t), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, w, ids(messages("slow", 200)), w.Source(), r)
+}
+
+func faults(t *testing.T, w World) {
+	fs := w.Faults()
+	if len(fs) == 0 {
+		t.Fatal("the world names no faults: every broker has some")
+	}
+	for i, f := range fs {
+		t.Run(f.Name, func(t *testing.T) {
+			svc := w.Service(t, 0)
+			prefix := "fault" + strconv.Itoa(i)
+			all := ids(messages(prefix, 300))
+			w.DeadLetter(t, messages(prefix, 300)...)
+			j, err := svc.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}, Rate: 300})
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitMoved(t, svc, j.ID, 30)
+			f.Inject(t)
+			r, err := svc.Wait(ctxT(t), j.ID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Heal != nil {
+				f.Heal(t)
+			}
+			if r.Job.State == dlqreplay.StateSucceeded && r.Job.Progress.Moved == 300 {
+				t.Logf("the fault did not stop the job: %+v", r.Job.Progress)
+			}
+			accounted(t, w, all, w.Source(), r)
+			// What the fault left behind is replayed by a second job, once
+			// the broker lets go of the first one's lock.
+			again := w.Service(t, 0)
+			for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+				_, err := again.Run(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+				if err == nil {
+					break
+				}
+				if !errors.Is(err, dlqreplay.ErrJobRunning) || time.Now().After(deadline) {
+					t.Fatalf("second job: %v", err)
+				}
+			}
+			w.Arrived(t, w.Source())
+			if left := w.InDLQ(t); len(left) != 0 {
+				t.Fatalf("after a second job the dlq holds %v", left)
+			}
+		})
+	}
+}
+
+// accounted checks conservation: every message is in the DLQ or arrived
+// in target, and no more messages are in two places (or arrived twice)
+// than the receipt marks as possible duplicates. It waits a little for a
+// cut connection's unacknowledged messages to return to the DLQ.
+func accounted(t *testing.T, w World, all []string, target string, r dlqreplay.Receipt) {
+	t.Helper()
+	arrived := map[string]int{}
+	var inDLQ []string
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		for _, a := range w.Arrived(t, target) {
+			arrived[a.ID]++
+		}
+		inDLQ = w.InDLQ(t)
+		if len(missing(all, arrived, inDLQ)) == 0 || time.Now().After(deadline) {
+			break
+		}
+	}
+	if lost := missing(all, arrived, inDLQ); len(lost) > 0 {
+		t.Errorf("%d messages lost: %v", len(lost), lost)
+	}
+	seen := maps.Clone(arrived)
+	for _, id := range inDLQ {
+		seen[id]++
+	}
+	var dup []string
+	for _, id := range all {
+		if seen[id] > 1 {
+			dup = append(dup, id)
+		}
+	}
+	if len(dup) > int(r.Job.Progress.Duplicates) {
+		t.Errorf("%d messages are in two places, the receipt marks %d possible duplicates: %v",
+			len(dup), r.Job.Progress.Duplicates, dup)
+	}
+	t.Logf("job %s (%s): %+v; %d duplicates found", r.Job.State, r.Job.Error, r.Job.Progress, len(dup))
+}
+
+func missing(all []string, arrived map[string]int, inDLQ []string) []string {
+	var out []string
+	for _, id := range all {
+		if arrived[id] == 0 && !slices.Contains(inDLQ, id) {
+			out = append(out, id)
+		}
+	}
+	return out
+}

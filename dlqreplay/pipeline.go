@@ -1,0 +1,324 @@
+package dlqreplay
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// JobSpec is what a Backend needs to open a job's session.
+type JobSpec struct {
+	ID     string
+	DLQ    Ref
+	Action Action
+	// DryRun: the session will only be scanned, never asked to publish or
+	// remove, so it may skip opening a publisher.
+	DryRun bool
+}
+
+// Publishes reports whether the job will publish copies.
+func (s JobSpec) Publishes() bool { return !s.DryRun && s.Action != ActionDelete }
+
+// Session is the broker side of one job: its I/O and nothing else. The
+// pipeline (this package) decides, for every message, what happens to it —
+// selection, poison check, dry run, target check, rate, publish, settle,
+// audit — and tells the session; a session never decides an outcome.
+//
+// A session holds the DLQ exclusively from Open until Close (across
+// instances: a second Open answers a *ConflictError), reads at most the
+// depth it snapshotted at Open, and removes a message from the DLQ only
+// when told to: after its copy was confirmed (Publish, then Settle), or
+// after it was archived (Remove).
+type Session interface {
+	// Depth is the number of messages in the DLQ at Open: the most the
+	// scan will read.
+	Depth() int64
+	// KeepsHandled tells a DLQ that is a log (Kafka): handled messages
+	// stay readable until a cursor passes them, so a message an earlier
+	// job already moved or deleted may be read again and must be removed
+	// without a second copy.
+	KeepsHandled() bool
+	// Scan calls each for the snapshot's messages in DLQ order and stops
+	// at the first error each returns, which Scan returns (wrapped or not).
+	Scan(ctx context.Context, each func(*Delivery) error) error
+	// Route says where a message goes for a replay or move to t:
+	// TargetOriginal and TargetOriginalExchange are read from the
+	// message's dead-letter facts. An error means this message cannot go
+	// anywhere (its headers name no origin). m is nil when t is
+	// TargetNamed and the pipeline checks the target before the scan.
+	Route(m *queue.Message, t Target) (Route, error)
+	// CheckRoute reports whether the route's target exists
+	// (ErrTargetMissing when it does not).
+	CheckRoute(ctx context.Context, r Route) error
+	// Keep leaves the message in the DLQ, in its place. An error stops the
+	// scan (for example: too many messages held).
+	Keep(d *Delivery) error
+	// Publish sends a copy of the message to r, carrying the replay
+	// headers (queue.HeaderReplayCount bumped, queue.HeaderReplayID set to
+	// replayID). It may return before the broker confirmed; the outcome
+	// comes from Settle.
+	Publish(ctx context.Context, d *Delivery, r Route, replayID string) error
+	// Remove removes the message from the DLQ without a copy: it has been
+	// archived (delete), or an earlier job already sent it (KeepsHandled).
+	// Like Publish, it is final only once Settle reports it.
+	Remove(ctx context.Context, d *Delivery) error
+	// Settle reports the published and removed messages whose fate is now
+	// known: the copy confirmed and the DLQ copy removed, or not. With all
+	// set it waits for every one in flight; otherwise it settles what the
+	// broker already confirmed, or what the session's batching wants
+	// settled now. A non-nil error stops the job after the returned
+	// outcomes are recorded.
+	Settle(ctx context.Context, all bool) ([]Settled, error)
+	// Close gives back every kept message (in order) and releases the
+	// DLQ. It is called once, after the last Settle.
+	Close(ctx context.Context) error
+}
+
+// Delivery is one message read by a session's Scan.
+type Delivery struct {
+	Message queue.Message
+	// Handle is the session's own reference to the message (a delivery
+	// tag, a record).
+	Handle any
+
+	out Outcome // the outcome the pipeline will report once it settles
+}
+
+// Route is where a copy goes.
+type Route struct {
+	// Target is the destination as receipts show it: "exchange/routing-key"
+	// for RabbitMQ ("/queue" for the default exchange), the topic for Kafka.
+	Target string
+	// Dest is the session's own form of the destination.
+	Dest any
+}
+
+// Settled is the fate of one published or removed message.
+type Settled struct {
+	Delivery *Delivery
+	// Err: the message stays in the DLQ (nacked, returned, not confirmed,
+	// transaction aborted) and is reported as failed.
+	Err error
+	// PossibleDuplicate: a fault left the outcome uncertain; the copy may
+	// be in the target while the original is still in the DLQ.
+	PossibleDuplicate bool
+	// Note explains a possible duplicate of a message that did move.
+	Note string
+}
+
+// errSatisfied ends a scan early once nothing more can be selected.
+var errSatisfied = errors.New("selection satisfied")
+
+// archiveBatch is how many deletes are archived in one audit-store write.
+const archiveBatch = 500
+
+// pipeline runs one job over a session.
+type pipeline struct {
+	r      *Run
+	s      Session
+	done   map[string]bool  // messages earlier jobs sent (KeepsHandled)
+	checks map[string]error // target checks, by Route.Target
+	seq    int
+	// deletes are selected messages waiting to be archived (in one batch)
+	// before the session is told to remove them.
+	deletes []*Delivery
+}
+
+// execute runs the job to its end and closes the session. It returns the
+// job's error: nil when every selected message was handled.
+func (p *pipeline) execute(ctx context.Context) error {
+	err := p.scan(ctx)
+	if errors.Is(err, errSatisfied) {
+		err = nil
+	}
+	// Whatever stopped the scan, what is in flight is settled: a
+	// confirmed copy's original is removed, the rest stays in the DLQ.
+	settleCtx := context.WithoutCancel(ctx)
+	if derr := p.flushDeletes(settleCtx); err == nil {
+		err = derr
+	}
+	if serr := p.settle(settleCtx, true); err == nil {
+		err = serr
+	}
+	if cerr := p.s.Close(settleCtx); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (p *pipeline) scan(ctx context.Context) error {
+	if p.s.KeepsHandled() {
+		var err error
+		if p.done, err = p.r.Done(ctx, nil); err != nil {
+			return err
+		}
+	}
+	return p.s.Scan(ctx, func(d *Delivery) error {
+		if err := p.handle(ctx, d); err != nil {
+			return err
+		}
+		if p.r.Satisfied() {
+			return errSatisfied
+		}
+		return nil
+	})
+}
+
+// handle decides one message's fate: the pipeline's steps in order.
+func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
+	r, m := p.r, &d.Message
+	if !r.Selection.Match(m) || !r.Selected() {
+		return p.keep(ctx, d)
+	}
+	d.out = Outcome{MessageID: m.ID, Source: m.Death.Source()}
+	if limit := r.MaxReplays; limit > 0 && m.ReplayCount() >= int64(limit) {
+		return p.report(ctx, d, ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", m.ReplayCount(), limit))
+	}
+	if p.done[m.ID] {
+		// Removed through the session like any other, so a log's
+		// cursor never passes a message still in flight before it.
+		d.out.Result, d.out.Reason = ResultSkipped, "already sent by an earlier job"
+		return p.remove(ctx, d)
+	}
+	if r.Action == ActionDelete {
+		if r.DryRun {
+			return p.report(ctx, d, ResultWouldDelete, "")
+		}
+		d.out.Result = ResultDeleted
+		p.deletes = append(p.deletes, d)
+		if len(p.deletes) >= archiveBatch {
+			return p.flushDeletes(ctx)
+		}
+		return nil
+	}
+	route, err := p.s.Route(m, r.Target)
+	if err != nil {
+		return p.report(ctx, d, ResultFailed, err.Error())
+	}
+	d.out.Target = route.Target
+	if err := p.check(ctx, route); err != nil {
+		// This message's target is gone (its source queue or topic was
+		// deleted, say): it stays in the DLQ and the job goes on, so the
+		// rest of the selection moves and a dry run shows the whole plan.
+		return p.report(ctx, d, ResultFailed, err.Error())
+	}
+	if r.DryRun {
+		return p.report(ctx, d, ResultWouldMove, "")
+	}
+	if err := p.flushDeletes(ctx); err != nil {
+		return err
+	}
+	if err := r.Wait(ctx); err != nil {
+		return errors.Join(err, p.keep(ctx, d))
+	}
+	p.seq++
+	d.out.Result = ResultMoved
+	if err := p.s.Publish(ctx, d, route, r.ID+"."+strconv.Itoa(p.seq)); err != nil {
+		d.out.Result, d.out.Reason = ResultFailed, err.Error()
+		r.Report(d.out)
+		return errors.Join(err, p.s.Keep(d))
+	}
+	return p.settle(ctx, false)
+}
+
+// report records an outcome decided before anything was sent and leaves
+// the message in the DLQ.
+func (p *pipeline) report(ctx context.Context, d *Delivery, res Result, reason string) error {
+	d.out.Result, d.out.Reason = res, reason
+	p.r.Report(d.out)
+	return p.keep(ctx, d)
+}
+
+// keep leaves a message in the DLQ; deletes selected before it are
+// handed to the session first, so a log's cursor sees them in order.
+func (p *pipeline) keep(ctx context.Context, d *Delivery) error {
+	if err := p.flushDeletes(ctx); err != nil {
+		return err
+	}
+	return p.s.Keep(d)
+}
+
+func (p *pipeline) remove(ctx context.Context, d *Delivery) error {
+	if err := p.flushDeletes(ctx); err != nil {
+		return err
+	}
+	if err := p.s.Remove(ctx, d); err != nil {
+		return err
+	}
+	return p.settle(ctx, false)
+}
+
+// check runs the target check once per target and job.
+func (p *pipeline) check(ctx context.Context, route Route) error {
+	if err, ok := p.checks[route.Target]; ok {
+		return err
+	}
+	err := p.s.CheckRoute(ctx, route)
+	p.checks[route.Target] = err
+	return err
+}
+
+// flushDeletes archives the pending deletes in one write and only then
+// tells the session to remove them; an archive failure leaves them all in
+// the DLQ.
+func (p *pipeline) flushDeletes(ctx context.Context) error {
+	if len(p.deletes) == 0 {
+		return nil
+	}
+	batch := p.deletes
+	p.deletes = nil
+	msgs := make([]*queue.Message, len(batch))
+	for i, d := range batch {
+		msgs[i] = &d.Message
+	}
+	if err := p.r.Archive(ctx, msgs); err != nil {
+		for _, d := range batch {
+			d.out.Result, d.out.Reason = ResultFailed, "archive: "+err.Error()
+			p.r.Report(d.out)
+			err = errors.Join(err, p.s.Keep(d))
+		}
+		return err
+	}
+	for _, d := range batch {
+		if err := p.s.Remove(ctx, d); err != nil {
+			return err
+		}
+	}
+	return p.settle(ctx, false)
+}
+
+// settle records what the session settled.
+func (p *pipeline) settle(ctx context.Context, all bool) error {
+	done, err := p.s.Settle(ctx, all)
+	for _, st := range done {
+		o := st.Delivery.out
+		switch {
+		case st.Err != nil:
+			o.Result, o.Reason = ResultFailed, st.Err.Error()
+		case st.Note != "":
+			o.Reason = st.Note
+		}
+		o.PossibleDuplicate = st.PossibleDuplicate
+		p.r.Report(o)
+	}
+	return err
+}
+
+// prepare checks a named target before anything moves and records the
+// snapshotted depth.
+func (p *pipeline) prepare(ctx context.Context) error {
+	if p.r.Action != ActionDelete && p.r.Target.Kind == TargetNamed {
+		route, err := p.s.Route(nil, p.r.Target)
+		if err != nil {
+			return err
+		}
+		if err := p.check(ctx, route); err != nil {
+			return err
+		}
+	}
+	p.r.SetDepth(p.s.Depth())
+	return nil
+}
