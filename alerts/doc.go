@@ -9,39 +9,70 @@
 // threshold someone has to tune per group is a threshold nobody tunes. What is
 // true of every healthy consumer is that its committed offset moves forward and
 // its lag does not grow without end. So each partition is looked at over a
-// sliding window of the last N polls (StatusOptions.Window, 10 by default)
-// and given one of these statuses, checked in this order:
+// sliding window of the last N polls (StatusOptions.Window, 10 by default and
+// never below 3) and given one of these statuses, checked in this order:
 //
 //   - ok: lag is 0 at the latest poll. A caught-up partition is healthy
 //     whatever happened before, including when the group has no members.
-//   - stop: lag > 0 and the group has no members: nobody will ever consume it.
+//   - stop: lag > 0 and the group has no members at the latest poll: nobody
+//     will ever consume it. Its sentence says how long the polls have seen
+//     the group without members.
 //   - rewind: the committed offset went backwards at some step of the window
 //     (an offset reset or a consumer committing stale positions): records are
-//     being processed twice.
-//   - stall: members are present but the committed offset did not move at any
-//     step of the window while lag > 0: the consumer is alive but stuck.
-//   - warn: the committed offset moves, but lag never shrank across the window
-//     and ended higher than it started: the consumer is losing ground.
+//     being processed twice. Losing the commit altogether is not a rewind.
+//   - ok, when the partition was not seen in a full window of polls, or when
+//     its lag was 0 at some earlier poll of the window: a trend needs a full
+//     window, and a consumer that caught up within it is keeping up.
+//   - stall: the committed offset did not move forward at any step of the
+//     window (a first commit counts as movement) while lag > 0 and members
+//     are present: the consumer is alive but stuck.
+//   - warn: the committed offset moves, lag never fell below where the window
+//     started, and it ended higher by more than a tenth of what producers
+//     appended meanwhile: the consumer is losing ground. Lag may dip between
+//     polls (a consumer reads in bursts); the margin keeps a consumer whose
+//     small lag follows a rising produce rate from being flagged.
 //   - ok: anything else (moving and keeping up, or lag going up and down).
 //
-// With fewer than 3 observations a trend cannot be told apart from noise, so
-// only stop and rewind (facts of a single poll or step) are reported then;
-// never stall or warn. A group's status is its worst partition's (queue.Worse)
-// and its StatusReason is that partition's sentence, for example "committed
-// offset has not moved for 6m while lag is 12,400 on orders/3". A group the
-// collector could not read (ConsumerGroup.Err), or a snapshot whose poll
-// failed, is StatusError with the error as the reason. A group with no
-// partitions has nothing to be behind on and is ok.
+// So only stop and rewind, facts of a single poll or step, are reported
+// before the window is full; never stall or warn.
+//
+// A group's status is its worst partition's, in queue's one severity order
+// (queue.Statuses: ok, warn, rewind, error, stall, stop), and its
+// StatusReason is that partition's sentence, for example "committed offset
+// has not moved for 6m while lag is 12,400 on orders/3 and 2 more
+// partitions"; among partitions of the same status the one with the most lag
+// (for rewind: the largest step back) names the group. The sentence of stop
+// is group-wide: "no members for 9m, lag 48,200". A group the collector
+// could not read (ConsumerGroup.Err), or a snapshot whose poll failed, is
+// StatusError with the error as the reason. A group with no partitions has
+// nothing to be behind on and is ok. What a group shows in the UI, the API
+// and the status metric is queue.ConsumerGroup.EffectiveStatus, which also
+// makes a group with a read error StatusError when nobody evaluated it.
+//
+// Durations and counts in sentences are written by queue.HumanDuration and
+// queue.ExactCount, as everywhere else in queuewatch.
 //
 // # Catch-up ETA
 //
 // The ETA compares the rate at which the group consumes (the offset lag is
 // measured from, normally the committed offset) with the rate at which
 // producers append (the end offset), each summed over the group's partitions
-// across the same window. A caught-up group has an ETA of 0; a group that
-// consumes no faster than producers produce is falling behind; otherwise the
-// ETA is lag divided by the net drain rate. Fewer than two observations give
-// no ETA. FormatETA renders it for people.
+// across the same window. A group with no lag, or with less lag than
+// producers append between two polls (it reads what arrives as it arrives),
+// is caught up; a group that consumes no faster than producers produce is
+// falling behind; otherwise the ETA is lag divided by the net drain rate. A
+// group none of whose partitions has two observations has no ETA.
+// queue.HumanETA renders it for people.
+//
+// # Alert rules
+//
+// Rules generates the Prometheus rule file from the same config. Threshold
+// overrides become extra rules over disjoint label selections; which
+// override applies to groups or DLQs and what thresholds it sets come from
+// config (Override.AppliesToGroups, Override.Apply), so every group and DLQ is
+// judged by the threshold config.Alerts.For gives it. The stall and stop
+// alerts fire on the status metric, that is on exactly the status the UI
+// shows.
 //
 // # Cost
 //

@@ -62,17 +62,3 @@ func (r rates) eta(lag int64) queue.ETA {
 	}
 	return queue.ETA{Known: true, In: time.Duration(secs * float64(time.Second))}
 }
-
-// FormatETA renders an ETA for people: "caught up", "12m", "1h 5m",
-// "falling behind", or "—" when it is not known.
-func FormatETA(eta queue.ETA) string {
-	switch {
-	case !eta.Known:
-		return "—"
-	case eta.FallingBehind:
-		return "falling behind"
-	case eta.In <= 0:
-		return "caught up"
-	}
-	return HumanDuration(eta.In)
-}

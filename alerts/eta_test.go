@@ -102,8 +102,8 @@ func TestEvaluateETA(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("ETA %+v; want %+v", got, tt.want)
 			}
-			if ui := FormatETA(got); ui != tt.wantUI {
-				t.Errorf("FormatETA = %q; want %q", ui, tt.wantUI)
+			if ui := queue.HumanETA(got); ui != tt.wantUI {
+				t.Errorf("HumanETA = %q; want %q", ui, tt.wantUI)
 			}
 		})
 	}
@@ -126,28 +126,6 @@ func TestRatesETA(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			if got := tt.r.eta(tt.lag); got != tt.want {
 				t.Errorf("eta(%d) = %+v; want %+v", tt.lag, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestFormatETA(t *testing.T) {
-	tests := []struct {
-		eta  queue.ETA
-		want string
-	}{
-		{queue.ETA{}, "—"},
-		{queue.ETA{FallingBehind: true}, "—"},
-		{queue.ETA{Known: true}, "caught up"},
-		{queue.ETA{Known: true, FallingBehind: true}, "falling behind"},
-		{queue.ETA{Known: true, In: 12 * time.Minute}, "12m"},
-		{queue.ETA{Known: true, In: time.Hour + 5*time.Minute + 10*time.Second}, "1h 5m"},
-		{queue.ETA{Known: true, In: 40 * time.Second}, "40s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := FormatETA(tt.eta); got != tt.want {
-				t.Errorf("FormatETA(%+v) = %q; want %q", tt.eta, got, tt.want)
 			}
 		})
 	}

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -12,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // RuleGroup is the name of the Prometheus rule group Rules generates.
@@ -189,6 +189,9 @@ func specs(cfg *config.Config) []alertSpec {
 	window := time.Duration(a.Window) * cfg.PollInterval
 	growing := promDuration(a.DLQGrowingWindow)
 	w := promDuration(window)
+	// Descriptions are for people: durations and counts are written the
+	// way the UI writes them, expressions in Prometheus syntax.
+	hw, hgrowing := queue.HumanDuration(window), queue.HumanDuration(a.DLQGrowingWindow)
 	return []alertSpec{
 		{
 			name: "QueuewatchDLQNotEmpty", severity: SeverityWarning, forDur: twoPolls, page: dlqPage,
@@ -201,7 +204,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "QueuewatchDLQGrowing", severity: SeverityCritical, forDur: twoPolls, page: dlqPage,
 			summary:     `Dead-letter queue {{ $labels.dlq }} is still receiving messages`,
-			description: `{{ $labels.broker }} DLQ {{ $labels.dlq }} (cluster {{ $labels.cluster }}{{ with $labels.vhost }}, vhost {{ . }}{{ end }}, source {{ $labels.source }}) grew by about {{ printf "%.0f" $value }} messages in the last ` + growing + `: its consumer is failing messages right now.`,
+			description: `{{ $labels.broker }} DLQ {{ $labels.dlq }} (cluster {{ $labels.cluster }}{{ with $labels.vhost }}, vhost {{ . }}{{ end }}, source {{ $labels.source }}) grew by about {{ printf "%.0f" $value }} messages in the last ` + hgrowing + `: its consumer is failing messages right now.`,
 			expr: func(string, string) string {
 				return `delta(queuewatch_dlq_messages[` + growing + `]) > 0`
 			},
@@ -217,7 +220,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "KafkaConsumerLagHigh", severity: SeverityWarning, forDur: window, kind: lagHigh, page: groupPage,
 			summary:     `Consumer group {{ $labels.group }} is far behind`,
-			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, for ` + w + `.`,
+			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, for ` + hw + `.`,
 			expr: func(m, t string) string {
 				return groupLag(m) + ` > ` + t
 			},
@@ -225,7 +228,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "KafkaConsumerLagGrowing", severity: SeverityCritical, forDur: window, kind: lagHigh, page: groupPage,
 			summary:     `Consumer group {{ $labels.group }} is falling further behind`,
-			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, and its lag kept rising over ` + w + `: it consumes slower than producers produce.`,
+			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, and its lag kept rising over ` + hw + `: it consumes slower than producers produce.`,
 			expr: func(m, t string) string {
 				return `(` + groupLag(m) + ` > ` + t + `) and on (cluster, group) ` +
 					`(sum by (cluster, group) (delta(` + selector("queuewatch_kafka_consumergroup_topic_lag", m) + `[` + w + `])) > 0)`
@@ -242,7 +245,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "KafkaConsumerGroupStalled", severity: SeverityCritical, forDur: twoPolls, page: groupPage,
 			summary:     `Consumer group {{ $labels.group }} is stalled`,
-			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has members, but its committed offset has not moved for ` + w + ` while it is {{ $value | humanize }} messages behind: the consumer is alive but stuck.`,
+			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has members, but its committed offset has not moved for ` + hw + ` while it is {{ $value | humanize }} messages behind: the consumer is alive but stuck.`,
 			expr: func(string, string) string {
 				return groupLag("") + ` and on (cluster, group) (queuewatch_kafka_consumergroup_status{status="stall"} == 1)`
 			},
@@ -258,7 +261,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "RabbitMQQueueNoConsumers", severity: SeverityCritical, forDur: window, page: overviewPage,
 			summary:     `Queue {{ $labels.queue }} has messages but no consumers`,
-			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages and no consumer for ` + w + `. Dead-letter queues are excluded.`,
+			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages and no consumer for ` + hw + `. Dead-letter queues are excluded.`,
 			expr: func(string, string) string {
 				return `(` + readyMsgs + ` > 0) and on (cluster, vhost, queue) (queuewatch_rabbitmq_queue_consumers == 0) ` +
 					`unless on (cluster, vhost, queue) ` + rabbitDLQs
@@ -267,7 +270,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "RabbitMQQueueBacklogHigh", severity: SeverityWarning, forDur: window, page: overviewPage,
 			summary:     `Queue {{ $labels.queue }} has a large backlog`,
-			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages, over the threshold of ` + strconv.FormatInt(a.BacklogHigh, 10) + `, for ` + w + `. Dead-letter queues are excluded.`,
+			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages, over the threshold of ` + queue.ExactCount(a.BacklogHigh) + `, for ` + hw + `. Dead-letter queues are excluded.`,
 			expr: func(string, string) string {
 				return `(` + readyMsgs + ` > ` + strconv.FormatInt(a.BacklogHigh, 10) + `) unless on (cluster, vhost, queue) ` + rabbitDLQs
 			},
@@ -275,7 +278,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "QueuewatchCollectorDown", severity: SeverityCritical, forDur: window, page: overviewPage,
 			summary:     `queuewatch cannot poll {{ $labels.broker }} cluster {{ $labels.cluster }}`,
-			description: `Every poll of {{ $labels.broker }} cluster {{ $labels.cluster }} failed for ` + w + ` (collector_up is {{ $value }}): its lag and DLQ metrics are missing or frozen, so other alerts for it cannot fire.`,
+			description: `Every poll of {{ $labels.broker }} cluster {{ $labels.cluster }} failed for ` + hw + ` (collector_up is {{ $value }}): its lag and DLQ metrics are missing or frozen, so other alerts for it cannot fire.`,
 			expr: func(string, string) string {
 				return `queuewatch_collector_up == 0`
 			},
@@ -283,7 +286,7 @@ func specs(cfg *config.Config) []alertSpec {
 		{
 			name: "QueuewatchCollectorStale", severity: SeverityWarning, forDur: twoPolls, page: overviewPage,
 			summary:     `queuewatch data for {{ $labels.broker }} cluster {{ $labels.cluster }} is stale`,
-			description: `The last successful poll of {{ $labels.broker }} cluster {{ $labels.cluster }} was {{ $value | humanizeDuration }} ago, more than ` + promDuration(a.StaleAfter) + `.`,
+			description: `The last successful poll of {{ $labels.broker }} cluster {{ $labels.cluster }} was {{ $value | humanizeDuration }} ago, more than ` + queue.HumanDuration(a.StaleAfter) + `.`,
 			expr: func(string, string) string {
 				return `time() - queuewatch_collector_last_success_timestamp_seconds > ` + seconds(a.StaleAfter)
 			},
@@ -307,7 +310,7 @@ func selector(metric, matchers string) string {
 type segment struct {
 	matchers  string // PromQL label matchers without braces; empty selects all
 	threshold string // PromQL number; empty for alerts without a threshold
-	human     string // threshold for people, as in "10000 messages" or "5m"
+	human     string // threshold for people, as in "10,000 messages" or "1h 30m"
 	override  string // config path of the override, empty for the default
 }
 
@@ -320,17 +323,16 @@ func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
 		pick  func(config.Thresholds) segment
 	}{
 		lagHigh: {"group", func(t config.Thresholds) segment {
-			n := strconv.FormatInt(t.LagHigh, 10)
-			return segment{threshold: n, human: n + " messages"}
+			return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
 		}},
 		lagSecondsHigh: {"group", func(t config.Thresholds) segment {
-			return segment{threshold: seconds(t.LagSecondsHigh), human: promDuration(t.LagSecondsHigh)}
+			return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
 		}},
 		dlqAgeHigh: {"dlq", func(t config.Thresholds) segment {
-			return segment{threshold: seconds(t.DLQAgeHigh), human: promDuration(t.DLQAgeHigh)}
+			return segment{threshold: seconds(t.DLQAgeHigh), human: queue.HumanDuration(t.DLQAgeHigh)}
 		}},
 	}
-	global := config.Thresholds{LagHigh: a.LagHigh, LagSecondsHigh: a.LagSecondsHigh, DLQAgeHigh: a.DLQAgeHigh}
+	global := a.Global()
 	out := map[thresholdKind][]segment{noThreshold: {{}}}
 	for kind, k := range kinds {
 		var ovs []override
@@ -340,7 +342,7 @@ func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
 				return nil, fmt.Errorf("alerts.overrides[%d]: %w", i, err)
 			}
 			if ok {
-				limit := k.pick(effective(global, o))
+				limit := k.pick(o.Apply(global))
 				limit.override = fmt.Sprintf("alerts.overrides[%d]", i)
 				ovs = append(ovs, override{pattern: pattern, limit: limit})
 			}
@@ -350,22 +352,6 @@ func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
 	return out, nil
 }
 
-// effective is what config.Alerts.For returns for names o matches first:
-// o's thresholds, its zeros keeping the global values.
-func effective(global config.Thresholds, o config.Override) config.Thresholds {
-	t := global
-	if o.LagHigh > 0 {
-		t.LagHigh = o.LagHigh
-	}
-	if o.LagSecondsHigh > 0 {
-		t.LagSecondsHigh = o.LagSecondsHigh
-	}
-	if o.DLQAgeHigh > 0 {
-		t.DLQAgeHigh = o.DLQAgeHigh
-	}
-	return t
-}
-
 // override is one config override as seen by the rules of one label.
 type override struct {
 	pattern string // anchored regex on the label; empty matches every value
@@ -373,31 +359,17 @@ type override struct {
 }
 
 // overrideFor returns o's pattern for label ("group" or "dlq") and whether
-// o applies to rules keyed on it. Rules on groups see DLQ name "" and rules
-// on DLQs see group name "" (that is how config.Alerts.For is asked about
-// them), so an override applies only when its pattern for the other label
-// is empty or matches "".
+// o applies to rules keyed on it, as config.Alerts.For decides it. The
+// pattern goes into a PromQL =~ matcher as written: Prometheus anchors it to
+// the whole label value, as config does.
 func overrideFor(label string, o config.Override) (string, bool, error) {
-	own, other := o.Group, o.DLQ
+	if err := o.CheckPatterns(); err != nil {
+		return "", false, err
+	}
 	if label == "dlq" {
-		own, other = o.DLQ, o.Group
+		return o.DLQ, o.AppliesToDLQs(), nil
 	}
-	if _, err := anchored(own); err != nil {
-		return "", false, err
-	}
-	re, err := anchored(other)
-	if err != nil {
-		return "", false, err
-	}
-	return own, other == "" || re.MatchString(""), nil
-}
-
-func anchored(pat string) (*regexp.Regexp, error) {
-	re, err := regexp.Compile("^(?:" + pat + ")$")
-	if err != nil {
-		return nil, fmt.Errorf("bad pattern %q: %w", pat, err)
-	}
-	return re, nil
+	return o.Group, o.AppliesToGroups(), nil
 }
 
 // segments turns the applicable overrides, in config order, into disjoint

@@ -2,7 +2,6 @@ package alerts
 
 import (
 	"cmp"
-	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -347,18 +346,18 @@ func (v verdict) reason(totalLag int64, same int) string {
 	case queue.StatusStop:
 		// Membership is group-wide, so the sentence is too.
 		if v.span > 0 {
-			return "no members for " + HumanDuration(v.span) + ", lag " + formatCount(totalLag)
+			return "no members for " + queue.HumanDuration(v.span) + ", lag " + queue.ExactCount(totalLag)
 		}
-		return "no members, lag " + formatCount(totalLag)
+		return "no members, lag " + queue.ExactCount(totalLag)
 	case queue.StatusRewind:
-		s = "committed offset went back by " + formatCount(v.back)
+		s = "committed offset went back by " + queue.ExactCount(v.back)
 	case queue.StatusStall:
 		if v.hasCommit {
-			s = "committed offset has not moved for " + HumanDuration(v.span)
+			s = "committed offset has not moved for " + queue.HumanDuration(v.span)
 		} else {
-			s = "nothing committed for " + HumanDuration(v.span)
+			s = "nothing committed for " + queue.HumanDuration(v.span)
 		}
-		s += " while lag is " + formatCount(v.lag)
+		s += " while lag is " + queue.ExactCount(v.lag)
 	case queue.StatusWarn:
 		s = "lag rising for " + strconv.Itoa(v.polls) + " polls"
 	default:
@@ -373,62 +372,4 @@ func (v verdict) reason(totalLag int64, same int) string {
 		s += " and " + strconv.Itoa(same) + " more partitions"
 	}
 	return s
-}
-
-// HumanDuration renders d for people with its two largest units, rounded to
-// the second: "40s", "6m", "1m 30s", "1h 5m", "2d 3h". A positive duration
-// under half a second is "<1s".
-func HumanDuration(d time.Duration) string {
-	if d < 0 {
-		if d == math.MinInt64 {
-			d++
-		}
-		return "-" + HumanDuration(-d)
-	}
-	r := d.Round(time.Second)
-	if r == 0 {
-		if d > 0 {
-			return "<1s"
-		}
-		return "0s"
-	}
-	units := [...]struct {
-		size time.Duration
-		name string
-	}{{24 * time.Hour, "d"}, {time.Hour, "h"}, {time.Minute, "m"}, {time.Second, "s"}}
-	for i, u := range units {
-		if r < u.size {
-			continue
-		}
-		s := strconv.FormatInt(int64(r/u.size), 10) + u.name
-		if i+1 < len(units) {
-			next := units[i+1]
-			if n := (r % u.size) / next.size; n > 0 {
-				s += " " + strconv.FormatInt(int64(n), 10) + next.name
-			}
-		}
-		return s
-	}
-	return "0s" // unreachable: r >= 1s matches the seconds unit
-}
-
-// formatCount renders n with thousands separators: 12400 → "12,400".
-func formatCount(n int64) string {
-	s := strconv.FormatInt(n, 10)
-	neg := n < 0
-	if neg {
-		s = s[1:]
-	}
-	var b strings.Builder
-	b.Grow(len(s) + len(s)/3 + 1)
-	if neg {
-		b.WriteByte('-')
-	}
-	for i := range len(s) {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

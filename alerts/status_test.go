@@ -505,50 +505,6 @@ func TestZeroEvaluator(t *testing.T) {
 	e.Evaluate(nil, nil) // no latest: nothing to do, no panic
 }
 
-func TestHumanDuration(t *testing.T) {
-	tests := []struct {
-		d    time.Duration
-		want string
-	}{
-		{0, "0s"},
-		{300 * time.Millisecond, "<1s"},
-		{700 * time.Millisecond, "1s"},
-		{40 * time.Second, "40s"},
-		{90 * time.Second, "1m 30s"},
-		{6 * time.Minute, "6m"},
-		{6*time.Minute + 29*time.Second + 600*time.Millisecond, "6m 30s"},
-		{time.Hour + 5*time.Minute, "1h 5m"},
-		{time.Hour + 5*time.Minute + 59*time.Second, "1h 5m"},
-		{time.Hour + 30*time.Second, "1h"},
-		{51 * time.Hour, "2d 3h"},
-		{-40 * time.Second, "-40s"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := HumanDuration(tt.d); got != tt.want {
-				t.Errorf("HumanDuration(%v) = %q; want %q", tt.d, got, tt.want)
-			}
-		})
-	}
-}
-
-func TestFormatCount(t *testing.T) {
-	tests := []struct {
-		n    int64
-		want string
-	}{
-		{0, "0"}, {999, "999"}, {1000, "1,000"}, {12400, "12,400"}, {48200, "48,200"},
-		{1234567, "1,234,567"}, {-1200, "-1,200"}, {-999, "-999"},
-	}
-	for _, tt := range tests {
-		t.Run(tt.want, func(t *testing.T) {
-			if got := formatCount(tt.n); got != tt.want {
-				t.Errorf("formatCount(%d) = %q; want %q", tt.n, got, tt.want)
-			}
-		})
-	}
-}
-
 // benchSnapshots builds n polls of 500 groups × 36 partitions (4 topics × 9),
 // with a tenth of the groups stalled so that reasons get written too.
 func benchSnapshots(n int) []*queue.Snapshot {

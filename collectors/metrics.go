@@ -67,7 +67,7 @@ var (
 	descMaxLagSecs   = desc("kafka_consumergroup_max_lag_seconds", "Largest lag in seconds over the group's partitions.", groupLabels...)
 	descMembers      = desc("kafka_consumergroup_members", "Members currently in the group.", groupLabels...)
 	descInfo         = desc("kafka_consumergroup_info", "Group state, assignor and type as labels; always 1.", "cluster", "group", "state", "protocol", "group_type")
-	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status: 1 for the current one of ok, warn, stall, stop, rewind, error.", "cluster", "group", "status")
+	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status: 1 for the current one of ok, warn, rewind, error, stall, stop (least to most severe).", "cluster", "group", "status")
 	descETA          = desc("kafka_consumergroup_catchup_eta_seconds", "Expected seconds until the group reaches zero lag at current rates; +Inf when it is falling behind.", groupLabels...)
 	descHighWater    = desc("kafka_partition_high_watermark", "Offset the next record produced to the partition will get.", "cluster", "topic", "partition")
 	descLogStart     = desc("kafka_partition_log_start_offset", "First offset still stored on the partition.", "cluster", "topic", "partition")
@@ -166,7 +166,7 @@ func collectKafka(ch sink, snap *queue.Snapshot) {
 		ch.gauge(descMembers, float64(g.Members), cl, g.Name)
 		ch.gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
 		for _, st := range queue.Statuses {
-			ch.gauge(descStatus, boolf(groupStatus(g) == st), cl, g.Name, string(st))
+			ch.gauge(descStatus, boolf(g.EffectiveStatus() == st), cl, g.Name, string(st))
 		}
 		if g.ETA.Known {
 			eta := g.ETA.In.Seconds()
@@ -193,18 +193,6 @@ func collectKafka(ch sink, snap *queue.Snapshot) {
 			}
 		}
 	}
-}
-
-// groupStatus is the group's evaluated status; a group nobody evaluated is ok
-// unless it failed to be read.
-func groupStatus(g *queue.ConsumerGroup) queue.Status {
-	switch {
-	case g.Status != "":
-		return g.Status
-	case g.Err != "":
-		return queue.StatusError
-	}
-	return queue.StatusOK
 }
 
 func collectRabbitMQ(ch sink, snap *queue.Snapshot) {

@@ -12,18 +12,23 @@
 //
 // Group status is shown as a word, a shape and a colour, never colour alone,
 // with the same palette as the queuewatch UI: ● ok green, ▲ warn amber,
-// ■ stall and ■ stop red, ↺ rewind violet, ? error grey.
+// ↺ rewind violet, ? error grey, ■ stall and ■ stop red. Where a panel ranks
+// statuses it uses queue's severity order (queue.Statuses), as the UI does.
 package grafana
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/grafana/grafana-foundation-sdk/go/cog"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
+
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // DefaultQueuewatchURL is the default of the queuewatch_url variable: the
@@ -39,11 +44,11 @@ const (
 
 // Status palette, the dark-theme colours of the queuewatch UI (web/static/app.css).
 const (
-	colorOK     = "#3fb970"
-	colorWarn   = "#e0a43a"
-	colorBad    = "#f05d5d"
-	colorRewind = "#a78bfa"
-	colorError  = "#9ca3af"
+	colorOK     = "#3fb950"
+	colorWarn   = "#d29922"
+	colorBad    = "#f85149"
+	colorRewind = "#a371f7"
+	colorError  = "#8b949e"
 )
 
 // Dashboards builds every dashboard, keyed by its file name under
@@ -214,24 +219,40 @@ func linkVar(prefix, label string) string {
 }
 
 // statusExpr encodes each group's current status (the stateset series at 1)
-// as a number that statusMappings turns back into a word, shape and colour.
-const statusExpr = `max by (cluster, group) (
-    (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="ok"} == 1) * 0
-  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="warn"} == 1) * 1
-  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="stall"} == 1) * 2
-  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="stop"} == 1) * 3
-  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="rewind"} == 1) * 4
-  or (queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status="error"} == 1) * 5
-)`
+// as its queue.Status.Severity, so that "max by", sorting a table by status
+// and colour thresholds all rank statuses in the one order the UI uses;
+// statusMappings turns the code back into a word, shape and colour.
+var statusExpr = func() string {
+	var b strings.Builder
+	b.WriteString("max by (cluster, group) (\n")
+	for i, st := range queue.Statuses {
+		b.WriteString("  ")
+		if i == 0 {
+			b.WriteString("  ")
+		} else {
+			b.WriteString("or ")
+		}
+		fmt.Fprintf(&b, `(queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status=%q} == 1) * %d`+"\n", string(st), st.Severity())
+	}
+	b.WriteString(")")
+	return b.String()
+}()
+
+// statusColors is the UI's palette: ● ok green, ▲ warn amber, ↺ rewind
+// violet, ? error grey, ■ stall and ■ stop red.
+var statusColors = map[queue.Status]string{
+	queue.StatusOK: colorOK, queue.StatusWarn: colorWarn, queue.StatusRewind: colorRewind,
+	queue.StatusError: colorError, queue.StatusStall: colorBad, queue.StatusStop: colorBad,
+}
 
 // statusMappings maps statusExpr's codes to the UI's words, shapes and colours.
 func statusMappings() []dashboard.ValueMapping {
 	opts := map[string]dashboard.ValueMappingResult{}
-	for i, s := range []struct{ text, color string }{
-		{"● ok", colorOK}, {"▲ warn", colorWarn}, {"■ stall", colorBad},
-		{"■ stop", colorBad}, {"↺ rewind", colorRewind}, {"? error", colorError},
-	} {
-		opts[fmt.Sprint(i)] = dashboard.ValueMappingResult{Text: ptr(s.text), Color: ptr(s.color), Index: ptr(int32(i))}
+	for _, st := range queue.Statuses {
+		code := st.Severity()
+		opts[strconv.Itoa(code)] = dashboard.ValueMappingResult{
+			Text: ptr(st.Glyph() + " " + string(st)), Color: ptr(statusColors[st]), Index: ptr(int32(code)),
+		}
 	}
 	return []dashboard.ValueMapping{{ValueMap: &dashboard.ValueMap{Type: dashboard.MappingTypeValueToText, Options: opts}}}
 }

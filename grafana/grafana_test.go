@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -16,6 +17,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // updateGolden is the environment variable that rewrites the committed
@@ -351,8 +353,10 @@ func TestVariablesDefined(t *testing.T) {
 	}
 }
 
-// TestStatusPalette checks the status panel shows each status as the word
-// and colour of the queuewatch UI, in the order statusExpr encodes them.
+// TestStatusPalette checks the status panel shows each status as the word,
+// shape and colour of the queuewatch UI, and that statusExpr encodes each
+// status as its rank in queue's one severity order, so that "max by" and
+// sorting by status put the worst first, as the UI does.
 func TestStatusPalette(t *testing.T) {
 	d := dashboards(t)["consumer-lag.json"]
 	var status *dashboard.Panel
@@ -365,17 +369,50 @@ func TestStatusPalette(t *testing.T) {
 		t.Fatal("Group status panel with one value mapping not found")
 	}
 	got := status.FieldConfig.Defaults.Mappings[0].ValueMap.Options
-	want := map[string][2]string{
-		"0": {"ok", "#3fb970"}, "1": {"warn", "#e0a43a"}, "2": {"stall", "#f05d5d"},
-		"3": {"stop", "#f05d5d"}, "4": {"rewind", "#a78bfa"}, "5": {"error", "#9ca3af"},
+	// The UI's palette (its dark theme, which suits Grafana's default),
+	// least to most severe.
+	ui := darkPalette(t)
+	want := []struct{ code, text, color string }{
+		{"0", "● ok", ui["ok"]}, {"1", "▲ warn", ui["warn"]}, {"2", "↺ rewind", ui["rewind"]},
+		{"3", "? error", ui["err"]}, {"4", "■ stall", ui["bad"]}, {"5", "■ stop", ui["bad"]},
 	}
-	for code, w := range want {
-		r, ok := got[code]
-		if !ok || !strings.HasSuffix(deref(r.Text), " "+w[0]) || deref(r.Color) != w[1] {
-			t.Errorf("code %s: got %q %q, want %q %q", code, deref(r.Text), deref(r.Color), w[0], w[1])
+	if len(got) != len(want) {
+		t.Errorf("%d mappings; want %d", len(got), len(want))
+	}
+	for _, w := range want {
+		r, ok := got[w.code]
+		if !ok || deref(r.Text) != w.text || deref(r.Color) != w.color {
+			t.Errorf("code %s: got %q %q, want %q %q", w.code, deref(r.Text), deref(r.Color), w.text, w.color)
 		}
-		if !strings.Contains(statusExpr, `status="`+w[0]+`"} == 1) * `+code) {
-			t.Errorf("statusExpr does not encode %s as %s", w[0], code)
+		word := strings.Fields(w.text)[1]
+		if !strings.Contains(statusExpr, `status="`+word+`"} == 1) * `+w.code+"\n") {
+			t.Errorf("statusExpr does not encode %s as %s:\n%s", word, w.code, statusExpr)
+		}
+		if sev := queue.Status(word).Severity(); strconv.Itoa(sev) != w.code {
+			t.Errorf("%s has severity %d in queue; the dashboard pins %s", word, sev, w.code)
 		}
 	}
+}
+
+// darkPalette reads the status colours of the UI's dark theme from its
+// stylesheet, so that the dashboards cannot drift from the UI.
+func darkPalette(t *testing.T) map[string]string {
+	t.Helper()
+	css, err := os.ReadFile(filepath.Join("..", "web", "static", "app.css"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, dark, ok := strings.Cut(string(css), `:root[data-theme="dark"] {`)
+	if !ok {
+		t.Fatal("app.css has no dark theme block")
+	}
+	dark, _, _ = strings.Cut(dark, "}")
+	out := map[string]string{}
+	for _, m := range regexp.MustCompile(`--(ok|warn|bad|rewind|err): (#[0-9a-f]{6})`).FindAllStringSubmatch(dark, -1) {
+		out[m[1]] = m[2]
+	}
+	if len(out) != 5 {
+		t.Fatalf("dark theme status colours %v; want ok, warn, bad, rewind and err", out)
+	}
+	return out
 }

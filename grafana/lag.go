@@ -33,7 +33,7 @@ func consumerLag() *dashboard.DashboardBuilder {
 			"Topics the selected groups consume.")).
 		WithPanel(statetimeline.NewPanelBuilder().
 			Title("Group status").
-			Description("Status queuewatch evaluates over its status window: ● ok (caught up or keeping up), ▲ warn (lag rising while committing), ■ stall (members present, offset frozen), ■ stop (no members, lag > 0), ↺ rewind (offset went backwards), ? error (group could not be read).").
+			Description("Status queuewatch evaluates over its status window, from least to most severe: ● ok (caught up or keeping up), ▲ warn (lag rising while committing), ↺ rewind (offset went backwards), ? error (group could not be read), ■ stall (members present, offset frozen), ■ stop (no members, lag > 0).").
 			Datasource(datasource()).
 			Legend(legend()).
 			Tooltip(tooltip()).

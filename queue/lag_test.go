@@ -30,18 +30,6 @@ func TestLag(t *testing.T) {
 	}
 }
 
-func TestWorse(t *testing.T) {
-	if got := Worse(StatusOK, StatusStall); got != StatusStall {
-		t.Errorf("Worse(ok, stall) = %s", got)
-	}
-	if got := Worse(StatusStop, StatusWarn); got != StatusStop {
-		t.Errorf("Worse(stop, warn) = %s", got)
-	}
-	if got := Worse("", StatusRewind); got != StatusRewind {
-		t.Errorf("Worse(zero, rewind) = %s", got)
-	}
-}
-
 func TestTopics(t *testing.T) {
 	g := ConsumerGroup{Partitions: []PartitionLag{
 		{Topic: "a", Partition: 0, Lag: 5, HasCommit: true, LagSeconds: 2},

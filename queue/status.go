@@ -1,12 +1,15 @@
 package queue
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // Status is a consumer group's health, evaluated Burrow-style over a window
 // of polls. The zero value is StatusOK.
 type Status string
 
-// Statuses, from healthy to broken. Worse returns the more severe of two.
+// Statuses. Severity orders them; Worse picks the more severe of two.
 const (
 	StatusOK     Status = "ok"
 	StatusWarn   Status = "warn"
@@ -16,19 +19,77 @@ const (
 	StatusError  Status = "error"
 )
 
-// Statuses lists every status, for stateset metrics.
-var Statuses = []Status{StatusOK, StatusWarn, StatusStall, StatusStop, StatusRewind, StatusError}
+// Statuses lists every status from healthy to broken: the one severity order
+// that every sort, banner, "needs attention" list, stateset metric and
+// dashboard uses. Each step is worse than the one before because:
+//
+//   - warn: lag is rising, but the group commits and may still recover alone;
+//   - rewind: the group moves, but reprocesses records it already handled;
+//   - error: queuewatch cannot read the group, so it could be anything,
+//     which ranks it above every problem that is seen to be moving;
+//   - stall: members are present and nothing moves;
+//   - stop: nobody consumes at all.
+var Statuses = []Status{StatusOK, StatusWarn, StatusRewind, StatusError, StatusStall, StatusStop}
 
-var severity = map[Status]int{
-	"": 0, StatusOK: 0, StatusWarn: 1, StatusRewind: 2, StatusError: 3, StatusStall: 4, StatusStop: 5,
+// Severity ranks s by harm: its index in Statuses, 0 (ok) to 5 (stop). The
+// zero Status and unknown values rank as ok. Sort by descending Severity to
+// put what needs a person first.
+func (s Status) Severity() int {
+	return max(slices.Index(Statuses, s), 0)
 }
 
-// Worse returns whichever of a and b is more severe.
+// Worse returns whichever of a and b is more severe, a when they tie.
 func Worse(a, b Status) Status {
-	if severity[b] > severity[a] {
+	if b.Severity() > a.Severity() {
 		return b
 	}
 	return a
+}
+
+// Glyph is the shape that goes with a status in the UI and the dashboards,
+// so that status never relies on colour alone: ● ok, ▲ warn, ↺ rewind,
+// ? error, ■ stall and stop.
+func (s Status) Glyph() string {
+	switch s {
+	case StatusWarn:
+		return "▲"
+	case StatusStall, StatusStop:
+		return "■"
+	case StatusRewind:
+		return "↺"
+	case StatusError:
+		return "?"
+	}
+	return "●"
+}
+
+// EffectiveStatus is the status g shows everywhere: the UI, the JSON API, the
+// status metric, sorts and "needs attention". A group that could not be read
+// (Err) is StatusError, whatever an earlier evaluation left in Status; a
+// group nobody evaluated is StatusOK; otherwise it is the evaluated Status.
+//
+// A group whose source is down keeps the status of the source's last good
+// poll: the source itself is shown as down (queuewatch_collector_up, the
+// source badges), and flipping every group to error would resolve firing
+// stop and stall alerts exactly when nobody can see the broker.
+func (g *ConsumerGroup) EffectiveStatus() Status {
+	switch {
+	case g.Err != "":
+		return StatusError
+	case g.Status == "":
+		return StatusOK
+	}
+	return g.Status
+}
+
+// EffectiveReason is the sentence that goes with EffectiveStatus: the read
+// error of a group that could not be read, else the evaluated reason ("" for
+// a healthy group).
+func (g *ConsumerGroup) EffectiveReason() string {
+	if g.Err != "" {
+		return g.Err
+	}
+	return g.StatusReason
 }
 
 // ETA is the expected time for a group to catch up.

@@ -86,7 +86,7 @@ type sourceJSON struct {
 func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 	out := groupJSON{
 		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
-		Members: g.Members, Status: groupStatus(g), StatusReason: g.StatusReason,
+		Members: g.Members, Status: g.EffectiveStatus(), StatusReason: g.EffectiveReason(),
 		Lag: g.TotalLag(), MaxLagSeconds: g.MaxLagSeconds(), Error: g.Err,
 	}
 	if g.ETA.Known {
@@ -97,16 +97,6 @@ func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 		}
 	}
 	return out
-}
-
-func groupStatus(g *queue.ConsumerGroup) queue.Status {
-	switch {
-	case g.Status != "":
-		return g.Status
-	case g.Err != "":
-		return queue.StatusError
-	}
-	return queue.StatusOK
 }
 
 func (s *Server) apiGroups(c echo.Context) error {

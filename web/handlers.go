@@ -64,7 +64,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
-			groups = append(groups, components.GroupRow{G: g, Status: groupStatus(g), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
+			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
 		}
 		for i := range snap.DLQs {
 			dlqs = append(dlqs, components.DLQRow{D: &snap.DLQs[i]})
@@ -135,7 +135,7 @@ var groupSorts = map[string]sortFunc[components.GroupRow]{
 	"cluster": func(a, b components.GroupRow) int { return strings.Compare(a.G.Cluster, b.G.Cluster) },
 	"state":   func(a, b components.GroupRow) int { return strings.Compare(a.G.State, b.G.State) },
 	"status": func(a, b components.GroupRow) int {
-		if c := severity(a.Status, "") - severity(b.Status, ""); c != 0 {
+		if c := a.Status.Severity() - b.Status.Severity(); c != 0 {
 			return c
 		}
 		return cmpInt(a.Lag, b.Lag)
@@ -273,7 +273,7 @@ func (s *Server) groupPage(c echo.Context) error {
 		return err
 	}
 	d := components.GroupData{
-		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: groupStatus(g),
+		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
 		Range:      "1h",
@@ -334,7 +334,7 @@ func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
 		dlqs = append(dlqs, snap.DLQs...)
 	}
 	slices.SortStableFunc(groups, func(a, b queue.ConsumerGroup) int {
-		if sa, sb := severity(a.Status, a.Err), severity(b.Status, b.Err); sa != sb {
+		if sa, sb := a.EffectiveStatus().Severity(), b.EffectiveStatus().Severity(); sa != sb {
 			return sb - sa
 		}
 		if c := cmpInt(b.TotalLag(), a.TotalLag()); c != 0 {
@@ -349,18 +349,6 @@ func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
 		return strings.Compare(a.ID(), b.ID())
 	})
 	return groups, dlqs
-}
-
-func severity(s queue.Status, err string) int {
-	if s == "" && err != "" {
-		s = queue.StatusError
-	}
-	for i, st := range []queue.Status{queue.StatusOK, queue.StatusWarn, queue.StatusRewind, queue.StatusError, queue.StatusStall, queue.StatusStop} {
-		if st == s {
-			return i
-		}
-	}
-	return 0
 }
 
 // groupParam finds the group named by the :cluster and :group path

@@ -23,13 +23,15 @@ func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow)
 	var worst *components.GroupRow
 	for i := range groups {
 		g := &groups[i]
+		// Lagging counts the statuses that mean "behind and not catching
+		// up"; Stopped those at stall's severity and above (nothing moves).
 		switch g.Status {
-		case queue.StatusStall, queue.StatusStop:
-			sum.Stopped++
-			fallthrough
-		case queue.StatusWarn:
+		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
 			sum.Lagging++
 			lagging = append(lagging, *g)
+			if g.Status.Severity() >= queue.StatusStall.Severity() {
+				sum.Stopped++
+			}
 		}
 		if worst == nil || g.LagSec > worst.LagSec {
 			worst = g
@@ -116,27 +118,21 @@ func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
 	return components.NewSpark(vals, "messages in "+d.Name+" · now "+components.Exact(d.Messages))
 }
 
-// attentionRank orders "Needs attention" by harm: a stopped consumer first,
-// then stalled ones, dead letters, lag that is growing, rewinds, errors.
-func attentionRank(class string) int {
-	switch class {
-	case "stop":
-		return 0
-	case "stall":
-		return 1
-	case "dlq":
-		return 2
-	case "warn":
-		return 3
-	case "rewind":
-		return 4
+// attentionRank orders "Needs attention" by harm, in queue's one severity
+// order (stop, stall, error, rewind, warn). A non-empty DLQ ranks with warn:
+// its messages wait but none are lost, and its source group, if stuck, has
+// its own line above; at equal rank groups come before DLQs.
+func attentionRank(it attentionItem) (rank int, dlq bool) {
+	if it.a.Class == "dlq" {
+		return queue.StatusWarn.Severity(), true
 	}
-	return 5
+	return it.status.Severity(), false
 }
 
 type attentionItem struct {
-	a    components.Attention
-	size int64
+	a      components.Attention
+	status queue.Status // a group's; empty for a DLQ
+	size   int64
 }
 
 // attention lists what needs a person, worst and biggest first, and how
@@ -144,19 +140,15 @@ type attentionItem struct {
 func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow) ([]components.Attention, int) {
 	var items []attentionItem
 	for _, g := range groups {
-		if g.Status == queue.StatusOK || g.Status == "" {
+		if g.Status.Severity() == queue.StatusOK.Severity() {
 			continue
 		}
-		reason := g.G.StatusReason
-		if reason == "" {
-			reason = g.G.Err
-		}
-		items = append(items, attentionItem{size: g.Lag, a: components.Attention{
+		items = append(items, attentionItem{status: g.Status, size: g.Lag, a: components.Attention{
 			Class: string(g.Status), Glyph: components.StatusGlyph(g.Status), Word: string(g.Status),
 			Name: g.G.Name, Where: "kafka:" + g.G.Cluster,
 			Metric: "lag " + components.Count(g.Lag), MetricExact: components.Exact(g.Lag) + " messages",
 			Age: components.Seconds(g.LagSec), AgeTitle: "the next record this group reads is " + components.Seconds(g.LagSec) + " old",
-			Reason: reason, Href: components.GroupURL(g.G.Cluster, g.G.Name), Action: "open",
+			Reason: g.G.EffectiveReason(), Href: components.GroupURL(g.G.Cluster, g.G.Name), Action: "open",
 		}})
 	}
 	for _, d := range dlqs {
@@ -184,8 +176,16 @@ func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRo
 		items = append(items, attentionItem{size: d.D.Messages, a: a})
 	}
 	slices.SortStableFunc(items, func(x, y attentionItem) int {
-		if c := attentionRank(x.a.Class) - attentionRank(y.a.Class); c != 0 {
+		xr, xdlq := attentionRank(x)
+		yr, ydlq := attentionRank(y)
+		if c := yr - xr; c != 0 {
 			return c
+		}
+		if xdlq != ydlq {
+			if xdlq {
+				return 1
+			}
+			return -1
 		}
 		if c := cmpInt(y.size, x.size); c != 0 {
 			return c

@@ -11,6 +11,7 @@ import (
 	"github.com/queuewatch/queuewatch/app"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // listFlag collects a repeatable flag.
@@ -132,8 +133,9 @@ func progressLine(j dlqreplay.Job) string {
 	if p.ToMove > 0 {
 		filled = int(min(done*width/p.ToMove, width))
 	}
-	return fmt.Sprintf("%s [%s%s] %d/%d moved %d, failed %d, skipped %d  %s ",
-		j.ID, strings.Repeat("█", filled), strings.Repeat("░", width-filled), done, p.ToMove, p.Moved, p.Failed, p.Skipped, j.State)
+	return fmt.Sprintf("%s [%s%s] %s/%s moved %s, failed %s, skipped %s  %s ",
+		j.ID, strings.Repeat("█", filled), strings.Repeat("░", width-filled), queue.ExactCount(done), queue.ExactCount(p.ToMove),
+		queue.ExactCount(p.Moved), queue.ExactCount(p.Failed), queue.ExactCount(p.Skipped), j.State)
 }
 
 // receiptSummary is what replay prints: the job and the outcomes that need

@@ -139,12 +139,14 @@
 
   function cssVar(name) { return getComputedStyle(root).getPropertyValue(name).trim(); }
 
+  // humanCount and humanSeconds write numbers as queue.HumanCount and
+  // queue.HumanDuration do on the server: 12.4k, 3m 20s, 1d 2h.
   function humanCount(n) {
     if (n == null) return '—';
     var a = Math.abs(n);
     if (a < 10000) return Math.round(n).toLocaleString('en-US');
-    if (a < 1e6) return (n / 1e3).toFixed(1).replace(/\.0$/, '') + 'k';
-    if (a < 1e9) return (n / 1e6).toFixed(1).replace(/\.0$/, '') + 'M';
+    if (a < 999950) return (n / 1e3).toFixed(1).replace(/\.0$/, '') + 'k';
+    if (a < 999950000) return (n / 1e6).toFixed(1).replace(/\.0$/, '') + 'M';
     return (n / 1e9).toFixed(1).replace(/\.0$/, '') + 'G';
   }
   function humanSeconds(s) {
@@ -152,7 +154,7 @@
     s = Math.floor(s);
     if (s < 60) return s + 's';
     if (s < 3600) return Math.floor(s / 60) + 'm' + (s % 60 ? ' ' + (s % 60) + 's' : '');
-    if (s < 172800) return Math.floor(s / 3600) + 'h' + (Math.floor(s / 60) % 60 ? ' ' + (Math.floor(s / 60) % 60) + 'm' : '');
+    if (s < 86400) return Math.floor(s / 3600) + 'h' + (Math.floor(s / 60) % 60 ? ' ' + (Math.floor(s / 60) % 60) + 'm' : '');
     return Math.floor(s / 86400) + 'd' + (Math.floor(s / 3600) % 24 ? ' ' + (Math.floor(s / 3600) % 24) + 'h' : '');
   }
 

@@ -1,0 +1,125 @@
+package queue
+
+import (
+	"math"
+	"testing"
+	"time"
+)
+
+func TestHumanDuration(t *testing.T) {
+	tests := []struct {
+		d    time.Duration
+		want string
+	}{
+		{0, "0s"},
+		{300 * time.Millisecond, "<1s"},
+		{700 * time.Millisecond, "1s"},
+		{40 * time.Second, "40s"},
+		{90 * time.Second, "1m 30s"},
+		{200 * time.Second, "3m 20s"},
+		{6 * time.Minute, "6m"},
+		{6*time.Minute + 29*time.Second + 600*time.Millisecond, "6m 30s"},
+		{time.Hour + 5*time.Minute, "1h 5m"},
+		{time.Hour + 5*time.Minute + 59*time.Second, "1h 5m"},
+		{time.Hour + 30*time.Second, "1h"},
+		{23*time.Hour + 59*time.Minute, "23h 59m"},
+		{24 * time.Hour, "1d"},
+		{26 * time.Hour, "1d 2h"},
+		{51 * time.Hour, "2d 3h"},
+		{-40 * time.Second, "-40s"},
+		{math.MinInt64, "-106751d 23h"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.want, func(t *testing.T) {
+			if got := HumanDuration(tt.d); got != tt.want {
+				t.Errorf("HumanDuration(%v) = %q; want %q", tt.d, got, tt.want)
+			}
+		})
+	}
+}
+
+func TestHumanSeconds(t *testing.T) {
+	tests := []struct {
+		sec  float64
+		want string
+	}{
+		{0, "0s"}, {0.4, "<1s"}, {41, "41s"}, {850, "14m 10s"}, {7500, "2h 5m"},
+		{26 * 3600, "1d 2h"}, {3*86400 + 4*3600, "3d 4h"}, {math.Inf(1), "106751d 23h"}, {math.NaN(), "—"},
+	}
+	for _, tt := range tests {
+		if got := HumanSeconds(tt.sec); got != tt.want {
+			t.Errorf("HumanSeconds(%v) = %q; want %q", tt.sec, got, tt.want)
+		}
+	}
+}
+
+func TestHumanAgo(t *testing.T) {
+	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
+	tests := []struct {
+		t    time.Time
+		want string
+	}{
+		{now.Add(-90 * time.Second), "1m 30s ago"},
+		{now.Add(-2 * time.Hour), "2h ago"},
+		{now.Add(-26 * time.Hour), "1d 2h ago"},
+		{now.Add(5 * time.Second), "0s ago"},
+		{time.Time{}, "never"},
+	}
+	for _, tt := range tests {
+		if got := HumanAgo(tt.t, now); got != tt.want {
+			t.Errorf("HumanAgo(%v) = %q; want %q", tt.t, got, tt.want)
+		}
+	}
+}
+
+func TestHumanETA(t *testing.T) {
+	tests := []struct {
+		eta  ETA
+		want string
+	}{
+		{ETA{}, "—"},
+		{ETA{FallingBehind: true}, "—"},
+		{ETA{Known: true}, "caught up"},
+		{ETA{Known: true, FallingBehind: true}, "falling behind"},
+		{ETA{Known: true, In: 12 * time.Minute}, "12m"},
+		{ETA{Known: true, In: time.Hour + 5*time.Minute + 10*time.Second}, "1h 5m"},
+		{ETA{Known: true, In: 26 * time.Hour}, "1d 2h"},
+	}
+	for _, tt := range tests {
+		if got := HumanETA(tt.eta); got != tt.want {
+			t.Errorf("HumanETA(%+v) = %q; want %q", tt.eta, got, tt.want)
+		}
+	}
+}
+
+func TestHumanCount(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"}, {950, "950"}, {9999, "9,999"}, {10_000, "10k"}, {12_400, "12.4k"}, {12_449, "12.4k"},
+		{12_450, "12.5k"}, {48_200, "48.2k"}, {100_000, "100k"}, {999_949, "999.9k"}, {999_950, "1M"},
+		{3_100_000, "3.1M"}, {2_000_000_000, "2G"}, {-12_400, "-12.4k"}, {-950, "-950"},
+		{math.MaxInt64, "9.2E"}, {math.MinInt64, "-9.2E"},
+	}
+	for _, tt := range tests {
+		if got := HumanCount(tt.n); got != tt.want {
+			t.Errorf("HumanCount(%d) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}
+
+func TestExactCount(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0"}, {999, "999"}, {1000, "1,000"}, {12400, "12,400"}, {1234567, "1,234,567"},
+		{-999, "-999"}, {-1200, "-1,200"}, {math.MinInt64, "-9,223,372,036,854,775,808"},
+	}
+	for _, tt := range tests {
+		if got := ExactCount(tt.n); got != tt.want {
+			t.Errorf("ExactCount(%d) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}
