@@ -29,32 +29,15 @@ type Store struct {
 
 var _ dlqreplay.Store = (*Store)(nil)
 
-const schema = `
-CREATE TABLE IF NOT EXISTS jobs (
-	id TEXT PRIMARY KEY, dlq TEXT NOT NULL, action TEXT NOT NULL, who TEXT NOT NULL,
-	dry_run INTEGER NOT NULL, selection TEXT NOT NULL, target TEXT NOT NULL,
-	state TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
-	created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
-	depth INTEGER NOT NULL DEFAULT 0, to_move INTEGER NOT NULL DEFAULT 0, moved INTEGER NOT NULL DEFAULT 0,
-	failed INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0,
-	remaining INTEGER NOT NULL DEFAULT 0, duplicates INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS jobs_dlq ON jobs(dlq, created);
-CREATE TABLE IF NOT EXISTS outcomes (
-	job_id TEXT NOT NULL, seq INTEGER NOT NULL, dlq TEXT NOT NULL, message_id TEXT NOT NULL,
-	result TEXT NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, source TEXT NOT NULL, possible_duplicate INTEGER NOT NULL,
-	PRIMARY KEY (job_id, seq));
-CREATE INDEX IF NOT EXISTS outcomes_msg ON outcomes(dlq, message_id, result);
-CREATE TABLE IF NOT EXISTS archive (
-	id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, dlq TEXT NOT NULL,
-	message_id TEXT NOT NULL, archived_at INTEGER NOT NULL, properties TEXT NOT NULL,
-	headers TEXT NOT NULL, key BLOB, body BLOB NOT NULL,
-	restored_at INTEGER NOT NULL DEFAULT 0, restored_to TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS archive_dlq ON archive(dlq, id);
-`
-
-// Open opens (creating if needed) the store in dir and marks jobs left
-// running by a previous process as interrupted.
+// Open opens (creating if needed) the store in dir, brings its schema to
+// the current version and marks jobs left running by a previous process
+// as interrupted. A store written by a newer queuewatch is refused with
+// ErrNewerSchema.
 func Open(ctx context.Context, dir string) (*Store, error) {
+	return open(ctx, dir, migrations)
+}
+
+func open(ctx context.Context, dir string, ms []migration) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
@@ -64,9 +47,9 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 		return nil, err
 	}
 	s := &Store{db: db}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, db, ms); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("create audit schema in %s: %w", path, err)
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
 	if err := s.markInterrupted(ctx); err != nil {
 		_ = db.Close()
@@ -77,7 +60,10 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 
 func openDB(path string) (*sql.DB, error) {
 	// synchronous(FULL): an archive must be on disk before the DLQ ack.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
+	// _txlock=immediate: every transaction here writes, so it takes the
+	// write lock up front and waits (busy_timeout) instead of failing
+	// when another process wrote since it began reading.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
 	db, err := sql.Open("sqlite", dsn)
 	if err != nil {
 		return nil, fmt.Errorf("open audit store %s: %w", path, err)
