@@ -24,6 +24,9 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
 	}
+	for _, id := range store.Interrupted {
+		log.Warn("job was interrupted by a restart", "job", id)
+	}
 	// On a setup error nothing was written: closing the store can only
 	// fail on data it never received.
 	closeStore := func() { _ = store.Close() }

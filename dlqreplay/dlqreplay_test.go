@@ -1,14 +1,12 @@
 package dlqreplay
 
 import (
-	"context"
 	"encoding/binary"
 	"errors"
 	"slices"
 	"testing"
 	"time"
 
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -173,30 +171,6 @@ func TestBodyView(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
-	st, err := audit.Open(context.Background(), t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = st.Close() }()
-	svc, err := New(Options{Store: st})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tests := []struct {
-		name string
-		req  Request
-		want error
-	}{
-		{"unknown cluster", Request{DLQ: "kafka:nope::t", Selection: Selection{All: true}}, ErrUnknownDLQ},
-		{"bad id", Request{DLQ: "x"}, ErrUnknownDLQ},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if _, err := svc.Start(context.Background(), tt.req); !errors.Is(err, tt.want) {
-				t.Fatalf("Start = %v, want %v", err, tt.want)
-			}
-		})
-	}
 	ref := Ref{Broker: queue.Kafka, Cluster: "c", Name: "t"}
 	bad := []Request{
 		{Action: "explode", Selection: Selection{All: true}},

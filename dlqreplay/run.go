@@ -8,7 +8,6 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -48,7 +47,7 @@ type Run struct {
 	Logger     *slog.Logger
 
 	limiter *rate.Limiter
-	store   *audit.Store
+	store   Store
 	j       *job
 }
 
@@ -112,10 +111,10 @@ func (r *Run) Report(o Outcome) {
 // Archive saves messages in the audit store; the Backend removes them from
 // the DLQ only after it returns nil.
 func (r *Run) Archive(ctx context.Context, msgs []*queue.Message) error {
-	recs := make([]audit.Archived, len(msgs))
+	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
-		recs[i] = audit.Archived{JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
-			Headers: auditHeaders(m.Headers), Key: m.Key, Body: m.Body}
+		recs[i] = Archived{JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
+			Headers: m.Headers, Key: m.Key, Body: m.Body}
 	}
 	_, err := r.store.Archive(ctx, recs)
 	return err
@@ -128,27 +127,21 @@ func (r *Run) Done(ctx context.Context, ids []string) (map[string]bool, error) {
 	if r.store == nil {
 		return map[string]bool{}, nil
 	}
-	return r.store.Done(ctx, r.DLQ.ID(), ids, string(ResultMoved), string(ResultDeleted))
-}
-
-func auditHeaders(hs []queue.Header) []audit.Header {
-	out := make([]audit.Header, len(hs))
-	for i, h := range hs {
-		out[i] = audit.Header{Key: []byte(h.Key), Value: h.Value, Kind: h.Kind}
-	}
-	return out
+	return r.store.Done(ctx, r.DLQ.ID(), ids, ResultMoved, ResultDeleted)
 }
 
 // JobState is where a job is in its life.
 type JobState string
 
-// Job states (the same strings as the audit store's).
+// Job states, as the API shows and the Store keeps them.
 const (
-	StateRunning     JobState = audit.StateRunning
-	StateSucceeded   JobState = audit.StateSucceeded
-	StateFailed      JobState = audit.StateFailed
-	StateCancelled   JobState = audit.StateCancelled
-	StateInterrupted JobState = audit.StateInterrupted
+	StateRunning   JobState = "running"
+	StateSucceeded JobState = "succeeded"
+	StateFailed    JobState = "failed"
+	StateCancelled JobState = "cancelled"
+	// StateInterrupted: the process stopped while the job ran; the Store
+	// marks such jobs when it is next opened.
+	StateInterrupted JobState = "interrupted"
 )
 
 // Progress counts a job's messages. Depth is the DLQ depth snapshotted at

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -15,14 +14,13 @@ import (
 
 	"golang.org/x/time/rate"
 
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Options configure a Service.
 type Options struct {
-	// Store is the audit store (required).
-	Store *audit.Store
+	// Store is the audit store (required): dlqreplay/audit in production.
+	Store Store
 	// Backends serve the configured clusters, one per broker and cluster.
 	Backends []Backend
 	// MaxReplays is config dlq.max_replays: a message replayed this many
@@ -72,9 +70,6 @@ func New(opts Options) (*Service, error) {
 			return nil, fmt.Errorf("dlqreplay: two backends for %s", k)
 		}
 		s.backends[k] = b
-	}
-	for _, id := range opts.Store.Interrupted {
-		s.log.Warn("job was interrupted by a restart", "job", id)
 	}
 	return s, nil
 }
@@ -216,7 +211,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		release()
 		return Job{}, fmt.Errorf("prepare %s of %s: %w", req.Action, ref.ID(), err)
 	}
-	if err := s.opts.Store.CreateJob(ctx, toAudit(j.snapshot())); err != nil {
+	if err := s.opts.Store.CreateJob(ctx, j.snapshot()); err != nil {
 		_ = sess.Close(context.WithoutCancel(ctx)) // the store error is the one to report
 		release()
 		return Job{}, err
@@ -300,14 +295,9 @@ func (s *Service) flush(j *job) bool {
 	info, first := j.info, j.flushed
 	pending := append([]Outcome(nil), j.outcomes[first:]...)
 	j.mu.Unlock()
-	recs := make([]audit.Outcome, len(pending))
-	for i, o := range pending {
-		recs[i] = audit.Outcome{MessageID: o.MessageID, Result: string(o.Result), Target: o.Target, Reason: o.Reason,
-			Source: o.Source, PossibleDuplicate: o.PossibleDuplicate}
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	if err := s.opts.Store.UpdateJob(ctx, toAudit(info), first, recs); err != nil {
+	if err := s.opts.Store.UpdateJob(ctx, info, first, pending); err != nil {
 		s.log.Error("write job progress to the audit store", "job", info.ID, "err", err)
 		return false
 	}
@@ -315,24 +305,6 @@ func (s *Service) flush(j *job) bool {
 	j.flushed = first + len(pending)
 	j.mu.Unlock()
 	return true
-}
-
-func toAudit(j Job) audit.Job {
-	sel, _ := json.Marshal(j.Selection)
-	tgt, _ := json.Marshal(j.Target)
-	p := j.Progress
-	return audit.Job{ID: j.ID, DLQ: j.DLQ, Action: string(j.Action), Who: j.Who, DryRun: j.DryRun, Selection: sel,
-		Target: tgt, State: string(j.State), Error: j.Error, Created: j.Created, Finished: j.Finished,
-		Depth: p.Depth, ToMove: p.ToMove, Moved: p.Moved, Failed: p.Failed, Skipped: p.Skipped, Remaining: p.Remaining, Duplicates: p.Duplicates}
-}
-
-func fromAudit(a audit.Job) Job {
-	j := Job{ID: a.ID, DLQ: a.DLQ, Action: Action(a.Action), Who: a.Who, DryRun: a.DryRun, State: JobState(a.State),
-		Error: a.Error, Created: a.Created, Finished: a.Finished, Progress: Progress{Depth: a.Depth, ToMove: a.ToMove, Moved: a.Moved,
-			Failed: a.Failed, Skipped: a.Skipped, Remaining: a.Remaining, Duplicates: a.Duplicates}}
-	_ = json.Unmarshal(a.Selection, &j.Selection)
-	_ = json.Unmarshal(a.Target, &j.Target)
-	return j
 }
 
 // Run starts a job and waits for it: the CLI's path, and the one for dry
@@ -371,14 +343,7 @@ func (s *Service) Job(ctx context.Context, id string) (Job, error) {
 	if j != nil {
 		return j.snapshot(), nil
 	}
-	a, err := s.opts.Store.Job(ctx, id)
-	if errors.Is(err, audit.ErrNotFound) {
-		return Job{}, fmt.Errorf("job %s: %w", id, ErrJobNotFound)
-	}
-	if err != nil {
-		return Job{}, err
-	}
-	return fromAudit(a), nil
+	return s.opts.Store.Job(ctx, id)
 }
 
 // Receipt returns a job and every message's outcome.
@@ -396,16 +361,14 @@ func (s *Service) Receipt(ctx context.Context, id string) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	recs, err := s.opts.Store.Outcomes(ctx, id)
+	outs, err := s.opts.Store.Outcomes(ctx, id)
 	if err != nil {
 		return Receipt{}, err
 	}
-	r := Receipt{Job: info, Outcomes: make([]Outcome, len(recs))}
-	for i, o := range recs {
-		r.Outcomes[i] = Outcome{MessageID: o.MessageID, Result: Result(o.Result), Target: o.Target, Reason: o.Reason,
-			Source: o.Source, PossibleDuplicate: o.PossibleDuplicate}
+	if outs == nil {
+		outs = []Outcome{} // the API shows an empty list, not null
 	}
-	return r, nil
+	return Receipt{Job: info, Outcomes: outs}, nil
 }
 
 // Cancel stops a running job: no new message is taken, messages in flight
@@ -424,15 +387,16 @@ func (s *Service) Cancel(id string) error {
 // Jobs lists jobs newest first (dlqID filters when not empty), running
 // ones with live progress.
 func (s *Service) Jobs(ctx context.Context, dlqID string, limit int) ([]Job, error) {
-	recs, err := s.opts.Store.Jobs(ctx, dlqID, limit)
+	out, err := s.opts.Store.Jobs(ctx, dlqID, limit)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Job, len(recs))
-	for i, a := range recs {
-		out[i] = fromAudit(a)
+	if out == nil {
+		out = []Job{} // the API shows an empty list, not null
+	}
+	for i := range out {
 		s.mu.Lock()
-		j := s.jobs[a.ID]
+		j := s.jobs[out[i].ID]
 		s.mu.Unlock()
 		if j != nil {
 			out[i] = j.snapshot()
@@ -474,25 +438,18 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	if len(req.ArchiveIDs) == 0 && req.JobID == "" {
 		return Receipt{}, fmt.Errorf("restore needs archive ids or a job id: %w", ErrInvalidRequest)
 	}
-	recs, err := s.opts.Store.Archived(ctx, audit.ArchiveQuery{IDs: req.ArchiveIDs, JobID: req.JobID, Limit: 1 << 30})
+	msgs, err := s.opts.Store.Archived(ctx, ArchiveQuery{IDs: req.ArchiveIDs, JobID: req.JobID, Limit: 1 << 30})
 	if err != nil {
 		return Receipt{}, err
 	}
-	if len(recs) == 0 {
+	if len(msgs) == 0 {
 		return Receipt{}, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
-	}
-	msgs := make([]Archived, len(recs))
-	for i, a := range recs {
-		msgs[i] = Archived{ID: a.ID, MessageID: a.MessageID, Properties: a.Properties, Key: a.Key, Body: a.Body}
-		for _, h := range a.Headers {
-			msgs[i].Headers = append(msgs[i].Headers, queue.Header{Key: string(h.Key), Value: h.Value, Kind: h.Kind})
-		}
 	}
 	info := Job{ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
 		Created: time.Now(), Target: Target{Kind: TargetNamed, Name: ref.Name},
-		Selection: Selection{IDs: archiveIDs(recs)}}
+		Selection: Selection{IDs: archiveIDs(msgs)}}
 	info.Progress.ToMove = int64(len(msgs))
-	if err := s.opts.Store.CreateJob(ctx, toAudit(info)); err != nil {
+	if err := s.opts.Store.CreateJob(ctx, info); err != nil {
 		return Receipt{}, err
 	}
 	done, rerr := b.Restore(ctx, ref, msgs)
@@ -519,7 +476,7 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	return Receipt{Job: j.info, Outcomes: j.outcomes}, rerr
 }
 
-func archiveIDs(recs []audit.Archived) []string {
+func archiveIDs(recs []Archived) []string {
 	out := make([]string, len(recs))
 	for i, a := range recs {
 		out[i] = strconv.FormatInt(a.ID, 10)
@@ -528,8 +485,8 @@ func archiveIDs(recs []audit.Archived) []string {
 }
 
 // Archived lists messages archived from a DLQ (dlqID may be empty for all).
-func (s *Service) Archived(ctx context.Context, dlqID string, limit int) ([]audit.Archived, error) {
-	return s.opts.Store.Archived(ctx, audit.ArchiveQuery{DLQ: dlqID, Limit: limit})
+func (s *Service) Archived(ctx context.Context, dlqID string, limit int) ([]Archived, error) {
+	return s.opts.Store.Archived(ctx, ArchiveQuery{DLQ: dlqID, Limit: limit})
 }
 
 // ReplayedKey labels queuewatch_dlq_replayed_messages_total.

@@ -196,13 +196,22 @@ type Page struct {
 	Groups []queue.FailureGroup `json:"groups"`
 }
 
-// Archived is a message saved in the audit store by a delete, as given to
-// Backend.Restore.
+// Archived is a message a delete saved in the Store before removing it
+// from its DLQ; Backend.Restore publishes it again.
 type Archived struct {
+	// ID is the archive ID the Store gave it.
 	ID         int64
+	JobID      string
+	DLQ        string
 	MessageID  string
+	ArchivedAt time.Time
 	Properties map[string]string
-	Headers    []queue.Header
-	Key        []byte
-	Body       []byte
+	// Headers keep their raw bytes, so binary keys and values survive.
+	Headers []queue.Header
+	Key     []byte
+	Body    []byte
+	// RestoredAt and RestoredTo (a DLQ-style ID) are set once a restore
+	// confirmed the message in its target.
+	RestoredAt time.Time
+	RestoredTo string
 }

@@ -17,7 +17,6 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -32,7 +31,7 @@ type DLQService interface {
 	Receipt(ctx context.Context, id string) (dlqreplay.Receipt, error)
 	Cancel(id string) error
 	Jobs(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Job, error)
-	Archived(ctx context.Context, dlqID string, limit int) ([]audit.Archived, error)
+	Archived(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Archived, error)
 	Restore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Receipt, error)
 }
 
@@ -558,7 +557,7 @@ type archivedJSON struct {
 	RestoredTo string            `json:"restored_to,omitempty"`
 }
 
-func toArchivedJSON(a *audit.Archived) archivedJSON {
+func toArchivedJSON(a *dlqreplay.Archived) archivedJSON {
 	m := archivedMessage(a)
 	out := archivedJSON{ID: a.ID, JobID: a.JobID, DLQ: a.DLQ, MessageID: a.MessageID, ArchivedAt: a.ArchivedAt,
 		Properties: a.Properties, Key: a.Key, Size: len(a.Body), RestoredAt: a.RestoredAt, RestoredTo: a.RestoredTo,
@@ -579,12 +578,9 @@ func toArchivedJSON(a *audit.Archived) archivedJSON {
 
 // archivedMessage views an archived message as a queue.Message, for the
 // same display rules.
-func archivedMessage(a *audit.Archived) queue.Message {
-	m := queue.Message{ID: a.MessageID, Properties: a.Properties, Key: a.Key, Body: a.Body, Timestamp: a.ArchivedAt}
-	for _, h := range a.Headers {
-		m.Headers = append(m.Headers, queue.Header{Key: string(h.Key), Value: h.Value, Kind: h.Kind})
-	}
-	return m
+func archivedMessage(a *dlqreplay.Archived) queue.Message {
+	return queue.Message{ID: a.MessageID, Properties: a.Properties, Headers: a.Headers, Key: a.Key, Body: a.Body,
+		Timestamp: a.ArchivedAt}
 }
 
 func (s *Server) apiArchive(c echo.Context) error {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -44,7 +43,7 @@ type fakeDLQ struct {
 	started  []dlqreplay.Request
 	jobs     map[string]dlqreplay.Receipt
 	order    []string
-	archived []audit.Archived
+	archived []dlqreplay.Archived
 	restores []dlqreplay.RestoreRequest
 	limitHit bool
 }
@@ -70,8 +69,8 @@ func newFakeDLQ() *fakeDLQ {
 		State: dlqreplay.StateInterrupted, Created: now.Add(-time.Hour), Target: dlqreplay.Target{Kind: dlqreplay.TargetOriginal},
 		Selection: dlqreplay.Selection{All: true}, Progress: dlqreplay.Progress{ToMove: 10, Moved: 4, Remaining: 6}},
 		Outcomes: []dlqreplay.Outcome{{MessageID: hostileImg, Result: dlqreplay.ResultMoved, Target: "/orders", Source: "orders"}}})
-	f.archived = []audit.Archived{{ID: 7, JobID: "job-del", DLQ: hostileDLQ, MessageID: "m-gone", ArchivedAt: now.Add(-time.Minute),
-		Headers: []audit.Header{{Key: []byte("k"), Value: []byte(hostileImg)}}, Body: []byte(`<script>alert(4)</script>`)}}
+	f.archived = []dlqreplay.Archived{{ID: 7, JobID: "job-del", DLQ: hostileDLQ, MessageID: "m-gone", ArchivedAt: now.Add(-time.Minute),
+		Headers: []queue.Header{{Key: "k", Value: []byte(hostileImg)}}, Body: []byte(`<script>alert(4)</script>`)}}
 	return f
 }
 
@@ -189,7 +188,7 @@ func (f *fakeDLQ) Jobs(_ context.Context, dlq string, limit int) ([]dlqreplay.Jo
 	return out, nil
 }
 
-func (f *fakeDLQ) Archived(_ context.Context, dlq string, limit int) ([]audit.Archived, error) {
+func (f *fakeDLQ) Archived(_ context.Context, dlq string, limit int) ([]dlqreplay.Archived, error) {
 	return f.archived, nil
 }
 

@@ -1,13 +1,3 @@
-// Package audit is the durable record of every DLQ job and every archived
-// message, kept in an embedded SQLite database (modernc.org/sqlite, pure Go)
-// in the data directory.
-//
-// The store is written before the broker is told anything irreversible: a
-// job row exists before its first message moves, per-message outcomes are
-// flushed in batches while it runs, and a deleted message is archived (and
-// fsynced, synchronous=FULL) before its DLQ copy is acknowledged. A job that
-// was still running when the process died is marked interrupted the next
-// time the store is opened; its counts and outcomes are what was flushed.
 package audit
 
 import (
@@ -22,82 +12,13 @@ import (
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // FileName is the database file's name inside the data directory.
 const FileName = "queuewatch-audit.db"
-
-// ErrNotFound is returned when a job or archived message does not exist.
-var ErrNotFound = errors.New("not found")
-
-// Job states stored in the audit log.
-const (
-	StateRunning     = "running"
-	StateSucceeded   = "succeeded"
-	StateFailed      = "failed"
-	StateCancelled   = "cancelled"
-	StateInterrupted = "interrupted"
-)
-
-// Job is one job's row: who ran what against which DLQ and how it went.
-// Selection and Target are the caller's JSON.
-type Job struct {
-	ID        string
-	DLQ       string
-	Action    string
-	Who       string
-	DryRun    bool
-	Selection json.RawMessage
-	Target    json.RawMessage
-	State     string
-	Error     string
-	Created   time.Time
-	Finished  time.Time
-	Depth     int64
-	ToMove    int64
-	Moved     int64
-	Failed    int64
-	Skipped   int64
-	Remaining int64
-	// Duplicates counts messages that may now exist both in the DLQ and
-	// in the target (the DLQ ack's fate is unknown after a fault).
-	Duplicates int64
-}
-
-// Outcome is what happened to one message in a job.
-type Outcome struct {
-	MessageID string
-	Result    string
-	Target    string
-	Reason    string
-	Source    string
-	// PossibleDuplicate is set when the copy reached the target but the
-	// original may still be in the DLQ.
-	PossibleDuplicate bool
-}
-
-// Archived is a message saved before it was deleted from a DLQ.
-type Archived struct {
-	ID         int64
-	JobID      string
-	DLQ        string
-	MessageID  string
-	ArchivedAt time.Time
-	Properties map[string]string
-	Headers    []Header
-	Key        []byte
-	Body       []byte
-	RestoredAt time.Time
-	RestoredTo string
-}
-
-// Header is an archived header; values are raw bytes (base64 in JSON), so
-// binary and invalid UTF-8 survive the round trip.
-type Header struct {
-	Key   []byte `json:"k"`
-	Value []byte `json:"v"`
-	Kind  string `json:"t,omitempty"`
-}
 
 // Store is the audit database. It is safe for concurrent use.
 type Store struct {
@@ -106,48 +27,29 @@ type Store struct {
 	Interrupted []string
 }
 
-const schema = `
-CREATE TABLE IF NOT EXISTS jobs (
-	id TEXT PRIMARY KEY, dlq TEXT NOT NULL, action TEXT NOT NULL, who TEXT NOT NULL,
-	dry_run INTEGER NOT NULL, selection TEXT NOT NULL, target TEXT NOT NULL,
-	state TEXT NOT NULL, error TEXT NOT NULL DEFAULT '',
-	created INTEGER NOT NULL, finished INTEGER NOT NULL DEFAULT 0,
-	depth INTEGER NOT NULL DEFAULT 0, to_move INTEGER NOT NULL DEFAULT 0, moved INTEGER NOT NULL DEFAULT 0,
-	failed INTEGER NOT NULL DEFAULT 0, skipped INTEGER NOT NULL DEFAULT 0,
-	remaining INTEGER NOT NULL DEFAULT 0, duplicates INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX IF NOT EXISTS jobs_dlq ON jobs(dlq, created);
-CREATE TABLE IF NOT EXISTS outcomes (
-	job_id TEXT NOT NULL, seq INTEGER NOT NULL, dlq TEXT NOT NULL, message_id TEXT NOT NULL,
-	result TEXT NOT NULL, target TEXT NOT NULL, reason TEXT NOT NULL, source TEXT NOT NULL, possible_duplicate INTEGER NOT NULL,
-	PRIMARY KEY (job_id, seq));
-CREATE INDEX IF NOT EXISTS outcomes_msg ON outcomes(dlq, message_id, result);
-CREATE TABLE IF NOT EXISTS archive (
-	id INTEGER PRIMARY KEY AUTOINCREMENT, job_id TEXT NOT NULL, dlq TEXT NOT NULL,
-	message_id TEXT NOT NULL, archived_at INTEGER NOT NULL, properties TEXT NOT NULL,
-	headers TEXT NOT NULL, key BLOB, body BLOB NOT NULL,
-	restored_at INTEGER NOT NULL DEFAULT 0, restored_to TEXT NOT NULL DEFAULT '');
-CREATE INDEX IF NOT EXISTS archive_dlq ON archive(dlq, id);
-`
+var _ dlqreplay.Store = (*Store)(nil)
 
-// Open opens (creating if needed) the store in dir and marks jobs left
-// running by a previous process as interrupted.
+// Open opens (creating if needed) the store in dir, brings its schema to
+// the current version and marks jobs left running by a previous process
+// as interrupted. A store written by a newer queuewatch is refused with
+// ErrNewerSchema.
 func Open(ctx context.Context, dir string) (*Store, error) {
+	return open(ctx, dir, migrations)
+}
+
+func open(ctx context.Context, dir string, ms []migration) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o750); err != nil {
 		return nil, fmt.Errorf("create data dir: %w", err)
 	}
 	path := filepath.Join(dir, FileName)
-	// synchronous(FULL): an archive must be on disk before the DLQ ack.
-	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-	db, err := sql.Open("sqlite", dsn)
+	db, err := openDB(path)
 	if err != nil {
-		return nil, fmt.Errorf("open audit store %s: %w", path, err)
+		return nil, err
 	}
-	// One connection serialises writers; SQLite allows only one anyway.
-	db.SetMaxOpenConns(1)
 	s := &Store{db: db}
-	if _, err := db.ExecContext(ctx, schema); err != nil {
+	if err := migrate(ctx, db, ms); err != nil {
 		_ = db.Close()
-		return nil, fmt.Errorf("create audit schema in %s: %w", path, err)
+		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
 	if err := s.markInterrupted(ctx); err != nil {
 		_ = db.Close()
@@ -156,8 +58,23 @@ func Open(ctx context.Context, dir string) (*Store, error) {
 	return s, nil
 }
 
+func openDB(path string) (*sql.DB, error) {
+	// synchronous(FULL): an archive must be on disk before the DLQ ack.
+	// _txlock=immediate: every transaction here writes, so it takes the
+	// write lock up front and waits (busy_timeout) instead of failing
+	// when another process wrote since it began reading.
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("open audit store %s: %w", path, err)
+	}
+	// One connection serialises writers; SQLite allows only one anyway.
+	db.SetMaxOpenConns(1)
+	return db, nil
+}
+
 func (s *Store) markInterrupted(ctx context.Context) error {
-	rows, err := s.db.QueryContext(ctx, `SELECT id FROM jobs WHERE state = ?`, StateRunning)
+	rows, err := s.db.QueryContext(ctx, `SELECT id FROM jobs WHERE state = ?`, string(dlqreplay.StateRunning))
 	if err != nil {
 		return fmt.Errorf("find interrupted jobs: %w", err)
 	}
@@ -172,7 +89,7 @@ func (s *Store) markInterrupted(ctx context.Context) error {
 	_ = rows.Close()
 	_, err = s.db.ExecContext(ctx, `UPDATE jobs SET state = ?, finished = ?,
 		error = CASE WHEN error = '' THEN 'queuewatch stopped while the job ran' ELSE error END
-		WHERE state = ?`, StateInterrupted, time.Now().UnixMilli(), StateRunning)
+		WHERE state = ?`, string(dlqreplay.StateInterrupted), time.Now().UnixMilli(), string(dlqreplay.StateRunning))
 	if err != nil {
 		return fmt.Errorf("mark interrupted jobs: %w", err)
 	}
@@ -182,27 +99,37 @@ func (s *Store) markInterrupted(ctx context.Context) error {
 // Close closes the database.
 func (s *Store) Close() error { return s.db.Close() }
 
-// CreateJob records a job before it starts.
-func (s *Store) CreateJob(ctx context.Context, j Job) error {
-	_, err := s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, who, dry_run, selection, target, state, created)
+// CreateJob records a job before it starts. Selection and Target are
+// kept as their JSON.
+func (s *Store) CreateJob(ctx context.Context, j dlqreplay.Job) error {
+	sel, tgt, err := jobJSON(j)
+	if err != nil {
+		return err
+	}
+	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, who, dry_run, selection, target, state, created)
 		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.DLQ, j.Action, j.Who, j.DryRun, rawOr(j.Selection), rawOr(j.Target), j.State, j.Created.UnixMilli())
+		j.ID, j.DLQ, string(j.Action), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("record job %s: %w", j.ID, err)
 	}
 	return nil
 }
 
-func rawOr(b json.RawMessage) string {
-	if len(b) == 0 {
-		return "{}"
+func jobJSON(j dlqreplay.Job) (sel, tgt string, err error) {
+	s, err := json.Marshal(j.Selection)
+	if err != nil {
+		return "", "", fmt.Errorf("record job %s selection: %w", j.ID, err)
 	}
-	return string(b)
+	t, err := json.Marshal(j.Target)
+	if err != nil {
+		return "", "", fmt.Errorf("record job %s target: %w", j.ID, err)
+	}
+	return string(s), string(t), nil
 }
 
 // UpdateJob stores a job's counts, state and error, and appends outcomes
 // numbered from firstSeq, in one transaction.
-func (s *Store) UpdateJob(ctx context.Context, j Job, firstSeq int, outcomes []Outcome) error {
+func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, outcomes []dlqreplay.Outcome) error {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
@@ -212,20 +139,25 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, firstSeq int, outcomes []O
 	if !j.Finished.IsZero() {
 		finished = j.Finished.UnixMilli()
 	}
+	p := j.Progress
 	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, finished = ?, depth = ?, to_move = ?, moved = ?,
 		failed = ?, skipped = ?, remaining = ?, duplicates = ? WHERE id = ?`,
-		j.State, j.Error, finished, j.Depth, j.ToMove, j.Moved, j.Failed, j.Skipped, j.Remaining, j.Duplicates, j.ID); err != nil {
+		string(j.State), j.Error, finished, p.Depth, p.ToMove, p.Moved, p.Failed, p.Skipped, p.Remaining, p.Duplicates, j.ID); err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
 	}
 	if len(outcomes) > 0 {
-		st, err := tx.PrepareContext(ctx, `INSERT OR REPLACE INTO outcomes
-			(job_id, seq, dlq, message_id, result, target, reason, source, possible_duplicate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+		st, err := tx.PrepareContext(ctx, `INSERT INTO outcomes
+			(job_id, seq, dlq, message_id, result, target, reason, source, possible_duplicate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
+			ON CONFLICT (job_id, seq) DO UPDATE SET dlq = excluded.dlq, message_id = excluded.message_id,
+			result = excluded.result, target = excluded.target, reason = excluded.reason, source = excluded.source,
+			possible_duplicate = excluded.possible_duplicate`)
 		if err != nil {
 			return fmt.Errorf("record outcomes of %s: %w", j.ID, err)
 		}
 		defer func() { _ = st.Close() }()
 		for i, o := range outcomes {
-			if _, err := st.ExecContext(ctx, j.ID, firstSeq+i, j.DLQ, o.MessageID, o.Result, o.Target, o.Reason, o.Source, o.PossibleDuplicate); err != nil {
+			if _, err := st.ExecContext(ctx, j.ID, firstSeq+i, j.DLQ, o.MessageID, string(o.Result), o.Target, o.Reason,
+				o.Source, o.PossibleDuplicate); err != nil {
 				return fmt.Errorf("record outcomes of %s: %w", j.ID, err)
 			}
 		}
@@ -239,16 +171,23 @@ func (s *Store) UpdateJob(ctx context.Context, j Job, firstSeq int, outcomes []O
 const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, created, finished,
 	depth, to_move, moved, failed, skipped, remaining, duplicates`
 
-func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
-	var j Job
-	var sel, tgt string
+func scanJob(sc interface{ Scan(...any) error }) (dlqreplay.Job, error) {
+	var j dlqreplay.Job
+	var action, state, sel, tgt string
 	var created, finished int64
-	err := sc.Scan(&j.ID, &j.DLQ, &j.Action, &j.Who, &j.DryRun, &sel, &tgt, &j.State, &j.Error, &created, &finished,
-		&j.Depth, &j.ToMove, &j.Moved, &j.Failed, &j.Skipped, &j.Remaining, &j.Duplicates)
+	p := &j.Progress
+	err := sc.Scan(&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &created, &finished,
+		&p.Depth, &p.ToMove, &p.Moved, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates)
 	if err != nil {
 		return j, err
 	}
-	j.Selection, j.Target = json.RawMessage(sel), json.RawMessage(tgt)
+	j.Action, j.State = dlqreplay.Action(action), dlqreplay.JobState(state)
+	if err := json.Unmarshal([]byte(sel), &j.Selection); err != nil {
+		return j, fmt.Errorf("job %s selection: %w", j.ID, err)
+	}
+	if err := json.Unmarshal([]byte(tgt), &j.Target); err != nil {
+		return j, fmt.Errorf("job %s target: %w", j.ID, err)
+	}
 	j.Created = time.UnixMilli(created)
 	if finished > 0 {
 		j.Finished = time.UnixMilli(finished)
@@ -256,11 +195,12 @@ func scanJob(sc interface{ Scan(...any) error }) (Job, error) {
 	return j, nil
 }
 
-// Job returns one job; ErrNotFound when there is none.
-func (s *Store) Job(ctx context.Context, id string) (Job, error) {
+// Job returns one job; the error wraps dlqreplay.ErrJobNotFound when
+// there is none.
+func (s *Store) Job(ctx context.Context, id string) (dlqreplay.Job, error) {
 	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
 	if errors.Is(err, sql.ErrNoRows) {
-		return j, fmt.Errorf("job %s: %w", id, ErrNotFound)
+		return j, fmt.Errorf("job %s: %w", id, dlqreplay.ErrJobNotFound)
 	}
 	if err != nil {
 		return j, fmt.Errorf("read job %s: %w", id, err)
@@ -269,7 +209,8 @@ func (s *Store) Job(ctx context.Context, id string) (Job, error) {
 }
 
 // Jobs lists the newest jobs first; dlq filters by DLQ ID when not empty.
-func (s *Store) Jobs(ctx context.Context, dlq string, limit int) ([]Job, error) {
+// limit 0 means 100.
+func (s *Store) Jobs(ctx context.Context, dlq string, limit int) ([]dlqreplay.Job, error) {
 	if limit <= 0 {
 		limit = 100
 	}
@@ -285,7 +226,7 @@ func (s *Store) Jobs(ctx context.Context, dlq string, limit int) ([]Job, error) 
 		return nil, fmt.Errorf("list jobs: %w", err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Job
+	var out []dlqreplay.Job
 	for rows.Next() {
 		j, err := scanJob(rows)
 		if err != nil {
@@ -297,19 +238,21 @@ func (s *Store) Jobs(ctx context.Context, dlq string, limit int) ([]Job, error) 
 }
 
 // Outcomes returns a job's per-message outcomes in processing order.
-func (s *Store) Outcomes(ctx context.Context, jobID string) ([]Outcome, error) {
+func (s *Store) Outcomes(ctx context.Context, jobID string) ([]dlqreplay.Outcome, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT message_id, result, target, reason, source, possible_duplicate
 		FROM outcomes WHERE job_id = ? ORDER BY seq`, jobID)
 	if err != nil {
 		return nil, fmt.Errorf("read outcomes of %s: %w", jobID, err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Outcome
+	var out []dlqreplay.Outcome
 	for rows.Next() {
-		var o Outcome
-		if err := rows.Scan(&o.MessageID, &o.Result, &o.Target, &o.Reason, &o.Source, &o.PossibleDuplicate); err != nil {
+		var o dlqreplay.Outcome
+		var result string
+		if err := rows.Scan(&o.MessageID, &result, &o.Target, &o.Reason, &o.Source, &o.PossibleDuplicate); err != nil {
 			return nil, fmt.Errorf("read outcomes of %s: %w", jobID, err)
 		}
+		o.Result = dlqreplay.Result(result)
 		out = append(out, o)
 	}
 	return out, rows.Err()
@@ -318,27 +261,20 @@ func (s *Store) Outcomes(ctx context.Context, jobID string) ([]Outcome, error) {
 // Done reports which of ids (all when ids is nil) already left dlq in an
 // earlier job with one of the given results. Kafka uses it to skip records
 // that a partial replay sent but could not move the cursor past.
-func (s *Store) Done(ctx context.Context, dlq string, ids []string, results ...string) (map[string]bool, error) {
+func (s *Store) Done(ctx context.Context, dlq string, ids []string, results ...dlqreplay.Result) (map[string]bool, error) {
 	out := map[string]bool{}
+	if len(results) == 0 {
+		return out, nil
+	}
+	resultArgs := make([]any, len(results))
+	for i, r := range results {
+		resultArgs[i] = string(r)
+	}
+	inResults := `result IN (?` + strings.Repeat(",?", len(results)-1) + `)`
 	if ids == nil {
-		args := []any{dlq}
-		for _, r := range results {
-			args = append(args, r)
-		}
-		rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT message_id FROM outcomes WHERE dlq = ? AND result IN (?`+
-			strings.Repeat(",?", len(results)-1)+`)`, args...)
-		if err != nil {
-			return nil, fmt.Errorf("look up replayed messages: %w", err)
-		}
-		defer func() { _ = rows.Close() }()
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				return nil, fmt.Errorf("look up replayed messages: %w", err)
-			}
-			out[id] = true
-		}
-		return out, rows.Err()
+		err := s.collectIDs(ctx, out, `SELECT DISTINCT message_id FROM outcomes WHERE dlq = ? AND `+inResults,
+			append([]any{dlq}, resultArgs...))
+		return out, err
 	}
 	for len(ids) > 0 {
 		n := min(len(ids), 400)
@@ -348,55 +284,98 @@ func (s *Store) Done(ctx context.Context, dlq string, ids []string, results ...s
 		for _, id := range batch {
 			args = append(args, id)
 		}
-		for _, r := range results {
-			args = append(args, r)
-		}
 		q := `SELECT DISTINCT message_id FROM outcomes WHERE dlq = ? AND message_id IN (?` +
-			strings.Repeat(",?", len(batch)-1) + `) AND result IN (?` + strings.Repeat(",?", len(results)-1) + `)`
-		rows, err := s.db.QueryContext(ctx, q, args...)
-		if err != nil {
-			return nil, fmt.Errorf("look up replayed messages: %w", err)
+			strings.Repeat(",?", len(batch)-1) + `) AND ` + inResults
+		if err := s.collectIDs(ctx, out, q, append(args, resultArgs...)); err != nil {
+			return nil, err
 		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				_ = rows.Close()
-				return nil, fmt.Errorf("look up replayed messages: %w", err)
-			}
-			out[id] = true
+	}
+	return out, nil
+}
+
+// collectIDs adds the message IDs q selects to out.
+func (s *Store) collectIDs(ctx context.Context, out map[string]bool, q string, args []any) error {
+	rows, err := s.db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("look up replayed messages: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("look up replayed messages: %w", err)
 		}
-		_ = rows.Close()
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("look up replayed messages: %w", err)
+	}
+	return nil
+}
+
+// storedHeader is a header as the archive keeps it in JSON: key and value
+// as raw bytes (base64), so binary and invalid UTF-8 survive the round
+// trip. The short names are the on-disk format; they never change.
+type storedHeader struct {
+	Key   []byte `json:"k"`
+	Value []byte `json:"v"`
+	Kind  string `json:"t,omitempty"`
+}
+
+func headersJSON(hs []queue.Header) (string, error) {
+	out := make([]storedHeader, len(hs))
+	for i, h := range hs {
+		out[i] = storedHeader{Key: []byte(h.Key), Value: h.Value, Kind: h.Kind}
+	}
+	b, err := json.Marshal(out)
+	return string(b), err
+}
+
+func parseHeaders(s string) ([]queue.Header, error) {
+	var stored []storedHeader
+	if err := json.Unmarshal([]byte(s), &stored); err != nil {
+		return nil, err
+	}
+	var out []queue.Header
+	for _, h := range stored {
+		out = append(out, queue.Header{Key: string(h.Key), Value: h.Value, Kind: h.Kind})
 	}
 	return out, nil
 }
 
 // Archive saves messages before they are deleted, in one transaction, and
-// returns their archive ids.
-func (s *Store) Archive(ctx context.Context, msgs []Archived) ([]int64, error) {
+// returns their archive ids. ArchivedAt is the time of the call.
+func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64, error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = st.Close() }()
 	ids := make([]int64, 0, len(msgs))
+	now := time.Now().UnixMilli()
 	for _, m := range msgs {
-		props, _ := json.Marshal(m.Properties)
-		hdrs, _ := json.Marshal(m.Headers)
+		props, err := json.Marshal(m.Properties)
+		if err != nil {
+			return nil, fmt.Errorf("archive message %s properties: %w", m.MessageID, err)
+		}
+		hdrs, err := headersJSON(m.Headers)
+		if err != nil {
+			return nil, fmt.Errorf("archive message %s headers: %w", m.MessageID, err)
+		}
 		body := m.Body
 		if body == nil {
 			body = []byte{}
 		}
-		res, err := st.ExecContext(ctx, m.JobID, m.DLQ, m.MessageID, time.Now().UnixMilli(), string(props), string(hdrs), m.Key, body)
-		if err != nil {
+		var id int64
+		if err := st.QueryRowContext(ctx, m.JobID, m.DLQ, m.MessageID, now, string(props), hdrs, m.Key, body).Scan(&id); err != nil {
 			return nil, fmt.Errorf("archive message %s: %w", m.MessageID, err)
 		}
-		id, _ := res.LastInsertId()
 		ids = append(ids, id)
 	}
 	if err := tx.Commit(); err != nil {
@@ -405,16 +384,8 @@ func (s *Store) Archive(ctx context.Context, msgs []Archived) ([]int64, error) {
 	return ids, nil
 }
 
-// ArchiveQuery selects archived messages: by ids, else by DLQ and/or job.
-type ArchiveQuery struct {
-	IDs   []int64
-	DLQ   string
-	JobID string
-	Limit int
-}
-
 // Archived returns archived messages, oldest first.
-func (s *Store) Archived(ctx context.Context, q ArchiveQuery) ([]Archived, error) {
+func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
 	where, args := []string{"1=1"}, []any{}
 	if len(q.IDs) > 0 {
 		where = append(where, "id IN (?"+strings.Repeat(",?", len(q.IDs)-1)+")")
@@ -437,27 +408,36 @@ func (s *Store) Archived(ctx context.Context, q ArchiveQuery) ([]Archived, error
 		return nil, fmt.Errorf("read archive: %w", err)
 	}
 	defer func() { _ = rows.Close() }()
-	var out []Archived
+	var out []dlqreplay.Archived
 	for rows.Next() {
-		var a Archived
-		var at, restored int64
-		var props, hdrs string
-		if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo); err != nil {
-			return nil, fmt.Errorf("read archive: %w", err)
-		}
-		a.ArchivedAt = time.UnixMilli(at)
-		if restored > 0 {
-			a.RestoredAt = time.UnixMilli(restored)
-		}
-		if err := json.Unmarshal([]byte(props), &a.Properties); err != nil {
-			return nil, fmt.Errorf("read archived message %d: %w", a.ID, err)
-		}
-		if err := json.Unmarshal([]byte(hdrs), &a.Headers); err != nil {
-			return nil, fmt.Errorf("read archived message %d: %w", a.ID, err)
+		a, err := scanArchived(rows)
+		if err != nil {
+			return nil, err
 		}
 		out = append(out, a)
 	}
 	return out, rows.Err()
+}
+
+func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
+	var a dlqreplay.Archived
+	var at, restored int64
+	var props, hdrs string
+	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo); err != nil {
+		return a, fmt.Errorf("read archive: %w", err)
+	}
+	a.ArchivedAt = time.UnixMilli(at)
+	if restored > 0 {
+		a.RestoredAt = time.UnixMilli(restored)
+	}
+	if err := json.Unmarshal([]byte(props), &a.Properties); err != nil {
+		return a, fmt.Errorf("read archived message %d properties: %w", a.ID, err)
+	}
+	var err error
+	if a.Headers, err = parseHeaders(hdrs); err != nil {
+		return a, fmt.Errorf("read archived message %d headers: %w", a.ID, err)
+	}
+	return a, nil
 }
 
 // MarkRestored records that archived messages were published to target.

@@ -3,10 +3,12 @@ package audit
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 func TestStoreSurvivesRestart(t *testing.T) {
@@ -16,25 +18,27 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := Job{ID: "j1", DLQ: "rabbitmq:c:/:q.dlq", Action: "replay", Who: "ann", State: StateRunning,
-		Selection: json.RawMessage(`{"all":true}`), Created: time.Now()}
-	done := Job{ID: "j2", DLQ: "rabbitmq:c:/:q.dlq", Action: "delete", Who: "bob", State: StateRunning, Created: time.Now()}
-	for _, j := range []Job{running, done} {
+	running := dlqreplay.Job{ID: "j1", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, Who: "ann",
+		State: dlqreplay.StateRunning, Selection: dlqreplay.Selection{All: true}, Created: time.Now()}
+	done := dlqreplay.Job{ID: "j2", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionDelete, Who: "bob",
+		State: dlqreplay.StateRunning, Created: time.Now()}
+	for _, j := range []dlqreplay.Job{running, done} {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
-	running.Moved, running.ToMove = 2, 10
-	if err := s.UpdateJob(ctx, running, 0, []Outcome{{MessageID: "a", Result: "moved", Target: "/q"}, {MessageID: "b", Result: "moved"}}); err != nil {
+	running.Progress.Moved, running.Progress.ToMove = 2, 10
+	if err := s.UpdateJob(ctx, running, 0, []dlqreplay.Outcome{{MessageID: "a", Result: dlqreplay.ResultMoved, Target: "/q"},
+		{MessageID: "b", Result: dlqreplay.ResultMoved}}); err != nil {
 		t.Fatal(err)
 	}
-	done.State, done.Finished, done.Moved = StateSucceeded, time.Now(), 1
-	if err := s.UpdateJob(ctx, done, 0, []Outcome{{MessageID: "c", Result: "deleted"}}); err != nil {
+	done.State, done.Finished, done.Progress.Moved = dlqreplay.StateSucceeded, time.Now(), 1
+	if err := s.UpdateJob(ctx, done, 0, []dlqreplay.Outcome{{MessageID: "c", Result: dlqreplay.ResultDeleted}}); err != nil {
 		t.Fatal(err)
 	}
 	bin := []byte{0xff, 0x00, 0xfe}
-	ids, err := s.Archive(ctx, []Archived{{JobID: "j2", DLQ: done.DLQ, MessageID: "c", Body: bin,
-		Headers: []Header{{Key: []byte{'k', 0xff}, Value: bin, Kind: "bytes"}}, Properties: map[string]string{"message_id": "c"}}})
+	ids, err := s.Archive(ctx, []dlqreplay.Archived{{JobID: "j2", DLQ: done.DLQ, MessageID: "c", Body: bin,
+		Headers: []queue.Header{{Key: "k\xff", Value: bin, Kind: "bytes"}}, Properties: map[string]string{"message_id": "c"}}})
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("archive: %v %v", ids, err)
 	}
@@ -52,36 +56,65 @@ func TestStoreSurvivesRestart(t *testing.T) {
 		t.Fatalf("interrupted = %v", s.Interrupted)
 	}
 	j, err := s.Job(ctx, "j1")
-	if err != nil || j.State != StateInterrupted || j.Moved != 2 || j.ToMove != 10 || j.Who != "ann" || string(j.Selection) != `{"all":true}` {
+	if err != nil || j.State != dlqreplay.StateInterrupted || j.Progress.Moved != 2 || j.Progress.ToMove != 10 || j.Who != "ann" ||
+		!j.Selection.All || j.Action != dlqreplay.ActionReplay {
 		t.Fatalf("j1 = %+v, %v", j, err)
 	}
-	if j, _ := s.Job(ctx, "j2"); j.State != StateSucceeded {
+	if j, _ := s.Job(ctx, "j2"); j.State != dlqreplay.StateSucceeded {
 		t.Fatalf("j2 = %+v", j)
 	}
 	outs, err := s.Outcomes(ctx, "j1")
-	if err != nil || len(outs) != 2 || outs[0].MessageID != "a" || outs[0].Target != "/q" {
+	if err != nil || len(outs) != 2 || outs[0].MessageID != "a" || outs[0].Target != "/q" || outs[0].Result != dlqreplay.ResultMoved {
 		t.Fatalf("outcomes = %+v, %v", outs, err)
 	}
-	doneIDs, err := s.Done(ctx, done.DLQ, []string{"a", "c", "x"}, "moved", "deleted")
+	doneIDs, err := s.Done(ctx, done.DLQ, []string{"a", "c", "x"}, dlqreplay.ResultMoved, dlqreplay.ResultDeleted)
 	if err != nil || !doneIDs["a"] || !doneIDs["c"] || doneIDs["x"] {
 		t.Fatalf("done = %v, %v", doneIDs, err)
 	}
-	arch, err := s.Archived(ctx, ArchiveQuery{JobID: "j2"})
-	if err != nil || len(arch) != 1 || !bytes.Equal(arch[0].Body, bin) || !bytes.Equal(arch[0].Headers[0].Key, []byte{'k', 0xff}) ||
+	arch, err := s.Archived(ctx, dlqreplay.ArchiveQuery{JobID: "j2"})
+	if err != nil || len(arch) != 1 || !bytes.Equal(arch[0].Body, bin) || arch[0].Headers[0].Key != "k\xff" ||
 		!bytes.Equal(arch[0].Headers[0].Value, bin) || arch[0].Properties["message_id"] != "c" {
 		t.Fatalf("archived = %+v, %v", arch, err)
 	}
 	if err := s.MarkRestored(ctx, ids, "rabbitmq:c:/:other"); err != nil {
 		t.Fatal(err)
 	}
-	if arch, _ := s.Archived(ctx, ArchiveQuery{IDs: ids}); arch[0].RestoredTo != "rabbitmq:c:/:other" || arch[0].RestoredAt.IsZero() {
+	if arch, _ := s.Archived(ctx, dlqreplay.ArchiveQuery{IDs: ids}); arch[0].RestoredTo != "rabbitmq:c:/:other" || arch[0].RestoredAt.IsZero() {
 		t.Fatalf("restored = %+v", arch[0])
 	}
-	if _, err := s.Job(ctx, "nope"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.Job(ctx, "nope"); !errors.Is(err, dlqreplay.ErrJobNotFound) {
 		t.Fatalf("missing job: %v", err)
 	}
 	jobs, err := s.Jobs(ctx, done.DLQ, 10)
 	if err != nil || len(jobs) != 2 {
 		t.Fatalf("jobs = %d, %v", len(jobs), err)
+	}
+}
+
+// TestUpdateJobRetriesOutcomes: a flush that is retried with the same
+// sequence numbers replaces what an earlier attempt stored instead of
+// failing or duplicating it.
+func TestUpdateJobRetriesOutcomes(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	j := dlqreplay.Job{ID: "j", DLQ: "kafka:c::t.DLT", Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now()}
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	first := []dlqreplay.Outcome{{MessageID: "a", Result: dlqreplay.ResultFailed}, {MessageID: "b", Result: dlqreplay.ResultMoved}}
+	if err := s.UpdateJob(ctx, j, 0, first); err != nil {
+		t.Fatal(err)
+	}
+	again := []dlqreplay.Outcome{{MessageID: "b", Result: dlqreplay.ResultMoved, PossibleDuplicate: true}, {MessageID: "c", Result: dlqreplay.ResultSkipped}}
+	if err := s.UpdateJob(ctx, j, 1, again); err != nil {
+		t.Fatal(err)
+	}
+	outs, err := s.Outcomes(ctx, "j")
+	if err != nil || len(outs) != 3 || outs[0].MessageID != "a" || !outs[1].PossibleDuplicate || outs[2].MessageID != "c" {
+		t.Fatalf("outcomes = %+v, %v", outs, err)
 	}
 }

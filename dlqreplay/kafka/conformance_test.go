@@ -124,7 +124,7 @@ func (w *conformanceWorld) InDLQ(t *testing.T) []string {
 		id := "0@" + itoa(r.Offset)
 		handled := false
 		for _, st := range w.stores {
-			done, err := st.Done(context.Background(), w.dlq, []string{id}, string(dlqreplay.ResultMoved), string(dlqreplay.ResultDeleted))
+			done, err := st.Done(context.Background(), w.dlq, []string{id}, dlqreplay.ResultMoved, dlqreplay.ResultDeleted)
 			if err != nil {
 				t.Fatal(err)
 			}

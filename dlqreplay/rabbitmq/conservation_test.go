@@ -15,7 +15,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -137,7 +136,7 @@ func TestConservation(t *testing.T) {
 			if target != "" {
 				got = ids(w.drain(target))
 			} else {
-				arch, err := w.store.Archived(ctx, audit.ArchiveQuery{JobID: r.Job.ID})
+				arch, err := w.store.Archived(ctx, dlqreplay.ArchiveQuery{JobID: r.Job.ID})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -345,7 +344,7 @@ func TestKilledMidJob(t *testing.T) {
 	waitMoved(t, w.svc, j.ID, 400)
 	// Let one progress flush reach the disk, so there is something known.
 	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if a, err := w.store.Job(ctx, j.ID); err == nil && a.Moved > 0 {
+		if a, err := w.store.Job(ctx, j.ID); err == nil && a.Progress.Moved > 0 {
 			break
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -180,7 +179,7 @@ const ReceiptLimit = 500
 
 // ArchivedView is one archived message with its display forms.
 type ArchivedView struct {
-	A       *audit.Archived
+	A       *dlqreplay.Archived
 	Preview string
 	Size    int
 }

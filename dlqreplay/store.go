@@ -1,0 +1,45 @@
+package dlqreplay
+
+import "context"
+
+// Store is the durable record the Service keeps: every job, every
+// message's outcome and every archived message, in this package's own
+// types. The Service writes a job before its first message moves and
+// removes nothing from a DLQ before Archive returned, so a Store must have
+// made a write durable when the call returns. dlqreplay/audit implements
+// it with SQLite; the Service needs nothing else from it.
+type Store interface {
+	// CreateJob records a job before it starts.
+	CreateJob(ctx context.Context, j Job) error
+	// UpdateJob stores j's state, error, end time and progress and appends
+	// outcomes numbered from firstSeq, atomically. An outcome already stored
+	// under one of those numbers is replaced, so a failed flush can be
+	// retried with the same numbers.
+	UpdateJob(ctx context.Context, j Job, firstSeq int, outcomes []Outcome) error
+	// Job returns one job; the error wraps ErrJobNotFound when there is none.
+	Job(ctx context.Context, id string) (Job, error)
+	// Jobs lists jobs newest first; dlqID filters when not empty.
+	Jobs(ctx context.Context, dlqID string, limit int) ([]Job, error)
+	// Outcomes returns a job's outcomes in the order they were reported.
+	Outcomes(ctx context.Context, jobID string) ([]Outcome, error)
+	// Done reports which of ids (all, when ids is nil) earlier jobs on
+	// dlqID recorded with one of results.
+	Done(ctx context.Context, dlqID string, ids []string, results ...Result) (map[string]bool, error)
+	// Archive saves messages before they are deleted, all or none, stamps
+	// their ArchivedAt and returns their archive IDs in order.
+	Archive(ctx context.Context, msgs []Archived) ([]int64, error)
+	// Archived returns archived messages, oldest first.
+	Archived(ctx context.Context, q ArchiveQuery) ([]Archived, error)
+	// MarkRestored records that archived messages were published to target
+	// (a DLQ-style ID).
+	MarkRestored(ctx context.Context, ids []int64, target string) error
+}
+
+// ArchiveQuery selects archived messages. The criteria that are set
+// combine with AND; Limit 0 means the store's default (1000).
+type ArchiveQuery struct {
+	IDs   []int64
+	DLQ   string
+	JobID string
+	Limit int
+}
