@@ -19,7 +19,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	s, err := New(Options{Name: "load", Brokers: c.ListenAddrs()})
+	s, err := New(Options{Cluster: access(b, "load", c.ListenAddrs())})
 	if err != nil {
 		b.Fatal(err)
 	}

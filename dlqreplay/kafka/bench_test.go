@@ -17,7 +17,7 @@ import (
 func BenchmarkReplay(b *testing.B) {
 	const n = 100_000
 	w := newWorld(b, 0)
-	be, err := New(Options{Cluster: "k", Seeds: w.c.ListenAddrs()})
+	be, err := New(Options{Cluster: access(b, w.c.ListenAddrs())})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,7 +54,7 @@ type pending struct {
 // Prepare snapshots the cursor and end offsets, checks a named target and
 // refuses when another instance's transaction on this DLQ is open.
 func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Execution, error) {
-	e := &execution{b: b, run: run, txnID: "queuewatch-dlqreplay-" + b.opts.Cluster + "-" + run.DLQ.Name,
+	e := &execution{b: b, run: run, txnID: "queuewatch-dlqreplay-" + b.Cluster() + "-" + run.DLQ.Name,
 		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{}}
 	spans, meta, err := b.spans(ctx, run.DLQ.Name)
 	if err != nil {
@@ -84,9 +83,9 @@ func (b *Backend) Prepare(ctx context.Context, run *dlqreplay.Run) (dlqreplay.Ex
 		e.cursor[s.partition] = s.from
 	}
 	if !run.DryRun && run.Action != dlqreplay.ActionDelete {
-		e.tx, err = kgo.NewClient(append(slices.Clone(b.opts.ClientOpts), kgo.SeedBrokers(b.opts.Seeds...),
+		e.tx, err = b.opts.Cluster.NewClient(
 			kgo.TransactionalID(e.txnID), kgo.TransactionTimeout(b.opts.TransactionTimeout),
-			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(32<<20))...)
+			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(32<<20))
 		if err != nil {
 			return nil, fmt.Errorf("create transactional producer: %w", err)
 		}
@@ -374,7 +373,7 @@ func (e *execution) commitInTxn(ctx context.Context) error {
 		return fmt.Errorf("producer id: %w", err)
 	}
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
-	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = e.txnID, id, epoch, e.b.opts.CursorGroup
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = e.txnID, id, epoch, e.b.opts.Cluster.CursorGroup()
 	aresp, err := add.RequestWith(ctx, e.tx)
 	if err != nil {
 		return fmt.Errorf("add cursor to transaction: %w", err)
@@ -383,7 +382,7 @@ func (e *execution) commitInTxn(ctx context.Context) error {
 		return fmt.Errorf("add cursor to transaction: %w", err)
 	}
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
-	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = e.txnID, e.b.opts.CursorGroup, id, epoch
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = e.txnID, e.b.opts.Cluster.CursorGroup(), id, epoch
 	req.Generation, req.MemberID = -1, ""
 	t := kmsg.NewTxnOffsetCommitRequestTopic()
 	// v6+ names topics by ID, older versions by name; both are set.
