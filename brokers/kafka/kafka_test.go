@@ -13,7 +13,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -25,7 +24,7 @@ var dlqDefaults = config.DLQ{KafkaCursorGroup: config.DefaultKafkaCursorGroup}
 func TestSASLMechanisms(t *testing.T) {
 	for _, mech := range []string{"PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"} {
 		t.Run(mech, func(t *testing.T) {
-			c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 1)...), kfake.EnableSASL(),
+			c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.EnableSASL(),
 				kfake.Superuser(mech, "qw", "s3cret"))
 			if err != nil {
 				t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/demo"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -105,7 +106,7 @@ func TestDemoDLQs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	s, err := New(Options{Cluster: access(t, "demo", d.Brokers()), DLQTopic: dlqByName})
+	s, err := New(Options{Cluster: testenv.KafkaCluster(t, "demo", d.Brokers()), DLQTopic: dlqByName})
 	if err != nil {
 		t.Fatal(err)
 	}

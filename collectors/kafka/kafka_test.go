@@ -13,23 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
-
-// access is the way to a plaintext cluster at brokers with the default
-// cursor group, as app builds it from config.
-func access(t testing.TB, name string, brokers []string, extra ...kgo.Opt) *brokerkafka.Cluster {
-	t.Helper()
-	c, err := brokerkafka.New(config.Kafka{Name: name, Brokers: brokers},
-		config.DLQ{KafkaCursorGroup: config.DefaultKafkaCursorGroup}, extra...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // testCluster is an in-process Kafka-protocol cluster with an admin client.
 type testCluster struct {
@@ -60,7 +46,7 @@ func (tc *testCluster) source(opts Options) *Source {
 	tc.t.Helper()
 	// Topology changes must show on the next poll, not after the client's
 	// metadata cache expires.
-	opts.Cluster = access(tc.t, "test", tc.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond))
+	opts.Cluster = testenv.KafkaCluster(tc.t, "test", tc.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond))
 	s, err := New(opts)
 	if err != nil {
 		tc.t.Fatal(err)

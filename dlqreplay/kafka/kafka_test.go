@@ -18,7 +18,6 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
@@ -27,18 +26,6 @@ import (
 )
 
 const dlt = "orders.DLT"
-
-// access is the way to the plaintext cluster "k" at brokers with the
-// default cursor group, as app builds it from config.
-func access(t testing.TB, brokers []string, extra ...kgo.Opt) *brokerkafka.Cluster {
-	t.Helper()
-	c, err := brokerkafka.New(config.Kafka{Name: "k", Brokers: brokers},
-		config.DLQ{KafkaCursorGroup: config.DefaultKafkaCursorGroup}, extra...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
 
 // world is a kfake cluster with topics orders (3 partitions) and
 // orders.DLT (2 partitions), and a Service over a fresh audit store.
@@ -81,7 +68,7 @@ func newWorld(t testing.TB, maxReplays int) *world {
 }
 
 func (w *world) service(maxReplays int) (*dlqreplay.Service, *Backend) {
-	be, err := New(Options{Cluster: access(w.t, w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
+	be, err := New(Options{Cluster: testenv.KafkaCluster(w.t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
 		BatchSize: 500, TransactionTimeout: 5 * time.Second})
 	if err != nil {
 		w.t.Fatal(err)
