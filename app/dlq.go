@@ -17,8 +17,8 @@ import (
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
 // replay service over every configured cluster; kafkas is the access to
-// each of cfg.Kafka, in order. The returned func stops
-// running jobs (they settle: nothing in flight is lost) and closes the store.
+// each of cfg.Kafka, in order. The returned func stops running jobs (they
+// settle: nothing in flight is lost) and closes the store.
 func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
