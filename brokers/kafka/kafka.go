@@ -22,9 +22,8 @@ const DefaultClientID = "queuewatch"
 // collector and its replay backend. It is immutable and safe for
 // concurrent use.
 type Cluster struct {
-	cfg         config.Kafka
-	dlq         config.DLQ
-	cursorGroup string
+	cfg config.Kafka
+	dlq config.DLQ
 	// opts connect to the cluster; extra come after every client's own
 	// options (see New).
 	opts, extra []kgo.Opt
@@ -60,7 +59,7 @@ func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 	if mech != nil {
 		opts = append(opts, kgo.SASL(mech))
 	}
-	return &Cluster{cfg: k, dlq: dlq, cursorGroup: dlq.KafkaCursorGroup, opts: opts, extra: slices.Clone(extra)}, nil
+	return &Cluster{cfg: k, dlq: dlq, opts: opts, extra: slices.Clone(extra)}, nil
 }
 
 // errUnsupportedMechanism is returned for a SASL mechanism franz-go is not
@@ -87,13 +86,10 @@ func saslMechanism(s *config.SASL) (sasl.Mechanism, error) {
 // Name is the configured cluster name, the cluster label everywhere.
 func (c *Cluster) Name() string { return c.cfg.Name }
 
-// Brokers are the configured seed brokers.
-func (c *Cluster) Brokers() []string { return slices.Clone(c.cfg.Brokers) }
-
 // CursorGroup is the consumer group whose committed offsets mark how far
 // each dead-letter topic has been replayed: the collector counts DLQ depth
 // from it and the replay backend commits to it.
-func (c *Cluster) CursorGroup() string { return c.cursorGroup }
+func (c *Cluster) CursorGroup() string { return c.dlq.KafkaCursorGroup }
 
 // Opts are the options of a new client of this cluster: the connection
 // (seeds, client id, TLS, SASL), then the client's own extra options, then
