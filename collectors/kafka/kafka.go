@@ -24,7 +24,8 @@ import (
 type Options struct {
 	// Cluster is the access to the cluster (connection, cursor group),
 	// shared with its replay backend; its name is the cluster label on
-	// every metric.
+	// every metric. DLQ depth counts from the cursor group's commits, and
+	// the cursor group is never reported as a consumer group.
 	Cluster *brokerkafka.Cluster
 	// IncludeGroup decides which groups are watched; nil watches all.
 	IncludeGroup func(group string) bool
