@@ -9,15 +9,19 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"encoding/binary"
 	"encoding/json"
 	"encoding/pem"
 	"fmt"
+	"io"
 	"math/big"
+	"net"
 	"net/url"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -321,4 +325,124 @@ func TestKafkaRejectedCredentials(t *testing.T) {
 			}
 		})
 	}
+}
+
+// clientIDs records the client id in the first request of every
+// connection a kfake listener accepts: what the broker sees, for quotas,
+// ACLs and its logs.
+type clientIDs struct {
+	mu   sync.Mutex
+	seen []string
+}
+
+func (c *clientIDs) listen(network, addr string) (net.Listener, error) {
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		return nil, err
+	}
+	return &idListener{Listener: l, ids: c}, nil
+}
+
+// take returns the ids seen since the last take.
+func (c *clientIDs) take() []string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := c.seen
+	c.seen = nil
+	return out
+}
+
+type idListener struct {
+	net.Listener
+	ids *clientIDs
+}
+
+func (l *idListener) Accept() (net.Conn, error) {
+	conn, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	return &idConn{Conn: conn, ids: l.ids}, nil
+}
+
+// idConn reads the request header: size (4 bytes), api key (2), version
+// (2), correlation id (4), then the client id as an int16-length string in
+// every header version.
+type idConn struct {
+	net.Conn
+	ids  *clientIDs
+	head []byte
+	done bool
+}
+
+func (c *idConn) Read(p []byte) (int, error) {
+	n, err := c.Conn.Read(p)
+	if c.done {
+		return n, err
+	}
+	c.head = append(c.head, p[:n]...)
+	if len(c.head) < 14 {
+		return n, err
+	}
+	l := int(int16(binary.BigEndian.Uint16(c.head[12:14])))
+	if l >= 0 && len(c.head) < 14+l {
+		return n, err
+	}
+	id := ""
+	if l > 0 {
+		id = string(c.head[14 : 14+l])
+	}
+	c.done = true
+	c.ids.mu.Lock()
+	c.ids.seen = append(c.ids.seen, id)
+	c.ids.mu.Unlock()
+	return n, err
+}
+
+// TestKafkaClientID proves that the configured client_id is what the
+// broker sees on every connection: the collector's, and the replay
+// backend's admin client, consumer and transactional producer.
+func TestKafkaClientID(t *testing.T) {
+	ids := &clientIDs{}
+	c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 1)...), kfake.ListenFn(ids.listen))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	adm := kadm.NewClient(cl)
+	for _, topic := range []string{"orders", "orders.DLT"} {
+		if _, err := adm.CreateTopic(t.Context(), 1, 1, nil, topic); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := cl.ProduceSync(t.Context(), &kgo.Record{Topic: "orders.DLT", Value: []byte("dead")}).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	cl.Close()
+	cfg := testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs(), ClientID: "qw-prod"})
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	ids.take()
+
+	check := func(what string) {
+		t.Helper()
+		got := ids.take()
+		if len(got) == 0 || slices.ContainsFunc(got, func(id string) bool { return id != "qw-prod" }) {
+			t.Errorf("%s: client ids %q, want only qw-prod", what, got)
+		}
+	}
+	if err := Check(t.Context(), cfg, io.Discard, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("check")
+	id := queue.DLQRef{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT"}.ID()
+	if _, err := Replay(t.Context(), cfg, dlqreplay.Request{DLQ: id, Selection: dlqreplay.Selection{All: true}}, nil, nil); err != nil {
+		t.Fatal(err)
+	}
+	check("replay")
 }
