@@ -33,17 +33,12 @@ func Headers(hs []kgo.RecordHeader) []queue.Header {
 	return out
 }
 
-// Death reads what the framework that dead-lettered a record wrote into
-// its headers (Spring Kafka's kafka_dlt-*, Kafka Connect's
-// __connect.errors.*, SmallRye's dead-letter-*); queue.DecodeDeath knows
-// the header names.
-func Death(hs []kgo.RecordHeader) queue.DeathInfo {
-	return queue.DecodeDeath(Headers(hs), nil)
-}
-
-// OriginalTopic is the topic a dead letter came from according to its
-// headers, "" when they do not say. The collector labels a DLQ with it and
-// a replay sends the record back there, so both read it here.
+// OriginalTopic is the topic a dead letter came from according to the
+// headers the framework that dead-lettered it wrote (Spring Kafka's
+// kafka_dlt-*, Kafka Connect's __connect.errors.*, SmallRye's
+// dead-letter-*), "" when they do not say. The collector labels a DLQ with
+// it and a replay sends the record back there; queue.DecodeDeath, which
+// the replay reads, holds the header names.
 func OriginalTopic(hs []kgo.RecordHeader) string {
-	return Death(hs).OriginalTopic
+	return queue.DecodeDeath(Headers(hs), nil).OriginalTopic
 }
