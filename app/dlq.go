@@ -7,19 +7,19 @@ import (
 	"net/url"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/twmb/franz-go/pkg/kgo"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
-	dlqkafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
 	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
 )
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
-// replay service over every configured cluster. The returned func stops
-// running jobs (they settle: nothing in flight is lost) and closes the store.
-func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+// replay service over every configured cluster; kafkas is the access to
+// each of cfg.Kafka, in order. The returned func stops running jobs (they
+// settle: nothing in flight is lost) and closes the store.
+func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
@@ -31,8 +31,8 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 	// fail on data it never received.
 	closeStore := func() { _ = store.Close() }
 	var backends []dlqreplay.Backend
-	for _, k := range cfg.Kafka {
-		b, err := kafkaBackend(cfg, k, log)
+	for _, kc := range kafkas {
+		b, err := kafkaBackend(kc, log)
 		if err != nil {
 			closeStore()
 			return nil, nil, err
@@ -62,27 +62,6 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 			log.Error("close audit store", "err", err)
 		}
 	}, nil
-}
-
-func kafkaBackend(cfg *config.Config, k config.Kafka, log *slog.Logger) (*dlqkafka.Backend, error) {
-	tlsCfg, err := k.TLS.Config()
-	if err != nil {
-		return nil, fmt.Errorf("kafka %s: tls: %w", k.Name, err)
-	}
-	mech, err := saslMechanism(k.SASL)
-	if err != nil {
-		return nil, fmt.Errorf("kafka %s: %w", k.Name, err)
-	}
-	var opts []kgo.Opt
-	if tlsCfg != nil {
-		opts = append(opts, kgo.DialTLSConfig(tlsCfg))
-	}
-	if mech != nil {
-		opts = append(opts, kgo.SASL(mech))
-	}
-	return dlqkafka.New(dlqkafka.Options{
-		Cluster: k.Name, Seeds: k.Brokers, ClientOpts: opts, CursorGroup: cfg.DLQ.KafkaCursorGroup, Logger: log,
-	})
 }
 
 // managementURLWithCredentials puts the management credentials into the

@@ -20,6 +20,12 @@ import (
 // topic or queue as a DLQ by its name alone.
 const DefaultDLQNamePattern = `(?i).*([._-]dlq|[._-]dlt|dead-?letters?|deadletter|[._]error|parking-?lot)$`
 
+// DefaultKafkaCursorGroup is dlq.kafka_cursor_group when the file sets none:
+// the consumer group whose commits mark how far each Kafka DLQ has been
+// replayed. This is its only default; everything that reads or moves the
+// cursor takes it from the config.
+const DefaultKafkaCursorGroup = "queuewatch-dlq"
+
 // Kafka isolation levels for reading offsets.
 const (
 	IsolationReadUncommitted = "read_uncommitted"
@@ -230,7 +236,7 @@ func Default() *Config {
 		Log:          Log{Level: "info", Format: "text"},
 		DLQ: DLQ{
 			NamePattern:      DefaultDLQNamePattern,
-			KafkaCursorGroup: "queuewatch-dlq",
+			KafkaCursorGroup: DefaultKafkaCursorGroup,
 			MaxReplays:       5,
 			ReplayRate:       200,
 		},

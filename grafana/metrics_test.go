@@ -11,6 +11,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/queuewatch/queuewatch/alerts"
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/config"
@@ -68,9 +69,12 @@ func exportedNames(t *testing.T) map[string]bool {
 	}
 	defer d.Close()
 	dlq := config.Default().DLQ
+	kc, err := brokerkafka.New(config.Kafka{Name: "demo", Brokers: d.Brokers()}, dlq)
+	if err != nil {
+		t.Fatal(err)
+	}
 	src, err := kafka.New(kafka.Options{
-		Name:    "demo",
-		Brokers: d.Brokers(),
+		Cluster: kc,
 		DLQTopic: func(topic string) (queue.DLQDetection, bool) {
 			return queue.DetectedName, dlq.IsDLQName(topic)
 		},

@@ -22,8 +22,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/alerts"
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/demo"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
@@ -58,8 +60,12 @@ func demoServer(t *testing.T) (base string, brokers []string) {
 	}
 	t.Cleanup(d.Close)
 	commitHostileGroup(t, d.Brokers())
+	kc, err := brokerkafka.New(config.Kafka{Name: "demo", Brokers: d.Brokers()}, config.Default().DLQ)
+	if err != nil {
+		t.Fatal(err)
+	}
 	src, err := kafka.New(kafka.Options{
-		Name: "demo", Brokers: d.Brokers(), ReadCommitted: true,
+		Cluster: kc, ReadCommitted: true,
 		DLQTopic: func(topic string) (queue.DLQDetection, bool) {
 			return queue.DetectedName, strings.HasSuffix(topic, ".DLT") || strings.HasSuffix(topic, ".DLQ")
 		},

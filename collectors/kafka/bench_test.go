@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/internal/kafkaload"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 // BenchmarkPoll measures one steady-state poll of the target workload: 200
@@ -19,7 +20,7 @@ func BenchmarkPoll(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer c.Close()
-	s, err := New(Options{Name: "load", Brokers: c.ListenAddrs()})
+	s, err := New(Options{Cluster: testenv.KafkaCluster(b, "load", c.ListenAddrs())})
 	if err != nil {
 		b.Fatal(err)
 	}

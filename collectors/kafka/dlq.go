@@ -1,13 +1,12 @@
 package kafka
 
 import (
-	"regexp"
 	"slices"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
-	"github.com/twmb/franz-go/pkg/kgo"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -84,7 +83,7 @@ func (s *Source) buildDLQs(ds []dlqTopic, cursor kadm.FetchOffsetsResponse, offs
 		if !ok {
 			continue
 		}
-		dlq := queue.DLQ{Broker: queue.Kafka, Cluster: s.opts.Name, Name: d.name, Detection: d.detection}
+		dlq := queue.DLQ{Broker: queue.Kafka, Cluster: s.name, Name: d.name, Detection: d.detection}
 		for p, po := range parts {
 			c := cursorOf(cursor, po)
 			dlq.Messages += max(po.End-c, 0)
@@ -101,7 +100,7 @@ func (s *Source) buildDLQs(ds []dlqTopic, cursor kadm.FetchOffsetsResponse, offs
 		}
 		source := s.dlqSources[d.name]
 		if source == "" {
-			source = stripDLQSuffix(d.name)
+			source = brokerkafka.StripDLQSuffix(d.name)
 		}
 		if source != "" {
 			dlq.Sources = []string{source}
@@ -109,27 +108,4 @@ func (s *Source) buildDLQs(ds []dlqTopic, cursor kadm.FetchOffsetsResponse, offs
 		out = append(out, dlq)
 	}
 	return out
-}
-
-// originalTopic reads the topic a dead letter came from, from the headers
-// that Spring Kafka, Kafka Connect and SmallRye Reactive Messaging write.
-func originalTopic(headers []kgo.RecordHeader) string {
-	for _, h := range headers {
-		switch h.Key {
-		case "kafka_dlt-original-topic", "__connect.errors.topic", "dead-letter-topic":
-			return string(h.Value)
-		}
-	}
-	return ""
-}
-
-var dlqSuffix = regexp.MustCompile(`(?i)[._-](dlq|dlt|dead-?letters?|deadletter|errors?|parking-?lot)$`)
-
-// stripDLQSuffix guesses a DLQ's source from its name: orders.DLT → orders.
-// It returns "" when the name has no known suffix.
-func stripDLQSuffix(name string) string {
-	if loc := dlqSuffix.FindStringIndex(name); loc != nil && loc[0] > 0 {
-		return name[:loc[0]]
-	}
-	return ""
 }

@@ -10,7 +10,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/demo"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -74,14 +76,14 @@ func TestDLQDepthAndCursor(t *testing.T) {
 	if p := findDLQ(t, snap, "payments-dlq"); p.Messages != 1 || p.Source() != "payments" {
 		t.Errorf("payments-dlq: %+v; want 1 message from payments (Connect header)", p)
 	}
-	if _, ok := snap.Group(DefaultCursorGroup); ok {
+	if _, ok := snap.Group(config.DefaultKafkaCursorGroup); ok {
 		t.Error("the cursor group is reported as a consumer group")
 	}
 
 	// Replaying advances the cursor: partition 0 held offsets 0..2 (3
 	// records), partition 1 held 2; committing 2 on p0 and 2 on p1 leaves
 	// one record, the one at p0 offset 2, produced at oldest+4m.
-	tc.commit(DefaultCursorGroup, "orders.DLT", map[int32]int64{0: 2, 1: 2})
+	tc.commit(config.DefaultKafkaCursorGroup, "orders.DLT", map[int32]int64{0: 2, 1: 2})
 	d = findDLQ(t, poll(t, s), "orders.DLT")
 	if d.Messages != 1 || d.Source() != "orders-v2" {
 		t.Errorf("after cursor: %+v; want 1 message, source kept", d)
@@ -89,20 +91,9 @@ func TestDLQDepthAndCursor(t *testing.T) {
 	if age := time.Since(oldest.Add(4 * time.Minute)); d.OldestAge < age-5*time.Second || d.OldestAge > age+5*time.Second {
 		t.Errorf("after cursor: oldest age %v, want ≈%v", d.OldestAge, age)
 	}
-	tc.commit(DefaultCursorGroup, "orders.DLT", map[int32]int64{0: 3})
+	tc.commit(config.DefaultKafkaCursorGroup, "orders.DLT", map[int32]int64{0: 3})
 	if d = findDLQ(t, poll(t, s), "orders.DLT"); d.Messages != 0 || d.HasOldestAge || d.Source() != "orders-v2" {
 		t.Errorf("fully replayed: %+v; want 0 messages, no age, source remembered", d)
-	}
-}
-
-func TestStripDLQSuffix(t *testing.T) {
-	for in, want := range map[string]string{
-		"orders.DLT": "orders", "payments-dlq": "payments", "a_b_dlq": "a_b", "x.error": "x",
-		"billing.parking-lot": "billing", "orders": "", ".dlq": "", "users-deadletter": "users",
-	} {
-		if got := stripDLQSuffix(in); got != want {
-			t.Errorf("stripDLQSuffix(%q) = %q, want %q", in, got, want)
-		}
 	}
 }
 
@@ -115,7 +106,7 @@ func TestDemoDLQs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer d.Close()
-	s, err := New(Options{Name: "demo", Brokers: d.Brokers(), DLQTopic: dlqByName})
+	s, err := New(Options{Cluster: testenv.KafkaCluster(t, "demo", d.Brokers()), DLQTopic: dlqByName})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -136,7 +127,7 @@ func TestDemoDLQs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := adm.CommitAllOffsets(ctx, DefaultCursorGroup, ends.Offsets()); err != nil {
+	if err := adm.CommitAllOffsets(ctx, config.DefaultKafkaCursorGroup, ends.Offsets()); err != nil {
 		t.Fatal(err)
 	}
 	after := findDLQ(t, poll(t, s), demo.TopicOrdersDLT)

@@ -20,6 +20,10 @@
 // from the end offsets this collector observed over time, and marked as
 // estimated.
 //
+// The connection (seeds, TLS, SASL, client id) and the replay cursor group
+// come from brokers/kafka, the same access value the replay backend uses,
+// so the depth measured here and the cursor a replay moves always agree.
+//
 // A failing group (authorization, coordinator error) is reported on that group
 // only; a failing cluster fails the poll and the scheduler keeps the others.
 package kafka

@@ -2,7 +2,6 @@ package kafka
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -16,40 +15,28 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
-	"github.com/twmb/franz-go/pkg/sasl"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Options configure one cluster's source.
 type Options struct {
-	// Name is the cluster label on every metric.
-	Name    string
-	Brokers []string
-	// ClientID defaults to "queuewatch".
-	ClientID string
-	TLS      *tls.Config
-	SASL     sasl.Mechanism
+	// Cluster is the access to the cluster (connection, cursor group),
+	// shared with its replay backend; its name is the cluster label on
+	// every metric. DLQ depth counts from the cursor group's commits, and
+	// the cursor group is never reported as a consumer group.
+	Cluster *brokerkafka.Cluster
 	// IncludeGroup decides which groups are watched; nil watches all.
 	IncludeGroup func(group string) bool
 	// ReadCommitted measures lag against the last stable offset.
 	ReadCommitted bool
 	// DLQTopic decides whether a topic is a dead-letter topic and how that
-	// was decided (config or name); nil watches no DLQs.
+	// was decided (config or name); nil watches no DLQs. app passes
+	// Cluster.DLQTopic.
 	DLQTopic func(topic string) (queue.DLQDetection, bool)
-	// CursorGroup is the group whose committed offsets mark how far each
-	// DLQ topic has been replayed (default "queuewatch-dlq"). It is not
-	// reported as a consumer group.
-	CursorGroup string
-	Logger      *slog.Logger
-	// ExtraOpts are appended to the client options (tests use them for
-	// hooks and short timeouts).
-	ExtraOpts []kgo.Opt
+	Logger   *slog.Logger
 }
-
-// DefaultCursorGroup is the consumer group whose commits mark replayed DLQ
-// records.
-const DefaultCursorGroup = "queuewatch-dlq"
 
 // Source polls one Kafka cluster. It is safe for one poll at a time; the
 // scheduler never runs two polls of one source concurrently.
@@ -58,6 +45,9 @@ type Source struct {
 	cl   *kgo.Client
 	adm  *kadm.Client
 	log  *slog.Logger
+
+	// name is the cluster's name and cursor its replay cursor group.
+	name, cursor string
 
 	requests requestCounter
 
@@ -73,43 +63,32 @@ type Source struct {
 
 // New creates a source; it does not connect until the first poll.
 func New(opts Options) (*Source, error) {
-	if opts.ClientID == "" {
-		opts.ClientID = "queuewatch"
-	}
-	if opts.CursorGroup == "" {
-		opts.CursorGroup = DefaultCursorGroup
+	if opts.Cluster == nil {
+		return nil, errors.New("kafka source: no cluster")
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	s := &Source{
 		opts:       opts,
-		log:        opts.Logger.With("broker", "kafka", "cluster", opts.Name),
+		name:       opts.Cluster.Name(),
+		cursor:     opts.Cluster.CursorGroup(),
+		log:        opts.Logger.With("broker", "kafka", "cluster", opts.Cluster.Name()),
 		records:    recordCache{},
 		ends:       endHistory{},
 		dlqSources: map[string]string{},
 		now:        time.Now,
 	}
-	kopts := []kgo.Opt{
-		kgo.SeedBrokers(opts.Brokers...),
-		kgo.ClientID(opts.ClientID),
+	cl, err := opts.Cluster.NewClient(
 		kgo.WithHooks(&s.requests),
 		// A poll has its own deadline; retrying past it only delays the
 		// error that marks the source down.
-		kgo.RetryTimeout(5 * time.Second),
-		kgo.DialTimeout(5 * time.Second),
+		kgo.RetryTimeout(5*time.Second),
+		kgo.DialTimeout(5*time.Second),
 		kgo.MetadataMinAge(time.Second),
-	}
-	if opts.TLS != nil {
-		kopts = append(kopts, kgo.DialTLSConfig(opts.TLS))
-	}
-	if opts.SASL != nil {
-		kopts = append(kopts, kgo.SASL(opts.SASL))
-	}
-	kopts = append(kopts, opts.ExtraOpts...)
-	cl, err := kgo.NewClient(kopts...)
+	)
 	if err != nil {
-		return nil, fmt.Errorf("kafka client %s: %w", opts.Name, err)
+		return nil, err
 	}
 	s.cl = cl
 	s.adm = kadm.NewClient(cl)
@@ -120,14 +99,15 @@ func New(opts Options) (*Source, error) {
 func (s *Source) Broker() queue.Broker { return queue.Kafka }
 
 // Cluster returns the configured cluster name.
-func (s *Source) Cluster() string { return s.opts.Name }
+func (s *Source) Cluster() string { return s.name }
 
 // Requests returns how many requests of the given kind (a kmsg.Key) this
 // source has written to brokers; a negative key counts every kind.
 func (s *Source) Requests(key int16) int64 { return s.requests.count(key) }
 
-// Client returns the underlying franz-go client, shared with DLQ tooling so
-// that one cluster keeps one set of connections.
+// Client returns the source's own franz-go client. It is not shared with
+// the replay backend: its request counters and short retry timeout are the
+// poll's alone.
 func (s *Source) Client() *kgo.Client { return s.cl }
 
 // Close releases the client's connections.
@@ -137,7 +117,7 @@ func (s *Source) Close() { s.cl.Close() }
 func (s *Source) Check(ctx context.Context) ([]string, error) {
 	bs, err := s.adm.ListBrokers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list brokers of %s: %w", s.opts.Name, err)
+		return nil, fmt.Errorf("list brokers of %s: %w", s.name, err)
 	}
 	var out []string
 	for _, b := range bs {
@@ -151,7 +131,7 @@ func (s *Source) Check(ctx context.Context) ([]string, error) {
 // in Snapshot.Partial.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
-	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.opts.Name, Time: start}
+	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.name, Time: start}
 
 	groups, err := s.listGroups(ctx)
 	if err != nil {
@@ -165,7 +145,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	described := s.describe(groupCtx, groups)
 	names := groupNames(groups)
 	if s.opts.DLQTopic != nil {
-		names = append(names, s.opts.CursorGroup)
+		names = append(names, s.cursor)
 	}
 	committed := s.adm.FetchManyOffsets(groupCtx, names...)
 	cancel()
@@ -189,11 +169,11 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		}
 		snap.Groups = append(snap.Groups, cg)
 	}
-	cursor := committed[s.opts.CursorGroup]
+	cursor := committed[s.cursor]
 	// A cursor group that does not exist yet just means nothing was
 	// replayed: depth counts from the log start.
 	if cursor.Err != nil && !errors.Is(cursor.Err, kerr.GroupIDNotFound) {
-		snap.Partial = append(snap.Partial, "dlq cursor group "+s.opts.CursorGroup+": "+errString(cursor.Err))
+		snap.Partial = append(snap.Partial, "dlq cursor group "+s.cursor+": "+errString(cursor.Err))
 	}
 	heads := s.fillLagSeconds(ctx, snap, meta, dlqHeads(dlqs, cursor, offsets), start)
 	snap.DLQs = s.buildDLQs(dlqs, cursor, offsets, heads, start)
@@ -227,7 +207,7 @@ func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 	s.listed = listed
 	var out []kadm.ListedGroup
 	for _, g := range listed.Sorted() {
-		if g.GroupType == "share" || g.ProtocolType == "connect" || g.Group == s.opts.CursorGroup {
+		if g.GroupType == "share" || g.ProtocolType == "connect" || g.Group == s.cursor {
 			continue
 		}
 		if s.opts.IncludeGroup != nil && !s.opts.IncludeGroup(g.Group) {

@@ -44,13 +44,9 @@ func newCluster(t *testing.T, opts ...kfake.Opt) *testCluster {
 
 func (tc *testCluster) source(opts Options) *Source {
 	tc.t.Helper()
-	if opts.Name == "" {
-		opts.Name = "test"
-	}
-	opts.Brokers = tc.c.ListenAddrs()
 	// Topology changes must show on the next poll, not after the client's
 	// metadata cache expires.
-	opts.ExtraOpts = append(opts.ExtraOpts, kgo.MetadataMinAge(10*time.Millisecond))
+	opts.Cluster = testenv.KafkaCluster(tc.t, "test", tc.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond))
 	s, err := New(opts)
 	if err != nil {
 		tc.t.Fatal(err)

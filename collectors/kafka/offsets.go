@@ -173,7 +173,7 @@ func (s *Source) listAt(ctx context.Context, meta map[tp]partitionMeta, timestam
 // buildGroup computes one group's lag from what the poll read.
 func buildGroup(opts Options, g kadm.ListedGroup, d described, f kadm.FetchOffsetsResponse, offsets offsetTable) queue.ConsumerGroup {
 	cg := queue.ConsumerGroup{
-		Cluster: opts.Name, Name: g.Group, State: d.state, Protocol: d.protocol, Type: d.typ, Members: d.members,
+		Cluster: opts.Cluster.Name(), Name: g.Group, State: d.state, Protocol: d.protocol, Type: d.typ, Members: d.members,
 	}
 	if cg.State == "" {
 		cg.State = g.State

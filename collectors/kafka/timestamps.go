@@ -8,6 +8,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -226,7 +227,7 @@ func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitio
 			switch {
 			case len(fp.Records) > 0:
 				r := fp.Records[0]
-				out[k] = record{ts: r.Timestamp.UnixMilli(), source: originalTopic(r.Headers)}
+				out[k] = record{ts: r.Timestamp.UnixMilli(), source: brokerkafka.OriginalTopic(r.Headers)}
 			case len(rp.RecordBatches) == 0 && rp.HighWatermark > off:
 				oversized = append(oversized, k)
 			}

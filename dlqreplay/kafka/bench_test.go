@@ -10,6 +10,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 // BenchmarkReplay replays 100,000 1 KiB records from a dead-letter topic on
@@ -17,7 +18,7 @@ import (
 func BenchmarkReplay(b *testing.B) {
 	const n = 100_000
 	w := newWorld(b, 0)
-	be, err := New(Options{Cluster: "k", Seeds: w.c.ListenAddrs()})
+	be, err := New(Options{Cluster: testenv.KafkaCluster(b, "k", w.c.ListenAddrs())})
 	if err != nil {
 		b.Fatal(err)
 	}

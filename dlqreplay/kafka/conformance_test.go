@@ -66,8 +66,8 @@ func (w *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 	// Open until the world ends: InDLQ asks every instance's store.
 	w.t.Cleanup(func() { _ = st.Close() })
 	w.stores = append(w.stores, st)
-	be, err := New(Options{Cluster: "k", Seeds: w.c.ListenAddrs(), BatchSize: 10, TransactionTimeout: 5 * time.Second,
-		ClientOpts: []kgo.Opt{kgo.MetadataMinAge(10 * time.Millisecond)}})
+	be, err := New(Options{Cluster: testenv.KafkaCluster(t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
+		BatchSize: 10, TransactionTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -57,7 +56,7 @@ func record(d *dlqreplay.Delivery) *kgo.Record { return d.Handle.(*kgo.Record) }
 // Open snapshots the cursor and end offsets and refuses when another
 // instance's transaction on this DLQ is open.
 func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
-	e := &session{b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.opts.Cluster + "-" + job.DLQ.Name,
+	e := &session{b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.Cluster() + "-" + job.DLQ.Name,
 		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{}}
 	spans, meta, err := b.spans(ctx, job.DLQ.Name)
 	if err != nil {
@@ -77,9 +76,9 @@ func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Se
 		e.cursor[s.partition] = s.from
 	}
 	if job.Publishes() {
-		e.tx, err = kgo.NewClient(append(slices.Clone(b.opts.ClientOpts), kgo.SeedBrokers(b.opts.Seeds...),
+		e.tx, err = b.opts.Cluster.NewClient(
 			kgo.TransactionalID(e.txnID), kgo.TransactionTimeout(b.opts.TransactionTimeout),
-			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(32<<20))...)
+			kgo.RequiredAcks(kgo.AllISRAcks()), kgo.ProducerBatchMaxBytes(32<<20))
 		if err != nil {
 			return nil, fmt.Errorf("create transactional producer: %w", err)
 		}
@@ -335,7 +334,7 @@ func (e *session) commitInTxn(ctx context.Context) error {
 		return fmt.Errorf("producer id: %w", err)
 	}
 	add := kmsg.NewPtrAddOffsetsToTxnRequest()
-	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = e.txnID, id, epoch, e.b.opts.CursorGroup
+	add.TransactionalID, add.ProducerID, add.ProducerEpoch, add.Group = e.txnID, id, epoch, e.b.opts.Cluster.CursorGroup()
 	aresp, err := add.RequestWith(ctx, e.tx)
 	if err != nil {
 		return fmt.Errorf("add cursor to transaction: %w", err)
@@ -344,7 +343,7 @@ func (e *session) commitInTxn(ctx context.Context) error {
 		return fmt.Errorf("add cursor to transaction: %w", err)
 	}
 	req := kmsg.NewPtrTxnOffsetCommitRequest()
-	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = e.txnID, e.b.opts.CursorGroup, id, epoch
+	req.TransactionalID, req.Group, req.ProducerID, req.ProducerEpoch = e.txnID, e.b.opts.Cluster.CursorGroup(), id, epoch
 	req.Generation, req.MemberID = -1, ""
 	t := kmsg.NewTxnOffsetCommitRequestTopic()
 	// v6+ names topics by ID, older versions by name; both are set.

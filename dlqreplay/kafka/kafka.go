@@ -4,7 +4,8 @@
 // A DLQ topic is a log: records are never removed, so "in the DLQ" means
 // past the replay cursor, the committed offsets of the cursor group
 // (config dlq.kafka_cursor_group, default queuewatch-dlq), which is also
-// what the collector measures DLQ depth against. Browsing fetches from the
+// what the collector measures DLQ depth against: both take it, and the
+// connection, from the same brokers/kafka access value. Browsing fetches from the
 // cursor with a consumer that belongs to no group, so it changes nothing.
 //
 // A job reads from the cursor up to the end offsets seen at its start and
@@ -31,7 +32,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -41,6 +41,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kgo"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -54,16 +55,12 @@ const (
 
 // Options configure a Backend.
 type Options struct {
-	// Cluster is the configured cluster name.
-	Cluster string
-	// Seeds are the bootstrap brokers.
-	Seeds []string
-	// ClientOpts carry SASL, TLS and the like to every client.
-	ClientOpts []kgo.Opt
-	// CursorGroup is config dlq.kafka_cursor_group (default queuewatch-dlq).
-	CursorGroup string
+	// Cluster is the access to the cluster (connection, cursor group),
+	// shared with its collector.
+	Cluster *brokerkafka.Cluster
 	// SourceTopic maps a DLQ topic to its original topic when the headers
-	// do not name one (default: strip a DLQ suffix, orders.DLT → orders).
+	// do not name one (default brokerkafka.StripDLQSuffix: orders.DLT →
+	// orders).
 	SourceTopic func(dlq string) string
 	// BatchSize is records per transaction (default 5000).
 	BatchSize int
@@ -82,11 +79,11 @@ type Backend struct {
 
 // New creates the Backend's admin client; Close releases it.
 func New(opts Options) (*Backend, error) {
-	if opts.CursorGroup == "" {
-		opts.CursorGroup = "queuewatch-dlq"
+	if opts.Cluster == nil {
+		return nil, errors.New("kafka backend: no cluster")
 	}
 	if opts.SourceTopic == nil {
-		opts.SourceTopic = StripDLQSuffix
+		opts.SourceTopic = brokerkafka.StripDLQSuffix
 	}
 	if opts.BatchSize <= 0 {
 		opts.BatchSize = 5000
@@ -97,9 +94,9 @@ func New(opts Options) (*Backend, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	cl, err := kgo.NewClient(append(slices.Clone(opts.ClientOpts), kgo.SeedBrokers(opts.Seeds...))...)
+	cl, err := opts.Cluster.NewClient()
 	if err != nil {
-		return nil, fmt.Errorf("kafka cluster %s: %w", opts.Cluster, err)
+		return nil, err
 	}
 	return &Backend{opts: opts, cl: cl, adm: kadm.NewClient(cl)}, nil
 }
@@ -111,18 +108,7 @@ func (b *Backend) Close() { b.cl.Close() }
 func (b *Backend) Broker() queue.Broker { return queue.Kafka }
 
 // Cluster is the configured cluster name.
-func (b *Backend) Cluster() string { return b.opts.Cluster }
-
-var dlqSuffix = regexp.MustCompile(`(?i)[._-](dlq|dlt|dead-?letters?|deadletter|errors?|parking-?lot)$`)
-
-// StripDLQSuffix is the default source mapping: orders.DLT → orders; it
-// returns "" when the name has no known suffix.
-func StripDLQSuffix(name string) string {
-	if loc := dlqSuffix.FindStringIndex(name); loc != nil && loc[0] > 0 {
-		return name[:loc[0]]
-	}
-	return ""
-}
+func (b *Backend) Cluster() string { return b.opts.Cluster.Name() }
 
 // span is one partition's unreplayed range [from, end).
 type span struct {
@@ -141,13 +127,13 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, string, erro
 	if err != nil {
 		return nil, "", fmt.Errorf("list end offsets of %s: %w", topic, err)
 	}
-	cursor, err := b.adm.FetchOffsets(ctx, b.opts.CursorGroup)
+	cursor, err := b.adm.FetchOffsets(ctx, b.opts.Cluster.CursorGroup())
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		// Nothing replayed yet: the cursor is the log start.
 		cursor, err = kadm.OffsetResponses{}, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch cursor %s: %w", b.opts.CursorGroup, err)
+		return nil, "", fmt.Errorf("fetch cursor %s: %w", b.opts.Cluster.CursorGroup(), err)
 	}
 	if len(ends[topic]) == 0 {
 		return nil, "", fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrUnknownDLQ)
@@ -189,9 +175,7 @@ func message(r *kgo.Record) queue.Message {
 		Key:       r.Key,
 		Body:      r.Value,
 	}
-	for _, h := range r.Headers {
-		m.Headers = append(m.Headers, queue.Header{Key: h.Key, Value: h.Value, Kind: "bytes"})
-	}
+	m.Headers = brokerkafka.Headers(r.Headers)
 	m.Death = queue.DecodeDeath(m.Headers, nil)
 	return m
 }
@@ -212,9 +196,8 @@ func (b *Backend) consumer(topic string, from map[int32]int64) (*kgo.Client, err
 	for p, o := range from {
 		offs[p] = kgo.NewOffset().At(o)
 	}
-	cl, err := kgo.NewClient(append(slices.Clone(b.opts.ClientOpts), kgo.SeedBrokers(b.opts.Seeds...),
-		kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
-		kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(32<<20))...)
+	cl, err := b.opts.Cluster.NewClient(kgo.ConsumePartitions(map[string]map[int32]kgo.Offset{topic: offs}),
+		kgo.FetchMaxBytes(64<<20), kgo.FetchMaxPartitionBytes(32<<20))
 	if err != nil {
 		return nil, fmt.Errorf("create consumer: %w", err)
 	}
@@ -367,12 +350,12 @@ func (b *Backend) commitCursor(ctx context.Context, topic, meta string, offs map
 	for p, o := range offs {
 		os.Add(kadm.Offset{Topic: topic, Partition: p, At: o, LeaderEpoch: -1, Metadata: meta})
 	}
-	resp, err := b.adm.CommitOffsets(ctx, b.opts.CursorGroup, os)
+	resp, err := b.adm.CommitOffsets(ctx, b.opts.Cluster.CursorGroup(), os)
 	if err != nil {
-		return fmt.Errorf("commit cursor %s: %w", b.opts.CursorGroup, err)
+		return fmt.Errorf("commit cursor %s: %w", b.opts.Cluster.CursorGroup(), err)
 	}
 	if err := resp.Error(); err != nil {
-		return fmt.Errorf("commit cursor %s: %w", b.opts.CursorGroup, err)
+		return fmt.Errorf("commit cursor %s: %w", b.opts.Cluster.CursorGroup(), err)
 	}
 	return nil
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
@@ -67,8 +68,8 @@ func newWorld(t testing.TB, maxReplays int) *world {
 }
 
 func (w *world) service(maxReplays int) (*dlqreplay.Service, *Backend) {
-	be, err := New(Options{Cluster: "k", Seeds: w.c.ListenAddrs(), BatchSize: 500, TransactionTimeout: 5 * time.Second,
-		ClientOpts: []kgo.Opt{kgo.MetadataMinAge(10 * time.Millisecond)}})
+	be, err := New(Options{Cluster: testenv.KafkaCluster(w.t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
+		BatchSize: 500, TransactionTimeout: 5 * time.Second})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -158,7 +159,7 @@ func (w *world) readCommitted(topic string) []*kgo.Record {
 // cursor returns the cursor group's commits on the DLT.
 func (w *world) cursor() map[int32]int64 {
 	w.t.Helper()
-	resp, err := w.adm.FetchOffsets(context.Background(), "queuewatch-dlq")
+	resp, err := w.adm.FetchOffsets(context.Background(), config.DefaultKafkaCursorGroup)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		return map[int32]int64{}
 	}
