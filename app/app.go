@@ -47,13 +47,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err := web.CheckListenAuth(listen, cfg.Auth, opts.InsecureNoAuth); err != nil {
 		return err
 	}
-	sources, closeSources, err := buildSources(cfg, log)
+	rabbit, err := newRabbitClusters(cfg)
+	if err != nil {
+		return err
+	}
+	sources, closeSources, err := buildSources(cfg, rabbit, log)
 	if err != nil {
 		return err
 	}
 	defer closeSources()
 
-	dlqs, closeDLQs, err := dlqService(ctx, cfg, log)
+	dlqs, closeDLQs, err := dlqService(ctx, cfg, rabbit, log)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,11 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	sources, closeSources, err := buildSources(cfg, log)
+	rabbit, err := newRabbitClusters(cfg)
+	if err != nil {
+		return err
+	}
+	sources, closeSources, err := buildSources(cfg, rabbit, log)
 	if err != nil {
 		return err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/twmb/franz-go/pkg/kgo"
@@ -17,9 +16,10 @@ import (
 )
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
-// replay service over every configured cluster. The returned func stops
-// running jobs (they settle: nothing in flight is lost) and closes the store.
-func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+// replay service over every configured cluster, RabbitMQ ones over rabbit.
+// The returned func stops running jobs (they settle: nothing in flight is
+// lost) and closes the store.
+func dlqService(ctx context.Context, cfg *config.Config, rabbit rabbitClusters, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
@@ -36,10 +36,8 @@ func dlqService(ctx context.Context, cfg *config.Config, log *slog.Logger) (*dlq
 		}
 		backends = append(backends, b)
 	}
-	for _, r := range cfg.RabbitMQ {
-		b, err := dlqrabbit.New(dlqrabbit.Options{
-			Cluster: r.Name, URL: r.URL, ManagementURL: managementURLWithCredentials(r), Logger: log,
-		})
+	for i, r := range cfg.RabbitMQ {
+		b, err := dlqrabbit.New(dlqrabbit.Options{Cluster: rabbit[i], Logger: log})
 		if err != nil {
 			closeStore()
 			return nil, nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
@@ -80,21 +78,6 @@ func kafkaBackend(cfg *config.Config, k config.Kafka, log *slog.Logger) (*dlqkaf
 	return dlqkafka.New(dlqkafka.Options{
 		Cluster: k.Name, Seeds: k.Brokers, ClientOpts: opts, CursorGroup: cfg.DLQ.KafkaCursorGroup, Logger: log,
 	})
-}
-
-// managementURLWithCredentials puts the management credentials into the
-// URL, the form the replay backend takes.
-func managementURLWithCredentials(r config.RabbitMQ) string {
-	if r.ManagementURL == "" {
-		return ""
-	}
-	u, err := url.Parse(r.ManagementURL)
-	if err != nil {
-		return ""
-	}
-	user, pass := r.ManagementCredentials()
-	u.User = url.UserPassword(user, pass)
-	return u.String()
 }
 
 // replayedCollector exports the DLQ service's replay totals.

@@ -16,7 +16,11 @@ func Replay(ctx context.Context, cfg *config.Config, req dlqreplay.Request, prog
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	svc, closeSvc, err := dlqService(ctx, cfg, log)
+	rabbit, err := newRabbitClusters(cfg)
+	if err != nil {
+		return dlqreplay.Receipt{}, err
+	}
+	svc, closeSvc, err := dlqService(ctx, cfg, rabbit, log)
 	if err != nil {
 		return dlqreplay.Receipt{}, err
 	}

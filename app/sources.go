@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/sasl/plain"
 	"github.com/twmb/franz-go/pkg/sasl/scram"
 
+	brokerrabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
@@ -16,9 +17,9 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// buildSources creates a source per configured cluster. The returned func
-// closes them all.
-func buildSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, func(), error) {
+// buildSources creates a source per configured cluster, RabbitMQ ones over
+// rabbit. The returned func closes them all.
+func buildSources(cfg *config.Config, rabbit rabbitClusters, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
 	closeAll := func() {
@@ -35,12 +36,12 @@ func buildSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, fu
 		sources = append(sources, s)
 		closers = append(closers, s.Close)
 	}
-	rabbit, closeRabbit, err := rabbitSources(cfg, log)
+	rabbitSrcs, closeRabbit, err := rabbitSources(cfg, rabbit, log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	sources = append(sources, rabbit...)
+	sources = append(sources, rabbitSrcs...)
 	closers = append(closers, closeRabbit)
 	return sources, closeAll, nil
 }
@@ -87,8 +88,9 @@ func saslMechanism(s *config.SASL) (sasl.Mechanism, error) {
 	return nil, fmt.Errorf("unsupported sasl mechanism %q", s.Mechanism)
 }
 
-// rabbitSources creates the RabbitMQ sources; the returned func closes them.
-func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, func(), error) {
+// rabbitSources creates the RabbitMQ sources over the clusters' access;
+// the returned func closes them.
+func rabbitSources(cfg *config.Config, clusters rabbitClusters, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
 	closeAll := func() {
@@ -103,8 +105,8 @@ func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, f
 			return nil, nil, fmt.Errorf("dlq.name_pattern: %w", err)
 		}
 	}
-	for _, r := range cfg.RabbitMQ {
-		s, err := rabbitSource(r, namePattern, log)
+	for i, r := range cfg.RabbitMQ {
+		s, err := rabbitSource(r, clusters[i], namePattern, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -115,15 +117,9 @@ func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, f
 	return sources, closeAll, nil
 }
 
-func rabbitSource(r config.RabbitMQ, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
-	tlsCfg, err := r.TLS.Config()
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq %s: tls: %w", r.Name, err)
-	}
-	user, pass := r.ManagementCredentials()
+func rabbitSource(r config.RabbitMQ, cluster *brokerrabbit.Cluster, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
 	return rabbitmq.New(rabbitmq.Options{
-		Name: r.Name, URL: r.URL, ManagementURL: r.ManagementURL,
-		ManagementUser: user, ManagementPassword: pass, TLS: tlsCfg, VHosts: r.VHosts,
+		Cluster: cluster, VHosts: r.VHosts,
 		IncludeQueue:   func(_, queue string) bool { return r.Queues.Match(queue) },
 		ExplicitDLQ:    func(_, queue string) bool { return r.IsDLQQueue(queue) },
 		DLQNamePattern: namePattern,

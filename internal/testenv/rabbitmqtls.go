@@ -299,7 +299,7 @@ func (n *RabbitTLS) writeFiles() error {
 	n.CAFile = filepath.Join(n.dir, "ca.pem")
 	server := &x509.Certificate{
 		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: n.ServerName},
-		DNSNames: []string{n.ServerName},
+		DNSNames:    []string{n.ServerName},
 		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
 	}
 	if err := n.issue(ca, caKey, server, "server"); err != nil {
