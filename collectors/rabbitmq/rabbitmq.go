@@ -111,7 +111,9 @@ func (s *Source) Broker() queue.Broker { return queue.RabbitMQ }
 // Cluster returns the configured cluster name.
 func (s *Source) Cluster() string { return s.opts.Cluster.Name() }
 
-// HTTPRequests returns how many management API requests this source made.
+// HTTPRequests returns how many management API requests the cluster's
+// client made: this source's alone unless another user (a replay backend)
+// shares the access.
 func (s *Source) HTTPRequests() int64 {
 	if s.mgmt == nil {
 		return 0
