@@ -47,17 +47,17 @@ func Run(ctx context.Context, opts Options) error {
 	if err := web.CheckListenAuth(listen, cfg.Auth, opts.InsecureNoAuth); err != nil {
 		return err
 	}
-	kafkas, err := kafkaClusters(cfg)
+	access, err := newBrokers(cfg)
 	if err != nil {
 		return err
 	}
-	sources, closeSources, err := buildSources(cfg, kafkas, log)
+	sources, closeSources, err := buildSources(cfg, access, log)
 	if err != nil {
 		return err
 	}
 	defer closeSources()
 
-	dlqs, closeDLQs, err := dlqService(ctx, cfg, kafkas, log)
+	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
 	if err != nil {
 		return err
 	}

@@ -21,11 +21,11 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	kafkas, err := kafkaClusters(cfg)
+	access, err := newBrokers(cfg)
 	if err != nil {
 		return err
 	}
-	sources, closeSources, err := buildSources(cfg, kafkas, log)
+	sources, closeSources, err := buildSources(cfg, access, log)
 	if err != nil {
 		return err
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"net/url"
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
@@ -16,10 +14,10 @@ import (
 )
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
-// replay service over every configured cluster; kafkas is the access to
-// each of cfg.Kafka, in order. The returned func stops running jobs (they
-// settle: nothing in flight is lost) and closes the store.
-func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+// replay service over every configured cluster, through access. The
+// returned func stops running jobs (they settle: nothing in flight is
+// lost) and closes the store.
+func dlqService(ctx context.Context, cfg *config.Config, access brokers, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
@@ -31,7 +29,7 @@ func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.C
 	// fail on data it never received.
 	closeStore := func() { _ = store.Close() }
 	var backends []dlqreplay.Backend
-	for _, kc := range kafkas {
+	for _, kc := range access.kafka {
 		b, err := kafkaBackend(kc, log)
 		if err != nil {
 			closeStore()
@@ -39,10 +37,8 @@ func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.C
 		}
 		backends = append(backends, b)
 	}
-	for _, r := range cfg.RabbitMQ {
-		b, err := dlqrabbit.New(dlqrabbit.Options{
-			Cluster: r.Name, URL: r.URL, ManagementURL: managementURLWithCredentials(r), Logger: log,
-		})
+	for i, r := range cfg.RabbitMQ {
+		b, err := dlqrabbit.New(dlqrabbit.Options{Cluster: access.rabbit[i], Logger: log})
 		if err != nil {
 			closeStore()
 			return nil, nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
@@ -62,21 +58,6 @@ func dlqService(ctx context.Context, cfg *config.Config, kafkas []*brokerkafka.C
 			log.Error("close audit store", "err", err)
 		}
 	}, nil
-}
-
-// managementURLWithCredentials puts the management credentials into the
-// URL, the form the replay backend takes.
-func managementURLWithCredentials(r config.RabbitMQ) string {
-	if r.ManagementURL == "" {
-		return ""
-	}
-	u, err := url.Parse(r.ManagementURL)
-	if err != nil {
-		return ""
-	}
-	user, pass := r.ManagementCredentials()
-	u.User = url.UserPassword(user, pass)
-	return u.String()
 }
 
 // replayedCollector exports the DLQ service's replay totals.

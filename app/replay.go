@@ -16,11 +16,11 @@ func Replay(ctx context.Context, cfg *config.Config, req dlqreplay.Request, prog
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	kafkas, err := kafkaClusters(cfg)
+	access, err := newBrokers(cfg)
 	if err != nil {
 		return dlqreplay.Receipt{}, err
 	}
-	svc, closeSvc, err := dlqService(ctx, cfg, kafkas, log)
+	svc, closeSvc, err := dlqService(ctx, cfg, access, log)
 	if err != nil {
 		return dlqreplay.Receipt{}, err
 	}

@@ -5,15 +5,15 @@ import (
 	"log/slog"
 	"regexp"
 
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	brokerrabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 )
 
-// buildSources creates a source per configured cluster; kafkas is the
-// access to each of cfg.Kafka, in order. The returned func closes them all.
-func buildSources(cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.Logger) ([]collectors.Source, func(), error) {
+// buildSources creates a source per configured cluster, through access.
+// The returned func closes them all.
+func buildSources(cfg *config.Config, access brokers, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
 	closeAll := func() {
@@ -22,7 +22,7 @@ func buildSources(cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.L
 		}
 	}
 	for i, k := range cfg.Kafka {
-		s, err := kafkaSource(kafkas[i], k, log)
+		s, err := kafkaSource(access.kafka[i], k, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -30,18 +30,19 @@ func buildSources(cfg *config.Config, kafkas []*brokerkafka.Cluster, log *slog.L
 		sources = append(sources, s)
 		closers = append(closers, s.Close)
 	}
-	rabbit, closeRabbit, err := rabbitSources(cfg, log)
+	rabbitSrcs, closeRabbit, err := rabbitSources(cfg, access.rabbit, log)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
 	}
-	sources = append(sources, rabbit...)
+	sources = append(sources, rabbitSrcs...)
 	closers = append(closers, closeRabbit)
 	return sources, closeAll, nil
 }
 
-// rabbitSources creates the RabbitMQ sources; the returned func closes them.
-func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, func(), error) {
+// rabbitSources creates the RabbitMQ sources over the clusters' access;
+// the returned func closes them.
+func rabbitSources(cfg *config.Config, clusters []*brokerrabbit.Cluster, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
 	closeAll := func() {
@@ -56,8 +57,8 @@ func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, f
 			return nil, nil, fmt.Errorf("dlq.name_pattern: %w", err)
 		}
 	}
-	for _, r := range cfg.RabbitMQ {
-		s, err := rabbitSource(r, namePattern, log)
+	for i, r := range cfg.RabbitMQ {
+		s, err := rabbitSource(r, clusters[i], namePattern, log)
 		if err != nil {
 			closeAll()
 			return nil, nil, err
@@ -68,15 +69,9 @@ func rabbitSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, f
 	return sources, closeAll, nil
 }
 
-func rabbitSource(r config.RabbitMQ, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
-	tlsCfg, err := r.TLS.Config()
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq %s: tls: %w", r.Name, err)
-	}
-	user, pass := r.ManagementCredentials()
+func rabbitSource(r config.RabbitMQ, cluster *brokerrabbit.Cluster, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
 	return rabbitmq.New(rabbitmq.Options{
-		Name: r.Name, URL: r.URL, ManagementURL: r.ManagementURL,
-		ManagementUser: user, ManagementPassword: pass, TLS: tlsCfg, VHosts: r.VHosts,
+		Cluster: cluster, VHosts: r.VHosts,
 		IncludeQueue:   func(_, queue string) bool { return r.Queues.Match(queue) },
 		ExplicitDLQ:    func(_, queue string) bool { return r.IsDLQQueue(queue) },
 		DLQNamePattern: namePattern,

@@ -22,6 +22,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	brokerrabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
@@ -135,7 +136,11 @@ type stack struct {
 func newStack(t *testing.T, vh string) *stack {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	src, err := rabbitmq.New(rabbitmq.Options{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
+	cluster, err := brokerrabbit.New(config.RabbitMQ{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := rabbitmq.New(rabbitmq.Options{Cluster: cluster, VHosts: []string{vh}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -146,7 +151,7 @@ func newStack(t *testing.T, vh string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	be, err := dlqrabbit.New(dlqrabbit.Options{Cluster: "main", URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURLWithAuth})
+	be, err := dlqrabbit.New(dlqrabbit.Options{Cluster: cluster})
 	if err != nil {
 		t.Fatal(err)
 	}

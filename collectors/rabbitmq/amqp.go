@@ -2,7 +2,6 @@ package rabbitmq
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
 // errBusy is returned when the previous poll's AMQP work on a vhost has not
@@ -37,9 +38,7 @@ type probeResult struct {
 
 // amqpPool keeps one long-lived AMQP connection per vhost.
 type amqpPool struct {
-	url     string
-	tls     *tls.Config
-	cluster string
+	cluster *rabbit.Cluster
 	log     *slog.Logger
 
 	mu     sync.Mutex
@@ -61,8 +60,8 @@ type vhostConn struct {
 	raw  net.Conn
 }
 
-func newAMQPPool(url string, tlsCfg *tls.Config, cluster string, log *slog.Logger) *amqpPool {
-	return &amqpPool{url: url, tls: tlsCfg, cluster: cluster, log: log, vhosts: map[string]*vhostConn{}}
+func newAMQPPool(cluster *rabbit.Cluster, log *slog.Logger) *amqpPool {
+	return &amqpPool{cluster: cluster, log: log, vhosts: map[string]*vhostConn{}}
 }
 
 func (p *amqpPool) vhost(name string) (*vhostConn, error) {
@@ -179,8 +178,7 @@ func (p *amqpPool) probeOne(ctx context.Context, vc *vhostConn, vhost string, pr
 		// The broker closed the channel (404 for a deleted queue, 405 for
 		// another connection's exclusive queue); the next probe reopens it.
 		vc.clearChannel(ch)
-		var ae *amqp.Error
-		if errors.As(err, &ae) && ae.Code == amqp.NotFound {
+		if rabbit.IsNotFound(err) {
 			return probeResult{missing: true}, nil
 		}
 		return probeResult{err: err}, nil
@@ -207,28 +205,12 @@ func peekHead(ch *amqp.Channel, queue string) (time.Time, bool, error) {
 	if err != nil || !ok {
 		return time.Time{}, false, err
 	}
-	t, has := deathTime(d)
+	t, has := rabbit.DeadLetteredAt(&d)
 	// If the nack is lost, closing the channel requeues the message anyway.
 	if err := d.Nack(false, true); err != nil {
 		return t, has, fmt.Errorf("requeue head message: %w", err)
 	}
 	return t, has, nil
-}
-
-// deathTime is x-death[0].time, the latest dead-lettering, else the
-// message's timestamp property.
-func deathTime(d amqp.Delivery) (time.Time, bool) {
-	if deaths, ok := d.Headers["x-death"].([]any); ok && len(deaths) > 0 {
-		if first, ok := deaths[0].(amqp.Table); ok {
-			if t, ok := first["time"].(time.Time); ok && !t.IsZero() {
-				return t, true
-			}
-		}
-	}
-	if !d.Timestamp.IsZero() {
-		return d.Timestamp, true
-	}
-	return time.Time{}, false
 }
 
 func (vc *vhostConn) clearChannel(ch *amqp.Channel) {
@@ -270,34 +252,9 @@ func (p *amqpPool) channel(ctx context.Context, vc *vhostConn, vhost string) (*a
 // forgets the connection when the broker closes it, so the next poll dials
 // again instead of retrying in the background against a broker that is down.
 func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp.Connection, error) {
-	var raw net.Conn
-	cfg := amqp.Config{
-		Vhost:           vhost,
-		TLSClientConfig: p.tls,
-		Heartbeat:       10 * time.Second,
-		Properties:      amqp.Table{"connection_name": "queuewatch " + p.cluster + " " + vhost},
-		Dial: func(network, addr string) (net.Conn, error) {
-			var d net.Dialer
-			c, err := d.DialContext(ctx, network, addr)
-			if err != nil {
-				return nil, err
-			}
-			deadline, ok := ctx.Deadline()
-			if !ok {
-				deadline = time.Now().Add(30 * time.Second)
-			}
-			// amqp091 clears the deadline once the handshake is done.
-			if err := c.SetDeadline(deadline); err != nil {
-				_ = c.Close() // the dial failed; the error returned says why
-				return nil, err
-			}
-			raw = c
-			return c, nil
-		},
-	}
-	conn, err := amqp.DialConfig(p.url, cfg)
+	conn, raw, err := p.cluster.DialSocket(ctx, vhost, "queuewatch "+p.cluster.Name()+" "+vhost)
 	if err != nil {
-		return nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
+		return nil, err
 	}
 	p.dials.Add(1)
 	vc.mu.Lock()
@@ -315,18 +272,4 @@ func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp
 		vc.mu.Unlock()
 	}()
 	return conn, nil
-}
-
-// amqpHint adds the setting to check to credential and vhost refusals.
-func amqpHint(err error) error {
-	var ae *amqp.Error
-	switch {
-	case errors.Is(err, amqp.ErrCredentials):
-		return fmt.Errorf("%w: check the credentials in url", err)
-	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
-		return fmt.Errorf("%w: check the credentials in url and the user's vhost permissions", err)
-	case errors.Is(err, amqp.ErrVhost):
-		return fmt.Errorf("%w: check the user's vhost permissions", err)
-	}
-	return err
 }

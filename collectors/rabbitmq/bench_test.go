@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/internal/tune"
 )
@@ -51,7 +52,7 @@ func BenchmarkPoll10kQueues(b *testing.B) {
 		}
 		publish(b, ch, "", "src.dead", text("x"))
 	}
-	s := newSource(b, Options{ManagementURL: testenv.ManagementURL})
+	s := newSource(b, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{})
 	poll(b, s) // dial the AMQP connections outside the measurement
 
 	b.ReportAllocs()

@@ -10,14 +10,15 @@ import (
 	"sync"
 	"time"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // view is what one poll read from the management API.
 type view struct {
-	queues    []mgmtQueue
-	exchanges []mgmtExchange
-	bindings  []mgmtBinding
+	queues    []rabbit.Queue
+	exchanges []rabbit.Exchange
+	bindings  []rabbit.Binding
 	partial   []string
 }
 
@@ -47,14 +48,14 @@ func (s *Source) readManagement(ctx context.Context) (*view, error) {
 	vhosts := s.opts.VHosts
 	if len(vhosts) == 0 {
 		var err error
-		if vhosts, err = s.mgmt.vhosts(ctx); err != nil {
+		if vhosts, err = s.mgmt.VHosts(ctx); err != nil {
 			return nil, err
 		}
 	}
 	lists, errs := s.listQueues(ctx, vhosts)
 	for i, vh := range vhosts {
 		qs, err := lists[i], errs[i]
-		if errors.Is(err, errNotFound) {
+		if errors.Is(err, rabbit.ErrNotFound) {
 			if len(s.opts.VHosts) > 0 {
 				v.partial = append(v.partial, fmt.Sprintf("vhost %q: not found", vh))
 			}
@@ -99,8 +100,8 @@ func (s *Source) topologyFor(ctx context.Context, rs, lastRouted []routed, early
 const listParallelism = 3
 
 // listQueues lists the queues of each vhost, a few vhosts at a time.
-func (s *Source) listQueues(ctx context.Context, vhosts []string) ([][]mgmtQueue, []error) {
-	lists := make([][]mgmtQueue, len(vhosts))
+func (s *Source) listQueues(ctx context.Context, vhosts []string) ([][]rabbit.Queue, []error) {
+	lists := make([][]rabbit.Queue, len(vhosts))
 	errs := make([]error, len(vhosts))
 	sem := make(chan struct{}, listParallelism)
 	var wg sync.WaitGroup
@@ -108,15 +109,15 @@ func (s *Source) listQueues(ctx context.Context, vhosts []string) ([][]mgmtQueue
 		wg.Go(func() {
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			lists[i], errs[i] = s.mgmt.queues(ctx, vh)
+			lists[i], errs[i] = s.mgmt.Queues(ctx, vh)
 		})
 	}
 	wg.Wait()
 	return lists, errs
 }
 
-func deadLetters(q mgmtQueue) bool {
-	return q.Type != "stream" && effectiveDeadLetter(q.Arguments, q.EffectivePolicy).hasExchange
+func deadLetters(q rabbit.Queue) bool {
+	return q.Type != rabbit.TypeStream && effectiveDeadLetter(q.Arguments, q.EffectivePolicy).hasExchange
 }
 
 // plan is one queue to measure over AMQP, usually a DLQ.
@@ -144,7 +145,7 @@ type vhostName struct{ vhost, name string }
 func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
 	sources := dlqSources(v)
 	qs := slices.Clone(v.queues)
-	slices.SortFunc(qs, func(a, b mgmtQueue) int {
+	slices.SortFunc(qs, func(a, b rabbit.Queue) int {
 		return cmp.Or(cmp.Compare(a.VHost, b.VHost), cmp.Compare(a.Name, b.Name))
 	})
 	var queues []queue.Queue
@@ -153,7 +154,7 @@ func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
 		if opts.IncludeQueue != nil && !opts.IncludeQueue(mq.VHost, mq.Name) {
 			continue
 		}
-		q := toQueue(opts.Name, mq, now)
+		q := toQueue(opts.Cluster.Name(), mq, now)
 		queues = append(queues, q)
 		srcs := sources[vhostName{mq.VHost, mq.Name}]
 		det, ok := detect(opts, mq.VHost, mq.Name, len(srcs) > 0)
@@ -164,8 +165,8 @@ func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
 			vhost: mq.VHost, name: mq.Name, typ: mq.Type,
 			dlq: true, detection: det, sources: srcs,
 			mgmtReady: q.Ready, unacked: q.Unacked, headTS: mq.HeadTimestamp,
-			skipAMQP: mq.Type == "stream",
-			noPeek:   mq.Type == "quorum" && hasDeliveryLimit(mq.Arguments, mq.EffectivePolicy),
+			skipAMQP: mq.Type == rabbit.TypeStream,
+			noPeek:   mq.Type == rabbit.TypeQuorum && hasLimit(mq),
 			qi:       len(queues) - 1,
 		})
 	}
@@ -188,15 +189,15 @@ func detect(opts Options, vhost, name string, hasSources bool) (queue.DLQDetecti
 // dlqSources maps each queue that receives dead letters to the sorted
 // names of the queues that send them.
 func dlqSources(v *view) map[vhostName][]string {
-	byVHost := map[string][]mgmtQueue{}
+	byVHost := map[string][]rabbit.Queue{}
 	for _, q := range v.queues {
 		byVHost[q.VHost] = append(byVHost[q.VHost], q)
 	}
-	exchanges := map[string][]mgmtExchange{}
+	exchanges := map[string][]rabbit.Exchange{}
 	for _, x := range v.exchanges {
 		exchanges[x.VHost] = append(exchanges[x.VHost], x)
 	}
-	bindings := map[string][]mgmtBinding{}
+	bindings := map[string][]rabbit.Binding{}
 	for _, b := range v.bindings {
 		bindings[b.VHost] = append(bindings[b.VHost], b)
 	}
@@ -227,7 +228,7 @@ func dlqSources(v *view) map[vhostName][]string {
 	return out
 }
 
-func toQueue(cluster string, mq mgmtQueue, now time.Time) queue.Queue {
+func toQueue(cluster string, mq rabbit.Queue, now time.Time) queue.Queue {
 	q := queue.Queue{
 		Cluster:   cluster,
 		VHost:     mq.VHost,
@@ -370,7 +371,7 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 // failed, the management numbers stand in and the error is recorded.
 func (s *Source) dlq(p *plan, r probeResult, err error, now time.Time) queue.DLQ {
 	d := queue.DLQ{
-		Broker: queue.RabbitMQ, Cluster: s.opts.Name, VHost: p.vhost, Name: p.name,
+		Broker: queue.RabbitMQ, Cluster: s.Cluster(), VHost: p.vhost, Name: p.name,
 		Sources: p.sources, Detection: p.detection,
 	}
 	switch {
@@ -391,4 +392,11 @@ func (s *Source) dlq(p *plan, r probeResult, err error, now time.Time) queue.DLQ
 		d.OldestAge, d.HasOldestAge = ageSince(now, r.oldest), true
 	}
 	return d
+}
+
+// hasLimit reports whether q counts deliveries: peeking at its head would
+// spend one of each message's deliveries.
+func hasLimit(q rabbit.Queue) bool {
+	_, ok := q.DeliveryLimit()
+	return ok
 }

@@ -13,6 +13,8 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 	"github.com/rs/zerolog"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -45,10 +47,8 @@ func TestFaults(t *testing.T) {
 
 	amqpProxy := newProxy(t, "amqp", "127.0.0.1:5672")
 	mgmtProxy := newProxy(t, "management", "127.0.0.1:15672")
-	s := newSource(t, Options{
-		URL:           "amqp://guest:guest@" + amqpProxy.Listen + "/",
-		ManagementURL: "http://" + mgmtProxy.Listen,
-		VHosts:        []string{vh},
+	s := newSource(t, config.RabbitMQ{URL: "amqp://guest:guest@" + amqpProxy.Listen + "/", ManagementURL: "http://" + mgmtProxy.Listen}, Options{
+		VHosts: []string{vh},
 	})
 	depth := func(t *testing.T, snap *queue.Snapshot, want int64) {
 		t.Helper()
@@ -161,24 +161,24 @@ func TestFaults(t *testing.T) {
 
 func TestWrongCredentials(t *testing.T) {
 	requireRabbit(t)
-	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, ManagementUser: "guest", ManagementPassword: "wrong"})
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "wrong"}, Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	_, err := s.Poll(ctx)
 	want := "rabbitmq main: management API " + testenv.ManagementURL + "/api/vhosts: 401 unauthorized: check management_username/password"
-	if err == nil || err.Error() != want || !errors.Is(err, ErrUnauthorized) {
+	if err == nil || err.Error() != want || !errors.Is(err, rabbit.ErrUnauthorized) {
 		t.Errorf("poll error %v, want %q", err, want)
 	}
 	if err := s.Check(ctx); err == nil || !strings.Contains(err.Error(), "401 unauthorized") {
 		t.Errorf("check error %v, want 401", err)
 	}
 
-	s = newSource(t, Options{URL: "amqp://guest:wrong@127.0.0.1:5672/", ManagementURL: testenv.ManagementURL, ManagementUser: "guest", ManagementPassword: "guest"})
+	s = newSource(t, config.RabbitMQ{URL: "amqp://guest:wrong@127.0.0.1:5672/", ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"}, Options{})
 	err = s.Check(ctx)
 	if err == nil || !strings.Contains(err.Error(), "check the credentials in url") || strings.Contains(err.Error(), "wrong") {
 		t.Errorf("check error %v, want a credentials hint without the password", err)
 	}
-	if err := newSource(t, Options{ManagementURL: testenv.ManagementURL}).Check(ctx); err != nil {
+	if err := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{}).Check(ctx); err != nil {
 		t.Errorf("check with good credentials: %v", err)
 	}
 }
@@ -199,7 +199,7 @@ func TestAMQPOnly(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := newSource(t, Options{
+	s := newSource(t, config.RabbitMQ{}, Options{
 		DLQNamePattern: testNamePattern,
 		ExplicitDLQ:    func(_, q string) bool { return q == "held" },
 		ExplicitQueues: []QueueRef{ref, {vh, "work"}, {vh, "held"}, {vh, "gone"}},

@@ -11,6 +11,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -38,7 +40,7 @@ func (a *admin) queue(vh, name string, args map[string]any) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	a.Do(http.MethodPut, apiPath("queues", vh, name), map[string]any{"durable": true, "arguments": args})
+	a.Do(http.MethodPut, rabbit.APIPath("queues", vh, name), map[string]any{"durable": true, "arguments": args})
 }
 
 func (a *admin) exchange(vh, name, typ string, args map[string]any) {
@@ -46,17 +48,17 @@ func (a *admin) exchange(vh, name, typ string, args map[string]any) {
 	if args == nil {
 		args = map[string]any{}
 	}
-	a.Do(http.MethodPut, apiPath("exchanges", vh, name), map[string]any{"type": typ, "durable": true, "arguments": args})
+	a.Do(http.MethodPut, rabbit.APIPath("exchanges", vh, name), map[string]any{"type": typ, "durable": true, "arguments": args})
 }
 
 func (a *admin) bind(vh, exchange, q, key string) {
 	a.t.Helper()
-	a.Do(http.MethodPost, apiPath("bindings", vh, "e", exchange, "q", q), map[string]any{"routing_key": key})
+	a.Do(http.MethodPost, rabbit.APIPath("bindings", vh, "e", exchange, "q", q), map[string]any{"routing_key": key})
 }
 
 func (a *admin) policy(vh, name, pattern string, def map[string]any) {
 	a.t.Helper()
-	a.Do(http.MethodPut, apiPath("policies", vh, name), map[string]any{"pattern": pattern, "definition": def, "apply-to": "queues"})
+	a.Do(http.MethodPut, rabbit.APIPath("policies", vh, name), map[string]any{"pattern": pattern, "definition": def, "apply-to": "queues"})
 }
 
 // waitPolicy waits until the management API shows policy on queue q:
@@ -67,7 +69,7 @@ func (a *admin) waitPolicy(vh, q, policy string) {
 	deadline := time.Now().Add(15 * time.Second)
 	for {
 		var got struct{ Policy string }
-		if err := json.Unmarshal(a.Do(http.MethodGet, apiPath("queues", vh, q)+"?disable_stats=false", nil), &got); err != nil {
+		if err := json.Unmarshal(a.Do(http.MethodGet, rabbit.APIPath("queues", vh, q)+"?disable_stats=false", nil), &got); err != nil {
 			a.t.Fatal(err)
 		}
 		if got.Policy == policy {
@@ -84,7 +86,7 @@ func (a *admin) waitPolicy(vh, q, policy string) {
 // empty).
 func (a *admin) rejectOne(vh, q string) {
 	a.t.Helper()
-	a.Do(http.MethodPost, apiPath("queues", vh, q, "get"), map[string]any{"count": 1, "ackmode": "reject_requeue_false", "encoding": "auto"})
+	a.Do(http.MethodPost, rabbit.APIPath("queues", vh, q, "get"), map[string]any{"count": 1, "ackmode": "reject_requeue_false", "encoding": "auto"})
 }
 
 // channel opens an AMQP channel in confirm mode on vh, closed when the
@@ -134,21 +136,31 @@ func waitDepth(t testing.TB, ch *amqp.Channel, q string, n int) {
 	}
 }
 
-// newSource builds a source on the shared broker with opts' gaps filled in.
-func newSource(t testing.TB, opts Options) *Source {
+// newSource builds a source for cluster "main" the way app does: the
+// access from cfg (the shared broker's URL when cfg has none), and opts.
+func newSource(t testing.TB, cfg config.RabbitMQ, opts Options) *Source {
 	t.Helper()
-	if opts.Name == "" {
-		opts.Name = "main"
+	if cfg.URL == "" {
+		cfg.URL = testenv.DefaultAMQPURL
 	}
-	if opts.URL == "" {
-		opts.URL = testenv.DefaultAMQPURL
-	}
+	opts.Cluster = access(t, cfg)
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
 	return s
+}
+
+// access builds the access to cluster "main" from cfg.
+func access(t testing.TB, cfg config.RabbitMQ) *rabbit.Cluster {
+	t.Helper()
+	cfg.Name = "main"
+	c, err := rabbit.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func poll(t testing.TB, s *Source) *queue.Snapshot {

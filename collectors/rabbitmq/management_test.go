@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -113,11 +115,11 @@ func closedAMQP(t *testing.T) string {
 	return "amqp://guest:guest@" + addr + "/"
 }
 
-func fakeSource(t *testing.T, srv *httptest.Server, opts Options) *Source {
+func fakeSource(t *testing.T, srv *httptest.Server, cfg config.RabbitMQ, opts Options) *Source {
 	t.Helper()
-	opts.Name = "main"
-	opts.URL = closedAMQP(t)
-	opts.ManagementURL = srv.URL
+	cfg.URL = closedAMQP(t)
+	cfg.ManagementURL = srv.URL
+	opts.Cluster = access(t, cfg)
 	s, err := New(opts)
 	if err != nil {
 		t.Fatal(err)
@@ -134,7 +136,7 @@ func pollErr(s *Source) (*queue.Snapshot, error) {
 
 func TestRecordedResponses(t *testing.T) {
 	f, srv := newFakeAPI(t)
-	s := fakeSource(t, srv, Options{})
+	s := fakeSource(t, srv, config.RabbitMQ{}, Options{})
 	s.now = func() time.Time { return time.Unix(1700000090, 0) }
 	snap, err := pollErr(s)
 	if err != nil {
@@ -270,7 +272,7 @@ func TestManagementErrors(t *testing.T) {
 			if pw == "" {
 				pw = "guest"
 			}
-			s := fakeSource(t, srv, Options{ManagementUser: "guest", ManagementPassword: pw})
+			s := fakeSource(t, srv, config.RabbitMQ{ManagementUsername: "guest", ManagementPassword: pw}, Options{})
 			snap, err := pollErr(s)
 			if tt.wantErr == "" {
 				if err != nil {
@@ -284,8 +286,8 @@ func TestManagementErrors(t *testing.T) {
 				t.Fatalf("error %v, want it to contain %q", err, want)
 			}
 			if strings.Contains(tt.name, "credentials") || strings.Contains(tt.name, "monitoring") {
-				if !errors.Is(err, ErrUnauthorized) {
-					t.Errorf("errors.Is(%v, ErrUnauthorized) = false", err)
+				if !errors.Is(err, rabbit.ErrUnauthorized) {
+					t.Errorf("errors.Is(%v, rabbit.ErrUnauthorized) = false", err)
 				}
 			}
 		})
@@ -306,7 +308,7 @@ func TestPathEscaping(t *testing.T) {
 	f.set("/api/exchanges/a%20b%25%2Fc/x%2Fy%20z/bindings/source", func(w http.ResponseWriter) {
 		_, _ = w.Write([]byte(`[{"source":"x/y z","vhost":"a b%/c","destination":"d/%","destination_type":"queue","routing_key":""}]`))
 	})
-	s := fakeSource(t, srv, Options{VHosts: []string{vh}})
+	s := fakeSource(t, srv, config.RabbitMQ{}, Options{VHosts: []string{vh}})
 	snap, err := pollErr(s)
 	if err != nil {
 		t.Fatal(err)
@@ -321,7 +323,7 @@ func TestPathEscaping(t *testing.T) {
 }
 
 func TestAMQPOnlyNeedsQueues(t *testing.T) {
-	s, err := New(Options{Name: "main", URL: closedAMQP(t)})
+	s, err := New(Options{Cluster: access(t, config.RabbitMQ{URL: closedAMQP(t)})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -329,10 +331,10 @@ func TestAMQPOnlyNeedsQueues(t *testing.T) {
 	if _, err := pollErr(s); err == nil || !strings.Contains(err.Error(), "nothing to measure") {
 		t.Errorf("error %v, want nothing to measure", err)
 	}
-	if _, err := New(Options{Name: "main", URL: "http://x"}); err == nil {
+	if _, err := rabbit.New(config.RabbitMQ{Name: "main", URL: "http://x"}); err == nil {
 		t.Error("New accepted an http:// AMQP URL")
 	}
-	if _, err := New(Options{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: "ftp://x"}); err == nil {
+	if _, err := rabbit.New(config.RabbitMQ{Name: "main", URL: testenv.DefaultAMQPURL, ManagementURL: "ftp://x"}); err == nil {
 		t.Error("New accepted an ftp:// management URL")
 	}
 }

@@ -2,7 +2,6 @@ package rabbitmq
 
 import (
 	"context"
-	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -13,28 +12,18 @@ import (
 	"sync"
 	"time"
 
-	amqp "github.com/rabbitmq/amqp091-go"
-
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Options configure one cluster's source.
 type Options struct {
-	// Name is the cluster label on every metric.
-	Name string
-	// URL is the AMQP URL (amqp:// or amqps://) with credentials. Its vhost
-	// is used by Check; polls connect to each vhost they measure.
-	URL string
-	// ManagementURL is the management plugin's base URL, e.g.
-	// http://host:15672. Empty means AMQP-only mode: only ExplicitQueues
-	// are measured.
-	ManagementURL string
-	// ManagementUser and ManagementPassword default to the credentials in
-	// ManagementURL, then to those in URL.
-	ManagementUser     string
-	ManagementPassword string
-	// TLS is used for amqps:// and https:// connections.
-	TLS *tls.Config
+	// Cluster is the access to the cluster, shared with its replay
+	// backend; its name is the cluster label on every metric. Check
+	// connects to its URL's vhost; polls connect to each vhost they
+	// measure. Without a management API (Cluster.Management is nil) only
+	// ExplicitQueues are measured.
+	Cluster *rabbit.Cluster
 	// VHosts limits the watched vhosts; empty watches all.
 	VHosts []string
 	// IncludeQueue decides which queues (DLQs included) are reported; nil
@@ -83,12 +72,11 @@ func (r QueueRef) String() string { return url.PathEscape(r.VHost) + "/" + r.Nam
 // Source polls one RabbitMQ cluster. It is safe for one poll at a time; the
 // scheduler never runs two polls of one source concurrently.
 type Source struct {
-	opts  Options
-	log   *slog.Logger
-	mgmt  *mgmtClient // nil in AMQP-only mode
-	amqp  *amqpPool
-	shown string // URL with the password redacted
-	now   func() time.Time
+	opts Options
+	log  *slog.Logger
+	mgmt *rabbit.Client // nil in AMQP-only mode
+	amqp *amqpPool
+	now  func() time.Time
 
 	mu sync.Mutex
 	// known are the DLQs of the last successful management poll, measured
@@ -104,58 +92,33 @@ func New(opts Options) (*Source, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	uri, err := amqp.ParseURI(opts.URL)
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq %s: url: %w", opts.Name, err)
+	if opts.Cluster == nil {
+		return nil, errors.New("rabbitmq source: no cluster")
 	}
 	s := &Source{
-		opts:  opts,
-		log:   opts.Logger.With("broker", "rabbitmq", "cluster", opts.Name),
-		shown: redactURL(opts.URL),
-		now:   time.Now,
+		opts: opts,
+		log:  opts.Logger.With("broker", "rabbitmq", "cluster", opts.Cluster.Name()),
+		mgmt: opts.Cluster.Management(),
+		now:  time.Now,
 	}
-	s.amqp = newAMQPPool(opts.URL, opts.TLS, opts.Name, s.log)
-	if opts.ManagementURL != "" {
-		hc := opts.HTTPClient
-		if hc == nil {
-			tr := http.DefaultTransport.(*http.Transport).Clone()
-			tr.TLSClientConfig = opts.TLS
-			hc = &http.Client{Transport: tr, Timeout: 30 * time.Second}
-		}
-		user, pass := opts.ManagementUser, opts.ManagementPassword
-		if user == "" {
-			if mu, _ := url.Parse(opts.ManagementURL); mu == nil || mu.User == nil {
-				user, pass = uri.Username, uri.Password
-			}
-		}
-		s.mgmt, err = newMgmtClient(opts.ManagementURL, user, pass, hc)
-		if err != nil {
-			return nil, fmt.Errorf("rabbitmq %s: %w", opts.Name, err)
-		}
-	}
+	s.amqp = newAMQPPool(opts.Cluster, s.log)
 	return s, nil
-}
-
-func redactURL(s string) string {
-	u, err := url.Parse(s)
-	if err != nil {
-		return "(unparsable url)"
-	}
-	return u.Redacted()
 }
 
 // Broker returns queue.RabbitMQ.
 func (s *Source) Broker() queue.Broker { return queue.RabbitMQ }
 
 // Cluster returns the configured cluster name.
-func (s *Source) Cluster() string { return s.opts.Name }
+func (s *Source) Cluster() string { return s.opts.Cluster.Name() }
 
-// HTTPRequests returns how many management API requests this source made.
+// HTTPRequests returns how many management API requests the cluster's
+// client made: this source's alone unless another user (a replay backend)
+// shares the access.
 func (s *Source) HTTPRequests() int64 {
 	if s.mgmt == nil {
 		return 0
 	}
-	return s.mgmt.requests.Load()
+	return s.mgmt.Requests()
 }
 
 // Close closes the AMQP connections.
@@ -165,24 +128,21 @@ func (s *Source) Close() { s.amqp.close() }
 // credentials and that AMQP accepts a connection to the URL's vhost.
 func (s *Source) Check(ctx context.Context) error {
 	if s.mgmt != nil {
-		if err := s.mgmt.whoami(ctx); err != nil {
-			return fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+		if err := s.mgmt.WhoAmI(ctx); err != nil {
+			return fmt.Errorf("rabbitmq %s: %w", s.Cluster(), err)
 		}
 	}
-	uri, err := amqp.ParseURI(s.opts.URL)
+	vhost := s.opts.Cluster.VHost()
+	vc, err := s.amqp.vhost(vhost)
 	if err != nil {
-		return fmt.Errorf("rabbitmq %s: url: %w", s.opts.Name, err)
-	}
-	vc, err := s.amqp.vhost(uri.Vhost)
-	if err != nil {
-		return fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+		return fmt.Errorf("rabbitmq %s: %w", s.Cluster(), err)
 	}
 	if !vc.work.TryLock() {
 		return nil // a poll is using the connection right now
 	}
 	defer vc.work.Unlock()
-	if _, _, err := s.amqp.channel(ctx, vc, uri.Vhost); err != nil {
-		return fmt.Errorf("rabbitmq %s: amqp %s: %w", s.opts.Name, s.shown, err)
+	if _, _, err := s.amqp.channel(ctx, vc, vhost); err != nil {
+		return fmt.Errorf("rabbitmq %s: amqp %s: %w", s.Cluster(), s.opts.Cluster.URL(), err)
 	}
 	return nil
 }
@@ -192,7 +152,7 @@ func (s *Source) Check(ctx context.Context) error {
 // AMQP answering for any known DLQ.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
-	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: s.opts.Name, Time: start}
+	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: s.Cluster(), Time: start}
 	var err error
 	if s.mgmt == nil {
 		err = s.pollAMQPOnly(ctx, snap, nil)
@@ -200,7 +160,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		err = s.pollManagement(ctx, snap)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("rabbitmq %s: %w", s.opts.Name, err)
+		return nil, fmt.Errorf("rabbitmq %s: %w", s.Cluster(), err)
 	}
 	snap.Duration = s.now().Sub(start)
 	return snap, nil
@@ -212,7 +172,7 @@ func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error
 		s.mu.Lock()
 		known := s.known
 		s.mu.Unlock()
-		if errors.Is(err, ErrUnauthorized) || ctx.Err() != nil ||
+		if errors.Is(err, rabbit.ErrUnauthorized) || ctx.Err() != nil ||
 			len(known) == 0 && len(s.opts.ExplicitQueues) == 0 {
 			return err
 		}
@@ -238,11 +198,11 @@ func (s *Source) pollAMQPOnly(ctx context.Context, snap *queue.Snapshot, known [
 	}
 	queues := make([]queue.Queue, len(plans))
 	for i, p := range plans {
-		queues[i] = queue.Queue{Cluster: s.opts.Name, VHost: p.vhost, Name: p.name, Type: p.typ}
+		queues[i] = queue.Queue{Cluster: s.Cluster(), VHost: p.vhost, Name: p.name, Type: p.typ}
 	}
 	failed := s.measure(ctx, snap, plans, queues)
 	if failed == len(plans) {
-		return fmt.Errorf("amqp %s: no queue could be measured: %s", s.shown, strings.Join(snap.Partial, "; "))
+		return fmt.Errorf("amqp %s: no queue could be measured: %s", s.opts.Cluster.URL(), strings.Join(snap.Partial, "; "))
 	}
 	for i := range queues {
 		if !plans[i].missing {

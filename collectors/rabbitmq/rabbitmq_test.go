@@ -11,6 +11,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -88,8 +90,7 @@ func TestDLQDetection(t *testing.T) {
 		a.waitPolicy(vh, q, pol)
 	}
 
-	s := newSource(t, Options{
-		ManagementURL:  testenv.ManagementURL,
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{
 		VHosts:         []string{vh},
 		DLQNamePattern: testNamePattern,
 		ExplicitDLQ:    func(v, q string) bool { return v == vh && q == "parked" },
@@ -176,7 +177,7 @@ func TestExactDepths(t *testing.T) {
 	a := requireRabbit(t)
 	vh := a.VHost("depth")
 	ch := channel(t, vh)
-	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}})
 
 	tests := []struct {
 		name string
@@ -271,7 +272,7 @@ func TestOldestAgeLeavesQueueAsItWas(t *testing.T) {
 	publish(t, ch, "", "limited.dlq", text("q"))
 	waitDepth(t, ch, "limited.dlq", 1)
 
-	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}, DLQNamePattern: testNamePattern})
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
 	poll(t, s)
 	snap := poll(t, s)
 
@@ -324,13 +325,13 @@ func TestHostileNames(t *testing.T) {
 	for _, n := range names {
 		a.queue(n.vh, n.name, nil)
 		if n.vh == root {
-			t.Cleanup(func() { a.Do("DELETE", apiPath("queues", n.vh, n.name), nil) })
+			t.Cleanup(func() { a.Do("DELETE", rabbit.APIPath("queues", n.vh, n.name), nil) })
 		}
 		publish(t, channel(t, n.vh), "", n.name, text("x"))
 	}
 
 	for _, vhosts := range [][]string{{odd, root}, nil} {
-		s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: vhosts, DLQNamePattern: testNamePattern})
+		s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: vhosts, DLQNamePattern: testNamePattern})
 		snap := poll(t, s)
 		for _, n := range names {
 			d := mustDLQ(t, snap, n.vh, n.name)
@@ -383,7 +384,7 @@ func TestManyQueues(t *testing.T) {
 		{"all-vhosts", nil, 11 + 1 + int64(len(all)-len(vhosts))},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: tt.vhosts, IncludeQueue: inVHosts})
+			s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: tt.vhosts, IncludeQueue: inVHosts})
 			snap := poll(t, s)
 			count := map[string]int{}
 			for _, q := range snap.Queues {
@@ -419,7 +420,7 @@ func TestTopologyReadDuringListing(t *testing.T) {
 	a.queue(vh, "src", map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "dead"})
 	a.queue(vh, "sink1", nil)
 	a.bind(vh, "dlx", "sink1", "dead")
-	s := newSource(t, Options{ManagementURL: testenv.ManagementURL, VHosts: []string{vh}})
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}})
 
 	before := s.HTTPRequests()
 	snap := poll(t, s)

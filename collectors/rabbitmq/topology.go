@@ -3,6 +3,8 @@ package rabbitmq
 import (
 	"slices"
 	"strings"
+
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
 // deadLetter is a queue's effective dead-letter settings.
@@ -32,14 +34,6 @@ func stringSetting(args, policy map[string]any, argKey, policyKey string) (strin
 	return v, ok
 }
 
-// hasDeliveryLimit reports whether a quorum queue counts deliveries, from
-// its arguments or its effective policy.
-func hasDeliveryLimit(args, policy map[string]any) bool {
-	_, a := args["x-delivery-limit"]
-	_, p := policy["delivery-limit"]
-	return a || p
-}
-
 // exchangeInfo is what routing needs to know about an exchange.
 type exchangeInfo struct {
 	typ       string
@@ -50,16 +44,16 @@ type exchangeInfo struct {
 type topology struct {
 	queues    map[string]bool
 	exchanges map[string]exchangeInfo
-	bySource  map[string][]mgmtBinding // bindings by source exchange
-	byQueue   map[string][]mgmtBinding // bindings by destination queue
+	bySource  map[string][]rabbit.Binding // bindings by source exchange
+	byQueue   map[string][]rabbit.Binding // bindings by destination queue
 }
 
-func newTopology(queues []string, exchanges []mgmtExchange, bindings []mgmtBinding) *topology {
+func newTopology(queues []string, exchanges []rabbit.Exchange, bindings []rabbit.Binding) *topology {
 	t := &topology{
 		queues:    make(map[string]bool, len(queues)),
 		exchanges: make(map[string]exchangeInfo, len(exchanges)),
-		bySource:  map[string][]mgmtBinding{},
-		byQueue:   map[string][]mgmtBinding{},
+		bySource:  map[string][]rabbit.Binding{},
+		byQueue:   map[string][]rabbit.Binding{},
 	}
 	for _, q := range queues {
 		t.queues[q] = true

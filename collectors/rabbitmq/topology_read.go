@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"slices"
+
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
 // Topology reading budgets. Exchanges are few and listed whole. Bindings
@@ -33,7 +35,7 @@ type routed struct {
 
 // routedQueues lists the queues of qs whose dead-letter routing needs
 // topology, in order.
-func routedQueues(qs []mgmtQueue) []routed {
+func routedQueues(qs []rabbit.Queue) []routed {
 	var rs []routed
 	for _, q := range qs {
 		if needsTopology(q) {
@@ -45,8 +47,8 @@ func routedQueues(qs []mgmtQueue) []routed {
 
 // topologyRead is the outcome of one readTopology.
 type topologyRead struct {
-	exchanges []mgmtExchange
-	bindings  []mgmtBinding
+	exchanges []rabbit.Exchange
+	bindings  []rabbit.Binding
 	err       error
 }
 
@@ -64,7 +66,7 @@ func (s *Source) readTopologyEarly(ctx context.Context, rs []routed) <-chan topo
 }
 
 // readTopology reads the exchanges and bindings for the vhosts of rs.
-func (s *Source) readTopology(ctx context.Context, rs []routed) ([]mgmtExchange, []mgmtBinding, error) {
+func (s *Source) readTopology(ctx context.Context, rs []routed) ([]rabbit.Exchange, []rabbit.Binding, error) {
 	var need []string
 	for _, r := range rs {
 		if !slices.Contains(need, r.vhost) {
@@ -78,9 +80,9 @@ func (s *Source) readTopology(ctx context.Context, rs []routed) ([]mgmtExchange,
 	if len(need) > perVHostTopologyMax {
 		scopes = []string{""} // "" reads every vhost at once
 	}
-	var exchanges []mgmtExchange
+	var exchanges []rabbit.Exchange
 	for _, vh := range scopes {
-		xs, err := s.mgmt.exchanges(ctx, vh)
+		xs, err := s.mgmt.Exchanges(ctx, vh)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -89,9 +91,9 @@ func (s *Source) readTopology(ctx context.Context, rs []routed) ([]mgmtExchange,
 	if bs, ok, err := s.readTargetedBindings(ctx, rs, exchanges); ok || err != nil {
 		return exchanges, bs, err
 	}
-	var bindings []mgmtBinding
+	var bindings []rabbit.Binding
 	for _, vh := range scopes {
-		bs, err := s.mgmt.bindings(ctx, vh)
+		bs, err := s.mgmt.Bindings(ctx, vh)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -103,7 +105,7 @@ func (s *Source) readTopology(ctx context.Context, rs []routed) ([]mgmtExchange,
 // needsTopology reports whether resolving q's dead-letter target needs
 // exchanges or bindings: all cases but the default exchange with a routing
 // key, which names the target queue.
-func needsTopology(q mgmtQueue) bool {
+func needsTopology(q rabbit.Queue) bool {
 	if !deadLetters(q) {
 		return false
 	}
@@ -114,7 +116,7 @@ func needsTopology(q mgmtQueue) bool {
 // readTargetedBindings reads only the bindings routing needs, following
 // exchange-to-exchange bindings and alternate exchanges. It returns false
 // when that would take more than maxTargetedBindingRequests requests.
-func (s *Source) readTargetedBindings(ctx context.Context, rs []routed, exchanges []mgmtExchange) ([]mgmtBinding, bool, error) {
+func (s *Source) readTargetedBindings(ctx context.Context, rs []routed, exchanges []rabbit.Exchange) ([]rabbit.Binding, bool, error) {
 	types := map[[2]string]exchangeInfo{}
 	for _, x := range exchanges {
 		alt, _ := x.Arguments["alternate-exchange"].(string)
@@ -133,14 +135,14 @@ func (s *Source) readTargetedBindings(ctx context.Context, rs []routed, exchange
 			add(bindingRequest{vhost: r.vhost, name: r.name, ofQueue: true})
 		}
 	}
-	var bindings []mgmtBinding
+	var bindings []rabbit.Binding
 	for i := 0; i < len(todo); i++ {
 		if len(todo) > maxTargetedBindingRequests {
 			return nil, false, nil
 		}
 		r := todo[i]
-		bs, err := s.mgmt.targetedBindings(ctx, r)
-		if errors.Is(err, errNotFound) {
+		bs, err := s.readBindings(ctx, r)
+		if errors.Is(err, rabbit.ErrNotFound) {
 			continue // a missing DLX drops dead letters; a deleted queue has none
 		}
 		if err != nil {
@@ -164,7 +166,15 @@ func (s *Source) readTargetedBindings(ctx context.Context, rs []routed, exchange
 	return slices.Compact(bindings), true, nil
 }
 
-func compareBindings(a, b mgmtBinding) int {
+// readBindings reads the bindings r asks for.
+func (s *Source) readBindings(ctx context.Context, r bindingRequest) ([]rabbit.Binding, error) {
+	if r.ofQueue {
+		return s.mgmt.QueueBindings(ctx, r.vhost, r.name)
+	}
+	return s.mgmt.ExchangeBindings(ctx, r.vhost, r.name)
+}
+
+func compareBindings(a, b rabbit.Binding) int {
 	for _, c := range [][2]string{
 		{a.VHost, b.VHost}, {a.Source, b.Source}, {a.DestinationType, b.DestinationType},
 		{a.Destination, b.Destination}, {a.RoutingKey, b.RoutingKey},

@@ -3,6 +3,8 @@ package rabbitmq
 import (
 	"slices"
 	"testing"
+
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
 func TestTopicMatch(t *testing.T) {
@@ -72,20 +74,20 @@ func TestEffectiveDeadLetter(t *testing.T) {
 
 func TestDeadLetterTargets(t *testing.T) {
 	queues := []string{"src", "dlq", "other", "k1", "fan1", "fan2", "alt.dlq", "e2e.dlq"}
-	exchanges := []mgmtExchange{
+	exchanges := []rabbit.Exchange{
 		{Name: "direct", Type: "direct"},
 		{Name: "topic", Type: "topic"},
 		{Name: "fanout", Type: "fanout"},
 		{Name: "headers", Type: "headers"},
-		{Name: "withalt", Type: "direct", Arguments: jsonObject{"alternate-exchange": "alt"}},
+		{Name: "withalt", Type: "direct", Arguments: rabbit.Object{"alternate-exchange": "alt"}},
 		{Name: "alt", Type: "fanout"},
 		{Name: "hop", Type: "topic"},
 		{Name: "shop", Type: "direct"},
 	}
-	b := func(src, dst, key string) mgmtBinding {
-		return mgmtBinding{Source: src, Destination: dst, DestinationType: "queue", RoutingKey: key}
+	b := func(src, dst, key string) rabbit.Binding {
+		return rabbit.Binding{Source: src, Destination: dst, DestinationType: "queue", RoutingKey: key}
 	}
-	bindings := []mgmtBinding{
+	bindings := []rabbit.Binding{
 		b("", "src", "src"),
 		b("shop", "src", "order.created"),
 		b("direct", "dlq", "dead"),

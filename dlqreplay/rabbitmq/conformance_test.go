@@ -38,8 +38,8 @@ func (c *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	be, err := New(Options{Cluster: testCluster, URL: "amqp://guest:guest@" + c.proxy.Listen + "/",
-		ManagementURL: testenv.ManagementURLWithAuth, ConfirmTimeout: 5 * time.Second})
+	be, err := New(Options{Cluster: access(t, testCluster, "amqp://guest:guest@"+c.proxy.Listen+"/", testenv.ManagementURLWithAuth),
+		ConfirmTimeout: 5 * time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -37,11 +38,8 @@ func message(d *amqp.Delivery, position int64) queue.Message {
 		m.Headers = append(m.Headers, queue.Header{Key: k, Value: v, Kind: kind})
 	}
 	m.DeliveryCount, _ = toInt(d.Headers["x-delivery-count"])
-	deaths := decodeXDeath(d.Headers["x-death"])
-	m.Death = queue.DecodeDeath(m.Headers, deaths)
-	if len(deaths) > 0 && !deaths[0].Time.IsZero() {
-		m.Timestamp = deaths[0].Time
-	}
+	m.Death = queue.DecodeDeath(m.Headers, rabbit.Deaths(d.Headers))
+	m.Timestamp, _ = rabbit.DeadLetteredAt(d)
 	m.ID = d.MessageId
 	if m.ID == "" {
 		m.ID = digest(d)
@@ -217,60 +215,8 @@ func fromJSON(v any) any {
 	return v
 }
 
-func toInt(v any) (int64, bool) {
-	switch x := v.(type) {
-	case int8:
-		return int64(x), true
-	case int16:
-		return int64(x), true
-	case int32:
-		return int64(x), true
-	case int64:
-		return x, true
-	case int:
-		return int64(x), true
-	case uint8:
-		return int64(x), true
-	case uint16:
-		return int64(x), true
-	case uint32:
-		return int64(x), true
-	case uint64:
-		return int64(x), true
-	case float64:
-		return int64(x), true
-	case string:
-		n, err := strconv.ParseInt(x, 10, 64)
-		return n, err == nil
-	}
-	return 0, false
-}
-
-// decodeXDeath reads RabbitMQ's x-death header, a list of tables.
-func decodeXDeath(v any) []queue.Death {
-	list, _ := v.([]any)
-	out := make([]queue.Death, 0, len(list))
-	for _, e := range list {
-		t, ok := e.(amqp.Table)
-		if !ok {
-			continue
-		}
-		d := queue.Death{}
-		d.Queue, _ = t["queue"].(string)
-		d.Reason, _ = t["reason"].(string)
-		d.Exchange, _ = t["exchange"].(string)
-		d.Count, _ = toInt(t["count"])
-		d.Time, _ = t["time"].(time.Time)
-		keys, _ := t["routing-keys"].([]any)
-		for _, k := range keys {
-			if s, ok := k.(string); ok {
-				d.RoutingKeys = append(d.RoutingKeys, s)
-			}
-		}
-		out = append(out, d)
-	}
-	return out
-}
+// toInt reads an integer header value of any encoding.
+func toInt(v any) (int64, bool) { return rabbit.HeaderInt(v) }
 
 // replayCount is how often queuewatch already replayed the message.
 func replayCount(d *amqp.Delivery) int64 {

@@ -7,6 +7,8 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
@@ -60,6 +62,17 @@ func newWorld(t testing.TB, o worldOpts) *world {
 	return w
 }
 
+// access builds the access to a cluster named name the way app does, from
+// its AMQP and management URLs (the latter may be empty).
+func access(t testing.TB, name, amqpURL, managementURL string) *rabbit.Cluster {
+	t.Helper()
+	c, err := rabbit.New(config.RabbitMQ{Name: name, URL: amqpURL, ManagementURL: managementURL})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func (w *world) openService(o worldOpts) {
 	w.t.Helper()
 	st, err := audit.Open(context.Background(), w.dir)
@@ -72,7 +85,7 @@ func (w *world) openService(o worldOpts) {
 	if u == "" {
 		u = testenv.DefaultAMQPURL
 	}
-	be, err := New(Options{Cluster: testCluster, URL: u, ManagementURL: testenv.ManagementURLWithAuth, ConfirmTimeout: 5 * time.Second, ConfirmWindow: o.window, Prefetch: o.prefetch, MaxHeld: o.maxHeld})
+	be, err := New(Options{Cluster: access(w.t, testCluster, u, testenv.ManagementURLWithAuth), ConfirmTimeout: 5 * time.Second, ConfirmWindow: o.window, Prefetch: o.prefetch, MaxHeld: o.maxHeld})
 	if err != nil {
 		w.t.Fatal(err)
 	}

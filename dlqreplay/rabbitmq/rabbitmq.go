@@ -26,6 +26,10 @@
 // not selected, skipped or failed are held unacknowledged and returned in
 // one nack(multiple, requeue) at the end, so they keep their order.
 //
+// Every connection, AMQP and management API, goes through the cluster's
+// access (brokers/rabbitmq), shared with the collector: the configured
+// TLS settings and credentials apply to browse and replay as to polls.
+//
 // Stream DLQs (x-queue-type: stream) are browsed by offset: a stream
 // consumer reads the page from the x-stream-offset given as After, and
 // consuming removes nothing. The queue type comes from the management API,
@@ -36,13 +40,9 @@ package rabbitmq
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
-	"net/http"
-	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,23 +50,22 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Options configure a Backend.
 type Options struct {
-	// Cluster is the configured cluster name (the DLQ IDs' second part).
-	Cluster string
-	// URL is the AMQP URL; its vhost is replaced by each DLQ's.
-	URL string
-	// ManagementURL (optional, e.g. http://guest:guest@host:15672) is used
-	// to read a queue's type and a quorum queue's delivery-limit, and to
-	// name the job of another instance that holds a DLQ. Without it the
-	// delivery limit is taken to be unknown (no guard), conflicts carry no
-	// job ID, and a queue that reports no messages is probed with a stream
-	// consume to tell whether it is a stream.
-	ManagementURL string
+	// Cluster is the access to the cluster; its name is the DLQ IDs'
+	// second part, and its URL's vhost is replaced by each DLQ's. Its
+	// management API (optional) is used to read a queue's type and a
+	// quorum queue's delivery-limit, and to name the job of another
+	// instance that holds a DLQ. Without it the delivery limit is taken
+	// to be unknown (no guard), conflicts carry no job ID, and a queue
+	// that reports no messages is probed with a stream consume to tell
+	// whether it is a stream.
+	Cluster *rabbit.Cluster
 	// Prefetch is the consumer prefetch of a job (default 1000). Held
 	// messages (not selected, failed) do not count against it.
 	Prefetch int
@@ -86,13 +85,12 @@ type Options struct {
 	// DialTimeout bounds connecting (default 10s).
 	DialTimeout time.Duration
 	Logger      *slog.Logger
-	// HTTPClient is used for the management API (default: 10s timeout).
-	HTTPClient *http.Client
 }
 
 // Backend is a dlqreplay.Backend for one RabbitMQ cluster.
 type Backend struct {
 	opts Options
+	mgmt *rabbit.Client // nil without a management API
 	user string
 
 	mu      sync.Mutex
@@ -101,9 +99,8 @@ type Backend struct {
 
 // New checks the options and returns a Backend; it does not connect.
 func New(opts Options) (*Backend, error) {
-	u, err := amqp.ParseURI(opts.URL)
-	if err != nil {
-		return nil, fmt.Errorf("rabbitmq cluster %s: amqp url: %w", opts.Cluster, err)
+	if opts.Cluster == nil {
+		return nil, errors.New("rabbitmq backend: no cluster")
 	}
 	if opts.Prefetch <= 0 {
 		opts.Prefetch = 1000
@@ -126,29 +123,20 @@ func New(opts Options) (*Backend, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	if opts.HTTPClient == nil {
-		opts.HTTPClient = &http.Client{Timeout: 10 * time.Second}
-	}
-	return &Backend{opts: opts, user: u.Username, refused: map[string]string{}}, nil
+	return &Backend{opts: opts, mgmt: opts.Cluster.Management(), user: opts.Cluster.User(), refused: map[string]string{}}, nil
 }
 
 // Broker is queue.RabbitMQ.
 func (b *Backend) Broker() queue.Broker { return queue.RabbitMQ }
 
 // Cluster is the configured cluster name.
-func (b *Backend) Cluster() string { return b.opts.Cluster }
+func (b *Backend) Cluster() string { return b.opts.Cluster.Name() }
 
+// dial connects to vhost within DialTimeout.
 func (b *Backend) dial(vhost string) (*amqp.Connection, error) {
-	conn, err := amqp.DialConfig(b.opts.URL, amqp.Config{
-		Vhost:      vhost,
-		Heartbeat:  10 * time.Second,
-		Dial:       amqp.DefaultDial(b.opts.DialTimeout),
-		Properties: amqp.Table{"connection_name": "queuewatch dlqreplay"},
-	})
-	if err != nil {
-		return nil, fmt.Errorf("connect to vhost %q: %w", vhost, err)
-	}
-	return conn, nil
+	ctx, cancel := context.WithTimeout(context.Background(), b.opts.DialTimeout)
+	defer cancel()
+	return b.opts.Cluster.Dial(ctx, vhost, "queuewatch dlqreplay")
 }
 
 // queueInfo is what the management API tells about a queue.
@@ -158,59 +146,18 @@ type queueInfo struct {
 	ConsumerTags  []string
 }
 
-// info reads a queue from the management API; without ManagementURL it
-// returns zero values.
+// info reads a queue from the management API; without one it returns
+// zero values.
 func (b *Backend) info(ctx context.Context, vhost, name string) (queueInfo, error) {
-	var qi queueInfo
-	if b.opts.ManagementURL == "" {
-		return qi, nil
+	if b.mgmt == nil {
+		return queueInfo{}, nil
 	}
-	u, err := url.Parse(b.opts.ManagementURL)
+	q, err := b.mgmt.Queue(ctx, vhost, name)
 	if err != nil {
-		return qi, fmt.Errorf("management url: %w", err)
+		return queueInfo{}, err
 	}
-	user := u.User
-	u.User = nil
-	reqURL := strings.TrimRight(u.String(), "/") + "/api/queues/" + url.PathEscape(vhost) + "/" + url.PathEscape(name)
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, reqURL, nil)
-	if err != nil {
-		return qi, err
-	}
-	if user != nil {
-		pw, _ := user.Password()
-		req.SetBasicAuth(user.Username(), pw)
-	}
-	resp, err := b.opts.HTTPClient.Do(req)
-	if err != nil {
-		return qi, fmt.Errorf("management api: %w", err)
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-	if resp.StatusCode != http.StatusOK {
-		return qi, fmt.Errorf("management api %s: %s", reqURL, resp.Status)
-	}
-	var q struct {
-		Type      string          `json:"type"`
-		Arguments json.RawMessage `json:"arguments"`
-		// An empty policy definition is sent as [] rather than {}.
-		EffectivePolicy json.RawMessage `json:"effective_policy_definition"`
-		ConsumerDetails []struct {
-			Tag string `json:"consumer_tag"`
-		} `json:"consumer_details"`
-	}
-	if err := json.Unmarshal(body, &q); err != nil {
-		return qi, fmt.Errorf("management api %s: %w", reqURL, err)
-	}
-	qi.Type = q.Type
-	var args, pol map[string]any
-	_ = json.Unmarshal(q.Arguments, &args)
-	_ = json.Unmarshal(q.EffectivePolicy, &pol)
-	// Both the argument and a policy may set the limit; the lower wins.
-	for _, v := range []any{args["x-delivery-limit"], pol["delivery-limit"]} {
-		if n, ok := v.(float64); ok && n >= 0 && (qi.DeliveryLimit == 0 || int64(n) < qi.DeliveryLimit) {
-			qi.DeliveryLimit = int64(n)
-		}
-	}
+	qi := queueInfo{Type: q.Type}
+	qi.DeliveryLimit, _ = q.DeliveryLimit()
 	for _, c := range q.ConsumerDetails {
 		qi.ConsumerTags = append(qi.ConsumerTags, c.Tag)
 	}
@@ -221,7 +168,7 @@ func (b *Backend) info(ctx context.Context, vhost, name string) (queueInfo, erro
 // The management API lists a new consumer with its next statistics
 // emission (every 5s by default), so it is asked for a few seconds.
 func (b *Backend) holder(ctx context.Context, ref dlqreplay.Ref) string {
-	if b.opts.ManagementURL == "" {
+	if b.mgmt == nil {
 		return ""
 	}
 	ctx, cancel := context.WithTimeout(ctx, 8*time.Second)
@@ -254,10 +201,7 @@ func isExclusiveRefusal(err error) bool {
 	return errors.As(err, &ae) && ae.Code == amqp.AccessRefused
 }
 
-func isNotFound(err error) bool {
-	var ae *amqp.Error
-	return errors.As(err, &ae) && ae.Code == amqp.NotFound
-}
+func isNotFound(err error) bool { return rabbit.IsNotFound(err) }
 
 // Browse reads a page of the DLQ and leaves the DLQ as it was.
 //
@@ -294,7 +238,7 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		return dlqreplay.Page{}, err
 	}
 	defer conn.Close()
-	if qi.Type == queueTypeStream {
+	if qi.Type == rabbit.TypeStream {
 		return b.streamPage(ctx, conn, ref, int64(after), opts.Limit)
 	}
 	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type}

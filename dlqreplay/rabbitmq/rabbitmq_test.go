@@ -161,7 +161,7 @@ func TestQuorumDeliveryLimitBrowsedTenTimes(t *testing.T) {
 	}
 	// A fresh backend (another instance) does not know about the refusal:
 	// it must still lose nothing.
-	other, _ := New(Options{Cluster: testCluster, URL: testenv.DefaultAMQPURL, ManagementURL: testenv.ManagementURLWithAuth})
+	other, _ := New(Options{Cluster: access(t, testCluster, testenv.DefaultAMQPURL, testenv.ManagementURLWithAuth)})
 	ref, _ := dlqreplay.ParseID(w.dlq)
 	for range 3 {
 		_, _ = other.Browse(ctx, ref, dlqreplay.BrowseOptions{Limit: 5})

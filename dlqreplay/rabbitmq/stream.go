@@ -9,11 +9,12 @@ import (
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
+	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 )
 
 // queueTypeStream is the management API's type of a stream queue.
-const queueTypeStream = "stream"
+const queueTypeStream = rabbit.TypeStream
 
 // streamJobError refuses a job on a stream DLQ, dry runs included: acking
 // a stream delivery removes nothing, so the ack-after-confirm model that

@@ -45,10 +45,11 @@ func newStreamEnv(t *testing.T, name string, args amqp.Table, mgmt bool) *stream
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	opts := Options{Cluster: "stream-test", URL: testenv.DefaultAMQPURL, StreamIdle: 500 * time.Millisecond}
+	mgmtURL := ""
 	if mgmt {
-		opts.ManagementURL = testenv.ManagementURLWithAuth
+		mgmtURL = testenv.ManagementURLWithAuth
 	}
+	opts := Options{Cluster: access(t, "stream-test", testenv.DefaultAMQPURL, mgmtURL), StreamIdle: 500 * time.Millisecond}
 	be, err := New(opts)
 	if err != nil {
 		t.Fatal(err)

@@ -1,7 +1,9 @@
 // Package testenv holds the helpers for tests against the real parts of
 // the test infrastructure (DESIGN.md §4): the RabbitMQ server on 127.0.0.1
-// (AMQP on :5672, management API on :15672, guest/guest) and in-process
-// Kafka clusters from franz-go's kfake.
+// (AMQP on :5672, management API on :15672, guest/guest), a second,
+// TLS-only RabbitMQ node that RabbitMQTLS starts from the same
+// installation with certificates made by the test, and in-process Kafka
+// clusters from franz-go's kfake.
 //
 // Require is the one place the missing-service policy lives: when a
 // service a test needs is unreachable, the test fails if CI=true and is

@@ -7,12 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"net/url"
-	"strings"
 	"testing"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
 // The shared test broker (DESIGN.md §4).
@@ -28,15 +28,7 @@ const (
 
 // APIPath joins segments into a management API path under /api, escaping
 // each one: vhost and queue names may hold '/' and '%'.
-func APIPath(segments ...string) string {
-	var b strings.Builder
-	b.WriteString("/api")
-	for _, s := range segments {
-		b.WriteByte('/')
-		b.WriteString(url.PathEscape(s))
-	}
-	return b.String()
-}
+func APIPath(segments ...string) string { return rabbitmq.APIPath(segments...) }
 
 // RabbitAdmin drives the test broker's management API for test setup.
 // Every request failure fails the test.

@@ -1,0 +1,156 @@
+package rabbitmq
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"time"
+
+	amqp "github.com/rabbitmq/amqp091-go"
+
+	"github.com/queuewatch/queuewatch/config"
+)
+
+// defaultDialTimeout bounds connecting when the caller's context has no
+// deadline.
+const defaultDialTimeout = 10 * time.Second
+
+// heartbeat is the AMQP heartbeat of every connection: a dead peer is
+// noticed within about twice this.
+const heartbeat = 10 * time.Second
+
+// Cluster is the access to one configured RabbitMQ cluster.
+type Cluster struct {
+	name  string
+	url   string
+	uri   amqp.URI
+	tls   *tls.Config
+	mgmt  *Client // nil without a management URL
+	shown string  // url with the password redacted
+
+	// DialTimeout bounds the TCP connect and the AMQP handshake when the
+	// context has no deadline.
+	DialTimeout time.Duration
+}
+
+// New builds the access to cfg's cluster. It checks the URLs and loads the
+// TLS files; it does not connect.
+func New(cfg config.RabbitMQ) (*Cluster, error) {
+	uri, err := amqp.ParseURI(cfg.URL)
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq %s: url: %w", cfg.Name, err)
+	}
+	tlsCfg, err := cfg.TLS.Config()
+	if err != nil {
+		return nil, fmt.Errorf("rabbitmq %s: tls: %w", cfg.Name, err)
+	}
+	c := &Cluster{name: cfg.Name, url: cfg.URL, uri: uri, tls: tlsCfg, shown: redactURL(cfg.URL), DialTimeout: defaultDialTimeout}
+	if cfg.ManagementURL != "" {
+		user, pass := cfg.ManagementCredentials()
+		if c.mgmt, err = NewClient(cfg.ManagementURL, user, pass, tlsCfg); err != nil {
+			return nil, fmt.Errorf("rabbitmq %s: %w", cfg.Name, err)
+		}
+	}
+	return c, nil
+}
+
+func redactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		return "(unparsable url)"
+	}
+	return u.Redacted()
+}
+
+// Name is the configured cluster name.
+func (c *Cluster) Name() string { return c.name }
+
+// URL is the AMQP URL with its password redacted, for messages.
+func (c *Cluster) URL() string { return c.shown }
+
+// VHost is the URL's vhost ("/" when the URL names none).
+func (c *Cluster) VHost() string { return c.uri.Vhost }
+
+// User is the AMQP user, which the broker requires in a user_id property.
+func (c *Cluster) User() string { return c.uri.Username }
+
+// Management is the management API client, or nil when the cluster has no
+// management URL.
+func (c *Cluster) Management() *Client { return c.mgmt }
+
+// TLS is the TLS configuration every connection uses, nil when TLS is not
+// configured (an amqps:// or https:// URL then uses the system roots).
+func (c *Cluster) TLS() *tls.Config { return c.tls }
+
+// Dial connects to vhost; see DialSocket.
+func (c *Cluster) Dial(ctx context.Context, vhost, connectionName string) (*amqp.Connection, error) {
+	conn, _, err := c.DialSocket(ctx, vhost, connectionName)
+	return conn, err
+}
+
+// DialSocket connects to vhost, whatever vhost the URL names, and also
+// returns the TCP connection under it: closing that fails every operation
+// on the connection at once, where Close waits for the broker. The TCP
+// connect and the AMQP handshake are bounded by ctx's deadline, or
+// DialTimeout without one; the connection then outlives ctx. An amqps://
+// URL connects with the cluster's TLS settings (CA, client certificate,
+// server name); an amqp:// one connects in plain text whatever TLS says,
+// so that a cluster whose management API alone is on https:// keeps
+// working.
+// connectionName is shown in the broker's connection list.
+func (c *Cluster) DialSocket(ctx context.Context, vhost, connectionName string) (*amqp.Connection, net.Conn, error) {
+	var raw net.Conn
+	cfg := amqp.Config{
+		Vhost:           vhost,
+		TLSClientConfig: c.tls,
+		Heartbeat:       heartbeat,
+		Properties:      amqp.Table{"connection_name": connectionName},
+		Dial: func(network, addr string) (net.Conn, error) {
+			deadline, ok := ctx.Deadline()
+			if !ok {
+				deadline = time.Now().Add(c.DialTimeout)
+			}
+			d := net.Dialer{Deadline: deadline}
+			conn, err := d.DialContext(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			// amqp091 clears the deadline once the handshake is done.
+			if err := conn.SetDeadline(deadline); err != nil {
+				_ = conn.Close() // the dial failed; the error returned says why
+				return nil, err
+			}
+			raw = conn
+			return conn, nil
+		},
+	}
+	conn, err := amqp.DialConfig(c.url, cfg)
+	if err != nil {
+		return nil, nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
+	}
+	return conn, raw, nil
+}
+
+// amqpHint adds the setting to check to credential and vhost refusals.
+func amqpHint(err error) error {
+	var ae *amqp.Error
+	switch {
+	case errors.Is(err, amqp.ErrCredentials):
+		return fmt.Errorf("%w: check the credentials in url", err)
+	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
+		return fmt.Errorf("%w: check the credentials in url and the user's vhost permissions", err)
+	case errors.Is(err, amqp.ErrVhost):
+		return fmt.Errorf("%w: check the user's vhost permissions", err)
+	}
+	return err
+}
+
+// IsNotFound reports whether the broker refused an operation because its
+// queue or exchange does not exist (the channel is closed then).
+func IsNotFound(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.NotFound
+}
