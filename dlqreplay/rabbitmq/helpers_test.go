@@ -15,7 +15,7 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// testCluster names the shared test broker (DESIGN.md §4) in Refs and
+// testCluster names the shared test broker in Refs and
 // Options.
 const testCluster = "main"
 

@@ -1,5 +1,5 @@
 // Package testenv holds the helpers for tests against the real parts of
-// the test infrastructure (DESIGN.md §4): the RabbitMQ server on 127.0.0.1
+// the test infrastructure .ci/run installs and starts: the RabbitMQ server on 127.0.0.1
 // (AMQP on :5672, management API on :15672, guest/guest), a second,
 // TLS-only RabbitMQ node that RabbitMQTLS starts from the same
 // installation with certificates made by the test, and in-process Kafka

@@ -15,7 +15,7 @@ import (
 	"github.com/queuewatch/queuewatch/brokers/rabbitmq"
 )
 
-// The shared test broker (DESIGN.md §4).
+// The shared test broker that .ci/run starts.
 const (
 	// DefaultAMQPURL is the broker's default vhost "/".
 	DefaultAMQPURL = "amqp://guest:guest@127.0.0.1:5672/"
