@@ -117,7 +117,7 @@ const archiveBatch = 500
 
 // pipeline runs one job over a session.
 type pipeline struct {
-	r      *Run
+	r      *jobRun
 	s      Session
 	done   map[string]bool  // messages earlier jobs sent (KeepsHandled)
 	checks map[string]error // target checks, by Route.Target

@@ -33,10 +33,10 @@ type Backend interface {
 	Restore(ctx context.Context, target Ref, msgs []Archived) ([]int64, error)
 }
 
-// Run is a job's state inside the pipeline: the request, and the hooks
+// jobRun is a job's state inside the pipeline: the request, and the hooks
 // through which outcomes are reported, the rate is kept and messages are
 // archived.
-type Run struct {
+type jobRun struct {
 	ID         string
 	DLQ        Ref
 	Action     Action
@@ -52,7 +52,7 @@ type Run struct {
 }
 
 // Wait blocks until the rate limit allows one more message.
-func (r *Run) Wait(ctx context.Context) error {
+func (r *jobRun) Wait(ctx context.Context) error {
 	if r.limiter == nil {
 		return ctx.Err()
 	}
@@ -61,7 +61,7 @@ func (r *Run) Wait(ctx context.Context) error {
 
 // SetDepth records the depth snapshotted at the start: the most messages
 // the job will look at.
-func (r *Run) SetDepth(n int64) {
+func (r *jobRun) SetDepth(n int64) {
 	r.j.mu.Lock()
 	r.j.info.Progress.Depth = n
 	if r.Selection.All && len(r.Selection.IDs) == 0 && r.Selection.Group == "" && len(r.Selection.Headers) == 0 &&
@@ -78,7 +78,7 @@ func (r *Run) SetDepth(n int64) {
 // Selected counts m as selected; the Backend calls it once per message
 // that matches Selection. It returns false once Limit selected messages
 // were counted.
-func (r *Run) Selected() bool {
+func (r *jobRun) Selected() bool {
 	r.j.mu.Lock()
 	defer r.j.mu.Unlock()
 	if r.Selection.Limit > 0 && r.j.selected >= r.Selection.Limit {
@@ -94,7 +94,7 @@ func (r *Run) Selected() bool {
 
 // Satisfied reports that no further message can be selected (the limit is
 // reached or every listed id was seen), so the scan can stop early.
-func (r *Run) Satisfied() bool {
+func (r *jobRun) Satisfied() bool {
 	r.j.mu.Lock()
 	defer r.j.mu.Unlock()
 	if r.Selection.Limit > 0 && r.j.selected >= r.Selection.Limit {
@@ -104,13 +104,13 @@ func (r *Run) Satisfied() bool {
 }
 
 // Report records one message's outcome.
-func (r *Run) Report(o Outcome) {
+func (r *jobRun) Report(o Outcome) {
 	r.j.report(o, r.DryRun)
 }
 
 // Archive saves messages in the audit store; the Backend removes them from
 // the DLQ only after it returns nil.
-func (r *Run) Archive(ctx context.Context, msgs []*queue.Message) error {
+func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) error {
 	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
 		recs[i] = Archived{JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
@@ -123,7 +123,7 @@ func (r *Run) Archive(ctx context.Context, msgs []*queue.Message) error {
 // Done reports which of ids (all, when ids is nil) earlier jobs already
 // moved or deleted from this DLQ (Kafka records past a cursor that could
 // not advance).
-func (r *Run) Done(ctx context.Context, ids []string) (map[string]bool, error) {
+func (r *jobRun) Done(ctx context.Context, ids []string) (map[string]bool, error) {
 	if r.store == nil {
 		return map[string]bool{}, nil
 	}

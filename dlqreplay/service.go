@@ -194,7 +194,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		s.mu.Unlock()
 	}
 
-	run := &Run{ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
+	run := &jobRun{ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
 		DryRun: req.DryRun, MaxReplays: s.opts.MaxReplays, Logger: s.log.With("job", info.ID, "dlq", ref.ID()),
 		store: s.opts.Store, j: j}
 	if r := s.rate(req.Rate); r > 0 {
