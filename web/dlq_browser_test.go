@@ -42,7 +42,12 @@ type rabbitWorld struct {
 }
 
 func newRabbitWorld(t *testing.T, a *testenv.RabbitAdmin) *rabbitWorld {
-	w := &rabbitWorld{t: t, vh: a.VHost("web")}
+	return newRabbitWorldIn(t, a.VHost("web"))
+}
+
+// newRabbitWorldIn is a rabbitWorld in an existing vhost.
+func newRabbitWorldIn(t *testing.T, vh string) *rabbitWorld {
+	w := &rabbitWorld{t: t, vh: vh}
 	conn, err := amqp.DialConfig(testenv.DefaultAMQPURL, amqp.Config{Vhost: w.vh})
 	if err != nil {
 		t.Fatal(err)

@@ -211,11 +211,16 @@ func (f *fakeDLQ) Restore(_ context.Context, req dlqreplay.RestoreRequest) (dlqr
 // whose name is markup.
 func dlqServer(t *testing.T, mode string, svc DLQService) *Server {
 	t.Helper()
+	return dlqServerAuth(authConfig(t, mode), svc)
+}
+
+// dlqServerAuth is dlqServer with any auth configuration.
+func dlqServerAuth(auth config.Auth, svc DLQService) *Server {
 	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: time.Now(), DLQs: []queue.DLQ{
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 3, OldestAge: 2 * time.Hour, HasOldestAge: true},
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: hostileQueue, Sources: []string{hostileImg}, Messages: 1},
 	}}
-	return New(Options{Metrics: http.NotFoundHandler(), DLQs: svc, Auth: authConfig(t, mode), ReplayRate: 200,
+	return New(Options{Metrics: http.NotFoundHandler(), DLQs: svc, Auth: auth, ReplayRate: 200,
 		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{snap},
 			statuses: []queue.SourceStatus{{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: time.Now()}}}}})
 }
@@ -399,9 +404,9 @@ func TestDLQReplayAPI(t *testing.T) {
 		running string
 		// crossSite sends the request as a browser does from another site.
 		crossSite bool
-		code    int
-		want    string
-		check   func(t *testing.T, f *fakeDLQ)
+		code      int
+		want      string
+		check     func(t *testing.T, f *fakeDLQ)
 	}{
 		{name: "operator replays ids", auth: alice, body: `{"action":"replay","selection":{"ids":["m-1"]},"rate":50}`, code: 202, want: `"job":{"id":"job-1"`,
 			check: func(t *testing.T, f *fakeDLQ) {

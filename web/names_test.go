@@ -108,7 +108,9 @@ func followLinks(t *testing.T, seen map[string]bool, base, page, body string) {
 }
 
 // title is how a page's <title> shows a name: escaped as text.
-func title(name string) string { return "<title>" + templ.EscapeString(name) + " · queuewatch</title>" }
+func title(name string) string {
+	return "<title>" + templ.EscapeString(name) + " · queuewatch</title>"
+}
 
 func TestHostileNamesGroups(t *testing.T) {
 	base, _ := namesServer(t)
