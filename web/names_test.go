@@ -224,6 +224,28 @@ func TestHostileNamesDLQs(t *testing.T) {
 			if resp.StatusCode != 200 || started != id {
 				t.Errorf("dry run via %s = %d for DLQ %q, want 200 for %q", api[1], resp.StatusCode, started, id)
 			}
+			// Names inside JSON bodies: a move to a queue named like the
+			// DLQ, and a restore into the DLQ by its ID.
+			move, _ := json.Marshal(map[string]any{"action": "move", "selection": map[string]any{"all": true},
+				"target": map[string]string{"kind": "queue", "name": ref.Name}, "dry_run": true})
+			resp, err = http.Post(base+html.UnescapeString(api[1]), "application/json", strings.NewReader(string(move)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			restore, _ := json.Marshal(map[string]any{"archive_ids": []int64{7}, "target": id})
+			resp, err = http.Post(base+"/api/v1/archive/restore", "application/json", strings.NewReader(string(restore)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			resp.Body.Close()
+			f.mu.Lock()
+			moved, restored := f.started[len(f.started)-1].Target.Name, f.restores[len(f.restores)-1].Target
+			f.mu.Unlock()
+			if moved != ref.Name || restored != id {
+				t.Errorf("move target %q and restore target %q, want %q and %q", moved, restored, ref.Name, id)
+			}
+
 			var audit struct{ Jobs []struct{ DLQ string } }
 			_, body = get(t, base, "/api/v1/audit?dlq="+url.QueryEscape(id))
 			if err := json.Unmarshal([]byte(body), &audit); err != nil || len(audit.Jobs) == 0 || audit.Jobs[0].DLQ != id {
