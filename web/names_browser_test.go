@@ -85,7 +85,7 @@ func TestBrowserHostileNames(t *testing.T) {
 			b.run(t, chromedp.Navigate(base+"/?sort=name&dir=asc"))
 			clickLink(t, b, "#groups td.name a", g)
 			want := components.GroupURL("demo", g)
-			b.waitJS(t, "the page of "+g, `location.pathname === `+jsQuote(want)+` && document.querySelector('h1') && document.querySelector('h1').textContent === `+jsQuote(g), 10*time.Second)
+			waitAcrossReload(t, b, "the page of "+g, `location.pathname === `+jsQuote(want)+` && document.querySelector('h1') && document.querySelector('h1').textContent === `+jsQuote(g), 10*time.Second)
 			// The chart reads the group's history through the API.
 			b.waitJS(t, "the chart of "+g, `document.querySelector('#chart canvas')`, 20*time.Second)
 			noMarkupFrom(t, b)
@@ -106,7 +106,7 @@ func TestBrowserHostileNames(t *testing.T) {
 
 		b.run(t, chromedp.Navigate(base+"/?tab=dlqs"))
 		clickLink(t, b, "#dlqs td.name a", dlqName)
-		b.waitJS(t, "the DLQ page", `location.pathname === `+jsQuote(components.DLQURL(id))+` && document.getElementById('dlq').dataset.dlq === `+jsQuote(id), 10*time.Second)
+		waitAcrossReload(t, b, "the DLQ page", `location.pathname === `+jsQuote(components.DLQURL(id))+` && document.getElementById('dlq') && document.getElementById('dlq').dataset.dlq === `+jsQuote(id), 10*time.Second)
 		b.waitJS(t, "two dead letters", rowsJS+` === 2`, 20*time.Second)
 		if h1 := evalJS[string](t, b, `document.querySelector('h1').textContent`); !strings.Contains(h1, dlqName) {
 			t.Errorf("heading %q, want %q", h1, dlqName)
@@ -133,7 +133,7 @@ func TestBrowserHostileNames(t *testing.T) {
 		b.run(t, chromedp.Navigate(base+"/?tab=queues"))
 		b.waitJS(t, "the DLQ tag", `document.querySelector('#queues a.tag')`, 20*time.Second)
 		b.run(t, chromedp.Click(chromedp.CSS(`#queues a.tag`)))
-		b.waitJS(t, "the DLQ page from the queues tab", `location.pathname === `+jsQuote(components.DLQURL(id)), 10*time.Second)
+		waitAcrossReload(t, b, "the DLQ page from the queues tab", `location.pathname === `+jsQuote(components.DLQURL(id)), 10*time.Second)
 	})
 	b.checkClean(t)
 }
