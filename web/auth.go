@@ -2,10 +2,8 @@ package web
 
 import (
 	"context"
-	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -26,8 +24,7 @@ type Principal struct {
 	Name string
 	Role config.Role
 	// Method is how the request was authenticated: "none", "basic",
-	// "token" or "proxy". Token requests come from API clients, not
-	// browsers, and are exempt from CSRF checks.
+	// "token" or "proxy".
 	Method string
 }
 
@@ -274,66 +271,21 @@ func CheckListenAuth(listen string, auth config.Auth, insecureNoAuth bool) error
 	return fmt.Errorf("auth.mode is none but listen address %s is not a loopback address: anyone who can reach it could replay and delete messages; configure auth (basic, tokens or proxy) or pass --insecure-no-auth", listen)
 }
 
-// csrfCookie is the double-submit cookie; the page carries the same value
-// in a meta tag that app.js sends as the X-CSRF-Token header.
-const (
-	csrfCookie = "qw_csrf"
-	csrfHeader = "X-CSRF-Token"
-)
-
-type csrfKey struct{}
-
-// CSRFToken returns the request's CSRF token for rendering into the page.
-func CSRFToken(ctx context.Context) string {
-	s, _ := ctx.Value(csrfKey{}).(string)
-	return s
-}
-
-// csrf protects state-changing methods with a double-submit token: a
-// cross-site page can make the browser send the cookie but cannot read it
-// to put it in the header. Bearer-token requests carry no ambient
-// credentials, so they are exempt.
-func csrf(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		r := c.Request()
-		if publicPath(r.URL.Path) {
+// crossOrigin refuses state-changing requests that a browser sends from
+// another origin (CSRF): a page elsewhere can make the browser send the
+// basic-auth credentials or proxy session it holds for queuewatch, but
+// the browser also marks the request with Sec-Fetch-Site, or, in browsers
+// from before 2023, with an Origin that does not match the Host.
+// Requests with neither header come from scripts and CLIs, which carry no
+// ambient credentials; they are let through to authentication.
+func crossOrigin() echo.MiddlewareFunc {
+	cop := http.NewCrossOriginProtection()
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if err := cop.Check(c.Request()); err != nil {
+				return echo.NewHTTPError(http.StatusForbidden, "cross-origin request refused: "+err.Error())
+			}
 			return next(c)
 		}
-		token := ""
-		if ck, err := r.Cookie(csrfCookie); err == nil && validCSRFToken(ck.Value) {
-			token = ck.Value
-		}
-		switch r.Method {
-		case http.MethodGet, http.MethodHead, http.MethodOptions:
-		default:
-			if p, ok := PrincipalFrom(r.Context()); ok && p.Method == methodToken {
-				return next(c)
-			}
-			sent := r.Header.Get(csrfHeader)
-			if token == "" || subtle.ConstantTimeCompare([]byte(sent), []byte(token)) != 1 ||
-				r.Header.Get("Sec-Fetch-Site") == "cross-site" {
-				return echo.NewHTTPError(http.StatusForbidden, "missing or invalid CSRF token")
-			}
-		}
-		if token == "" {
-			token = newCSRFToken()
-			c.SetCookie(&http.Cookie{
-				Name: csrfCookie, Value: token, Path: "/", HttpOnly: true,
-				SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
-			})
-		}
-		c.SetRequest(r.WithContext(context.WithValue(r.Context(), csrfKey{}, token)))
-		return next(c)
 	}
-}
-
-func newCSRFToken() string {
-	b := make([]byte, 32)
-	_, _ = rand.Read(b) // crypto/rand.Read never fails on supported platforms
-	return base64.RawURLEncoding.EncodeToString(b)
-}
-
-func validCSRFToken(s string) bool {
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	return err == nil && len(b) == 32
 }

@@ -78,24 +78,9 @@ func (s *Server) routeDLQAPI(api *echo.Group) {
 	api.POST("/archive/restore", s.apiRestore, requireRole(config.RoleAdmin))
 }
 
-// rawParam returns a path parameter unescaped. echo routes on the escaped
-// path when the request has one (so a "/" inside an ID stays in its
-// segment) and on the decoded path otherwise; only the former is decoded.
-func rawParam(c echo.Context, name string) (string, error) {
-	v := c.Param(name)
-	if c.Request().URL.RawPath == "" {
-		return v, nil
-	}
-	u, err := url.PathUnescape(v)
-	if err != nil {
-		return "", echo.NewHTTPError(http.StatusBadRequest, "malformed "+name+" in path")
-	}
-	return u, nil
-}
-
 // dlqID reads and checks the :id parameter, a DLQ ID.
 func dlqID(c echo.Context) (string, error) {
-	id, err := rawParam(c, "id")
+	id, err := pathParam(c, "id")
 	if err != nil {
 		return "", err
 	}
@@ -353,7 +338,7 @@ func (s *Server) apiDLQBody(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	msgID, err := rawParam(c, "msg")
+	msgID, err := pathParam(c, "msg")
 	if err != nil {
 		return err
 	}
@@ -473,7 +458,7 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := rawParam(c, "job")
+	id, err := pathParam(c, "job")
 	if err != nil {
 		return err
 	}
@@ -500,7 +485,7 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	id, err := rawParam(c, "job")
+	id, err := pathParam(c, "job")
 	if err != nil {
 		return err
 	}

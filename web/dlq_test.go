@@ -210,28 +210,30 @@ func (f *fakeDLQ) Restore(_ context.Context, req dlqreplay.RestoreRequest) (dlqr
 // whose name is markup.
 func dlqServer(t *testing.T, mode string, svc DLQService) *Server {
 	t.Helper()
+	return dlqServerAuth(authConfig(t, mode), svc)
+}
+
+// dlqServerAuth is dlqServer with any auth configuration.
+func dlqServerAuth(auth config.Auth, svc DLQService) *Server {
 	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: time.Now(), DLQs: []queue.DLQ{
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 3, OldestAge: 2 * time.Hour, HasOldestAge: true},
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: hostileQueue, Sources: []string{hostileImg}, Messages: 1},
 	}}
-	return New(Options{Metrics: http.NotFoundHandler(), DLQs: svc, Auth: authConfig(t, mode), ReplayRate: 200,
+	return New(Options{Metrics: http.NotFoundHandler(), DLQs: svc, Auth: auth, ReplayRate: 200,
 		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{snap},
 			statuses: []queue.SourceStatus{{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: time.Now()}}}}})
 }
 
-// client sends requests as one user, with a CSRF cookie and token taken
-// from a page the way a browser does.
+// client sends requests as one user, as a script does: no Origin and no
+// Sec-Fetch-Site.
 type client struct {
 	t    *testing.T
 	s    *Server
 	auth []reqOpt
-	ck   *http.Cookie
-	tok  string
 }
 
 func newClient(t *testing.T, s *Server, auth ...reqOpt) *client {
-	ck, tok := csrfPair(t, s, auth...)
-	return &client{t: t, s: s, auth: auth, ck: ck, tok: tok}
+	return &client{t: t, s: s, auth: auth}
 }
 
 func (c *client) do(method, target, body string, extra ...reqOpt) *httptest.ResponseRecorder {
@@ -240,10 +242,6 @@ func (c *client) do(method, target, body string, extra ...reqOpt) *httptest.Resp
 	r.Header.Set("Content-Type", "application/json")
 	for _, o := range c.auth {
 		o(r)
-	}
-	if method != http.MethodGet {
-		r.AddCookie(c.ck)
-		r.Header.Set(csrfHeader, c.tok)
 	}
 	for _, o := range extra {
 		o(r)
@@ -403,10 +401,11 @@ func TestDLQReplayAPI(t *testing.T) {
 		target  string
 		body    string
 		running string
-		noCSRF  bool
-		code    int
-		want    string
-		check   func(t *testing.T, f *fakeDLQ)
+		// crossSite sends the request as a browser does from another site.
+		crossSite bool
+		code      int
+		want      string
+		check     func(t *testing.T, f *fakeDLQ)
 	}{
 		{name: "operator replays ids", auth: alice, body: `{"action":"replay","selection":{"ids":["m-1"]},"rate":50}`, code: 202, want: `"job":{"id":"job-1"`,
 			check: func(t *testing.T, f *fakeDLQ) {
@@ -429,7 +428,7 @@ func TestDLQReplayAPI(t *testing.T) {
 		}},
 		{name: "operator may not delete", auth: alice, body: `{"action":"delete","selection":{"ids":["m-1"]}}`, code: 403, want: "needs role admin"},
 		{name: "viewer may not replay", auth: victor, body: `{"selection":{"all":true}}`, code: 403, want: "needs role operator"},
-		{name: "no CSRF token", auth: alice, noCSRF: true, body: `{"selection":{"all":true}}`, code: 403, want: "CSRF"},
+		{name: "cross-site browser request", auth: alice, crossSite: true, body: `{"selection":{"all":true}}`, code: 403, want: "cross-origin request refused"},
 		{name: "bad JSON", auth: alice, body: `{"selection":`, code: 400, want: "invalid JSON"},
 		{name: "wrong type", auth: alice, body: `{"selection":{"all":"yes"}}`, code: 400, want: "invalid JSON"},
 		{name: "unknown field", auth: alice, body: `{"selection":{"all":true},"dryrun":true}`, code: 400, want: "unknown field"},
@@ -449,12 +448,12 @@ func TestDLQReplayAPI(t *testing.T) {
 			s := dlqServer(t, config.AuthBasic, f)
 			var c *client
 			if tc.auth == nil {
-				c = &client{t: t, s: s, auth: []reqOpt{bearerTok(apiToken)}, ck: &http.Cookie{Name: "x", Value: "y"}}
+				c = newClient(t, s, bearerTok(apiToken))
 			} else {
 				c = newClient(t, s, tc.auth)
 			}
-			if tc.noCSRF {
-				c.ck, c.tok = &http.Cookie{Name: "x", Value: "y"}, ""
+			if tc.crossSite {
+				c.auth = append(c.auth, header("Sec-Fetch-Site", "cross-site"))
 			}
 			target := replay
 			if tc.target != "" {
@@ -513,8 +512,8 @@ func TestReplayJobAPI(t *testing.T) {
 			}
 		})
 	}
-	if rec := alice.do("DELETE", "/api/v1/replays/job-1", "", func(r *http.Request) { r.Header.Del(csrfHeader) }); rec.Code != 403 {
-		t.Errorf("CSRF-less DELETE = %d", rec.Code)
+	if rec := alice.do("DELETE", "/api/v1/replays/job-1", "", header("Sec-Fetch-Site", "cross-site")); rec.Code != 403 {
+		t.Errorf("cross-site DELETE = %d", rec.Code)
 	}
 }
 
@@ -522,7 +521,7 @@ func TestArchiveAPI(t *testing.T) {
 	f := newFakeDLQ()
 	s := dlqServer(t, config.AuthBasic, f)
 	alice := newClient(t, s, basic("alice", "wonderland"))
-	admin := &client{t: t, s: s, auth: []reqOpt{bearerTok(apiToken)}, ck: &http.Cookie{Name: "x", Value: "y"}}
+	admin := newClient(t, s, bearerTok(apiToken))
 
 	rec := alice.do("GET", "/api/v1/archive?dlq="+url.QueryEscape(hostileDLQ), "")
 	out := decode[struct{ Archived []archivedJSON }](t, rec)

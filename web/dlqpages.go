@@ -35,7 +35,7 @@ func (s *Server) findDLQ(id string) *queue.DLQ {
 // dlqPage shows one DLQ: its header from the latest poll, then a page of
 // its messages read (without changing the DLQ) through the DLQ service.
 func (s *Server) dlqPage(c echo.Context) error {
-	id, err := rawParam(c, "id")
+	id, err := pathParam(c, "id")
 	if err != nil {
 		return err
 	}

@@ -32,9 +32,10 @@
 // runs a dry run first and is confirmed from its receipt; replay and move
 // need an operator, delete and restore an admin, checked again by the API.
 //
-// CSRF: every POST, PUT, PATCH and DELETE needs the X-CSRF-Token header to
-// equal the HttpOnly SameSite=Strict cookie qw_csrf (double submit); the
-// page carries the token in <meta name="csrf-token"> and app.js adds it to
-// every htmx request. Requests authenticated by a bearer token carry no
-// ambient credentials and are exempt.
+// Cross-site request forgery: net/http.CrossOriginProtection refuses every
+// POST, PUT, PATCH and DELETE that a browser marks as coming from another
+// origin (Sec-Fetch-Site, or an Origin that does not match the Host in older
+// browsers), in every auth mode and before authentication. Requests without
+// those headers (curl, scripts, the CLI) carry no ambient credentials and
+// are let through to authentication, so the API needs no token dance.
 package web

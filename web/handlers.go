@@ -21,7 +21,7 @@ func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
 	return components.Chrome{
 		Title: title, Sources: s.opts.Monitor.Statuses(), Now: components.Now{T: time.Now()},
 		User: p.Name, Role: string(p.Role), AuthOff: p.Method == methodNone,
-		CSRF: CSRFToken(ctx), Nav: nav, AssetVersion: s.assetVersion,
+		Nav: nav, AssetVersion: s.assetVersion,
 	}
 }
 
@@ -74,7 +74,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
-			id := string(queue.RabbitMQ) + ":" + q.Cluster + ":" + q.VHost + ":" + q.Name
+			id := queue.DLQRef{Broker: queue.RabbitMQ, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}.ID()
 			queues = append(queues, components.QueueRow{Q: q, IsDLQ: dlqIDs[id]})
 		}
 	}
@@ -352,8 +352,7 @@ func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
 }
 
 // groupParam finds the group named by the :cluster and :group path
-// parameters. echo matches on the raw (escaped) path so names may hold "/",
-// which is why the parameters are unescaped here.
+// parameters.
 func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
 	cluster, err := pathParam(c, "cluster")
 	if err != nil {
@@ -368,14 +367,6 @@ func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
 		return nil, echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
 	}
 	return g, nil
-}
-
-func pathParam(c echo.Context, name string) (string, error) {
-	v, err := url.PathUnescape(c.Param(name))
-	if err != nil {
-		return "", echo.NewHTTPError(http.StatusBadRequest, "malformed "+name+" in path")
-	}
-	return v, nil
 }
 
 func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {

@@ -59,9 +59,10 @@ func New(opts Options) *Server {
 	e.HideBanner, e.HidePort = true, true
 	s := &Server{e: e, opts: opts, assetVersion: assetVersion()}
 	e.HTTPErrorHandler = s.handleError
-	// Order matters: headers on every answer (errors included), then who
-	// is asking, then CSRF, which exempts bearer-token clients.
-	e.Use(securityHeaders, newAuthenticator(opts.Auth).middleware, csrf, compress())
+	// Order matters: headers on every answer (errors included), then
+	// cross-origin browser requests are refused before anything looks at
+	// the credentials the browser attached, then who is asking.
+	e.Use(securityHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress())
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)

@@ -11,9 +11,6 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// DLQURL is the path of a DLQ's page; the ID is one escaped segment.
-func DLQURL(id string) string { return "/dlq/" + url.PathEscape(id) }
-
 // DLQData is what the DLQ page shows.
 type DLQData struct {
 	Chrome Chrome

@@ -7,8 +7,8 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Chrome is what every page's frame shows: who is signed in, the health of
-// every source, and the token app.js sends with state-changing requests.
+// Chrome is what every page's frame shows: who is signed in and the health
+// of every source.
 type Chrome struct {
 	Title   string
 	Sources []queue.SourceStatus
@@ -17,7 +17,6 @@ type Chrome struct {
 	User    string
 	Role    string
 	AuthOff bool
-	CSRF    string
 	// Nav is the active navigation entry: "overview", "dlqs" or "replays".
 	Nav string
 	// AssetVersion is a hash of the embedded assets.

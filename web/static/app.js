@@ -21,13 +21,6 @@
     darkQuery.addEventListener('change', function () { if (!storedTheme()) applyTheme(systemTheme()); });
   }
 
-  // CSRF: every htmx request carries the token from the page's meta tag
-  // (double submit; the cookie is HttpOnly).
-  function csrfToken() {
-    var m = document.querySelector('meta[name="csrf-token"]');
-    return m ? m.getAttribute('content') : '';
-  }
-
   // partialURL is the current page's URL asking for only its live blocks.
   function partialURL() {
     var u = new URL(window.location.href);
@@ -41,8 +34,6 @@
   }
 
   document.addEventListener('htmx:configRequest', function (e) {
-    var t = csrfToken();
-    if (t) e.detail.headers['X-CSRF-Token'] = t;
     if (e.detail.elt && e.detail.elt.hasAttribute('data-partial')) e.detail.path = partialURL();
   });
   // A refresh started before the URL changed (filter typed, column
@@ -252,7 +243,7 @@
   // escaping or through textContent here; nothing is ever parsed as HTML.
 
   function api(method, url, body) {
-    var init = { method: method, credentials: 'same-origin', headers: { Accept: 'application/json', 'X-CSRF-Token': csrfToken() } };
+    var init = { method: method, credentials: 'same-origin', headers: { Accept: 'application/json' } };
     if (body !== undefined) {
       init.headers['Content-Type'] = 'application/json';
       init.body = JSON.stringify(body);
