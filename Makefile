@@ -17,8 +17,8 @@ test: check-generated ## the full suite: every test against the real parts, with
 bench: ## benchmarks behind the performance numbers in the README
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
 
-lint: ## golangci-lint (install: go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0)
-	golangci-lint run ./...
+lint: ## golangci-lint, pinned: `go run pkg@version` fetches and builds it once (no go.mod entry, no install step)
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 run ./...
 
 generate: ## regenerate templ components, the rule file and dashboards
 	$(GO) tool templ generate -path web/components

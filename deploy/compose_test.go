@@ -174,16 +174,17 @@ func TestPrometheusConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	type scrapeConfig struct {
+		Job    string `yaml:"job_name"`
+		Static []struct {
+			Targets []string `yaml:"targets"`
+		} `yaml:"static_configs"`
+	}
 	var cfg struct {
 		Global struct {
 			External map[string]string `yaml:"external_labels"`
 		} `yaml:"global"`
-		Scrape []struct {
-			Job    string `yaml:"job_name"`
-			Static []struct {
-				Targets []string `yaml:"targets"`
-			} `yaml:"static_configs"`
-		} `yaml:"scrape_configs"`
+		Scrape []scrapeConfig `yaml:"scrape_configs"`
 	}
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		t.Fatal(err)
@@ -191,14 +192,7 @@ func TestPrometheusConfig(t *testing.T) {
 	if cfg.Global.External[alerts.DashboardURLLabel] == "" {
 		t.Errorf("external label %s missing: alert dashboard_url would be a bare path", alerts.DashboardURLLabel)
 	}
-	i := slices.IndexFunc(cfg.Scrape, func(s struct {
-		Job    string `yaml:"job_name"`
-		Static []struct {
-			Targets []string `yaml:"targets"`
-		} `yaml:"static_configs"`
-	}) bool {
-		return s.Job == "queuewatch"
-	})
+	i := slices.IndexFunc(cfg.Scrape, func(s scrapeConfig) bool { return s.Job == "queuewatch" })
 	if i < 0 || len(cfg.Scrape[i].Static) != 1 || !slices.Equal(cfg.Scrape[i].Static[0].Targets, []string{"queuewatch:8080"}) {
 		t.Errorf("no queuewatch job scraping queuewatch:8080")
 	}
@@ -328,6 +322,10 @@ func TestQueuewatchConfig(t *testing.T) {
 	checkRabbitUser(t, amqp.User.Username(), password)
 }
 
+type permission struct {
+	User string `json:"user"`
+}
+
 type definitions struct {
 	Users []struct {
 		Name      string   `json:"name"`
@@ -335,10 +333,8 @@ type definitions struct {
 		Algorithm string   `json:"hashing_algorithm"`
 		Tags      []string `json:"tags"`
 	} `json:"users"`
-	Permissions []struct {
-		User string `json:"user"`
-	} `json:"permissions"`
-	Exchanges []struct {
+	Permissions []permission `json:"permissions"`
+	Exchanges   []struct {
 		Name string `json:"name"`
 	} `json:"exchanges"`
 	Queues []struct {
@@ -387,11 +383,7 @@ func checkRabbitUser(t *testing.T, user, password string) {
 		if !slices.Contains(u.Tags, "administrator") && !slices.Contains(u.Tags, "monitoring") {
 			t.Errorf("user %s has tags %v: the management API needs monitoring or administrator", user, u.Tags)
 		}
-		if !slices.ContainsFunc(d.Permissions, func(p struct {
-			User string `json:"user"`
-		}) bool {
-			return p.User == user
-		}) {
+		if !slices.ContainsFunc(d.Permissions, func(p permission) bool { return p.User == user }) {
 			t.Errorf("user %s has no vhost permissions", user)
 		}
 		return

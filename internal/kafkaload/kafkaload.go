@@ -67,8 +67,8 @@ func Seed(ctx context.Context, brokers []string, w Workload) error {
 	for _, t := range topics {
 		for p := range w.Partitions {
 			for i := range w.RecordsPerPartition {
-				recs = append(recs, &kgo.Record{Topic: t, Partition: int32(p), Value: []byte("x"),
-					Timestamp: now.Add(-time.Hour + time.Duration(i)*time.Hour/time.Duration(w.RecordsPerPartition))})
+				at := now.Add(-time.Hour + time.Duration(i)*time.Hour/time.Duration(w.RecordsPerPartition))
+				recs = append(recs, &kgo.Record{Topic: t, Partition: int32(p), Value: []byte("x"), Timestamp: at})
 			}
 		}
 	}
