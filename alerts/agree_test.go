@@ -35,8 +35,10 @@ func TestRulesAgreeWithConfigFor(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	names := []string{"batch-nightly", "batch-payments", "eu-payments", "billing", "reports", "orders",
-		"audit.orders", `"quoted"`, "reports.dlq", "", "x-payments-y"}
+	names := []string{
+		"batch-nightly", "batch-payments", "eu-payments", "billing", "reports", "orders",
+		"audit.orders", `"quoted"`, "reports.dlq", "", "x-payments-y",
+	}
 	for _, name := range names {
 		for kind, want := range map[thresholdKind]string{
 			lagHigh:        strconv.FormatInt(a.For(name, "").LagHigh, 10),

@@ -71,8 +71,10 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 			defer r.Close()
 			// Only the demo's vhost: a shared broker's other vhosts are
 			// none of the demo's business.
-			cfg.RabbitMQ = []config.RabbitMQ{{Name: "demo", URL: opts.RabbitMQURL,
-				ManagementURL: managementURL(opts.RabbitMQURL), VHosts: []string{r.VHost()}}}
+			cfg.RabbitMQ = []config.RabbitMQ{{
+				Name: "demo", URL: opts.RabbitMQURL,
+				ManagementURL: managementURL(opts.RabbitMQURL), VHosts: []string{r.VHost()},
+			}}
 			log.Info("demo rabbitmq queues running", "url", redact(opts.RabbitMQURL))
 		}
 	}

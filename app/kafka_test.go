@@ -145,8 +145,10 @@ func (k *secureKafka) seed(t *testing.T) {
 		}
 	}
 	for i := range 3 {
-		recs = append(recs, &kgo.Record{Topic: "orders.DLT", Value: fmt.Appendf(nil, "dead-%d", i),
-			Headers: []kgo.RecordHeader{{Key: "kafka_dlt-original-topic", Value: []byte("orders")}}})
+		recs = append(recs, &kgo.Record{
+			Topic: "orders.DLT", Value: fmt.Appendf(nil, "dead-%d", i),
+			Headers: []kgo.RecordHeader{{Key: "kafka_dlt-original-topic", Value: []byte("orders")}},
+		})
 	}
 	if err := k.cl.ProduceSync(ctx, recs...).FirstErr(); err != nil {
 		t.Fatal(err)

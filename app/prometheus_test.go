@@ -77,8 +77,10 @@ func TestPrometheusDLQAlert(t *testing.T) {
 	cfg := config.Default()
 	cfg.DataDir = t.TempDir()
 	cfg.PollInterval, cfg.PollTimeout = time.Second, time.Second
-	cfg.RabbitMQ = []config.RabbitMQ{{Name: "main", URL: "amqp://guest:guest@127.0.0.1:5672/",
-		ManagementURL: "http://127.0.0.1:15672", VHosts: []string{vh}}}
+	cfg.RabbitMQ = []config.RabbitMQ{{
+		Name: "main", URL: "amqp://guest:guest@127.0.0.1:5672/",
+		ManagementURL: "http://127.0.0.1:15672", VHosts: []string{vh},
+	}}
 	r := start(t, cfg)
 
 	rules, err := filepath.Abs("../prometheus/rules/queuewatch.rules.yml")

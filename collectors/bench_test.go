@@ -43,8 +43,10 @@ func loadSnapshot() *queue.Snapshot {
 // group-partitions from scratch, as client_golang's handler would on every scrape.
 func BenchmarkScrapeUncached(b *testing.B) {
 	snap := loadSnapshot()
-	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "load",
-		results: []func() (*queue.Snapshot, error){ok(snap)}}}, Options{})
+	c := New([]Source{&scriptedSource{
+		broker: queue.Kafka, cluster: "load",
+		results: []func() (*queue.Snapshot, error){ok(snap)},
+	}}, Options{})
 	c.PollOnce(context.Background())
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(c)
@@ -67,8 +69,10 @@ func BenchmarkScrapeUncached(b *testing.B) {
 // serves the exposition cached since the last poll.
 func BenchmarkScrapeHandler(b *testing.B) {
 	snap := loadSnapshot()
-	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "load",
-		results: []func() (*queue.Snapshot, error){ok(snap)}}}, Options{})
+	c := New([]Source{&scriptedSource{
+		broker: queue.Kafka, cluster: "load",
+		results: []func() (*queue.Snapshot, error){ok(snap)},
+	}}, Options{})
 	c.PollOnce(context.Background())
 	process := prometheus.NewRegistry()
 	process.MustRegister(promcollectors.NewGoCollector())
@@ -89,8 +93,10 @@ func BenchmarkScrapeHandler(b *testing.B) {
 // once per poll: what each poll adds to a scrape's cost.
 func BenchmarkExposition(b *testing.B) {
 	snap := loadSnapshot()
-	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "load",
-		results: []func() (*queue.Snapshot, error){ok(snap)}}}, Options{})
+	c := New([]Source{&scriptedSource{
+		broker: queue.Kafka, cluster: "load",
+		results: []func() (*queue.Snapshot, error){ok(snap)},
+	}}, Options{})
 	c.PollOnce(context.Background())
 	gen := c.generation.Load()
 	for b.Loop() {

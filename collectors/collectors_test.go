@@ -182,8 +182,10 @@ func TestPanickingSourceFailsPoll(t *testing.T) {
 }
 
 func TestPollsNeverOverlap(t *testing.T) {
-	s := &scriptedSource{broker: queue.Kafka, cluster: "x", delay: 20 * time.Millisecond,
-		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	s := &scriptedSource{
+		broker: queue.Kafka, cluster: "x", delay: 20 * time.Millisecond,
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())},
+	}
 	c := New([]Source{s}, Options{Interval: time.Second})
 	done := make(chan struct{})
 	for range 4 {
@@ -200,8 +202,10 @@ func TestPollsNeverOverlap(t *testing.T) {
 func TestRunPollsOnInterval(t *testing.T) {
 	// Each poll takes half the interval: the interval runs start to start,
 	// so 1s still holds about 20 polls (not 13, as end-to-start would).
-	s := &scriptedSource{broker: queue.Kafka, cluster: "x", delay: 25 * time.Millisecond,
-		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	s := &scriptedSource{
+		broker: queue.Kafka, cluster: "x", delay: 25 * time.Millisecond,
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())},
+	}
 	c := New([]Source{s}, Options{Interval: 50 * time.Millisecond})
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()

@@ -84,14 +84,15 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 	s.dlqs = dlqs
 }
 
-// appendBounded appends p, dropping the oldest points beyond max. It copies
-// rather than reslicing forever so the backing array does not grow unbounded.
-func appendBounded[T any](points []T, p T, max int) []T {
-	if len(points) < max {
+// appendBounded appends p, dropping the oldest points beyond limit. It
+// copies rather than reslicing forever so the backing array does not grow
+// unbounded.
+func appendBounded[T any](points []T, p T, limit int) []T {
+	if len(points) < limit {
 		return append(points, p)
 	}
-	out := make([]T, 0, max)
-	out = append(out, points[len(points)-max+1:]...)
+	out := make([]T, 0, limit)
+	out = append(out, points[len(points)-limit+1:]...)
 	return append(out, p)
 }
 

@@ -99,8 +99,10 @@ func TestTextMatchesCollect(t *testing.T) {
 }
 
 func TestHandlerGzipAndProcessMetrics(t *testing.T) {
-	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "prod",
-		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}}, Options{})
+	c := New([]Source{&scriptedSource{
+		broker: queue.Kafka, cluster: "prod",
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())},
+	}}, Options{})
 	c.PollOnce(context.Background())
 	process := prometheus.NewRegistry()
 	process.MustRegister(promcollectors.NewGoCollector())

@@ -57,8 +57,10 @@ func TestDecodeDeath(t *testing.T) {
 				{Key: "kafka_dlt-original-offset", Value: be64},
 				{Key: "kafka_dlt-exception-fqcn", Value: []byte("java.lang.IllegalStateException")},
 			},
-			want: queue.DeathInfo{Framework: "spring-kafka", OriginalTopic: "orders", OriginalPartition: 7,
-				OriginalOffset: 0x3132, HasOriginalOffset: true, ExceptionClass: "java.lang.IllegalStateException"},
+			want: queue.DeathInfo{
+				Framework: "spring-kafka", OriginalTopic: "orders", OriginalPartition: 7,
+				OriginalOffset: 0x3132, HasOriginalOffset: true, ExceptionClass: "java.lang.IllegalStateException",
+			},
 			sig: queue.FailureSignature{Source: "orders", Reason: "exception", ExceptionClass: "java.lang.IllegalStateException"},
 		},
 		{
@@ -70,8 +72,10 @@ func TestDecodeDeath(t *testing.T) {
 				{Key: "__connect.errors.stage", Value: []byte("VALUE_CONVERTER")},
 				{Key: "__connect.errors.exception.class.name", Value: []byte("org.apache.kafka.connect.errors.DataException")},
 			},
-			want: queue.DeathInfo{Framework: "kafka-connect", OriginalTopic: "payments", OriginalPartition: 3, OriginalOffset: 42,
-				HasOriginalOffset: true, Stage: "VALUE_CONVERTER", ExceptionClass: "org.apache.kafka.connect.errors.DataException"},
+			want: queue.DeathInfo{
+				Framework: "kafka-connect", OriginalTopic: "payments", OriginalPartition: 3, OriginalOffset: 42,
+				HasOriginalOffset: true, Stage: "VALUE_CONVERTER", ExceptionClass: "org.apache.kafka.connect.errors.DataException",
+			},
 			sig: queue.FailureSignature{Source: "payments", Reason: "value_converter", ExceptionClass: "org.apache.kafka.connect.errors.DataException"},
 		},
 		{
@@ -81,8 +85,10 @@ func TestDecodeDeath(t *testing.T) {
 				{Key: "dead-letter-reason", Value: []byte("boom")},
 				{Key: "dead-letter-cause", Value: []byte("java.io.IOException: disk")},
 			},
-			want: queue.DeathInfo{Framework: "smallrye", OriginalTopic: "in", ExceptionMessage: "boom",
-				StackTrace: "java.io.IOException: disk", ExceptionClass: "java.io.IOException"},
+			want: queue.DeathInfo{
+				Framework: "smallrye", OriginalTopic: "in", ExceptionMessage: "boom",
+				StackTrace: "java.io.IOException: disk", ExceptionClass: "java.io.IOException",
+			},
 			sig: queue.FailureSignature{Source: "in", Reason: "exception", ExceptionClass: "java.io.IOException"},
 		},
 		{
@@ -92,8 +98,10 @@ func TestDecodeDeath(t *testing.T) {
 				{Key: "x-exception-stacktrace", Value: []byte("org.x.Wrapper: a\nCaused by: com.acme.Bad: b\n\tat x")},
 			},
 			deaths: []queue.Death{{Queue: "retry", Reason: "expired", Count: 2}},
-			want: queue.DeathInfo{Framework: "spring-amqp", Deaths: []queue.Death{{Queue: "retry", Reason: "expired", Count: 2}},
-				FirstQueue: "work", StackTrace: "org.x.Wrapper: a\nCaused by: com.acme.Bad: b\n\tat x", ExceptionClass: "com.acme.Bad"},
+			want: queue.DeathInfo{
+				Framework: "spring-amqp", Deaths: []queue.Death{{Queue: "retry", Reason: "expired", Count: 2}},
+				FirstQueue: "work", StackTrace: "org.x.Wrapper: a\nCaused by: com.acme.Bad: b\n\tat x", ExceptionClass: "com.acme.Bad",
+			},
 			sig: queue.FailureSignature{Source: "retry", Reason: "expired", ExceptionClass: "com.acme.Bad"},
 		},
 	}
@@ -116,8 +124,10 @@ func TestDecodeDeath(t *testing.T) {
 
 func TestSelectionMatch(t *testing.T) {
 	at := time.Unix(1000, 0)
-	m := queue.Message{ID: "a", Timestamp: at, Headers: []queue.Header{{Key: "tenant", Value: []byte("x")}, {Key: "bin", Value: []byte{0xff}}},
-		Death: queue.DeathInfo{Deaths: []queue.Death{{Queue: "work", Reason: "rejected"}}}}
+	m := queue.Message{
+		ID: "a", Timestamp: at, Headers: []queue.Header{{Key: "tenant", Value: []byte("x")}, {Key: "bin", Value: []byte{0xff}}},
+		Death: queue.DeathInfo{Deaths: []queue.Death{{Queue: "work", Reason: "rejected"}}},
+	}
 	tests := []struct {
 		name string
 		sel  Selection

@@ -113,8 +113,10 @@ func (r *jobRun) Report(o Outcome) {
 func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) error {
 	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
-		recs[i] = Archived{JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
-			Headers: m.Headers, Key: m.Key, Body: m.Body}
+		recs[i] = Archived{
+			JobID: r.ID, DLQ: r.DLQ.ID(), MessageID: m.ID, Properties: m.Properties,
+			Headers: m.Headers, Key: m.Key, Body: m.Body,
+		}
 	}
 	_, err := r.store.Archive(ctx, recs)
 	return err

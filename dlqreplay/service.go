@@ -62,8 +62,10 @@ func New(opts Options) (*Service, error) {
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 500 * time.Millisecond
 	}
-	s := &Service{opts: opts, log: opts.Logger, backends: map[string]Backend{},
-		running: map[string]*job{}, jobs: map[string]*job{}, counters: map[ReplayedKey]int64{}}
+	s := &Service{
+		opts: opts, log: opts.Logger, backends: map[string]Backend{},
+		running: map[string]*job{}, jobs: map[string]*job{}, counters: map[ReplayedKey]int64{},
+	}
 	for _, b := range opts.Backends {
 		k := backendKey(b.Broker(), b.Cluster())
 		if _, dup := s.backends[k]; dup {
@@ -176,8 +178,10 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err := req.validate(ref); err != nil {
 		return Job{}, err
 	}
-	info := Job{ID: newJobID(), DLQ: ref.ID(), Action: req.Action, Who: req.Who, DryRun: req.DryRun,
-		Selection: req.Selection, Target: req.Target, State: StateRunning, Created: time.Now()}
+	info := Job{
+		ID: newJobID(), DLQ: ref.ID(), Action: req.Action, Who: req.Who, DryRun: req.DryRun,
+		Selection: req.Selection, Target: req.Target, State: StateRunning, Created: time.Now(),
+	}
 	j := newJob(info)
 	j.counts = func(o Outcome) { s.count(ref, o) }
 
@@ -194,9 +198,11 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		s.mu.Unlock()
 	}
 
-	run := &jobRun{ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
+	run := &jobRun{
+		ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
 		DryRun: req.DryRun, MaxReplays: s.opts.MaxReplays, Logger: s.log.With("job", info.ID, "dlq", ref.ID()),
-		store: s.opts.Store, j: j}
+		store: s.opts.Store, j: j,
+	}
 	if r := s.rate(req.Rate); r > 0 {
 		run.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))
 	}
@@ -445,9 +451,11 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	if len(msgs) == 0 {
 		return Receipt{}, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
 	}
-	info := Job{ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
+	info := Job{
+		ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
 		Created: time.Now(), Target: Target{Kind: TargetNamed, Name: ref.Name},
-		Selection: Selection{IDs: archiveIDs(msgs)}}
+		Selection: Selection{IDs: archiveIDs(msgs)},
+	}
 	info.Progress.ToMove = int64(len(msgs))
 	if err := s.opts.Store.CreateJob(ctx, info); err != nil {
 		return Receipt{}, err

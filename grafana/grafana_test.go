@@ -373,8 +373,12 @@ func TestStatusPalette(t *testing.T) {
 	// least to most severe.
 	ui := darkPalette(t)
 	want := []struct{ code, text, color string }{
-		{"0", "● ok", ui["ok"]}, {"1", "▲ warn", ui["warn"]}, {"2", "↺ rewind", ui["rewind"]},
-		{"3", "? error", ui["err"]}, {"4", "■ stall", ui["bad"]}, {"5", "■ stop", ui["bad"]},
+		{"0", "● ok", ui["ok"]},
+		{"1", "▲ warn", ui["warn"]},
+		{"2", "↺ rewind", ui["rewind"]},
+		{"3", "? error", ui["err"]},
+		{"4", "■ stall", ui["bad"]},
+		{"5", "■ stop", ui["bad"]},
 	}
 	if len(got) != len(want) {
 		t.Errorf("%d mappings; want %d", len(got), len(want))

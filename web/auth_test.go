@@ -91,18 +91,26 @@ func TestAuthModes(t *testing.T) {
 		{name: "token good", mode: config.AuthTokens, opts: []reqOpt{bearerTok(apiToken)}, code: 200, who: `ci-bot</span> <span class="muted">(admin)`},
 		{name: "token bad", mode: config.AuthTokens, opts: []reqOpt{bearerTok("qw-test-token-2")}, code: 401, challenge: "Bearer"},
 		{name: "token missing", mode: config.AuthTokens, code: 401, challenge: "Bearer"},
-		{name: "proxy trusted peer, group role", mode: config.AuthProxy,
+		{
+			name: "proxy trusted peer, group role", mode: config.AuthProxy,
 			opts: []reqOpt{peer("10.1.2.3:5555"), header("X-Forwarded-User", "bob"), header("X-Forwarded-Groups", "devs, platform-admins")},
-			code: 200, who: `bob</span> <span class="muted">(admin)`},
-		{name: "proxy trusted IPv6 peer, default role", mode: config.AuthProxy,
+			code: 200, who: `bob</span> <span class="muted">(admin)`,
+		},
+		{
+			name: "proxy trusted IPv6 peer, default role", mode: config.AuthProxy,
 			opts: []reqOpt{peer("[::1]:5555"), header("X-Forwarded-User", "carol"), header("X-Forwarded-Groups", "devs")},
-			code: 200, who: `carol</span> <span class="muted">(viewer)`},
-		{name: "proxy untrusted peer", mode: config.AuthProxy,
+			code: 200, who: `carol</span> <span class="muted">(viewer)`,
+		},
+		{
+			name: "proxy untrusted peer", mode: config.AuthProxy,
 			opts: []reqOpt{peer("192.168.1.9:5555"), header("X-Forwarded-User", "bob"), header("X-Forwarded-Groups", "platform-admins")},
-			code: 403},
-		{name: "proxy untrusted peer spoofing X-Forwarded-For", mode: config.AuthProxy,
+			code: 403,
+		},
+		{
+			name: "proxy untrusted peer spoofing X-Forwarded-For", mode: config.AuthProxy,
 			opts: []reqOpt{peer("192.168.1.9:5555"), header("X-Forwarded-For", "10.1.2.3"), header("X-Forwarded-User", "bob")},
-			code: 403},
+			code: 403,
+		},
 		{name: "proxy trusted peer without user", mode: config.AuthProxy, opts: []reqOpt{peer("10.1.2.3:5555")}, code: 401},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

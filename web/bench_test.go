@@ -36,27 +36,37 @@ func benchServer(groups, partitionsPerGroup, dlqs, bigGroupPartitions int) *Serv
 	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: "prod", Time: now}
 	statuses := []queue.Status{queue.StatusOK, queue.StatusOK, queue.StatusOK, queue.StatusWarn, queue.StatusStall, queue.StatusStop, queue.StatusRewind}
 	for i := range groups {
-		g := queue.ConsumerGroup{Cluster: "prod", Name: fmt.Sprintf("service-%05d-consumer", i), State: "Stable", Members: 3,
-			Status: statuses[i%len(statuses)], StatusReason: "committed offset has not moved for 6m while lag is 12,400"}
+		g := queue.ConsumerGroup{
+			Cluster: "prod", Name: fmt.Sprintf("service-%05d-consumer", i), State: "Stable", Members: 3,
+			Status: statuses[i%len(statuses)], StatusReason: "committed offset has not moved for 6m while lag is 12,400",
+		}
 		for p := range partitionsPerGroup {
-			g.Partitions = append(g.Partitions, queue.PartitionLag{Topic: fmt.Sprintf("topic-%d", i%50), Partition: int32(p),
-				Committed: 1000, HasCommit: true, End: 1000 + int64(i*p), Lag: int64(i * p), LagSeconds: float64(p)})
+			g.Partitions = append(g.Partitions, queue.PartitionLag{
+				Topic: fmt.Sprintf("topic-%d", i%50), Partition: int32(p),
+				Committed: 1000, HasCommit: true, End: 1000 + int64(i*p), Lag: int64(i * p), LagSeconds: float64(p),
+			})
 		}
 		snap.Groups = append(snap.Groups, g)
 	}
 	big := queue.ConsumerGroup{Cluster: "prod", Name: "big", State: "Stable", Members: 40, Status: queue.StatusWarn}
 	for p := range bigGroupPartitions {
-		big.Partitions = append(big.Partitions, queue.PartitionLag{Topic: fmt.Sprintf("events-%d", p%8), Partition: int32(p),
+		big.Partitions = append(big.Partitions, queue.PartitionLag{
+			Topic: fmt.Sprintf("events-%d", p%8), Partition: int32(p),
 			Committed: 5000, HasCommit: true, End: 5000 + int64(p*7), Lag: int64(p * 7), LagSeconds: float64(p % 90),
-			Member: fmt.Sprintf("consumer-%d-4f1c2a", p%40), Host: fmt.Sprintf("/10.0.%d.%d", p%4, p%40)})
+			Member: fmt.Sprintf("consumer-%d-4f1c2a", p%40), Host: fmt.Sprintf("/10.0.%d.%d", p%4, p%40),
+		})
 	}
 	snap.Groups = append(snap.Groups, big)
 	for i := range dlqs {
-		snap.DLQs = append(snap.DLQs, queue.DLQ{Broker: queue.Kafka, Cluster: "prod", Name: fmt.Sprintf("orders-%03d.DLT", i),
-			Sources: []string{fmt.Sprintf("orders-%03d", i)}, Messages: int64(i % 5 * 100), OldestAge: time.Hour, HasOldestAge: i%5 != 0})
+		snap.DLQs = append(snap.DLQs, queue.DLQ{
+			Broker: queue.Kafka, Cluster: "prod", Name: fmt.Sprintf("orders-%03d.DLT", i),
+			Sources: []string{fmt.Sprintf("orders-%03d", i)}, Messages: int64(i % 5 * 100), OldestAge: time.Hour, HasOldestAge: i%5 != 0,
+		})
 	}
-	m := benchMonitor{staticMonitor: staticMonitor{ready: true, snaps: []*queue.Snapshot{snap},
-		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now}}}}
+	m := benchMonitor{staticMonitor: staticMonitor{
+		ready: true, snaps: []*queue.Snapshot{snap},
+		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now}},
+	}}
 	for i := range 240 {
 		at := now.Add(time.Duration(i-240) * 15 * time.Second)
 		m.groupHist = append(m.groupHist, queue.GroupPoint{At: at, Lag: int64(i * 37 % 1000), LagSeconds: float64(i % 60)})

@@ -433,8 +433,10 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
 	}
-	job, err := svc.Start(ctx, dlqreplay.Request{DLQ: id, Action: req.Action, Selection: req.Selection,
-		Target: req.Target, DryRun: req.DryRun, Rate: req.Rate, Who: who(ctx)})
+	job, err := svc.Start(ctx, dlqreplay.Request{
+		DLQ: id, Action: req.Action, Selection: req.Selection,
+		Target: req.Target, DryRun: req.DryRun, Rate: req.Rate, Who: who(ctx),
+	})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
@@ -544,9 +546,11 @@ type archivedJSON struct {
 
 func toArchivedJSON(a *dlqreplay.Archived) archivedJSON {
 	m := archivedMessage(a)
-	out := archivedJSON{ID: a.ID, JobID: a.JobID, DLQ: a.DLQ, MessageID: a.MessageID, ArchivedAt: a.ArchivedAt,
+	out := archivedJSON{
+		ID: a.ID, JobID: a.JobID, DLQ: a.DLQ, MessageID: a.MessageID, ArchivedAt: a.ArchivedAt,
 		Properties: a.Properties, Key: a.Key, Size: len(a.Body), RestoredAt: a.RestoredAt, RestoredTo: a.RestoredTo,
-		Headers: make([]headerJSON, len(m.Headers))}
+		Headers: make([]headerJSON, len(m.Headers)),
+	}
 	if out.Properties == nil {
 		out.Properties = map[string]string{}
 	}
@@ -564,8 +568,10 @@ func toArchivedJSON(a *dlqreplay.Archived) archivedJSON {
 // archivedMessage views an archived message as a queue.Message, for the
 // same display rules.
 func archivedMessage(a *dlqreplay.Archived) queue.Message {
-	return queue.Message{ID: a.MessageID, Properties: a.Properties, Headers: a.Headers, Key: a.Key, Body: a.Body,
-		Timestamp: a.ArchivedAt}
+	return queue.Message{
+		ID: a.MessageID, Properties: a.Properties, Headers: a.Headers, Key: a.Key, Body: a.Body,
+		Timestamp: a.ArchivedAt,
+	}
 }
 
 func (s *Server) apiArchive(c echo.Context) error {

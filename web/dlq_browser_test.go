@@ -175,8 +175,10 @@ func newStack(t *testing.T, vh string) *stack {
 }
 
 func (st *stack) serve(t *testing.T, auth config.Auth) string {
-	ts := httptest.NewServer(New(Options{Monitor: st.col, Metrics: st.col.Handler(prometheus.NewRegistry()), DLQs: st.svc,
-		ReplayRate: 200, Auth: auth}))
+	ts := httptest.NewServer(New(Options{
+		Monitor: st.col, Metrics: st.col.Handler(prometheus.NewRegistry()), DLQs: st.svc,
+		ReplayRate: 200, Auth: auth,
+	}))
 	t.Cleanup(ts.Close)
 	return ts.URL
 }
@@ -247,8 +249,10 @@ func TestBrowserDLQReplay(t *testing.T) {
 	w.pair("orders")
 	var msgs []amqp.Publishing
 	for i := 1; i <= 5; i++ {
-		m := amqp.Publishing{MessageId: fmt.Sprintf("m-%d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Timestamp: time.Now(), Body: fmt.Appendf(nil, `{"order":%d,"total":%d.5}`, 8810+i, i*7)}
+		m := amqp.Publishing{
+			MessageId: fmt.Sprintf("m-%d", i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Timestamp: time.Now(), Body: fmt.Appendf(nil, `{"order":%d,"total":%d.5}`, 8810+i, i*7),
+		}
 		if i == 3 {
 			m.ContentType, m.Body = "text/html", []byte(hostileBody)
 			m.Headers = amqp.Table{"note": hostileImg}
@@ -393,11 +397,15 @@ func dlqScreenshots(t *testing.T, b *browser, st *stack, w *rabbitWorld, base, d
 			h["x-exception-message"] = "upstream timeout after 30s"
 			h["x-exception-stacktrace"] = "java.net.SocketTimeoutException: upstream timeout after 30s\n\tat com.shop.payments.Gateway.call(Gateway.java:120)"
 		}
-		h["x-death"] = []any{amqp.Table{"count": count, "reason": reason, "queue": "payments", "exchange": "shop",
-			"routing-keys": []any{"payments"}, "time": died}}
+		h["x-death"] = []any{amqp.Table{
+			"count": count, "reason": reason, "queue": "payments", "exchange": "shop",
+			"routing-keys": []any{"payments"}, "time": died,
+		}}
 		h["x-first-death-queue"], h["x-first-death-reason"], h["x-first-death-exchange"] = "payments", reason, "shop"
-		m := amqp.Publishing{MessageId: fmt.Sprintf("pay-%05d", 41200+i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
-			Timestamp: died.Add(-time.Second), AppId: "payments-svc", Body: []byte(body), Headers: h}
+		m := amqp.Publishing{
+			MessageId: fmt.Sprintf("pay-%05d", 41200+i), ContentType: "application/json", DeliveryMode: amqp.Persistent,
+			Timestamp: died.Add(-time.Second), AppId: "payments-svc", Body: []byte(body), Headers: h,
+		}
 		dc, err := w.ch.PublishWithDeferredConfirmWithContext(ctx, "", "payments.dlq", true, false, m)
 		if err != nil {
 			t.Fatal(err)

@@ -52,11 +52,15 @@ func newFakeDLQ() *fakeDLQ {
 	died := time.Now().Add(-2 * time.Hour)
 	death := []queue.Death{{Queue: "orders", Reason: "rejected", Exchange: "", RoutingKeys: []string{"orders"}, Count: 3, Time: died}}
 	msgs := []queue.Message{
-		{ID: "m-1", Timestamp: died, Body: []byte(`{"order":1,"total":19.5}`), Properties: map[string]string{"content_type": "application/json"},
-			Headers: []queue.Header{{Key: "x-queuewatch-replay-count", Value: []byte("2"), Kind: "int"}}},
-		{ID: "m-hostile", Timestamp: died.Add(time.Minute), Body: []byte(`<script>alert(1)</script>`),
+		{
+			ID: "m-1", Timestamp: died, Body: []byte(`{"order":1,"total":19.5}`), Properties: map[string]string{"content_type": "application/json"},
+			Headers: []queue.Header{{Key: "x-queuewatch-replay-count", Value: []byte("2"), Kind: "int"}},
+		},
+		{
+			ID: "m-hostile", Timestamp: died.Add(time.Minute), Body: []byte(`<script>alert(1)</script>`),
 			Headers:    []queue.Header{{Key: "note", Value: []byte(hostileImg), Kind: "string"}, {Key: hostileImg, Value: []byte{0, 1, 0xfe}, Kind: "bytes"}},
-			Properties: map[string]string{"type": hostileImg}},
+			Properties: map[string]string{"type": hostileImg},
+		},
 		{ID: "m-bin", Timestamp: died.Add(2 * time.Minute), Body: bytes.Repeat([]byte{0xff, 0x00, 0x3c}, 10000)},
 	}
 	for i := range msgs {
@@ -65,12 +69,18 @@ func newFakeDLQ() *fakeDLQ {
 	}
 	f := &fakeDLQ{msgs: msgs, jobs: map[string]dlqreplay.Receipt{}}
 	now := time.Now()
-	f.add(dlqreplay.Receipt{Job: dlqreplay.Job{ID: "job-old", DLQ: testDLQ, Action: dlqreplay.ActionReplay, Who: "alice",
-		State: dlqreplay.StateInterrupted, Created: now.Add(-time.Hour), Target: dlqreplay.Target{Kind: dlqreplay.TargetOriginal},
-		Selection: dlqreplay.Selection{All: true}, Progress: dlqreplay.Progress{ToMove: 10, Moved: 4, Remaining: 6}},
-		Outcomes: []dlqreplay.Outcome{{MessageID: hostileImg, Result: dlqreplay.ResultMoved, Target: "/orders", Source: "orders"}}})
-	f.archived = []dlqreplay.Archived{{ID: 7, JobID: "job-del", DLQ: hostileDLQ, MessageID: "m-gone", ArchivedAt: now.Add(-time.Minute),
-		Headers: []queue.Header{{Key: "k", Value: []byte(hostileImg)}}, Body: []byte(`<script>alert(4)</script>`)}}
+	f.add(dlqreplay.Receipt{
+		Job: dlqreplay.Job{
+			ID: "job-old", DLQ: testDLQ, Action: dlqreplay.ActionReplay, Who: "alice",
+			State: dlqreplay.StateInterrupted, Created: now.Add(-time.Hour), Target: dlqreplay.Target{Kind: dlqreplay.TargetOriginal},
+			Selection: dlqreplay.Selection{All: true}, Progress: dlqreplay.Progress{ToMove: 10, Moved: 4, Remaining: 6},
+		},
+		Outcomes: []dlqreplay.Outcome{{MessageID: hostileImg, Result: dlqreplay.ResultMoved, Target: "/orders", Source: "orders"}},
+	})
+	f.archived = []dlqreplay.Archived{{
+		ID: 7, JobID: "job-del", DLQ: hostileDLQ, MessageID: "m-gone", ArchivedAt: now.Add(-time.Minute),
+		Headers: []queue.Header{{Key: "k", Value: []byte(hostileImg)}}, Body: []byte(`<script>alert(4)</script>`),
+	}}
 	return f
 }
 
@@ -131,8 +141,10 @@ func (f *fakeDLQ) Start(_ context.Context, req dlqreplay.Request) (dlqreplay.Job
 		return dlqreplay.Job{}, fmt.Errorf("queue missing: %w", dlqreplay.ErrTargetMissing)
 	}
 	f.started = append(f.started, req)
-	j := dlqreplay.Job{ID: "job-" + strconv.Itoa(len(f.started)), DLQ: req.DLQ, Action: req.Action, Who: req.Who, DryRun: req.DryRun,
-		Selection: req.Selection, Target: req.Target, State: dlqreplay.StateRunning, Created: time.Now()}
+	j := dlqreplay.Job{
+		ID: "job-" + strconv.Itoa(len(f.started)), DLQ: req.DLQ, Action: req.Action, Who: req.Who, DryRun: req.DryRun,
+		Selection: req.Selection, Target: req.Target, State: dlqreplay.StateRunning, Created: time.Now(),
+	}
 	r := dlqreplay.Receipt{Job: j}
 	if req.DryRun {
 		r.Job.State = dlqreplay.StateSucceeded
@@ -202,8 +214,10 @@ func (f *fakeDLQ) Restore(_ context.Context, req dlqreplay.RestoreRequest) (dlqr
 		return dlqreplay.Receipt{}, fmt.Errorf("no archived messages match: %w", dlqreplay.ErrJobNotFound)
 	}
 	f.restores = append(f.restores, req)
-	return dlqreplay.Receipt{Job: dlqreplay.Job{ID: "job-restore", Action: dlqreplay.ActionRestore, Who: req.Who, State: dlqreplay.StateSucceeded,
-		Progress: dlqreplay.Progress{ToMove: 1, Moved: 1}}}, nil
+	return dlqreplay.Receipt{Job: dlqreplay.Job{
+		ID: "job-restore", Action: dlqreplay.ActionRestore, Who: req.Who, State: dlqreplay.StateSucceeded,
+		Progress: dlqreplay.Progress{ToMove: 1, Moved: 1},
+	}}, nil
 }
 
 // dlqServer serves the fake DLQ service with one RabbitMQ DLQ and one
@@ -219,9 +233,13 @@ func dlqServerAuth(auth config.Auth, svc DLQService) *Server {
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 3, OldestAge: 2 * time.Hour, HasOldestAge: true},
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: hostileQueue, Sources: []string{hostileImg}, Messages: 1},
 	}}
-	return New(Options{Metrics: http.NotFoundHandler(), DLQs: svc, Auth: auth, ReplayRate: 200,
-		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{snap},
-			statuses: []queue.SourceStatus{{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: time.Now()}}}}})
+	return New(Options{
+		Metrics: http.NotFoundHandler(), DLQs: svc, Auth: auth, ReplayRate: 200,
+		Monitor: historyMonitor{staticMonitor{
+			ready: true, snaps: []*queue.Snapshot{snap},
+			statuses: []queue.SourceStatus{{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: time.Now()}},
+		}},
+	})
 }
 
 // client sends requests as one user, as a script does: no Origin and no
@@ -407,20 +425,24 @@ func TestDLQReplayAPI(t *testing.T) {
 		want      string
 		check     func(t *testing.T, f *fakeDLQ)
 	}{
-		{name: "operator replays ids", auth: alice, body: `{"action":"replay","selection":{"ids":["m-1"]},"rate":50}`, code: 202, want: `"job":{"id":"job-1"`,
+		{
+			name: "operator replays ids", auth: alice, body: `{"action":"replay","selection":{"ids":["m-1"]},"rate":50}`, code: 202, want: `"job":{"id":"job-1"`,
 			check: func(t *testing.T, f *fakeDLQ) {
 				r := f.started[0]
 				if r.DLQ != testDLQ || r.Who != "alice" || r.Rate != 50 || r.DryRun || len(r.Selection.IDs) != 1 {
 					t.Errorf("request %+v", r)
 				}
-			}},
+			},
+		},
 		{name: "dry run answers with the receipt", auth: alice, body: `{"selection":{"group":"orders|rejected|"},"dry_run":true}`, code: 200, want: `"result":"would_move"`},
-		{name: "move with a target", auth: alice, body: `{"action":"move","selection":{"all":true},"target":{"kind":"queue","name":"other"}}`, code: 202,
+		{
+			name: "move with a target", auth: alice, body: `{"action":"move","selection":{"all":true},"target":{"kind":"queue","name":"other"}}`, code: 202,
 			check: func(t *testing.T, f *fakeDLQ) {
 				if f.started[0].Target.Name != "other" {
 					t.Errorf("target %+v", f.started[0].Target)
 				}
-			}},
+			},
+		},
 		{name: "admin deletes", body: `{"action":"delete","selection":{"ids":["m-1"]}}`, code: 202, check: func(t *testing.T, f *fakeDLQ) {
 			if f.started[0].Who != "ci-bot" {
 				t.Errorf("who %q", f.started[0].Who)
@@ -622,10 +644,16 @@ func TestDLQPageRoles(t *testing.T) {
 		auth          reqOpt
 		want, without []string
 	}{
-		{"viewer sees no actions", basic("victor", "viewer-pw"), []string{"m-hostile"},
-			[]string{`data-action=`, `class="pick"`, `id="confirm"`, `id="job-cancel"`, "Delete…"}},
-		{"operator may replay, not delete", basic("alice", "wonderland"), []string{`data-action="replay"`, `data-action="move"`, `class="pick"`},
-			[]string{`data-action="delete"`, "Delete…"}},
+		{
+			"viewer sees no actions", basic("victor", "viewer-pw"),
+			[]string{"m-hostile"},
+			[]string{`data-action=`, `class="pick"`, `id="confirm"`, `id="job-cancel"`, "Delete…"},
+		},
+		{
+			"operator may replay, not delete", basic("alice", "wonderland"),
+			[]string{`data-action="replay"`, `data-action="move"`, `class="pick"`},
+			[]string{`data-action="delete"`, "Delete…"},
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			body := send(s, "GET", page, tc.auth).Body.String()
@@ -646,9 +674,11 @@ func TestDLQPageRoles(t *testing.T) {
 func TestReplaysPage(t *testing.T) {
 	f := newFakeDLQ()
 	f.running = "job-run"
-	f.add(dlqreplay.Receipt{Job: dlqreplay.Job{ID: "job-run", DLQ: hostileDLQ, Action: dlqreplay.ActionMove, Who: hostileImg,
+	f.add(dlqreplay.Receipt{Job: dlqreplay.Job{
+		ID: "job-run", DLQ: hostileDLQ, Action: dlqreplay.ActionMove, Who: hostileImg,
 		State: dlqreplay.StateRunning, Created: time.Now(), Target: dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: hostileImg},
-		Progress: dlqreplay.Progress{ToMove: 100, Moved: 40, Remaining: 60}}})
+		Progress: dlqreplay.Progress{ToMove: 100, Moved: 40, Remaining: 60},
+	}})
 	s := dlqServer(t, config.AuthBasic, f)
 	admin := bearerTok(apiToken)
 	body := send(s, "GET", "/replays?job=job-old", admin).Body.String()

@@ -119,8 +119,10 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 
 func messageView(dlq, after string, i int, m *queue.Message) components.MessageView {
 	kind, text, cut := m.BodyView(components.InspectorBodyLimit)
-	v := components.MessageView{Idx: i, M: m, BodyKind: kind, BodyText: text, Truncated: cut,
-		ReplayCount: replayCount(m), DownloadURL: bodyURL(dlq, m.ID, after)}
+	v := components.MessageView{
+		Idx: i, M: m, BodyKind: kind, BodyText: text, Truncated: cut,
+		ReplayCount: replayCount(m), DownloadURL: bodyURL(dlq, m.ID, after),
+	}
 	v.Preview = components.Preview(kind, m.Body)
 	if kind == queue.BodyJSON {
 		// Pretty JSON spreads over lines; the list shows it compact.
@@ -189,8 +191,10 @@ func (s *Server) replaysPage(c echo.Context) error {
 		if kind != queue.BodyBinary && kind != queue.BodyEmpty {
 			kind = queue.BodyText
 		}
-		d.Archived = append(d.Archived, components.ArchivedView{A: &archived[i], Size: len(m.Body),
-			Preview: components.Preview(kind, m.Body)})
+		d.Archived = append(d.Archived, components.ArchivedView{
+			A: &archived[i], Size: len(m.Body),
+			Preview: components.Preview(kind, m.Body),
+		})
 	}
 	return render(c, http.StatusOK, components.Replays(d))
 }

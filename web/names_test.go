@@ -45,20 +45,28 @@ func namesServer(t *testing.T) (base string, f *fakeDLQ) {
 	kafkaSnap := &queue.Snapshot{Broker: queue.Kafka, Cluster: "main", Time: now}
 	rabbitSnap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: now}
 	for _, n := range hostileNames {
-		kafkaSnap.Groups = append(kafkaSnap.Groups, queue.ConsumerGroup{Cluster: "main", Name: n, State: "Stable", Members: 1,
-			Status: queue.StatusOK, Partitions: []queue.PartitionLag{{Topic: n, Partition: 0, Committed: 1, HasCommit: true, End: 2, Lag: 1}}})
+		kafkaSnap.Groups = append(kafkaSnap.Groups, queue.ConsumerGroup{
+			Cluster: "main", Name: n, State: "Stable", Members: 1,
+			Status: queue.StatusOK, Partitions: []queue.PartitionLag{{Topic: n, Partition: 0, Committed: 1, HasCommit: true, End: 2, Lag: 1}},
+		})
 		kafkaSnap.DLQs = append(kafkaSnap.DLQs, queue.DLQ{Broker: queue.Kafka, Cluster: "main", Name: n, Sources: []string{n}, Messages: 1})
 		for _, vh := range hostileVHosts {
 			rabbitSnap.Queues = append(rabbitSnap.Queues, queue.Queue{Cluster: "main", VHost: vh, Name: n, Ready: 1})
-			rabbitSnap.DLQs = append(rabbitSnap.DLQs, queue.DLQ{Broker: queue.RabbitMQ, Cluster: "main", VHost: vh, Name: n,
-				Sources: []string{n}, Messages: 1})
+			rabbitSnap.DLQs = append(rabbitSnap.DLQs, queue.DLQ{
+				Broker: queue.RabbitMQ, Cluster: "main", VHost: vh, Name: n,
+				Sources: []string{n}, Messages: 1,
+			})
 		}
 	}
 	f = newFakeDLQ()
 	f.msgs = append(f.msgs, queue.Message{ID: hostileMessageID, Position: 3, Body: []byte("found me")})
-	s := New(Options{Metrics: http.NotFoundHandler(), DLQs: f, Auth: config.Auth{Mode: config.AuthNone}, ReplayRate: 200,
-		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{kafkaSnap, rabbitSnap},
-			statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "main", Up: true, Polled: true, LastPoll: now}}}}})
+	s := New(Options{
+		Metrics: http.NotFoundHandler(), DLQs: f, Auth: config.Auth{Mode: config.AuthNone}, ReplayRate: 200,
+		Monitor: historyMonitor{staticMonitor{
+			ready: true, snaps: []*queue.Snapshot{kafkaSnap, rabbitSnap},
+			statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "main", Up: true, Polled: true, LastPoll: now}},
+		}},
+	})
 	ts := httptest.NewServer(s)
 	t.Cleanup(ts.Close)
 	return ts.URL, f
@@ -226,8 +234,10 @@ func TestHostileNamesDLQs(t *testing.T) {
 			}
 			// Names inside JSON bodies: a move to a queue named like the
 			// DLQ, and a restore into the DLQ by its ID.
-			move, _ := json.Marshal(map[string]any{"action": "move", "selection": map[string]any{"all": true},
-				"target": map[string]string{"kind": "queue", "name": ref.Name}, "dry_run": true})
+			move, _ := json.Marshal(map[string]any{
+				"action": "move", "selection": map[string]any{"all": true},
+				"target": map[string]string{"kind": "queue", "name": ref.Name}, "dry_run": true,
+			})
 			resp, err = http.Post(base+html.UnescapeString(api[1]), "application/json", strings.NewReader(string(move)))
 			if err != nil {
 				t.Fatal(err)

@@ -39,11 +39,15 @@ func testServer(ready bool) *Server {
 			Broker: queue.Kafka, Cluster: "prod", Time: now,
 			Groups: []queue.ConsumerGroup{
 				{Cluster: "prod", Name: "ok-group", State: "Stable", Members: 1, Status: queue.StatusOK},
-				{Cluster: "prod", Name: "stuck/group %2F", State: "Stable", Members: 2, Status: queue.StatusStall,
+				{
+					Cluster: "prod", Name: "stuck/group %2F", State: "Stable", Members: 2, Status: queue.StatusStall,
 					StatusReason: "committed offset has not moved for 6m",
-					Partitions:   []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}}},
-				{Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,
-					Partitions: []queue.PartitionLag{{Topic: hostile, Lag: 1, Member: hostile}}},
+					Partitions:   []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
+				},
+				{
+					Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,
+					Partitions: []queue.PartitionLag{{Topic: hostile, Lag: 1, Member: hostile}},
+				},
 			},
 			DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 12}},
 		}}, statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now}}},

@@ -46,10 +46,14 @@ func manyGroups(n int) []queue.ConsumerGroup {
 }
 
 func listServer(n int) *Server {
-	return New(Options{Metrics: http.NotFoundHandler(), Monitor: historyMonitor{staticMonitor{ready: true,
-		snaps: []*queue.Snapshot{{Broker: queue.Kafka, Cluster: "prod", Time: time.Now(), Groups: manyGroups(n),
-			DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 160}}}},
-		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: time.Now()}}}}})
+	return New(Options{Metrics: http.NotFoundHandler(), Monitor: historyMonitor{staticMonitor{
+		ready: true,
+		snaps: []*queue.Snapshot{{
+			Broker: queue.Kafka, Cluster: "prod", Time: time.Now(), Groups: manyGroups(n),
+			DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 160}},
+		}},
+		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: time.Now()}},
+	}}})
 }
 
 var partitionCell = regexp.MustCompile(`<td class="num">(\d+)</td><td class="sharecell">`)
@@ -166,7 +170,8 @@ func TestGroupPageListState(t *testing.T) {
 		parts[i] = queue.PartitionLag{Topic: "t" + fmt.Sprint(i%3), Partition: int32(i), Lag: int64(i), HasCommit: true, Committed: 5, End: int64(5 + i), Member: "m" + fmt.Sprint(i%4)}
 	}
 	s := New(Options{Metrics: http.NotFoundHandler(), Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{{
-		Broker: queue.Kafka, Cluster: "prod", Groups: []queue.ConsumerGroup{{Cluster: "prod", Name: "big", Partitions: parts}}}}}}})
+		Broker: queue.Kafka, Cluster: "prod", Groups: []queue.ConsumerGroup{{Cluster: "prod", Name: "big", Partitions: parts}},
+	}}}}})
 	body := do(t, s, "GET", "/kafka/prod/groups/big?sort=lag&dir=desc").Body.String()
 	if !strings.Contains(body, "1–200 of 450 partitions") || !strings.Contains(body, `data-url="/api/v1/groups/prod/big/history"`) {
 		t.Error("group page lacks paging or chart data URL")
@@ -193,16 +198,24 @@ func TestGroupPageListState(t *testing.T) {
 // page, partial or attribute carries it as markup.
 func TestHostileNamesEscapedEverywhere(t *testing.T) {
 	const img = `"><img src=x onerror=alert(1)>`
-	g := queue.ConsumerGroup{Cluster: img, Name: hostile + img, State: img, Status: queue.StatusStop, StatusReason: img,
-		Partitions: []queue.PartitionLag{{Topic: img, Lag: 100, LagSeconds: 9000, Member: img, Host: img}}}
-	s := New(Options{Metrics: http.NotFoundHandler(), Monitor: historyMonitor{staticMonitor{ready: true,
-		snaps: []*queue.Snapshot{{Broker: queue.Kafka, Cluster: img, Groups: []queue.ConsumerGroup{g},
+	g := queue.ConsumerGroup{
+		Cluster: img, Name: hostile + img, State: img, Status: queue.StatusStop, StatusReason: img,
+		Partitions: []queue.PartitionLag{{Topic: img, Lag: 100, LagSeconds: 9000, Member: img, Host: img}},
+	}
+	s := New(Options{Metrics: http.NotFoundHandler(), Monitor: historyMonitor{staticMonitor{
+		ready: true,
+		snaps: []*queue.Snapshot{{
+			Broker: queue.Kafka, Cluster: img, Groups: []queue.ConsumerGroup{g},
 			DLQs:   []queue.DLQ{{Broker: queue.Kafka, Cluster: img, Name: img + ".DLT", Sources: []string{hostile}, Messages: 3}},
-			Queues: []queue.Queue{{Cluster: img, VHost: img, Name: hostile, Ready: 1, HasDeadLetter: true, DeadLetterExchange: img}}}},
-		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: img, Polled: true, LastError: img}}}}})
+			Queues: []queue.Queue{{Cluster: img, VHost: img, Name: hostile, Ready: 1, HasDeadLetter: true, DeadLetterExchange: img}},
+		}},
+		statuses: []queue.SourceStatus{{Broker: queue.Kafka, Cluster: img, Polled: true, LastError: img}},
+	}}})
 	groupPath := "/kafka/" + url.PathEscape(img) + "/groups/" + url.PathEscape(g.Name)
-	for _, target := range []string{"/", "/?partial=1", "/?tab=dlqs", "/?tab=queues", "/?q=" + url.QueryEscape(img),
-		groupPath, groupPath + "?partial=1&q=" + url.QueryEscape(img), groupPath + "/../history"} {
+	for _, target := range []string{
+		"/", "/?partial=1", "/?tab=dlqs", "/?tab=queues", "/?q=" + url.QueryEscape(img),
+		groupPath, groupPath + "?partial=1&q=" + url.QueryEscape(img), groupPath + "/../history",
+	} {
 		rec := do(t, s, "GET", target)
 		body := rec.Body.String()
 		if rec.Code != 200 && rec.Code != 404 {

@@ -31,8 +31,10 @@ func TestSASLMechanisms(t *testing.T) {
 			}
 			t.Cleanup(c.Close)
 			for pass, ok := range map[string]bool{"s3cret": true, "wrong": false} {
-				kc, err := New(config.Kafka{Name: "k", Brokers: c.ListenAddrs(),
-					SASL: &config.SASL{Mechanism: mech, Username: "qw", Password: pass}}, dlqDefaults)
+				kc, err := New(config.Kafka{
+					Name: "k", Brokers: c.ListenAddrs(),
+					SASL: &config.SASL{Mechanism: mech, Username: "qw", Password: pass},
+				}, dlqDefaults)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -62,14 +64,30 @@ func TestNewRejectsBadConfig(t *testing.T) {
 		dlq  config.DLQ
 		want string
 	}{
-		{"no cursor group", config.Kafka{Name: "k", Brokers: []string{"k:9092"}}, config.DLQ{},
-			"kafka k: dlq.kafka_cursor_group is required"},
-		{"unknown mechanism", config.Kafka{Name: "k", Brokers: []string{"k:9092"},
-			SASL: &config.SASL{Mechanism: "GSSAPI", Username: "u", Password: "p"}}, dlqDefaults,
-			`kafka k: unsupported sasl mechanism "GSSAPI"`},
-		{"unreadable ca", config.Kafka{Name: "k", Brokers: []string{"k:9092"},
-			TLS: config.TLS{Enabled: true, CAFile: filepath.Join(t.TempDir(), "missing.pem")}}, dlqDefaults,
-			"kafka k: tls: read tls ca_file"},
+		{
+			"no cursor group",
+			config.Kafka{Name: "k", Brokers: []string{"k:9092"}},
+			config.DLQ{},
+			"kafka k: dlq.kafka_cursor_group is required",
+		},
+		{
+			"unknown mechanism",
+			config.Kafka{
+				Name: "k", Brokers: []string{"k:9092"},
+				SASL: &config.SASL{Mechanism: "GSSAPI", Username: "u", Password: "p"},
+			},
+			dlqDefaults,
+			`kafka k: unsupported sasl mechanism "GSSAPI"`,
+		},
+		{
+			"unreadable ca",
+			config.Kafka{
+				Name: "k", Brokers: []string{"k:9092"},
+				TLS: config.TLS{Enabled: true, CAFile: filepath.Join(t.TempDir(), "missing.pem")},
+			},
+			dlqDefaults,
+			"kafka k: tls: read tls ca_file",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

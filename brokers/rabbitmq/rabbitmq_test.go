@@ -139,8 +139,10 @@ func TestManagementTLS(t *testing.T) {
 	if err := plain.Management().WhoAmI(ctx); err == nil || !strings.Contains(err.Error(), "certificate") {
 		t.Errorf("without the CA: %v, want a certificate error", err)
 	}
-	withCA, err := New(config.RabbitMQ{Name: "c", URL: "amqps://u:p@127.0.0.1/", ManagementURL: srv.URL,
-		TLS: config.TLS{Enabled: true, CAFile: ca}})
+	withCA, err := New(config.RabbitMQ{
+		Name: "c", URL: "amqps://u:p@127.0.0.1/", ManagementURL: srv.URL,
+		TLS: config.TLS{Enabled: true, CAFile: ca},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -48,15 +48,19 @@ func TestDLQDepthAndCursor(t *testing.T) {
 	defer cl.Close()
 	var recs []*kgo.Record
 	for i := range 5 {
-		recs = append(recs, &kgo.Record{Topic: "orders.DLT", Partition: int32(i % 2), Value: []byte("{}"),
+		recs = append(recs, &kgo.Record{
+			Topic: "orders.DLT", Partition: int32(i % 2), Value: []byte("{}"),
 			Timestamp: oldest.Add(time.Duration(i) * time.Minute),
 			Headers: []kgo.RecordHeader{
 				{Key: "kafka_dlt-original-topic", Value: []byte("orders-v2")},
 				{Key: "kafka_dlt-original-offset", Value: offset},
-			}})
+			},
+		})
 	}
-	recs = append(recs, &kgo.Record{Topic: "payments-dlq", Value: []byte("x"), Timestamp: oldest,
-		Headers: []kgo.RecordHeader{{Key: "__connect.errors.topic", Value: []byte("payments")}}})
+	recs = append(recs, &kgo.Record{
+		Topic: "payments-dlq", Value: []byte("x"), Timestamp: oldest,
+		Headers: []kgo.RecordHeader{{Key: "__connect.errors.topic", Value: []byte("payments")}},
+	})
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}

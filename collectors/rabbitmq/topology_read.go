@@ -176,8 +176,11 @@ func (s *Source) readBindings(ctx context.Context, r bindingRequest) ([]rabbit.B
 
 func compareBindings(a, b rabbit.Binding) int {
 	for _, c := range [][2]string{
-		{a.VHost, b.VHost}, {a.Source, b.Source}, {a.DestinationType, b.DestinationType},
-		{a.Destination, b.Destination}, {a.RoutingKey, b.RoutingKey},
+		{a.VHost, b.VHost},
+		{a.Source, b.Source},
+		{a.DestinationType, b.DestinationType},
+		{a.Destination, b.Destination},
+		{a.RoutingKey, b.RoutingKey},
 	} {
 		if c[0] != c[1] {
 			if c[0] < c[1] {

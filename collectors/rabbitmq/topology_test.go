@@ -51,16 +51,35 @@ func TestEffectiveDeadLetter(t *testing.T) {
 		want         deadLetter
 	}{
 		{"none", nil, nil, deadLetter{}},
-		{"arguments", map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "k"}, nil,
-			deadLetter{exchange: "dlx", routingKey: "k", hasExchange: true, hasKey: true}},
-		{"policy", nil, map[string]any{"dead-letter-exchange": "dlx"},
-			deadLetter{exchange: "dlx", hasExchange: true}},
-		{"arguments win", map[string]any{"x-dead-letter-exchange": "a"}, map[string]any{"dead-letter-exchange": "p"},
-			deadLetter{exchange: "a", hasExchange: true}},
-		{"per key", map[string]any{"x-dead-letter-exchange": "a"}, map[string]any{"dead-letter-exchange": "p", "dead-letter-routing-key": "pk"},
-			deadLetter{exchange: "a", routingKey: "pk", hasExchange: true, hasKey: true}},
-		{"default exchange", map[string]any{"x-dead-letter-exchange": ""}, nil,
-			deadLetter{hasExchange: true}},
+		{
+			"arguments",
+			map[string]any{"x-dead-letter-exchange": "dlx", "x-dead-letter-routing-key": "k"},
+			nil,
+			deadLetter{exchange: "dlx", routingKey: "k", hasExchange: true, hasKey: true},
+		},
+		{
+			"policy", nil,
+			map[string]any{"dead-letter-exchange": "dlx"},
+			deadLetter{exchange: "dlx", hasExchange: true},
+		},
+		{
+			"arguments win",
+			map[string]any{"x-dead-letter-exchange": "a"},
+			map[string]any{"dead-letter-exchange": "p"},
+			deadLetter{exchange: "a", hasExchange: true},
+		},
+		{
+			"per key",
+			map[string]any{"x-dead-letter-exchange": "a"},
+			map[string]any{"dead-letter-exchange": "p", "dead-letter-routing-key": "pk"},
+			deadLetter{exchange: "a", routingKey: "pk", hasExchange: true, hasKey: true},
+		},
+		{
+			"default exchange",
+			map[string]any{"x-dead-letter-exchange": ""},
+			nil,
+			deadLetter{hasExchange: true},
+		},
 		{"not a string", map[string]any{"x-dead-letter-exchange": 5.0}, nil, deadLetter{}},
 	}
 	for _, tt := range tests {

@@ -18,18 +18,24 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	running := dlqreplay.Job{ID: "j1", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, Who: "ann",
-		State: dlqreplay.StateRunning, Selection: dlqreplay.Selection{All: true}, Created: time.Now()}
-	done := dlqreplay.Job{ID: "j2", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionDelete, Who: "bob",
-		State: dlqreplay.StateRunning, Created: time.Now()}
+	running := dlqreplay.Job{
+		ID: "j1", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, Who: "ann",
+		State: dlqreplay.StateRunning, Selection: dlqreplay.Selection{All: true}, Created: time.Now(),
+	}
+	done := dlqreplay.Job{
+		ID: "j2", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionDelete, Who: "bob",
+		State: dlqreplay.StateRunning, Created: time.Now(),
+	}
 	for _, j := range []dlqreplay.Job{running, done} {
 		if err := s.CreateJob(ctx, j); err != nil {
 			t.Fatal(err)
 		}
 	}
 	running.Progress.Moved, running.Progress.ToMove = 2, 10
-	if err := s.UpdateJob(ctx, running, 0, []dlqreplay.Outcome{{MessageID: "a", Result: dlqreplay.ResultMoved, Target: "/q"},
-		{MessageID: "b", Result: dlqreplay.ResultMoved}}); err != nil {
+	if err := s.UpdateJob(ctx, running, 0, []dlqreplay.Outcome{
+		{MessageID: "a", Result: dlqreplay.ResultMoved, Target: "/q"},
+		{MessageID: "b", Result: dlqreplay.ResultMoved},
+	}); err != nil {
 		t.Fatal(err)
 	}
 	done.State, done.Finished, done.Progress.Moved = dlqreplay.StateSucceeded, time.Now(), 1
@@ -37,8 +43,10 @@ func TestStoreSurvivesRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	bin := []byte{0xff, 0x00, 0xfe}
-	ids, err := s.Archive(ctx, []dlqreplay.Archived{{JobID: "j2", DLQ: done.DLQ, MessageID: "c", Body: bin,
-		Headers: []queue.Header{{Key: "k\xff", Value: bin, Kind: "bytes"}}, Properties: map[string]string{"message_id": "c"}}})
+	ids, err := s.Archive(ctx, []dlqreplay.Archived{{
+		JobID: "j2", DLQ: done.DLQ, MessageID: "c", Body: bin,
+		Headers: []queue.Header{{Key: "k\xff", Value: bin, Kind: "bytes"}}, Properties: map[string]string{"message_id": "c"},
+	}})
 	if err != nil || len(ids) != 1 {
 		t.Fatalf("archive: %v %v", ids, err)
 	}

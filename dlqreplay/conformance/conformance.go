@@ -285,8 +285,10 @@ func poison(t *testing.T, w World) {
 func move(t *testing.T, w World) {
 	svc := w.Service(t, 0)
 	w.DeadLetter(t, messages("m", 5)...)
-	r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
-		Target: dlqreplay.Target{Name: w.Other()}, Selection: dlqreplay.Selection{All: true}})
+	r := run(t, svc, dlqreplay.Request{
+		DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: w.Other()}, Selection: dlqreplay.Selection{All: true},
+	})
 	if r.Job.Progress.Moved != 5 {
 		t.Fatalf("receipt %+v", r.Job)
 	}
@@ -311,8 +313,10 @@ func missingTarget(t *testing.T, w World) {
 	svc := w.Service(t, 0)
 	all := messages("x", 4)
 	w.DeadLetter(t, all...)
-	_, err := svc.Run(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
-		Target: dlqreplay.Target{Name: "qw-no-such-target"}, Selection: dlqreplay.Selection{All: true}})
+	_, err := svc.Run(ctxT(t), dlqreplay.Request{
+		DLQ: w.DLQ(), Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: "qw-no-such-target"}, Selection: dlqreplay.Selection{All: true},
+	})
 	if !errors.Is(err, dlqreplay.ErrTargetMissing) {
 		t.Fatalf("err = %v, want ErrTargetMissing", err)
 	}

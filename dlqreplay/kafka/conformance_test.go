@@ -48,8 +48,10 @@ func newConformanceWorld(t *testing.T) conformance.World {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cl.Close(); c.Close() })
-	w := &conformanceWorld{t: t, c: c, cl: cl, adm: kadm.NewClient(cl), read: map[string]int64{},
-		dlq: dlqreplay.Ref{Broker: queue.Kafka, Cluster: "k", Name: dlt}.ID()}
+	w := &conformanceWorld{
+		t: t, c: c, cl: cl, adm: kadm.NewClient(cl), read: map[string]int64{},
+		dlq: dlqreplay.Ref{Broker: queue.Kafka, Cluster: "k", Name: dlt}.ID(),
+	}
 	for _, name := range []string{"orders", dlt, "moved"} {
 		if _, err := w.adm.CreateTopic(context.Background(), 1, 1, nil, name); err != nil {
 			t.Fatal(err)
@@ -66,14 +68,18 @@ func (w *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 	// Open until the world ends: InDLQ asks every instance's store.
 	w.t.Cleanup(func() { _ = st.Close() })
 	w.stores = append(w.stores, st)
-	be, err := New(Options{Cluster: testenv.KafkaCluster(t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
-		BatchSize: 10, TransactionTimeout: 5 * time.Second})
+	be, err := New(Options{
+		Cluster:   testenv.KafkaCluster(t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
+		BatchSize: 10, TransactionTimeout: 5 * time.Second,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(be.Close)
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
-		FlushInterval: 20 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
+		FlushInterval: 20 * time.Millisecond,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,8 +148,10 @@ func (w *conformanceWorld) Arrived(t *testing.T, name string) []conformance.Arri
 	var out []conformance.Arrival
 	for _, r := range recs {
 		w.read[name] = r.Offset + 1
-		out = append(out, conformance.Arrival{ID: header(r, conformance.TestIDHeader),
-			ReplayCount: header(r, queue.HeaderReplayCount), ReplayID: header(r, queue.HeaderReplayID)})
+		out = append(out, conformance.Arrival{
+			ID:          header(r, conformance.TestIDHeader),
+			ReplayCount: header(r, queue.HeaderReplayCount), ReplayID: header(r, queue.HeaderReplayID),
+		})
 	}
 	return out
 }

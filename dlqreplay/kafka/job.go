@@ -35,7 +35,6 @@ type session struct {
 	blocked map[int32]bool
 
 	batch   []*pending
-	seq     int
 	inTxn   bool
 	topicID [16]byte
 }
@@ -56,8 +55,10 @@ func record(d *dlqreplay.Delivery) *kgo.Record { return d.Handle.(*kgo.Record) }
 // Open snapshots the cursor and end offsets and refuses when another
 // instance's transaction on this DLQ is open.
 func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
-	e := &session{b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.Cluster() + "-" + job.DLQ.Name,
-		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{}}
+	e := &session{
+		b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.Cluster() + "-" + job.DLQ.Name,
+		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{},
+	}
 	spans, meta, err := b.spans(ctx, job.DLQ.Name)
 	if err != nil {
 		return nil, err

@@ -68,14 +68,18 @@ func newWorld(t testing.TB, maxReplays int) *world {
 }
 
 func (w *world) service(maxReplays int) (*dlqreplay.Service, *Backend) {
-	be, err := New(Options{Cluster: testenv.KafkaCluster(w.t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
-		BatchSize: 500, TransactionTimeout: 5 * time.Second})
+	be, err := New(Options{
+		Cluster:   testenv.KafkaCluster(w.t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
+		BatchSize: 500, TransactionTimeout: 5 * time.Second,
+	})
 	if err != nil {
 		w.t.Fatal(err)
 	}
 	w.t.Cleanup(be.Close)
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: w.store, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
-		FlushInterval: 50 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: w.store, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
+		FlushInterval: 50 * time.Millisecond,
+	})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -86,7 +90,8 @@ func (w *world) service(maxReplays int) (*dlqreplay.Service, *Backend) {
 // springDLT is a record as Spring Kafka's DeadLetterPublishingRecoverer
 // writes it: binary big-endian partition and offset headers.
 func springDLT(partition int32, key string, i int, class string) *kgo.Record {
-	return &kgo.Record{Topic: dlt, Partition: partition, Key: []byte(key), Value: []byte(fmt.Sprintf(`{"order":%d}`, i)),
+	return &kgo.Record{
+		Topic: dlt, Partition: partition, Key: []byte(key), Value: []byte(fmt.Sprintf(`{"order":%d}`, i)),
 		Timestamp: time.Unix(1_700_000_000+int64(i), 0),
 		Headers: []kgo.RecordHeader{
 			{Key: "kafka_dlt-original-topic", Value: []byte("orders")},
@@ -96,7 +101,8 @@ func springDLT(partition int32, key string, i int, class string) *kgo.Record {
 			{Key: "kafka_dlt-exception-message", Value: []byte("bad order")},
 			{Key: "tenant", Value: []byte{'t', byte('a' + i%3)}},
 			{Key: "raw", Value: []byte{0xff, 0x00, byte(i)}},
-		}}
+		},
+	}
 }
 
 // fill writes n dead letters alternating over both DLT partitions and
@@ -325,12 +331,16 @@ func TestMoveDeleteRestoreConflict(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 
-	if _, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "nope"},
-		Selection: dlqreplay.Selection{All: true}}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
+	if _, err := w.svc.Run(ctx, dlqreplay.Request{
+		DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "nope"},
+		Selection: dlqreplay.Selection{All: true},
+	}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
 		t.Fatalf("move to a missing topic: %v", err)
 	}
-	mv, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "moved"},
-		Selection: dlqreplay.Selection{IDs: []string{"0@0", "1@0"}}})
+	mv, err := w.svc.Run(ctx, dlqreplay.Request{
+		DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "moved"},
+		Selection: dlqreplay.Selection{IDs: []string{"0@0", "1@0"}},
+	})
 	if err != nil || mv.Job.Progress.Moved != 2 {
 		t.Fatalf("move = %+v, %v", mv, err)
 	}

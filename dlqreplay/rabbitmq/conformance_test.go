@@ -38,13 +38,17 @@ func (c *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	be, err := New(Options{Cluster: access(t, testCluster, "amqp://guest:guest@"+c.proxy.Listen+"/", testenv.ManagementURLWithAuth),
-		ConfirmTimeout: 5 * time.Second})
+	be, err := New(Options{
+		Cluster:        access(t, testCluster, "amqp://guest:guest@"+c.proxy.Listen+"/", testenv.ManagementURLWithAuth),
+		ConfirmTimeout: 5 * time.Second,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
-		FlushInterval: 20 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays,
+		FlushInterval: 20 * time.Millisecond,
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,8 +112,10 @@ func (c *conformanceWorld) Faults() []conformance.Fault {
 		{
 			Name: "target full",
 			Inject: func(t *testing.T) {
-				c.w.a.Do(http.MethodPut, policy, map[string]any{"pattern": "^work$", "apply-to": "queues",
-					"definition": map[string]any{"max-length": c.w.depth("work") + 50, "overflow": "reject-publish"}})
+				c.w.a.Do(http.MethodPut, policy, map[string]any{
+					"pattern": "^work$", "apply-to": "queues",
+					"definition": map[string]any{"max-length": c.w.depth("work") + 50, "overflow": "reject-publish"},
+				})
 			},
 			Heal: func(t *testing.T) { c.w.a.Do(http.MethodDelete, policy, nil) },
 		},

@@ -90,8 +90,10 @@ func (w *world) openService(o worldOpts) {
 		w.t.Fatal(err)
 	}
 	w.be = be
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: o.maxReplays,
-		FlushInterval: 50 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: o.maxReplays,
+		FlushInterval: 50 * time.Millisecond,
+	})
 	if err != nil {
 		w.t.Fatal(err)
 	}
@@ -129,8 +131,10 @@ func (w *world) declare(name string, args amqp.Table) {
 // "work": x-death, x-first-death-* and an id.
 func deadLetter(id string, body []byte, reason string, extra amqp.Table) amqp.Publishing {
 	h := amqp.Table{
-		"x-death": []any{amqp.Table{"count": int64(1), "reason": reason, "queue": "work", "exchange": "",
-			"routing-keys": []any{"work"}, "time": time.Unix(1_700_000_000, 0)}},
+		"x-death": []any{amqp.Table{
+			"count": int64(1), "reason": reason, "queue": "work", "exchange": "",
+			"routing-keys": []any{"work"}, "time": time.Unix(1_700_000_000, 0),
+		}},
 		"x-first-death-queue": "work", "x-first-death-reason": reason, "x-first-death-exchange": "",
 	}
 	for k, v := range extra {

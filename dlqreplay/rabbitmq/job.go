@@ -60,8 +60,10 @@ func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Se
 	if err != nil {
 		return nil, err
 	}
-	e := &session{b: b, job: job, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type,
-		acked: map[uint64]bool{}, flight: map[string]*dlqreplay.Delivery{}, tag: jobTagPrefix + job.ID}
+	e := &session{
+		b: b, job: job, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type,
+		acked: map[uint64]bool{}, flight: map[string]*dlqreplay.Delivery{}, tag: jobTagPrefix + job.ID,
+	}
 	if err := e.open(ctx); err != nil {
 		_ = e.closeConns() // the open error is the one worth reporting
 		return nil, err

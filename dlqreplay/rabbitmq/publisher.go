@@ -59,8 +59,10 @@ func newPublisher(conn *amqp.Connection, window int, timeout time.Duration) (*pu
 		ch.Close()
 		return nil, fmt.Errorf("enable publisher confirms: %w", err)
 	}
-	p := &publisher{ch: ch, returns: make(chan amqp.Return, window+64), returned: map[string]amqp.Return{},
-		window: window, timeout: timeout}
+	p := &publisher{
+		ch: ch, returns: make(chan amqp.Return, window+64), returned: map[string]amqp.Return{},
+		window: window, timeout: timeout,
+	}
 	ch.NotifyReturn(p.returns)
 	return p, nil
 }

@@ -302,8 +302,10 @@ func TestPoisonDryRunDeleteRestore(t *testing.T) {
 		t.Errorf("replayed totals = %v", totals)
 	}
 
-	if _, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Action: dlqreplay.ActionMove,
-		Target: dlqreplay.Target{Name: "missing"}, Selection: dlqreplay.Selection{All: true}}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
+	if _, err := w.svc.Run(ctx, dlqreplay.Request{
+		DLQ: w.dlq, Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: "missing"}, Selection: dlqreplay.Selection{All: true},
+	}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
 		t.Fatalf("move to a missing queue: %v", err)
 	}
 }

@@ -59,8 +59,10 @@ func newStreamEnv(t *testing.T, name string, args amqp.Table, mgmt bool) *stream
 		t.Fatal(err)
 	}
 	t.Cleanup(svc.Close)
-	return &streamEnv{t: t, ch: ch, svc: svc,
-		ref: dlqreplay.Ref{Broker: queue.RabbitMQ, Cluster: "stream-test", VHost: vh, Name: name}}
+	return &streamEnv{
+		t: t, ch: ch, svc: svc,
+		ref: dlqreplay.Ref{Broker: queue.RabbitMQ, Cluster: "stream-test", VHost: vh, Name: name},
+	}
 }
 
 // publish appends msgs to the queue and waits for every confirm.
@@ -111,12 +113,16 @@ func (e *streamEnv) browse(after string, limit int) dlqreplay.Page {
 
 // streamDead is a message as RabbitMQ dead-letters it from "orders".
 func streamDead(id string, i int) amqp.Publishing {
-	return amqp.Publishing{MessageId: id, Body: fmt.Appendf(nil, `{"n":%d}`, i), ContentType: "application/json",
+	return amqp.Publishing{
+		MessageId: id, Body: fmt.Appendf(nil, `{"n":%d}`, i), ContentType: "application/json",
 		Headers: amqp.Table{
-			"x-death": []any{amqp.Table{"count": int64(1), "reason": "rejected", "queue": "orders", "exchange": "",
-				"routing-keys": []any{"orders"}, "time": time.Unix(1_700_000_000+int64(i), 0)}},
+			"x-death": []any{amqp.Table{
+				"count": int64(1), "reason": "rejected", "queue": "orders", "exchange": "",
+				"routing-keys": []any{"orders"}, "time": time.Unix(1_700_000_000+int64(i), 0),
+			}},
 			"x-first-death-queue": "orders", "x-first-death-reason": "rejected",
-		}}
+		},
+	}
 }
 
 func pageIDs(p dlqreplay.Page) []string {

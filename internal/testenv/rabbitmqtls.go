@@ -107,14 +107,18 @@ func startRabbitTLS() (*RabbitTLS, error) {
 	if err != nil {
 		return nil, err
 	}
+	started := false
+	defer func() {
+		if !started {
+			_ = os.RemoveAll(dir) // nothing of a node that did not start is worth keeping
+		}
+	}()
 	n := &RabbitTLS{dir: dir, home: filepath.Join(dir, "home"), ServerName: "localhost", exit: make(chan struct{})}
 	if err := n.writeFiles(); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	ports, err := freePorts(3)
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	n.Node = fmt.Sprintf("qwtls-%d@localhost", os.Getpid())
@@ -122,21 +126,19 @@ func startRabbitTLS() (*RabbitTLS, error) {
 	n.ManagementURL = fmt.Sprintf("https://127.0.0.1:%d", ports[1])
 	conf := filepath.Join(dir, "rabbitmq.conf")
 	if err := os.WriteFile(conf, []byte(n.config(ports[0], ports[1])), 0o600); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	plugins := filepath.Join(dir, "enabled_plugins")
 	if err := os.WriteFile(plugins, []byte("[rabbitmq_management].\n"), 0o600); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	log, err := os.Create(filepath.Join(dir, "server.out"))
 	if err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
-	defer log.Close()
-	n.cmd = exec.Command(server)
+	defer func() { _ = log.Close() }() // the node holds its own descriptor
+	// The node outlives every test of the package; StopRabbitMQTLS stops it.
+	n.cmd = exec.CommandContext(context.Background(), server)
 	n.cmd.Dir = dir
 	n.cmd.Stdout, n.cmd.Stderr = log, log
 	n.cmd.Env = append(os.Environ(),
@@ -155,7 +157,6 @@ func startRabbitTLS() (*RabbitTLS, error) {
 	n.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	start := time.Now()
 	if err := n.cmd.Start(); err != nil {
-		os.RemoveAll(dir)
 		return nil, err
 	}
 	go func() {
@@ -167,6 +168,7 @@ func startRabbitTLS() (*RabbitTLS, error) {
 		return nil, err
 	}
 	n.Started = time.Since(start)
+	started = true
 	return n, nil
 }
 
@@ -238,7 +240,7 @@ func (n *RabbitTLS) stop() {
 			<-n.exit
 		}
 	}
-	os.RemoveAll(n.dir)
+	_ = os.RemoveAll(n.dir) // a temp dir; a leftover is harmless
 }
 
 func tail(s string, n int) string {

@@ -320,8 +320,10 @@ func pathEscape(s string) string { return url.PathEscape(s) }
 // ReceiptSentence says what a job did in one line: "Replayed 118 of 120
 // messages from orders.dlq → orders · 2 failed · 0 skipped".
 func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
-	verb := map[dlqreplay.Action]string{dlqreplay.ActionReplay: "Replayed", dlqreplay.ActionMove: "Moved",
-		dlqreplay.ActionDelete: "Deleted", dlqreplay.ActionRestore: "Restored"}[j.Action]
+	verb := map[dlqreplay.Action]string{
+		dlqreplay.ActionReplay: "Replayed", dlqreplay.ActionMove: "Moved",
+		dlqreplay.ActionDelete: "Deleted", dlqreplay.ActionRestore: "Restored",
+	}[j.Action]
 	if verb == "" {
 		verb = string(j.Action)
 	}

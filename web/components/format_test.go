@@ -8,8 +8,10 @@ import (
 )
 
 func TestCount(t *testing.T) {
-	for n, want := range map[int64]string{0: "0", 950: "950", 9999: "9,999", 12_400: "12.4k", 48_200: "48.2k",
-		100_000: "100k", 999_960: "1M", 3_100_000: "3.1M", -12_400: "-12.4k", 2_000_000_000: "2G"} {
+	for n, want := range map[int64]string{
+		0: "0", 950: "950", 9999: "9,999", 12_400: "12.4k", 48_200: "48.2k",
+		100_000: "100k", 999_960: "1M", 3_100_000: "3.1M", -12_400: "-12.4k", 2_000_000_000: "2G",
+	} {
 		if got := Count(n); got != want {
 			t.Errorf("Count(%d) = %q, want %q", n, got, want)
 		}
@@ -27,8 +29,10 @@ func TestExact(t *testing.T) {
 func TestSeconds(t *testing.T) {
 	// The same examples as queue.HumanSeconds: the UI writes a span the way
 	// alert sentences and the CLI do (26h is "1d 2h", never "26h").
-	for s, want := range map[float64]string{0: "0s", 0.4: "<1s", 41: "41s", 26 * 3600: "1d 2h", 26*3600 + 59: "1d 2h", 200: "3m 20s", 600: "10m", 850: "14m 10s",
-		7500: "2h 5m", 3 * 86400: "3d", 3*86400 + 4*3600: "3d 4h"} {
+	for s, want := range map[float64]string{
+		0: "0s", 0.4: "<1s", 41: "41s", 26 * 3600: "1d 2h", 26*3600 + 59: "1d 2h", 200: "3m 20s", 600: "10m", 850: "14m 10s",
+		7500: "2h 5m", 3 * 86400: "3d", 3*86400 + 4*3600: "3d 4h",
+	} {
 		if got := Seconds(s); got != want {
 			t.Errorf("Seconds(%v) = %q, want %q", s, got, want)
 		}
