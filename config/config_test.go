@@ -29,6 +29,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"bad-name-pattern", 2, "dlq.name_pattern", `invalid regex "(?i).*[dlq$": missing closing ]`},
 		{"duplicate-name", 4, "kafka[1].name", `duplicate name "prod" (also kafka[0])`},
 		{"bad-cluster-name", 2, "rabbitmq[0].name", `"main cluster" may contain only letters, digits, '.', '_' and '-'`},
+		{"dot-cluster-name", 2, "kafka[0].name", `".." is not a usable name: it is a path segment`},
 		{"duplicate-key", 3, "listen", "duplicate key (first set on line 1)"},
 		{"bad-isolation", 4, "kafka[0].isolation", `must be read_uncommitted or read_committed, got "committed"`},
 		{"sasl-no-password", 4, "kafka[0].sasl.password", "required when sasl is set"},

@@ -116,6 +116,10 @@ func checkName(p *problems, path, name string) {
 		p.add(path, "required")
 	case !nameRE.MatchString(name):
 		p.add(path, "%s may contain only letters, digits, '.', '_' and '-'", quoteScalar(name))
+	case name == "." || name == "..":
+		// Browsers and HTTP clients collapse these as path segments, even
+		// escaped, so no page of the cluster could be linked.
+		p.add(path, "%s is not a usable name: it is a path segment", quoteScalar(name))
 	}
 }
 

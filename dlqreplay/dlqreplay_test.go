@@ -194,3 +194,26 @@ func TestRequestValidation(t *testing.T) {
 		}
 	}
 }
+
+func TestSelectionValidate(t *testing.T) {
+	tests := []struct {
+		name string
+		sel  Selection
+		ok   bool
+	}{
+		{"all", Selection{All: true}, true},
+		{"ids", Selection{IDs: []string{"a"}}, true},
+		{"empty", Selection{}, false},
+		{"negative limit", Selection{All: true, Limit: -1}, false},
+		{"an empty id", Selection{IDs: []string{""}}, false},
+		{"an empty id among others", Selection{IDs: []string{"a", ""}}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			err := tt.sel.Validate()
+			if (err == nil) != tt.ok || (err != nil && !errors.Is(err, ErrInvalidRequest)) {
+				t.Fatalf("Validate(%+v) = %v, want ok=%v", tt.sel, err, tt.ok)
+			}
+		})
+	}
+}

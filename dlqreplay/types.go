@@ -125,6 +125,9 @@ func (s Selection) Validate() error {
 	if s.Limit < 0 {
 		return fmt.Errorf("selection limit %d is negative: %w", s.Limit, ErrInvalidRequest)
 	}
+	if slices.Contains(s.IDs, "") {
+		return fmt.Errorf("selection ids contain an empty id: %w", ErrInvalidRequest)
+	}
 	return nil
 }
 

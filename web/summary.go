@@ -157,7 +157,7 @@ func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRo
 		}
 		a := components.Attention{
 			Class: "dlq", Glyph: "✉", Word: "DLQ", Name: d.D.Name,
-			Where:  string(d.D.Broker) + ":" + d.D.Cluster + vhostPart(d.D.VHost),
+			Where:  string(d.D.Broker) + ":" + d.D.Cluster + components.VHostSuffix(d.D.VHost),
 			Metric: components.Count(d.D.Messages) + " msgs", MetricExact: components.Exact(d.D.Messages) + " messages",
 			Href: components.DLQURL(d.D.ID()), Action: "inspect",
 		}
@@ -224,9 +224,3 @@ func growthPerMinute(h []queue.DLQPoint) string {
 	return "+" + components.Count(int64(rate+0.5)) + "/min"
 }
 
-func vhostPart(vhost string) string {
-	if vhost == "" {
-		return ""
-	}
-	return " " + vhost
-}

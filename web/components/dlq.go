@@ -279,7 +279,7 @@ func DLQWhere(id string) string {
 	if len(p) != 4 {
 		return ""
 	}
-	return p[0] + ":" + p[1] + vhostSuffix(p[2])
+	return p[0] + ":" + p[1] + VHostSuffix(p[2])
 }
 
 func duration(j dlqreplay.Job, now time.Time) string {

@@ -323,7 +323,7 @@ func dlqHead(d DLQData, oob bool) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var17 string
-		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(vhostSuffix(d.VHost))
+		templ_7745c5c3_Var17, templ_7745c5c3_Err = templ.JoinStringErrs(VHostSuffix(d.VHost))
 		if templ_7745c5c3_Err != nil {
 			return templ.Error{Err: templ_7745c5c3_Err, FileName: `dlq.templ`, Line: 62, Col: 71}
 		}

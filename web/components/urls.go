@@ -20,9 +20,9 @@ func QueueDLQURL(q *queue.Queue) string {
 	return DLQURL(queue.DLQRef{Broker: queue.RabbitMQ, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}.ID())
 }
 
-// vhostSuffix names a RabbitMQ vhost after its cluster; quoted, because
+// VHostSuffix names a RabbitMQ vhost after its cluster; quoted, because
 // the default vhost "/" would read as a path separator.
-func vhostSuffix(vhost string) string {
+func VHostSuffix(vhost string) string {
 	if vhost == "" {
 		return ""
 	}
