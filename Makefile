@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo build test bench lint generate check-generated
+.PHONY: demo build test test-short bench lint fmt generate check-generated
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -16,6 +16,9 @@ test: check-generated ## the full suite: every test against the real parts, with
 
 bench: ## benchmarks behind the performance numbers in the README
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
+
+fmt: ## format the tree as the lint gate wants it (gofmt + gofumpt)
+	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 fmt ./...
 
 lint: ## golangci-lint, pinned: `go run pkg@version` fetches and builds it once (no go.mod entry, no install step)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 run ./...

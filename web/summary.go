@@ -223,4 +223,3 @@ func growthPerMinute(h []queue.DLQPoint) string {
 	}
 	return "+" + components.Count(int64(rate+0.5)) + "/min"
 }
-
