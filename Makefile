@@ -14,6 +14,9 @@ build: ## build bin/queuewatch
 test: check-generated ## the full suite: every test against the real parts, with -race
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
 
+test-short: ## the inner loop: every package without -race, skipping browsers, extra broker nodes and long fault runs
+	$(GO) test -short -count=1 $(PKGS)
+
 bench: ## benchmarks behind the performance numbers in the README
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
 

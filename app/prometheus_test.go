@@ -70,6 +70,7 @@ func alertState(t *testing.T, promURL, vhost string) string {
 // queuewatch watching a real RabbitMQ DLQ: QueuewatchDLQNotEmpty fires from
 // the committed rule file, and resolves once a replay empties the DLQ.
 func TestPrometheusDLQAlert(t *testing.T) {
+	testenv.Slow(t, "a real Prometheus server")
 	promBin, err := exec.LookPath("prometheus")
 	testenv.Require(t, "prometheus (Debian package prometheus)", err)
 	vh := deadLettered(t, 2)

@@ -29,6 +29,7 @@ func TestMain(m *testing.M) {
 // the collector sees the DLQ's depth, browsing returns the messages and
 // leaves them, and a replay moves them back to their source queue.
 func TestRabbitMQTLSEverywhere(t *testing.T) {
+	testenv.Slow(t, "a TLS-only RabbitMQ node")
 	node := testenv.RabbitMQTLS(t)
 	t.Logf("tls node %s started in %s", node.Node, node.Started.Round(time.Millisecond))
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)

@@ -127,6 +127,7 @@ type browser struct {
 
 func newBrowser(t *testing.T, width, height int64) *browser {
 	t.Helper()
+	testenv.Slow(t, "a real browser")
 	path := chromiumPath(t)
 	opts := append(slices.Clone(chromedp.DefaultExecAllocatorOptions[:]),
 		chromedp.ExecPath(path),

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -16,8 +15,6 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 )
-
-const metaPrefix = "queuewatch-job:"
 
 // session is the Kafka side of one job (a dlqreplay.Session).
 type session struct {
@@ -36,6 +33,8 @@ type session struct {
 
 	batch   []*pending
 	inTxn   bool
+	renewed time.Time // when the lease was last renewed
+	unsure  bool      // a commit's outcome is unknown
 	topicID [16]byte
 }
 
@@ -52,14 +51,16 @@ type pending struct {
 
 func record(d *dlqreplay.Delivery) *kgo.Record { return d.Handle.(*kgo.Record) }
 
-// Open snapshots the cursor and end offsets and refuses when another
-// instance's transaction on this DLQ is open.
+// Open snapshots the cursor and end offsets, refuses when another
+// instance's job holds the DLQ (its transaction is open or its lease has
+// not run out), and takes the lease itself unless it is a dry run, which
+// changes nothing at the broker.
 func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
 	e := &session{
 		b: b, job: job, txnID: "queuewatch-dlqreplay-" + b.Cluster() + "-" + job.DLQ.Name,
 		topics: map[string]error{}, cursor: map[int32]int64{}, blocked: map[int32]bool{},
 	}
-	spans, meta, err := b.spans(ctx, job.DLQ.Name)
+	spans, held, err := b.spans(ctx, job.DLQ.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -69,12 +70,17 @@ func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Se
 		return nil, fmt.Errorf("describe topic %s: %w", job.DLQ.Name, err)
 	}
 	e.topicID = td[job.DLQ.Name].ID
-	if err := e.checkLock(ctx, meta); err != nil {
+	if err := e.checkLock(ctx, held); err != nil {
 		return nil, err
 	}
 	for _, s := range spans {
 		e.depth += max(s.end-s.from, 0)
 		e.cursor[s.partition] = s.from
+	}
+	if !job.DryRun {
+		if err := e.renew(ctx); err != nil {
+			return nil, fmt.Errorf("take the dlq's lease: %w", err)
+		}
 	}
 	if job.Publishes() {
 		e.tx, err = b.opts.Cluster.NewClient(
@@ -95,19 +101,47 @@ func (e *session) Depth() int64 { return e.depth }
 // the cursor passes them.
 func (e *session) KeepsHandled() bool { return true }
 
-// checkLock refuses when a transaction of this DLQ's transactional ID is
-// open: another instance is replaying it.
-func (e *session) checkLock(ctx context.Context, meta string) error {
+// checkLock refuses when another job holds the DLQ: its lease has not
+// run out, or a transaction of this DLQ's transactional ID is open.
+func (e *session) checkLock(ctx context.Context, held lease) error {
+	conflict := &dlqreplay.ConflictError{DLQ: e.job.DLQ.ID(), JobID: held.job}
+	if held.held(time.Now()) {
+		return conflict
+	}
 	txns, err := e.b.adm.DescribeTransactions(ctx, e.txnID)
 	if err != nil {
 		// Brokers without the API (or without the ID yet) still fence.
 		return nil
 	}
 	if t, ok := txns[e.txnID]; ok && t.Err == nil && t.State == "Ongoing" {
-		id, _ := strings.CutPrefix(meta, metaPrefix)
-		return &dlqreplay.ConflictError{DLQ: e.job.DLQ.ID(), JobID: id}
+		return conflict
 	}
 	return nil
+}
+
+// lease is the job's lease, valid for one transaction timeout from now.
+func (e *session) lease() lease {
+	return lease{job: e.job.ID, until: time.Now().Add(e.b.opts.TransactionTimeout)}
+}
+
+// renew commits the cursor where it stands on every partition with a
+// fresh lease.
+func (e *session) renew(ctx context.Context) error {
+	e.renewed = time.Now()
+	return e.b.commitCursor(ctx, e.job.DLQ.Name, e.lease().String(), maps.Clone(e.cursor))
+}
+
+// release ends the lease, unless a commit's outcome is unknown: then the
+// cursor this session knows may be behind the broker's, and committing it
+// would move the cursor back; the lease runs out by itself instead.
+func (e *session) release(ctx context.Context) {
+	if e.job.DryRun || e.unsure {
+		return
+	}
+	l := lease{job: e.job.ID}
+	if err := e.b.commitCursor(ctx, e.job.DLQ.Name, l.String(), maps.Clone(e.cursor)); err != nil {
+		e.b.opts.Logger.Warn("release the dlq's lease; it runs out by itself", "dlq", e.job.DLQ.ID(), "err", err)
+	}
 }
 
 // CheckRoute makes sure the target topic exists.
@@ -115,15 +149,16 @@ func (e *session) CheckRoute(ctx context.Context, r dlqreplay.Route) error {
 	return e.b.checkTopic(ctx, r.Target)
 }
 
-// Close releases the producer, aborting a transaction left open.
+// Close aborts a transaction left open, releases the producer and the
+// lease.
 func (e *session) Close(ctx context.Context) error {
-	if e.tx == nil {
-		return nil
+	if e.tx != nil {
+		if e.inTxn {
+			e.abortTxn(ctx)
+		}
+		e.tx.Close()
 	}
-	if e.inTxn {
-		e.abortTxn(ctx)
-	}
-	e.tx.Close()
+	e.release(ctx)
 	return nil
 }
 
@@ -190,10 +225,14 @@ func (e *session) add(d *dlqreplay.Delivery) *pending {
 }
 
 // Settle commits the open batch once it holds BatchSize records (or with
-// all): the copies and the cursor in one transaction, or the cursor alone
-// for removed records.
+// all, or when half a transaction timeout passed since the last commit):
+// the copies and the cursor in one transaction, or the cursor alone for
+// removed records.
 func (e *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, error) {
-	if len(e.batch) == 0 || (!all && len(e.batch) < e.b.opts.BatchSize) {
+	// A slow job commits before its transaction or its lease could run
+	// out, whatever the batch size.
+	due := time.Since(e.renewed) >= e.b.opts.TransactionTimeout/2
+	if len(e.batch) == 0 || (!all && !due && len(e.batch) < e.b.opts.BatchSize) {
 		return nil, nil
 	}
 	batch := e.batch
@@ -235,6 +274,7 @@ func (e *session) advanceBatch(batch []*pending) {
 func (e *session) commitRemoved(ctx context.Context, batch []*pending) ([]dlqreplay.Settled, error) {
 	e.advanceBatch(batch)
 	err := e.commitPlain(ctx)
+	e.unsure = e.unsure || err != nil
 	out := make([]dlqreplay.Settled, len(batch))
 	for i, p := range batch {
 		out[i] = dlqreplay.Settled{Delivery: p.d}
@@ -275,6 +315,7 @@ func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.
 	// The abort is franz-go's recovery either way: it frees the DLQ now
 	// rather than after the transaction timeout.
 	uncertain := !refused(err)
+	e.unsure = e.unsure || uncertain
 	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
 	err = fmt.Errorf("commit transaction: %w", err)
 	out := failed(batch, err)
@@ -349,7 +390,8 @@ func (e *session) commitInTxn(ctx context.Context) error {
 	t := kmsg.NewTxnOffsetCommitRequestTopic()
 	// v6+ names topics by ID, older versions by name; both are set.
 	t.Topic, t.TopicID = e.job.DLQ.Name, e.topicID
-	meta := metaPrefix + e.job.ID
+	meta := e.lease().String()
+	e.renewed = time.Now()
 	for p, o := range offs {
 		pp := kmsg.NewTxnOffsetCommitRequestTopicPartition()
 		pp.Partition, pp.Offset, pp.LeaderEpoch, pp.Metadata = p, o, -1, &meta
@@ -377,5 +419,6 @@ func (e *session) commitPlain(ctx context.Context) error {
 	if len(offs) == 0 {
 		return nil
 	}
-	return e.b.commitCursor(ctx, e.job.DLQ.Name, metaPrefix+e.job.ID, offs)
+	e.renewed = time.Now()
+	return e.b.commitCursor(ctx, e.job.DLQ.Name, e.lease().String(), offs)
 }

@@ -118,14 +118,14 @@ type span struct {
 
 // spans reads where the cursor stands on every partition of topic and
 // the end offsets, in partition order, with the cursor's commit metadata.
-func (b *Backend) spans(ctx context.Context, topic string) ([]span, string, error) {
+func (b *Backend) spans(ctx context.Context, topic string) ([]span, lease, error) {
 	starts, err := b.adm.ListStartOffsets(ctx, topic)
 	if err != nil {
-		return nil, "", fmt.Errorf("list start offsets of %s: %w", topic, err)
+		return nil, lease{}, fmt.Errorf("list start offsets of %s: %w", topic, err)
 	}
 	ends, err := b.adm.ListEndOffsets(ctx, topic)
 	if err != nil {
-		return nil, "", fmt.Errorf("list end offsets of %s: %w", topic, err)
+		return nil, lease{}, fmt.Errorf("list end offsets of %s: %w", topic, err)
 	}
 	cursor, err := b.adm.FetchOffsets(ctx, b.opts.Cluster.CursorGroup())
 	if errors.Is(err, kerr.GroupIDNotFound) {
@@ -133,13 +133,13 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, string, erro
 		cursor, err = kadm.OffsetResponses{}, nil
 	}
 	if err != nil {
-		return nil, "", fmt.Errorf("fetch cursor %s: %w", b.opts.Cluster.CursorGroup(), err)
+		return nil, lease{}, fmt.Errorf("fetch cursor %s: %w", b.opts.Cluster.CursorGroup(), err)
 	}
 	if len(ends[topic]) == 0 {
-		return nil, "", fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrUnknownDLQ)
+		return nil, lease{}, fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrUnknownDLQ)
 	}
 	var out []span
-	var meta string
+	var held lease
 	var ferr error
 	ends.Each(func(e kadm.ListedOffset) {
 		if e.Err != nil {
@@ -152,17 +152,15 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, string, erro
 		}
 		if c, ok := cursor.Lookup(topic, e.Partition); ok && c.Err == nil && c.At >= s.from {
 			s.from = c.At
-			if c.Metadata != "" {
-				meta = c.Metadata
-			}
+			held = latest(held, parseLease(c.Metadata))
 		}
 		out = append(out, s)
 	})
 	if ferr != nil {
-		return nil, "", ferr
+		return nil, lease{}, ferr
 	}
 	slices.SortFunc(out, func(a, b span) int { return int(a.partition - b.partition) })
-	return out, meta, nil
+	return out, held, nil
 }
 
 // message decodes a record for display and selection.
@@ -344,7 +342,7 @@ func (b *Backend) checkTopic(ctx context.Context, topic string) error {
 }
 
 // commitCursor commits the cursor group's offsets for topic outside a
-// transaction; meta names the job for conflict messages.
+// transaction; meta is the job's lease.
 func (b *Backend) commitCursor(ctx context.Context, topic, meta string, offs map[int32]int64) error {
 	var os kadm.Offsets
 	for p, o := range offs {

@@ -320,7 +320,8 @@ func TestTransactionFailureMovesNothing(t *testing.T) {
 	if n := len(w.readCommitted("orders")); n != 0 {
 		t.Fatalf("an aborted replay left %d committed copies", n)
 	}
-	if c := w.cursor(); len(c) != 0 {
+	// The job's lease commits the cursor where it stood: at the log start.
+	if c := w.cursor(); c[0] != 0 || c[1] != 0 {
 		t.Fatalf("cursor moved: %v", c)
 	}
 }
@@ -385,5 +386,47 @@ func TestMoveDeleteRestoreConflict(t *testing.T) {
 	}
 	if n := len(w.readCommitted("orders")); int64(n) != r.Job.Progress.Moved {
 		t.Fatalf("orders has %d, receipt says %d moved", n, r.Job.Progress.Moved)
+	}
+}
+
+// TestLeaseHoldsBetweenTransactions: a slow job with small batches has no
+// transaction open most of the time; its lease still refuses a second
+// instance, and is released when the job ends.
+func TestLeaseHoldsBetweenTransactions(t *testing.T) {
+	w := newWorld(t, 0)
+	w.fill(40)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	be, err := New(Options{Cluster: testenv.KafkaCluster(t, "k", w.c.ListenAddrs()), BatchSize: 2, TransactionTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(be.Close)
+	slow, err := dlqreplay.New(dlqreplay.Options{Store: w.store, Backends: []dlqreplay.Backend{be}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(slow.Close)
+	j, err := slow.Start(ctx, dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}, Rate: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Ask many times: most asks fall between two transactions.
+	for range 10 {
+		_, err := w.svc.Start(ctx, dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}})
+		var ce *dlqreplay.ConflictError
+		if !errors.As(err, &ce) || ce.JobID != j.ID {
+			t.Fatalf("second instance during the job: %v, want a conflict naming %s", err, j.ID)
+		}
+		time.Sleep(70 * time.Millisecond)
+	}
+	if err := slow.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := slow.Wait(ctx, j.ID); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.svc.Run(ctx, dlqreplay.Request{DLQ: w.dlq, Selection: dlqreplay.Selection{All: true}}); err != nil {
+		t.Fatalf("after the job ended its lease is released, yet: %v", err)
 	}
 }

@@ -94,6 +94,7 @@ func expected(s dlqreplay.Selection, msgs []queue.Message) (selected, left []str
 }
 
 func TestConservation(t *testing.T) {
+	testenv.Slow(t, "ten random conservation rounds")
 	w := newWorld(t, worldOpts{})
 	w.declare("moved", nil)
 	seed := uint64(time.Now().UnixNano())
@@ -230,6 +231,7 @@ func waitMoved(t *testing.T, svc *dlqreplay.Service, id string, n int64) {
 }
 
 func TestFaults(t *testing.T) {
+	testenv.Slow(t, "1,500-message fault runs")
 	const total = 1500
 	tests := []struct {
 		name  string
@@ -332,6 +334,7 @@ func TestFaults(t *testing.T) {
 }
 
 func TestKilledMidJob(t *testing.T) {
+	testenv.Slow(t, "a killed 2,000-message job")
 	const total = 2000
 	p := newProxy(t)
 	w := newWorld(t, worldOpts{url: "amqp://guest:guest@" + p.Listen + "/"})

@@ -45,3 +45,13 @@ func FreePorts(t testing.TB, n int) []int {
 func Unique(prefix string) string {
 	return fmt.Sprintf("qw-%s-%d-%04d", prefix, time.Now().UnixNano()%1e9, rand.IntN(10000))
 }
+
+// Slow skips a test under `go test -short` (make test-short): a browser, a
+// second broker node or a long fault run costs seconds to tens of seconds,
+// and the inner loop wants the rest. make test and CI never pass -short.
+func Slow(t testing.TB, what string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skipf("-short: skipping %s", what)
+	}
+}
