@@ -75,7 +75,8 @@ func (br *browser) page(ctx context.Context, after, limit int) (dlqreplay.Page, 
 		page.Next = strconv.Itoa(skip + limit)
 	}
 	if br.limit > 0 {
-		br.note(&page, got, saved, q.Messages, after, limit)
+		depth := returnedDepth(ctx, ch, br.ref.Name, len(got)-len(saved))
+		br.note(&page, got, saved, depth, after, limit)
 	}
 	return page, nil
 }

@@ -1,7 +1,9 @@
 package rabbitmq
 
 import (
+	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -197,4 +199,36 @@ func (b *Backend) dryRunReadable(ref dlqreplay.Ref, depth int, limit int64) int 
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.seen[ref.ID()].knownSafe(depth, limit)
+}
+
+// lockBrowse serializes browses of one DLQ and returns the unlock.
+func (b *Backend) lockBrowse(ref dlqreplay.Ref) func() {
+	b.mu.Lock()
+	l := b.browsing[ref.ID()]
+	if l == nil {
+		l = &sync.Mutex{}
+		b.browsing[ref.ID()] = l
+	}
+	b.mu.Unlock()
+	l.Lock()
+	return l.Unlock
+}
+
+// returnedDepth is the queue's depth once the broker counts at least n
+// messages given back on ch: a quorum queue applies returns after the nack
+// is sent, and a depth read before that would look emptier than the queue
+// is. It gives up after a few seconds and returns the last depth read, or
+// n when it cannot read one.
+func returnedDepth(ctx context.Context, ch *amqp.Channel, name string, n int) int {
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		q, err := ch.QueueDeclarePassive(name, false, false, false, false, nil)
+		if err != nil {
+			return n
+		}
+		if q.Messages >= n || time.Now().After(deadline) || ctx.Err() != nil {
+			return q.Messages
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }

@@ -69,6 +69,8 @@ func (w *world) readCounts(q string) ([]string, []int64) {
 		if err := ch.Nack(last, true, true); err != nil {
 			w.t.Fatal(err)
 		}
+		// The next read must find them all back.
+		returnedDepth(context.Background(), ch, q, len(ids))
 	}
 	return ids, counts
 }
@@ -307,4 +309,34 @@ func TestGuardMemory(t *testing.T) {
 	if want := []seenMsg{{"m0", 2}, {"m2", 2}, {"m3", 1}}; !slices.Equal(m.head, want) || m.depth != 3 {
 		t.Errorf("after a read head = %v (depth %d), want %v", m.head, m.depth, want)
 	}
+}
+
+// Browses at once, or right after each other, keep the guard: they do not
+// pass it together, and none takes a quorum queue that has not counted
+// the previous browse's returns yet for an empty one (and forgets).
+func TestConcurrentBrowsesKeepTheGuard(t *testing.T) {
+	w, _ := quorumWorld(t, 3, 4)
+	ctx := ctxT(t, time.Minute)
+	var wg sync.WaitGroup
+	for range 6 {
+		wg.Go(func() {
+			p, err := w.be.Browse(ctx, mustRef(t, w.dlq), dlqreplay.BrowseOptions{Limit: 4})
+			if err != nil && !errors.Is(err, dlqreplay.ErrDeliveryLimit) {
+				t.Errorf("browse: %v (%d messages)", err, len(p.Messages))
+			}
+		})
+	}
+	wg.Wait()
+	if _, counts := w.readCounts("work.dlq"); slices.Max(counts) > 2 {
+		t.Fatalf("counts after 6 browses at once = %v, want none past 2", counts)
+	}
+}
+
+func mustRef(t *testing.T, id string) dlqreplay.Ref {
+	t.Helper()
+	ref, err := dlqreplay.ParseID(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ref
 }

@@ -446,7 +446,7 @@ func (e *session) finish(ctx context.Context) error {
 		e.held = append(e.held, d)
 	}
 	if len(e.held) == 0 {
-		e.rememberHeld(e.depthNow())
+		e.rememberHeld(e.depthNow(ctx))
 		return nil
 	}
 	if e.limit > 0 {
@@ -458,18 +458,18 @@ func (e *session) finish(ctx context.Context) error {
 	if err := e.cons.Nack(0, true, true); err != nil {
 		return fmt.Errorf("return unselected messages: %w", err)
 	}
-	e.rememberHeld(e.depthNow())
+	e.rememberHeld(e.depthNow(ctx))
 	return nil
 }
 
-// depthNow is the DLQ's depth after the give back (the snapshot when it
-// cannot be read).
-func (e *session) depthNow() int {
-	q, err := e.cons.QueueDeclarePassive(e.job.DLQ.Name, false, false, false, false, nil)
-	if err != nil {
-		return e.depth
+// depthNow is the DLQ's depth after the give back, once the broker counts
+// what was given back (only read for the guard, on a quorum queue with a
+// delivery limit).
+func (e *session) depthNow(ctx context.Context) int {
+	if e.limit <= 0 {
+		return 0
 	}
-	return q.Messages
+	return returnedDepth(ctx, e.cons, e.job.DLQ.Name, len(e.held)-len(e.acked))
 }
 
 // rememberHeld tells a quorum queue's delivery-limit guard what the job

@@ -104,8 +104,9 @@ type Backend struct {
 	mgmt *rabbit.Client // nil without a management API
 	user string
 
-	mu   sync.Mutex
-	seen map[string]*memory // DLQ ID → what the delivery-limit guard knows
+	mu       sync.Mutex
+	seen     map[string]*memory     // DLQ ID → what the delivery-limit guard knows
+	browsing map[string]*sync.Mutex // DLQ ID → held while a limited DLQ is browsed
 }
 
 // New checks the options and returns a Backend; it does not connect.
@@ -134,7 +135,7 @@ func New(opts Options) (*Backend, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, mgmt: opts.Cluster.Management(), user: opts.Cluster.User(), seen: map[string]*memory{}}, nil
+	return &Backend{opts: opts, mgmt: opts.Cluster.Management(), user: opts.Cluster.User(), seen: map[string]*memory{}, browsing: map[string]*sync.Mutex{}}, nil
 }
 
 // Broker is queue.RabbitMQ.
@@ -253,6 +254,12 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 	defer conn.Close()
 	if qi.Type == rabbit.TypeStream {
 		return b.streamPage(ctx, conn, ref, int64(after), opts.Limit)
+	}
+	if qi.DeliveryLimit > 0 {
+		// Two browses at once would both pass the guard before either
+		// told it what it spent.
+		unlock := b.lockBrowse(ref)
+		defer unlock()
 	}
 	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type}
 	return br.page(ctx, after, opts.Limit)
