@@ -47,11 +47,16 @@ func (br *browser) page(ctx context.Context, after, limit int) (dlqreplay.Page, 
 	if skip+limit > 10_000 {
 		return dlqreplay.Page{}, fmt.Errorf("browsing past position 10000 is not supported: %w", dlqreplay.ErrInvalidRequest)
 	}
-	want := min(q.Messages, skip+limit)
-	if want == 0 {
+	if q.Messages == 0 && br.limit > 0 && br.b.knows(br.ref) {
+		// Empty, or still counting messages another process just gave
+		// back: what the guard knows goes only when it is empty.
+		q.Messages = returnedDepth(ctx, ch, br.ref.Name, 1)
 		if q.Messages == 0 {
 			br.b.forget(br.ref)
 		}
+	}
+	want := min(q.Messages, skip+limit)
+	if want == 0 {
 		return dlqreplay.Page{}, nil
 	}
 	if br.limit > 0 {

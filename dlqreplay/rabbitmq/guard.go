@@ -160,6 +160,13 @@ func (b *Backend) memoryOf(ref dlqreplay.Ref) *memory {
 	return m
 }
 
+// knows reports whether the guard remembers anything of a DLQ.
+func (b *Backend) knows(ref dlqreplay.Ref) bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.seen[ref.ID()] != nil
+}
+
 // forget drops what the guard knows of a DLQ (it is empty).
 func (b *Backend) forget(ref dlqreplay.Ref) {
 	b.mu.Lock()
