@@ -204,7 +204,7 @@ func (e *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 			}
 			d = dd
 		}
-		e.read = append(e.read, asSeen(&d, false))
+		e.saw(&d)
 		if err := each(&dlqreplay.Delivery{Message: message(&d, int64(n)), Handle: &d}); err != nil {
 			return err
 		}
@@ -442,7 +442,7 @@ func (e *session) finish(ctx context.Context) error {
 		return fmt.Errorf("cancel consumer: %w", err)
 	}
 	for d := range e.deliveries {
-		e.read = append(e.read, asSeen(&d, false))
+		e.saw(&d)
 		e.held = append(e.held, d)
 	}
 	if len(e.held) == 0 {
@@ -470,6 +470,14 @@ func (e *session) depthNow(ctx context.Context) int {
 		return 0
 	}
 	return returnedDepth(ctx, e.cons, e.job.DLQ.Name, len(e.held)-len(e.acked))
+}
+
+// saw notes a delivery for the delivery-limit guard, which only a quorum
+// queue with a limit needs.
+func (e *session) saw(d *amqp.Delivery) {
+	if e.limit > 0 {
+		e.read = append(e.read, asSeen(d, false))
+	}
 }
 
 // rememberHeld tells a quorum queue's delivery-limit guard what the job
