@@ -77,6 +77,15 @@ type Session interface {
 	Close(ctx context.Context) error
 }
 
+// unreader is a Session that may leave messages unread in a dry run
+// because reading them would change them (on a RabbitMQ quorum queue a
+// read spends one of a message's limited deliveries). Unread says which
+// and why, "" when it read them all. A dry run changes nothing, ever, so
+// such messages get no outcome and the job a note instead.
+type unreader interface {
+	Unread() string
+}
+
 // Delivery is one message read by a session's Scan.
 type Delivery struct {
 	Message queue.Message
@@ -133,6 +142,9 @@ func (p *pipeline) execute(ctx context.Context) error {
 	err := p.scan(ctx)
 	if errors.Is(err, errSatisfied) {
 		err = nil
+	}
+	if u, ok := p.s.(unreader); ok && p.r.DryRun {
+		p.r.Note(u.Unread())
 	}
 	// Whatever stopped the scan, what is in flight is settled: a
 	// confirmed copy's original is removed, the rest stays in the DLQ.

@@ -103,6 +103,16 @@ func (r *jobRun) Satisfied() bool {
 	return len(r.Selection.IDs) > 0 && r.j.selected >= len(r.Selection.IDs)
 }
 
+// Note sets the job's note (nothing when note is empty).
+func (r *Run) Note(note string) {
+	if note == "" {
+		return
+	}
+	r.j.mu.Lock()
+	r.j.info.Note = note
+	r.j.mu.Unlock()
+}
+
 // Report records one message's outcome.
 func (r *jobRun) Report(o Outcome) {
 	r.j.report(o, r.DryRun)
@@ -171,9 +181,12 @@ type Job struct {
 	Target    Target    `json:"target"`
 	State     JobState  `json:"state"`
 	Error     string    `json:"error,omitempty"`
-	Created   time.Time `json:"created"`
-	Finished  time.Time `json:"finished,omitzero"`
-	Progress  Progress  `json:"progress"`
+	// Note says what a job did not do on purpose, such as the messages a
+	// dry run did not read because reading them would have changed them.
+	Note     string    `json:"note,omitempty"`
+	Created  time.Time `json:"created"`
+	Finished time.Time `json:"finished,omitzero"`
+	Progress Progress  `json:"progress"`
 }
 
 // Receipt is a job and every message's outcome.

@@ -337,7 +337,12 @@ func (s *Service) Wait(ctx context.Context, id string) (Receipt, error) {
 	case <-ctx.Done():
 		return Receipt{}, ctx.Err()
 	}
-	return s.Receipt(ctx, id)
+	// The finished job's own copy: it has the note the audit store does
+	// not keep.
+	j.mu.Lock()
+	defer j.mu.Unlock()
+	r := Receipt{Job: j.info, Outcomes: append([]Outcome{}, j.outcomes...)}
+	return r, nil
 }
 
 // Job returns a job's current state, live for running jobs and from the

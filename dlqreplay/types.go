@@ -197,6 +197,15 @@ type Page struct {
 	Next string `json:"next,omitempty"`
 	// Groups are the failure groups of this page's messages.
 	Groups []queue.FailureGroup `json:"groups"`
+	// SafeBrowsesLeft is how many more times this page can be read before
+	// a read would bring one of its messages to the queue's delivery
+	// limit (a quorum queue spends one delivery per look); nil when
+	// browsing spends nothing that is limited.
+	SafeBrowsesLeft *int `json:"safe_browses_left,omitempty"`
+	// CachedAt is set when the page was not read from the queue but
+	// served from the last read (at that time), because reading again
+	// would have spent a message's last safe delivery.
+	CachedAt time.Time `json:"cached_at,omitzero"`
 }
 
 // Archived is a message a delete saved in the Store before removing it

@@ -103,6 +103,7 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 		return http.StatusOK
 	}
 	d.Next, d.Groups = p.Next, p.Groups
+	d.SafeBrowsesLeft, d.CachedAt = p.SafeBrowsesLeft, p.CachedAt
 	d.GroupSample = map[string]string{}
 	for i := range p.Messages {
 		k := p.Messages[i].Death.Signature().Key()

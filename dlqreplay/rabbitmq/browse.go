@@ -47,20 +47,57 @@ func (br *browser) page(ctx context.Context, after, limit int) (dlqreplay.Page, 
 	if skip+limit > 10_000 {
 		return dlqreplay.Page{}, fmt.Errorf("browsing past position 10000 is not supported: %w", dlqreplay.ErrInvalidRequest)
 	}
+	if q.Messages == 0 && br.limit > 0 && br.b.knows(br.ref) {
+		// Empty, or still counting messages another process just gave
+		// back: what the guard knows goes only when it is empty.
+		q.Messages = returnedDepth(ctx, ch, br.ref.Name, 1)
+		if q.Messages == 0 {
+			br.b.forget(br.ref)
+		}
+	}
 	want := min(q.Messages, skip+limit)
 	if want == 0 {
 		return dlqreplay.Page{}, nil
 	}
+	if br.limit > 0 {
+		if p, done, err := br.guard(q.Messages, want, after, limit); done {
+			return p, err
+		}
+	}
+	got, err := br.read(ctx, ch, want)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
+	saved := map[uint64]bool{}
+	if err := br.giveBack(ctx, ch, got, saved); err != nil {
+		return dlqreplay.Page{}, err
+	}
+	page := dlqreplay.Page{}
+	for i := skip; i < min(len(got), skip+limit); i++ {
+		page.Messages = append(page.Messages, message(&got[i], int64(i)))
+	}
+	if skip+limit < q.Messages && len(got) == skip+limit {
+		page.Next = strconv.Itoa(skip + limit)
+	}
+	if br.limit > 0 {
+		depth := returnedDepth(ctx, ch, br.ref.Name, len(got)-len(saved))
+		br.note(&page, got, saved, depth, after, limit)
+	}
+	return page, nil
+}
+
+// read consumes up to want messages from the head without acking them.
+func (br *browser) read(ctx context.Context, ch *amqp.Channel, want int) ([]amqp.Delivery, error) {
 	if err := ch.Qos(want, 0, false); err != nil {
-		return dlqreplay.Page{}, fmt.Errorf("set prefetch: %w", err)
+		return nil, fmt.Errorf("set prefetch: %w", err)
 	}
 	tag := "queuewatch-browse-" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	deliveries, err := ch.ConsumeWithContext(ctx, br.ref.Name, tag, false, false, false, false, nil)
 	if err != nil {
 		if isExclusiveRefusal(err) {
-			return dlqreplay.Page{}, &dlqreplay.ConflictError{DLQ: br.ref.ID(), JobID: br.b.holder(ctx, br.ref)}
+			return nil, &dlqreplay.ConflictError{DLQ: br.ref.ID(), JobID: br.b.holder(ctx, br.ref)}
 		}
-		return dlqreplay.Page{}, fmt.Errorf("consume %q: %w", br.ref.Name, err)
+		return nil, fmt.Errorf("consume %q: %w", br.ref.Name, err)
 	}
 	var got []amqp.Delivery
 	timeout := time.NewTimer(5 * time.Second)
@@ -81,63 +118,82 @@ read:
 		}
 	}
 	if err := ch.Cancel(tag, false); err != nil {
-		return dlqreplay.Page{}, fmt.Errorf("cancel browse consumer: %w", err)
+		return nil, fmt.Errorf("cancel browse consumer: %w", err)
 	}
 	for d := range deliveries {
 		got = append(got, d)
 	}
-	refusal, err := br.giveBack(ctx, ch, got)
-	if err != nil {
-		return dlqreplay.Page{}, err
+	return got, nil
+}
+
+// guard answers a browse of a quorum queue's first want messages without
+// reading them when the read would bring one to its delivery limit: with
+// the last page read, when that was this very page and the queue's depth
+// has not changed since, and otherwise with ErrDeliveryLimit. done is
+// false when the read is safe (or nothing is known).
+func (br *browser) guard(depth, want, after, limit int) (p dlqreplay.Page, done bool, err error) {
+	br.b.mu.Lock()
+	defer br.b.mu.Unlock()
+	m := br.b.seen[br.ref.ID()]
+	if m == nil {
+		return dlqreplay.Page{}, false, nil
 	}
-	if refusal != "" {
-		return dlqreplay.Page{}, fmt.Errorf("%w: %s", dlqreplay.ErrDeliveryLimit, refusal)
+	why := m.refusal(br.ref.Name, depth, want, br.limit)
+	if why == "" {
+		return dlqreplay.Page{}, false, nil
 	}
-	page := dlqreplay.Page{}
-	for i := skip; i < min(len(got), skip+limit); i++ {
-		page.Messages = append(page.Messages, message(&got[i], int64(i)))
+	if c := m.page; !c.at.IsZero() && c.after == after && c.limit == limit && m.depth == depth {
+		p = c.page
+		p.CachedAt = c.at
+		p.SafeBrowsesLeft = new(int)
+		return p, true, nil
 	}
-	if skip+limit < q.Messages && len(got) == skip+limit {
-		page.Next = strconv.Itoa(skip + limit)
+	return dlqreplay.Page{}, true, fmt.Errorf("%w: %s", dlqreplay.ErrDeliveryLimit, why)
+}
+
+// note remembers what a browse of a quorum queue read, caches the page and
+// tells it how many more times it can be read safely.
+func (br *browser) note(page *dlqreplay.Page, got []amqp.Delivery, saved map[uint64]bool, depth, after, limit int) {
+	read, kept := readAndKept(got, saved)
+	br.b.remember(br.ref, read, kept, depth)
+	br.b.mu.Lock()
+	defer br.b.mu.Unlock()
+	m := br.b.seen[br.ref.ID()]
+	if m == nil {
+		return
 	}
-	return page, nil
+	left := safeLooks(br.limit, 0)
+	if at, worst := m.riskiest(depth, len(got)); at >= 0 {
+		left = safeLooks(br.limit, worst.count)
+	}
+	page.SafeBrowsesLeft = &left
+	m.page = cachedPage{after: after, limit: limit, at: time.Now(), page: *page}
 }
 
 // giveBack returns every delivery to the queue in order. On a quorum queue
-// with a delivery limit, a message whose return would exceed the limit is
-// first copied to the queue's tail (confirmed) and acked, and a return that
-// brings a message to the limit makes later browses refuse; the refusal
-// reason is returned.
-func (br *browser) giveBack(ctx context.Context, ch *amqp.Channel, got []amqp.Delivery) (string, error) {
+// with a delivery limit, a message the return would drop (it is already at
+// the limit, which only a read that knew nothing of it finds) is first
+// copied to the queue's tail (confirmed) and acked; saved gets its tag.
+func (br *browser) giveBack(ctx context.Context, ch *amqp.Channel, got []amqp.Delivery, saved map[uint64]bool) error {
 	if len(got) == 0 {
-		return "", nil
+		return nil
 	}
-	var refusal string
-	saved := map[uint64]bool{}
 	if br.limit > 0 {
-		var err error
-		if refusal, err = br.b.spareLimit(ctx, br.conn, br.ref, br.limit, got, saved); err != nil {
-			return "", err
+		if err := br.b.spareLimit(ctx, br.conn, br.ref, br.limit, got, saved); err != nil {
+			return err
 		}
 	}
 	// Tag 0 with multiple returns every outstanding delivery, in order.
 	if err := ch.Nack(0, true, true); err != nil {
-		return "", fmt.Errorf("return browsed messages: %w", err)
+		return fmt.Errorf("return browsed messages: %w", err)
 	}
-	if refusal != "" {
-		br.b.mu.Lock()
-		br.b.refused[br.ref.ID()] = refusal
-		br.b.mu.Unlock()
-	}
-	return refusal, nil
+	return nil
 }
 
 // spareLimit protects a quorum queue's delivery limit before held messages
 // are returned: those a return would drop are re-published to the queue
-// (confirmed) and acked; if any return brings a message to the limit, a
-// refusal is returned so browsing stops spending deliveries.
-func (b *Backend) spareLimit(ctx context.Context, conn *amqp.Connection, ref dlqreplay.Ref, limit int64, held []amqp.Delivery, saved map[uint64]bool) (string, error) {
-	var refusal string
+// (confirmed) and acked, and saved gets their tags.
+func (b *Backend) spareLimit(ctx context.Context, conn *amqp.Connection, ref dlqreplay.Ref, limit int64, held []amqp.Delivery, saved map[uint64]bool) error {
 	var p *publisher
 	defer func() {
 		if p != nil {
@@ -146,31 +202,26 @@ func (b *Backend) spareLimit(ctx context.Context, conn *amqp.Connection, ref dlq
 	}()
 	for i := range held {
 		d := &held[i]
-		n, _ := toInt(d.Headers["x-delivery-count"])
-		if n+1 >= limit && refusal == "" {
-			refusal = fmt.Sprintf("message %d of queue %q has been delivered %d times and the queue's delivery-limit is %d; "+
-				"browsing again would dead-letter or drop it — replay, move or delete it instead", i, ref.Name, n+1, limit)
-		}
-		if n+1 <= limit {
+		if saved[d.DeliveryTag] || deliveryCount(d) < limit {
 			continue
 		}
 		if p == nil {
 			var err error
 			if p, err = newPublisher(conn, 1, b.opts.ConfirmTimeout); err != nil {
-				return "", err
+				return err
 			}
 		}
 		if err := p.publish(ctx, "", ref.Name, "", copyOf(d, "", b.user)); err != nil {
-			return "", err
+			return err
 		}
 		if s := p.settleAll(); s[0].err != nil {
-			return "", fmt.Errorf("save message at its delivery limit: %w", s[0].err)
+			return fmt.Errorf("save message at its delivery limit: %w", s[0].err)
 		}
 		if err := d.Ack(false); err != nil {
-			return "", fmt.Errorf("ack message saved at its delivery limit: %w", err)
+			return fmt.Errorf("ack message saved at its delivery limit: %w", err)
 		}
 		saved[d.DeliveryTag] = true
 		b.opts.Logger.Warn("message at its delivery limit copied to the queue's tail", "queue", ref.Name, "message", d.MessageId)
 	}
-	return refusal, nil
+	return nil
 }

@@ -22,11 +22,15 @@ type session struct {
 	deliveries <-chan amqp.Delivery
 	tag        string
 	depth      int
+	readable   int    // how many of the depth the scan reads
+	unread     string // why a dry run reads fewer than the depth
+	consuming  bool
 	prefetch   int
 	limit      int64
 	qtype      string // management API queue type, "" when unknown
 	pub        *publisher
 
+	read     []seenMsg                      // every delivery scanned, as delivered (for the guard)
 	held     []amqp.Delivery                // deliveries to give back, in order
 	acked    map[uint64]bool                // held deliveries acked after all (saved at the delivery limit)
 	heldAny  bool                           // once true, acks must name single tags
@@ -49,10 +53,7 @@ func amqpDelivery(d *dlqreplay.Delivery) *amqp.Delivery { return d.Handle.(*amqp
 // Open opens the job's connection, snapshots the DLQ depth and takes the
 // exclusive consumer that locks the DLQ.
 func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
-	qi, err := b.info(ctx, job.DLQ.VHost, job.DLQ.Name)
-	if err != nil {
-		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", job.DLQ.Name, "err", err)
-	}
+	qi := b.guardInfo(ctx, job.DLQ)
 	if qi.Type == queueTypeStream {
 		return nil, streamJobError(job.DLQ)
 	}
@@ -92,10 +93,27 @@ func (e *session) open(ctx context.Context) error {
 	if stream {
 		return streamJobError(e.job.DLQ)
 	}
+	e.readable = e.depth
 	// Held messages count against the prefetch and RabbitMQ 3.10 does not
 	// apply a raised prefetch to a running consumer, so the window covers
 	// the snapshot (up to MaxHeld) from the start.
 	e.prefetch = min(e.depth, e.b.opts.MaxHeld) + e.b.opts.Prefetch
+	if e.job.DryRun && e.limit > 0 {
+		// A dry run never spends a delivery that could cost a message: it
+		// reads only the messages known to have one to spare, and the
+		// prefetch keeps the broker from sending it any more.
+		e.readable = e.b.dryRunReadable(e.job.DLQ, e.depth, e.limit)
+		e.prefetch = e.readable
+		if e.readable < e.depth {
+			e.unread = fmt.Sprintf("dry run read %d of the %d messages: on quorum queue %q every read spends one of a message's %d deliveries, "+
+				"and the other %d may be too close to that limit (this process has not seen them, or saw them near it); "+
+				"their outcomes are unknown, and nothing in the queue was changed",
+				e.readable, e.depth, e.job.DLQ.Name, e.limit, e.depth-e.readable)
+		}
+		if e.readable == 0 {
+			return nil
+		}
+	}
 	if err := ch.Qos(e.prefetch, 0, false); err != nil {
 		return fmt.Errorf("set prefetch: %w", err)
 	}
@@ -106,6 +124,7 @@ func (e *session) open(ctx context.Context) error {
 		}
 		return fmt.Errorf("consume %q: %w", e.job.DLQ.Name, err)
 	}
+	e.consuming = true
 	if e.job.Publishes() {
 		// Copies go out on a connection of their own: behind thousands of
 		// publishes in one TCP stream, each prove round trip waited
@@ -136,13 +155,15 @@ func (e *session) CheckRoute(_ context.Context, r dlqreplay.Route) error {
 	return checkQueue(e.conn, d.key)
 }
 
-// Close gives back every kept message in one nack, clears a browse
-// refusal (the job changed the queue) and closes the job's connections.
+// Unread says why a dry run left messages unread ("" when it read them
+// all); the pipeline puts it in the job's note.
+func (e *session) Unread() string { return e.unread }
+
+// Close gives back every kept message in one nack, tells the
+// delivery-limit guard what the job read and gave back, and closes the
+// job's connections.
 func (e *session) Close(ctx context.Context) error {
 	err := e.finish(ctx)
-	e.b.mu.Lock()
-	delete(e.b.refused, e.job.DLQ.ID())
-	e.b.mu.Unlock()
 	if cerr := e.closeConns(); err == nil {
 		err = cerr
 	}
@@ -167,7 +188,7 @@ func (e *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 	closed := e.conn.NotifyClose(make(chan *amqp.Error, 1))
 	stall := time.NewTimer(time.Hour)
 	defer stall.Stop()
-	for n := 0; n < e.depth; n++ {
+	for n := 0; n < e.readable; n++ {
 		stall.Reset(10 * time.Second)
 		var d amqp.Delivery
 		select {
@@ -185,6 +206,7 @@ func (e *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 			}
 			d = dd
 		}
+		e.saw(&d)
 		if err := each(&dlqreplay.Delivery{Message: message(&d, int64(n)), Handle: &d}); err != nil {
 			return err
 		}
@@ -413,20 +435,24 @@ func (e *session) prove(ackErr error) error {
 // finish cancels the consumer and gives back every held message (and any
 // delivered past the snapshot) in one nack(multiple, requeue).
 func (e *session) finish(ctx context.Context) error {
-	if e.cons.IsClosed() {
+	if !e.consuming || e.cons.IsClosed() {
+		// A closed channel gave back everything unacked on its own.
+		e.rememberHeld(e.depth)
 		return nil
 	}
 	if err := e.cons.Cancel(e.tag, false); err != nil {
 		return fmt.Errorf("cancel consumer: %w", err)
 	}
 	for d := range e.deliveries {
+		e.saw(&d)
 		e.held = append(e.held, d)
 	}
 	if len(e.held) == 0 {
+		e.rememberHeld(e.depthNow(ctx))
 		return nil
 	}
 	if e.limit > 0 {
-		if _, err := e.b.spareLimit(ctx, e.conn, e.job.DLQ, e.limit, e.held, e.acked); err != nil {
+		if err := e.b.spareLimit(ctx, e.conn, e.job.DLQ, e.limit, e.held, e.acked); err != nil {
 			return err
 		}
 	}
@@ -434,5 +460,42 @@ func (e *session) finish(ctx context.Context) error {
 	if err := e.cons.Nack(0, true, true); err != nil {
 		return fmt.Errorf("return unselected messages: %w", err)
 	}
+	e.rememberHeld(e.depthNow(ctx))
 	return nil
+}
+
+// depthNow is the DLQ's depth after the give back, once the broker counts
+// what was given back (only read for the guard, on a quorum queue with a
+// delivery limit).
+func (e *session) depthNow(ctx context.Context) int {
+	if e.limit <= 0 {
+		return 0
+	}
+	return returnedDepth(ctx, e.cons, e.job.DLQ.Name, len(e.held)-len(e.acked))
+}
+
+// saw notes a delivery for the delivery-limit guard, which only a quorum
+// queue with a limit needs.
+func (e *session) saw(d *amqp.Delivery) {
+	if e.limit > 0 {
+		e.read = append(e.read, asSeen(d, false))
+	}
+}
+
+// rememberHeld tells a quorum queue's delivery-limit guard what the job
+// read: the messages it gave back are at the head of the queue with one
+// delivery more, those it removed are gone.
+func (e *session) rememberHeld(depth int) {
+	if e.limit <= 0 || len(e.read) == 0 && depth != 0 {
+		return
+	}
+	var kept []seenMsg
+	for i := range e.held {
+		if !e.acked[e.held[i].DeliveryTag] {
+			kept = append(kept, asSeen(&e.held[i], true))
+		}
+	}
+	// A quorum queue may not count returned messages yet right after the
+	// nack, but they are there.
+	e.b.remember(e.job.DLQ, e.read, kept, max(depth, len(kept)))
 }

@@ -5,12 +5,23 @@
 // returns them all with one basic.nack(multiple, requeue), which puts them
 // back in their original order. On a quorum queue every return spends one
 // delivery of the queue's delivery-limit (verified on RabbitMQ 3.10: nack,
-// channel close and connection close all count), so Browse refuses — after
-// returning what it read — as soon as a return would bring a message to the
-// limit, and keeps refusing without touching the queue until a job has run
-// on it. A message found already at the limit is not returned (that would
-// drop it): a confirmed copy is published to the DLQ's tail first and the
-// original acked.
+// channel close and connection close all count), and no read can learn a
+// message's count without spending one. So the delivery-limit guard
+// (guard.go) remembers what this process last saw of each quorum DLQ —
+// message id and x-delivery-count — and refuses, before reading, a browse
+// that would bring a message to the limit: it shows the last read again
+// (Page.CachedAt) or answers ErrDeliveryLimit, and every page says how many
+// safe looks it has left (Page.SafeBrowsesLeft). What the guard remembers
+// follows the queue: an empty queue, a job's acks and gives back, and a
+// read that no longer finds a message all update it. A message a first
+// read finds already at the limit is not returned (that would drop it): a
+// confirmed copy is published to the DLQ's tail first and the original
+// acked.
+//
+// A dry run changes nothing: on a quorum queue with a delivery limit it
+// reads only the messages the guard knows can spare a delivery (none, in
+// a process that has not browsed the queue), and its job note says how
+// many it left unread.
 //
 // A job holds the DLQ with an exclusive consumer (tag queuewatch-job-<id>),
 // which makes a second job — from this or any other instance — fail with
@@ -93,8 +104,9 @@ type Backend struct {
 	mgmt *rabbit.Client // nil without a management API
 	user string
 
-	mu      sync.Mutex
-	refused map[string]string // DLQ ID → why browsing is refused
+	mu       sync.Mutex
+	seen     map[string]*memory     // DLQ ID → what the delivery-limit guard knows
+	browsing map[string]*sync.Mutex // DLQ ID → held while a limited DLQ is browsed
 }
 
 // New checks the options and returns a Backend; it does not connect.
@@ -123,7 +135,7 @@ func New(opts Options) (*Backend, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	return &Backend{opts: opts, mgmt: opts.Cluster.Management(), user: opts.Cluster.User(), refused: map[string]string{}}, nil
+	return &Backend{opts: opts, mgmt: opts.Cluster.Management(), user: opts.Cluster.User(), seen: map[string]*memory{}, browsing: map[string]*sync.Mutex{}}, nil
 }
 
 // Broker is queue.RabbitMQ.
@@ -162,6 +174,17 @@ func (b *Backend) info(ctx context.Context, vhost, name string) (queueInfo, erro
 		qi.ConsumerTags = append(qi.ConsumerTags, c.Tag)
 	}
 	return qi, nil
+}
+
+// guardInfo reads the queue's type and delivery limit for the guard. A
+// failure turns the guard off and is logged, unless the queue is missing:
+// the AMQP side reports that as the error it is.
+func (b *Backend) guardInfo(ctx context.Context, ref dlqreplay.Ref) queueInfo {
+	qi, err := b.info(ctx, ref.VHost, ref.Name)
+	if err != nil && !errors.Is(err, rabbit.ErrNotFound) {
+		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", ref.Name, "err", err)
+	}
+	return qi
 }
 
 // holder names the queuewatch job whose exclusive consumer holds the DLQ.
@@ -223,16 +246,7 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		}
 		after = n
 	}
-	b.mu.Lock()
-	why := b.refused[ref.ID()]
-	b.mu.Unlock()
-	if why != "" {
-		return dlqreplay.Page{}, fmt.Errorf("%w: %s", dlqreplay.ErrDeliveryLimit, why)
-	}
-	qi, err := b.info(ctx, ref.VHost, ref.Name)
-	if err != nil {
-		b.opts.Logger.Warn("read queue info, delivery-limit guard off", "queue", ref.Name, "err", err)
-	}
+	qi := b.guardInfo(ctx, ref)
 	conn, err := b.dial(ref.VHost)
 	if err != nil {
 		return dlqreplay.Page{}, err
@@ -240,6 +254,12 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 	defer conn.Close()
 	if qi.Type == rabbit.TypeStream {
 		return b.streamPage(ctx, conn, ref, int64(after), opts.Limit)
+	}
+	if qi.DeliveryLimit > 0 {
+		// Two browses at once would both pass the guard before either
+		// told it what it spent.
+		unlock := b.lockBrowse(ref)
+		defer unlock()
 	}
 	br := &browser{b: b, ref: ref, conn: conn, limit: qi.DeliveryLimit, qtype: qi.Type}
 	return br.page(ctx, after, opts.Limit)

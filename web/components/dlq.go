@@ -42,6 +42,26 @@ type DLQData struct {
 	After, Next string
 	Limit       int
 	Jobs        []dlqreplay.Job
+	// SafeBrowsesLeft and CachedAt are the page's dlqreplay.Page fields:
+	// how many more looks a quorum queue's delivery limit allows, and
+	// when a page shown from the last read was read.
+	SafeBrowsesLeft *int
+	CachedAt        time.Time
+}
+
+// LookNote says how many more times the page can be read before a look
+// would spend a message's last safe delivery, or that it is the last read
+// shown again; "" when looking spends nothing limited.
+func (d DLQData) LookNote() string {
+	switch {
+	case !d.CachedAt.IsZero():
+		return "as read at " + Stamp(d.CachedAt) + ": reading again would spend a message's last safe delivery"
+	case d.SafeBrowsesLeft == nil:
+		return ""
+	case *d.SafeBrowsesLeft == 1:
+		return "1 more safe look (delivery limit)"
+	}
+	return strconv.Itoa(*d.SafeBrowsesLeft) + " more safe looks (delivery limit)"
 }
 
 // MessageView is one message of the DLQ page with its display forms.
