@@ -104,7 +104,7 @@ func (r *jobRun) Satisfied() bool {
 }
 
 // Note sets the job's note (nothing when note is empty).
-func (r *Run) Note(note string) {
+func (r *jobRun) Note(note string) {
 	if note == "" {
 		return
 	}
