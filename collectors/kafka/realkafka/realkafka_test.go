@@ -124,7 +124,7 @@ func (b *broker) consoleConsume(group, topic, protocol string, max int, extra ..
 // cgcPartition is one row of kafka-consumer-groups --describe --offsets;
 // "-" columns are kept as "-".
 type cgcPartition struct {
-	current, end, lag, clientID string
+	current, end, lag, clientID, host string
 }
 
 // cgcGroup is what kafka-consumer-groups --describe reports for one group.
@@ -166,7 +166,7 @@ func (b *broker) describeGroups(groups ...string) map[string]*cgcGroup {
 				if len(f) != 9 {
 					b.t.Fatalf("offsets row %q: want 9 columns", line)
 				}
-				g.partitions[f[1]+"/"+f[2]] = cgcPartition{current: f[3], end: f[4], lag: f[5], clientID: f[8]}
+				g.partitions[f[1]+"/"+f[2]] = cgcPartition{current: f[3], end: f[4], lag: f[5], host: f[7], clientID: f[8]}
 			case "--state":
 				// GROUP COORDINATOR (ID) ASSIGNMENT-STRATEGY STATE #MEMBERS;
 				// an empty classic group has no strategy ("-").
@@ -184,7 +184,8 @@ func (b *broker) describeGroups(groups ...string) map[string]*cgcGroup {
 
 // assertMatches checks that queuewatch's view of a group is the broker's:
 // state, assignor, member count, and per partition the committed offset,
-// log end offset, lag and assigned client.
+// log end offset, lag and assigned client and host (as the broker writes
+// it: "/127.0.0.1").
 func assertMatches(t *testing.T, g *queue.ConsumerGroup, want *cgcGroup) {
 	t.Helper()
 	if g.State != want.state || g.Members != want.members || g.Protocol != want.strategy {
@@ -205,13 +206,13 @@ func assertMatches(t *testing.T, g *queue.ConsumerGroup, want *cgcGroup) {
 			continue
 		}
 		seen++
-		got := cgcPartition{current: "-", end: strconv.FormatInt(pl.End, 10), lag: "-", clientID: "-"}
+		got := cgcPartition{current: "-", end: strconv.FormatInt(pl.End, 10), lag: "-", clientID: "-", host: "-"}
 		if pl.HasCommit {
 			got.current = strconv.FormatInt(pl.Committed, 10)
 			got.lag = strconv.FormatInt(pl.Lag, 10)
 		}
 		if pl.Member != "" {
-			got.clientID = pl.Member
+			got.clientID, got.host = pl.Member, pl.Host
 		}
 		if got != w {
 			t.Errorf("%s %s: queuewatch %+v; kafka-consumer-groups %+v", g.Name, key, got, w)
