@@ -95,9 +95,13 @@ func TestLagMatchesConsumerGroupsTool(t *testing.T) {
 			t.Errorf("%s: type %q state %q members %d lag %d; want %q %q %d %d",
 				tt.group, g.Type, g.State, g.Members, g.TotalLag(), tt.typ, tt.state, tt.members, tt.lag)
 		}
+		host := ""
+		if tt.clientID != "" {
+			host = "127.0.0.1"
+		}
 		for _, pl := range g.Partitions {
-			if pl.Member != tt.clientID || pl.End != 10 {
-				t.Errorf("%s p%d: member %q end %d; want %q, 10", tt.group, pl.Partition, pl.Member, pl.End, tt.clientID)
+			if pl.Member != tt.clientID || pl.Host != host || pl.End != 10 {
+				t.Errorf("%s p%d: member %q host %q end %d; want %q, %q, 10", tt.group, pl.Partition, pl.Member, pl.Host, pl.End, tt.clientID, host)
 			}
 		}
 	}
