@@ -217,7 +217,11 @@ func (n *KafkaNode) Start() error {
 	return nil
 }
 
-// waitServing polls a metadata request until it lists the broker.
+// waitServing polls until a metadata request lists the broker and the
+// group coordinator answers. On a new cluster the first FindCoordinator
+// creates __consumer_offsets and gets COORDINATOR_NOT_AVAILABLE until
+// that topic has a leader, which clients surface as an error (kfake has a
+// coordinator at once); tests must not depend on which of them runs first.
 func (n *KafkaNode) waitServing(exited <-chan struct{}) error {
 	cl, err := kgo.NewClient(kgo.SeedBrokers(n.Addr()), kgo.RetryTimeout(time.Second))
 	if err != nil {
@@ -229,8 +233,11 @@ func (n *KafkaNode) waitServing(exited <-chan struct{}) error {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		bs, err := adm.ListBrokers(ctx)
-		cancel()
 		if err == nil && len(bs) == 1 {
+			err = adm.FindGroupCoordinators(ctx, "qw-testenv-warmup").Error()
+		}
+		cancel()
+		if err == nil {
 			return nil
 		}
 		select {
