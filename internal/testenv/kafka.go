@@ -41,9 +41,9 @@ type KafkaNode struct {
 	mu         sync.Mutex
 	cmd        *exec.Cmd
 	exited     chan struct{}
-	// StartupTime is how long the last Start took until the node served a
-	// metadata request.
-	StartupTime time.Duration
+	// FormatTime is how long formatting the storage took (a JVM of its
+	// own), StartupTime how long the last Start took until the node served.
+	FormatTime, StartupTime time.Duration
 }
 
 var shared struct {
@@ -172,6 +172,8 @@ broker.session.timeout.ms=3000
 	rand.Read(id)
 	ctx, cancel := context.WithTimeout(context.Background(), kafkaStartTimeout)
 	defer cancel()
+	start := time.Now()
+	defer func() { n.FormatTime = time.Since(start) }()
 	if _, err := n.Java(ctx, "kafka.tools.StorageTool", "format",
 		"-t", base64.RawURLEncoding.EncodeToString(id), "-c", n.propsPath()); err != nil {
 		return fmt.Errorf("format kafka storage: %w", err)

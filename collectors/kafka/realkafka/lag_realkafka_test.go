@@ -46,7 +46,8 @@ func (b *broker) franzConsumer(group, topic, clientID string, n int, opts ...kgo
 // broker's own kafka-consumer-groups --describe reports.
 func TestLagMatchesConsumerGroupsTool(t *testing.T) {
 	b := realBroker(t)
-	t.Logf("kafka %s: started in %s, RSS %d MiB", testenv.KafkaVersion, b.node.StartupTime.Round(time.Millisecond), b.node.RSS()>>20)
+	t.Logf("kafka %s: storage formatted in %s, node serving after %s, RSS %d MiB", testenv.KafkaVersion,
+		b.node.FormatTime.Round(time.Millisecond), b.node.StartupTime.Round(time.Millisecond), b.node.RSS()>>20)
 	topic := b.topic(3)
 	b.produce(topic, 3, 10)
 
