@@ -3,10 +3,11 @@ package testenv
 import (
 	"bytes"
 	"context"
-	"crypto/rand"
 	"encoding/base64"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -71,7 +72,7 @@ func KafkaMain(m *testing.M) {
 	code := m.Run()
 	if shared.node != nil {
 		shared.node.Stop()
-		os.RemoveAll(shared.node.dir)
+		_ = os.RemoveAll(shared.node.dir)
 	}
 	os.Exit(code)
 }
@@ -123,11 +124,11 @@ func startKafka() (*KafkaNode, error) {
 	}
 	n := &KafkaNode{jars: jars, dir: dir}
 	if err := n.format(); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := n.Start(); err != nil {
-		os.RemoveAll(dir)
+		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	return n, nil
@@ -168,8 +169,8 @@ broker.session.timeout.ms=3000
 	if err := os.WriteFile(n.propsPath(), []byte(props), 0o600); err != nil {
 		return err
 	}
-	id := make([]byte, 16)
-	rand.Read(id)
+	// A cluster id is 16 random bytes in URL-safe base64.
+	id := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rand.Uint64()), rand.Uint64())
 	ctx, cancel := context.WithTimeout(context.Background(), kafkaStartTimeout)
 	defer cancel()
 	start := time.Now()
@@ -198,8 +199,10 @@ func (n *KafkaNode) Start() error {
 	if err != nil {
 		return err
 	}
-	defer log.Close()
-	cmd := exec.Command("java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+	// The child has its own copy of the descriptor.
+	defer func() { _ = log.Close() }()
+	// The node outlives any one test's context: Stop and Kill end it.
+	cmd := exec.CommandContext(context.Background(), "java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
 		"-cp", filepath.Join(n.jars, "*"), "kafka.Kafka", n.propsPath())
 	cmd.Stdout, cmd.Stderr = log, log
 	// The node must not outlive a test binary killed by its timeout.
@@ -209,7 +212,8 @@ func (n *KafkaNode) Start() error {
 		return fmt.Errorf("start kafka: %w", err)
 	}
 	exited := make(chan struct{})
-	go func() { cmd.Wait(); close(exited) }()
+	// Wait's error is the exit status, expected to be a signal here.
+	go func() { _ = cmd.Wait(); close(exited) }()
 	n.cmd, n.exited = cmd, exited
 	if err := n.waitServing(exited); err != nil {
 		n.stopLocked()
@@ -248,7 +252,7 @@ func (n *KafkaNode) waitServing(exited <-chan struct{}) error {
 		case <-time.After(250 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not serving after %s: %v", kafkaStartTimeout, err)
+			return fmt.Errorf("not serving after %s: %w", kafkaStartTimeout, err)
 		}
 	}
 }
@@ -265,11 +269,12 @@ func (n *KafkaNode) stopLocked() {
 	if n.cmd == nil {
 		return
 	}
-	n.cmd.Process.Signal(syscall.SIGTERM)
+	// An error means the process is already gone, which exited reports.
+	_ = n.cmd.Process.Signal(syscall.SIGTERM)
 	select {
 	case <-n.exited:
 	case <-time.After(20 * time.Second):
-		n.cmd.Process.Kill()
+		_ = n.cmd.Process.Kill()
 		<-n.exited
 	}
 	n.cmd, n.exited = nil, nil
@@ -283,7 +288,7 @@ func (n *KafkaNode) Kill() {
 	if n.cmd == nil {
 		return
 	}
-	n.cmd.Process.Kill()
+	_ = n.cmd.Process.Kill()
 	<-n.exited
 	n.cmd, n.exited = nil, nil
 }

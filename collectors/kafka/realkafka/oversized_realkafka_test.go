@@ -2,7 +2,7 @@ package realkafka
 
 import (
 	"context"
-	"crypto/rand"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -28,7 +28,9 @@ func TestLagSecondsOversizedBatch(t *testing.T) {
 	// Random bytes: franz-go compresses batches, and a batch must stay
 	// larger than 64 KiB on the broker.
 	big := make([]byte, 100<<10)
-	rand.Read(big)
+	for i := range big {
+		big[i] = byte(rand.Uint32())
+	}
 	for p := range int32(3) {
 		if err := cl.ProduceSync(context.Background(),
 			&kgo.Record{Topic: topic, Partition: p, Value: big, Timestamp: at}).FirstErr(); err != nil {

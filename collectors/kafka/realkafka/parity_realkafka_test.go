@@ -286,4 +286,3 @@ func findDLQ(t *testing.T, snap *queue.Snapshot, name string) queue.DLQ {
 	t.Fatalf("DLQ %s missing; have %+v", name, snap.DLQs)
 	return queue.DLQ{}
 }
-

@@ -69,7 +69,7 @@ func TestBrowseAndReplayAll(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer store.Close()
+	defer func() { _ = store.Close() }()
 	svc, err := dlqreplay.New(dlqreplay.Options{Store: store, Backends: []dlqreplay.Backend{be}, FlushInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -142,4 +142,3 @@ func countCommitted(t *testing.T, addr, topic string) int {
 		n += fs.NumRecords()
 	}
 }
-

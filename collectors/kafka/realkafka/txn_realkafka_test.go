@@ -22,7 +22,7 @@ func (b *broker) transactions(topic string) {
 		b.t.Fatal(err)
 	}
 	b.t.Cleanup(func() {
-		txn.EndTransaction(context.Background(), kgo.TryAbort)
+		_ = txn.EndTransaction(context.Background(), kgo.TryAbort)
 		txn.Close()
 	})
 	for _, tx := range []struct {
