@@ -1,0 +1,19 @@
+package testenv
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestKafkaVersionMatchesPom keeps KafkaVersion, which names the jar
+// folder, equal to the version kafka-install.sh resolves.
+func TestKafkaVersionMatchesPom(t *testing.T) {
+	pom, err := os.ReadFile("testdata/kafka/pom.xml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "<kafka.version>" + KafkaVersion + "</kafka.version>"; !strings.Contains(string(pom), want) {
+		t.Errorf("testdata/kafka/pom.xml does not pin %s", want)
+	}
+}
