@@ -91,6 +91,21 @@ func KafkaJars() (string, error) {
 	return dir, nil
 }
 
+// KafkaPython is the Python of the virtualenv holding confluent-kafka
+// (librdkafka), installed by internal/testenv/kafka-install.sh, and the
+// folder of the scripts that use it; an error says how to install it.
+func KafkaPython() (python, scripts string, err error) {
+	root, err := repoRoot()
+	if err != nil {
+		return "", "", err
+	}
+	venv := filepath.Join(root, ".cache", "confluent-kafka")
+	if _, err := os.Stat(filepath.Join(venv, ".complete")); err != nil {
+		return "", "", fmt.Errorf("confluent-kafka not installed in %s (run internal/testenv/kafka-install.sh): %w", venv, err)
+	}
+	return filepath.Join(venv, "bin", "python"), filepath.Join(root, "internal", "testenv", "testdata", "kafka"), nil
+}
+
 // repoRoot is the closest directory above the working directory (a test
 // runs in its package's) that holds go.mod.
 func repoRoot() (string, error) {
