@@ -184,17 +184,27 @@ broker.session.timeout.ms=3000
 	if err := os.WriteFile(n.propsPath(), []byte(props), 0o600); err != nil {
 		return err
 	}
-	// A cluster id is 16 random bytes in URL-safe base64.
-	id := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rand.Uint64()), rand.Uint64())
 	ctx, cancel := context.WithTimeout(context.Background(), kafkaStartTimeout)
 	defer cancel()
 	start := time.Now()
 	defer func() { n.FormatTime = time.Since(start) }()
 	if _, err := n.Java(ctx, "kafka.tools.StorageTool", "format",
-		"-t", base64.RawURLEncoding.EncodeToString(id), "-c", n.propsPath()); err != nil {
+		"-t", clusterID(), "-c", n.propsPath()); err != nil {
 		return fmt.Errorf("format kafka storage: %w", err)
 	}
 	return nil
+}
+
+// clusterID is a new cluster id: 16 random bytes in URL-safe base64, not
+// starting with '-', which the storage tool would take for an option (as
+// Kafka's own Uuid.randomUuid avoids).
+func clusterID() string {
+	for {
+		b := binary.BigEndian.AppendUint64(binary.BigEndian.AppendUint64(nil, rand.Uint64()), rand.Uint64())
+		if id := base64.RawURLEncoding.EncodeToString(b); id[0] != '-' {
+			return id
+		}
+	}
 }
 
 func (n *KafkaNode) propsPath() string { return filepath.Join(n.dir, "server.properties") }

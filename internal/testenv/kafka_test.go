@@ -17,3 +17,13 @@ func TestKafkaVersionMatchesPom(t *testing.T) {
 		t.Errorf("testdata/kafka/pom.xml does not pin %s", want)
 	}
 }
+
+// TestClusterIDNeverLooksLikeAnOption: the storage tool reads an id
+// starting with '-' as an option and refuses to format.
+func TestClusterIDNeverLooksLikeAnOption(t *testing.T) {
+	for range 10000 {
+		if id := clusterID(); len(id) != 22 || id[0] == '-' {
+			t.Fatalf("cluster id %q", id)
+		}
+	}
+}
