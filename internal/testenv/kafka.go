@@ -39,6 +39,10 @@ const kafkaStartTimeout = 2 * time.Minute
 type KafkaNode struct {
 	jars, dir  string
 	brokerPort int
+	// securePort is the SASL_SSL listener, caFile the CA that signed its
+	// certificate.
+	securePort int
+	caFile     string
 	mu         sync.Mutex
 	cmd        *exec.Cmd
 	exited     chan struct{}
@@ -149,25 +153,31 @@ func startKafka() (*KafkaNode, error) {
 	return n, nil
 }
 
-// format writes server.properties on two free ports and formats the
-// node's KRaft storage with a new cluster id. Internal topics have one
+// format writes server.properties on three free ports (plaintext,
+// controller, SASL_SSL) and formats the node's KRaft storage with a new
+// cluster id and the SCRAM user. Internal topics have one
 // replica, and the broker's controller session is short so that a node
 // restarted after a kill serves again within seconds instead of waiting
 // out its previous session (9 s by default).
 func (n *KafkaNode) format() error {
-	ports, err := freePorts(2)
+	ports, err := freePorts(3)
 	if err != nil {
 		return err
 	}
-	n.brokerPort = ports[0]
+	n.brokerPort, n.securePort = ports[0], ports[2]
+	caFile, keystore, err := writeKafkaCerts(n.dir)
+	if err != nil {
+		return err
+	}
+	n.caFile = caFile
 	props := fmt.Sprintf(`process.roles=broker,controller
 node.id=1
 controller.quorum.voters=1@127.0.0.1:%[2]d
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d
+listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d,SASL_SSL://127.0.0.1:%[4]d
+advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[4]d
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=%[3]s
 num.partitions=1
 offsets.topic.replication.factor=1
@@ -180,7 +190,7 @@ share.coordinator.state.topic.min.isr=1
 group.initial.rebalance.delay.ms=0
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
-`, ports[0], ports[1], filepath.Join(n.dir, "data"))
+`, ports[0], ports[1], filepath.Join(n.dir, "data"), ports[2]) + saslSSLProps(keystore)
 	if err := os.WriteFile(n.propsPath(), []byte(props), 0o600); err != nil {
 		return err
 	}
@@ -189,7 +199,8 @@ broker.session.timeout.ms=3000
 	start := time.Now()
 	defer func() { n.FormatTime = time.Since(start) }()
 	if _, err := n.Java(ctx, "kafka.tools.StorageTool", "format",
-		"-t", clusterID(), "-c", n.propsPath()); err != nil {
+		"-t", clusterID(), "-c", n.propsPath(),
+		"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", KafkaSCRAMUser, KafkaSCRAMPassword)); err != nil {
 		return fmt.Errorf("format kafka storage: %w", err)
 	}
 	return nil
@@ -211,6 +222,15 @@ func (n *KafkaNode) propsPath() string { return filepath.Join(n.dir, "server.pro
 
 // Addr is the node's bootstrap address.
 func (n *KafkaNode) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.brokerPort)) }
+
+// SecureAddr is the node's SASL_SSL listener: TLS with a certificate for
+// 127.0.0.1 signed by CAFile, and SCRAM-SHA-512 with KafkaSCRAMUser.
+func (n *KafkaNode) SecureAddr() string {
+	return net.JoinHostPort("127.0.0.1", strconv.Itoa(n.securePort))
+}
+
+// CAFile is the PEM file of the CA that signed the node's certificate.
+func (n *KafkaNode) CAFile() string { return n.caFile }
 
 // Start starts the node (again, after Stop: same ports and data) and waits
 // until it answers a metadata request.

@@ -9,9 +9,7 @@ import (
 
 	"github.com/twmb/franz-go/pkg/kgo"
 
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	replaykafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
@@ -20,10 +18,11 @@ import (
 )
 
 // TestBrowseAndReplayAll is dlqreplay/kafka's test of the same name on the
-// real broker: Spring Kafka dead letters are browsed and decoded, then
-// replayed to their original topic in transactions that also commit the
-// cursor group, and the collector, sharing the cluster access, then
-// counts the DLQ empty.
+// real broker, through its SASL_SSL listener (SCRAM-SHA-512 over TLS):
+// Spring Kafka dead letters are browsed and decoded, then replayed to
+// their original topic in transactions that also commit the cursor group,
+// and the collector, sharing the cluster access, then counts the DLQ
+// empty.
 func TestBrowseAndReplayAll(t *testing.T) {
 	b := realBroker(t)
 	orders := testenv.Unique("orders")
@@ -54,12 +53,8 @@ func TestBrowseAndReplayAll(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	cursor := testenv.Unique("cursor")
-	access, err := brokerkafka.New(config.Kafka{Name: "k", Brokers: []string{b.node.Addr()}},
-		config.DLQ{KafkaCursorGroup: cursor}, kgo.MetadataMinAge(10*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
+	access := secureAccess(t, b.node, testenv.KafkaSCRAMPassword)
+	cursor := access.CursorGroup()
 	be, err := replaykafka.New(replaykafka.Options{Cluster: access, BatchSize: 15, TransactionTimeout: 10 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -75,7 +70,7 @@ func TestBrowseAndReplayAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	id := dlqreplay.Ref{Broker: queue.Kafka, Cluster: "k", Name: dlt}.ID()
+	id := dlqreplay.Ref{Broker: queue.Kafka, Cluster: access.Name(), Name: dlt}.ID()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
