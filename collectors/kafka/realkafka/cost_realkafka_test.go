@@ -13,6 +13,7 @@ import (
 // node: a poll's requests do not grow with groups × partitions, and
 // unchanged committed offsets are never fetched twice.
 func TestPollCost(t *testing.T) {
+	t.Parallel()
 	// ListGroups, DescribeGroups, OffsetFetch and three ListOffsets reach
 	// the broker once. Metadata comes on top: the poll's own request and
 	// franz-go's refreshes of the cache its sharded requests route by,

@@ -15,6 +15,7 @@ import (
 // librdkafka (Debian's kcat, whose librdkafka predates KIP-848) and checks
 // queuewatch against kafka-consumer-groups, as for the other clients.
 func TestKcatLagMatchesConsumerGroupsTool(t *testing.T) {
+	t.Parallel()
 	kcat, err := exec.LookPath("kcat")
 	testenv.Require(t, "kcat", err)
 	b := realBroker(t)

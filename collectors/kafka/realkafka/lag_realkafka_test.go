@@ -45,6 +45,7 @@ func (b *broker) franzConsumer(group, topic, clientID string, n int, opts ...kgo
 // — and checks that queuewatch reports for each group exactly what the
 // broker's own kafka-consumer-groups --describe reports.
 func TestLagMatchesConsumerGroupsTool(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	t.Logf("kafka %s: storage formatted in %s, node serving after %s, RSS %d MiB", testenv.KafkaVersion,
 		b.node.FormatTime.Round(time.Millisecond), b.node.StartupTime.Round(time.Millisecond), b.node.RSS()>>20)

@@ -18,6 +18,7 @@ import (
 // each reading and committing part of a topic, and checks queuewatch
 // against kafka-consumer-groups as for the other clients.
 func TestConfluentKafkaLagMatchesConsumerGroupsTool(t *testing.T) {
+	t.Parallel()
 	python, scripts, err := testenv.KafkaPython()
 	testenv.Require(t, "confluent-kafka", err)
 	b := realBroker(t)

@@ -17,6 +17,7 @@ import (
 // partition of the request excepted), and lag seconds must still be read
 // from the record, not estimated.
 func TestLagSecondsOversizedBatch(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	topic := b.topic(3)
 	at := time.Now().Add(-10 * time.Minute).Truncate(time.Millisecond)

@@ -73,6 +73,7 @@ func partition(t *testing.T, g *queue.ConsumerGroup, topic string, p int32) queu
 // LogAppendTime topic, where the broker's append time replaces the
 // producer's timestamp and lag seconds follow it.
 func TestPollLag(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	orders := b.topic(3)
 	now := time.Now().Truncate(time.Millisecond)
@@ -126,6 +127,7 @@ func TestPollLag(t *testing.T) {
 }
 
 func TestCommittedBelowLogStart(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	logs := b.topic(1)
 	b.produceAt(logs, 0, 10, time.Now())
@@ -143,6 +145,7 @@ func TestCommittedBelowLogStart(t *testing.T) {
 }
 
 func TestTopologyChanges(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	a, bt := b.topic(1), b.topic(1)
 	b.produceAt(a, 0, 3, time.Now())
@@ -192,6 +195,7 @@ func TestTopologyChanges(t *testing.T) {
 // counted from the replay cursor group, the source from Spring's and
 // Connect's headers, the oldest record's age.
 func TestDLQDepthAndCursor(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	base := testenv.Unique("orders")
 	dlt, dlq := base+".DLT", base+"-payments-dlq"

@@ -18,6 +18,9 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
+// TestMain shares one node among the package's tests. They run in
+// parallel, except TestBrokerKilledAndBack, which Go runs before any
+// parallel test resumes.
 func TestMain(m *testing.M) { testenv.KafkaMain(m) }
 
 // broker is the shared real node with an admin client for test setup.

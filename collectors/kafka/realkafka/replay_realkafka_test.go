@@ -26,6 +26,7 @@ import (
 // and the collector, sharing the cluster access, then counts the DLQ
 // empty.
 func TestBrowseAndReplayAll(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	orders, dlt := b.deadLetters(40)
 	access := secureAccess(t, b.node, testenv.KafkaSCRAMPassword)
@@ -143,6 +144,7 @@ func replayService(t *testing.T, access *brokerkafka.Cluster) *dlqreplay.Service
 // but the broker is refused, and the cancelled job's receipt counts
 // exactly the copies that were committed.
 func TestReplayFencesSecondInstance(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	orders, dlt := b.deadLetters(20)
 	access := secureAccess(t, b.node, testenv.KafkaSCRAMPassword)

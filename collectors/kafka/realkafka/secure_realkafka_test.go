@@ -35,6 +35,7 @@ func secureAccess(t *testing.T, node *testenv.KafkaNode, password string) *broke
 // from a test CA): the lag is read, and a wrong password fails the poll
 // with the broker's reason.
 func TestSCRAMOverTLS(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	topic := b.topic(2)
 	b.produce(topic, 2, 5)

@@ -21,6 +21,7 @@ const groupResource kmsg.ConfigResourceType = 32
 // queuewatch reports the classic group and leaves the share group out (it
 // has no committed offsets to measure), without a partial-poll error.
 func TestShareGroupIgnored(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	topic := b.topic(1)
 	b.produceAt(topic, 0, 5, time.Now())

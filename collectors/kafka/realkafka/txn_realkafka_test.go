@@ -53,6 +53,7 @@ func (b *broker) transactions(topic string) {
 // read_uncommitted shows the open transaction's records as lag, as
 // kafka-consumer-groups does.
 func TestReadCommittedLagAgainstLSO(t *testing.T) {
+	t.Parallel()
 	b := realBroker(t)
 	topic := b.topic(1)
 	b.transactions(topic)
