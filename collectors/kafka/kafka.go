@@ -253,6 +253,11 @@ type described struct {
 
 type member struct{ id, host string }
 
+// clientHost is a member's host as the broker describes it, without the
+// leading slash of Java's address format ("/10.0.0.5"), which Apache Kafka
+// sends and emulators do not.
+func clientHost(h string) string { return strings.TrimPrefix(h, "/") }
+
 // describe describes classic groups with DescribeGroups and KIP-848 groups
 // with ConsumerGroupDescribe: the classic call shows no members for the latter.
 func (s *Source) describe(ctx context.Context, groups []kadm.ListedGroup) map[string]described {
@@ -298,7 +303,7 @@ func fromClassic(d kadm.DescribedGroup) described {
 		if c, ok := m.Assigned.AsConsumer(); ok {
 			for _, t := range c.Topics {
 				for _, p := range t.Partitions {
-					out.assign(t.Topic, p, member{m.ClientID, m.ClientHost})
+					out.assign(t.Topic, p, member{m.ClientID, clientHost(m.ClientHost)})
 				}
 			}
 		}
@@ -340,7 +345,7 @@ func fromConsumer(rg kmsg.ConsumerGroupDescribeResponseGroup) described {
 		err: kerr.ErrorForCode(rg.ErrorCode),
 	}
 	for _, m := range rg.Members {
-		mb := member{m.ClientID, m.ClientHost}
+		mb := member{m.ClientID, clientHost(m.ClientHost)}
 		for _, t := range m.Assignment.TopicPartitions {
 			for _, p := range t.Partitions {
 				if t.Topic != "" {

@@ -127,7 +127,7 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, lease, error
 	if err != nil {
 		return nil, lease{}, fmt.Errorf("list end offsets of %s: %w", topic, err)
 	}
-	cursor, err := b.adm.FetchOffsets(ctx, b.opts.Cluster.CursorGroup())
+	cursor, err := b.fetchCursor(ctx)
 	if errors.Is(err, kerr.GroupIDNotFound) {
 		// Nothing replayed yet: the cursor is the log start.
 		cursor, err = kadm.OffsetResponses{}, nil
@@ -161,6 +161,24 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, lease, error
 	}
 	slices.SortFunc(out, func(a, b span) int { return int(a.partition - b.partition) })
 	return out, held, nil
+}
+
+// fetchCursor reads the cursor group's commits. On a young cluster the
+// group coordinator answers COORDINATOR_NOT_AVAILABLE while it creates
+// __consumer_offsets (kfake answers at once, Apache Kafka does not), so a
+// retriable error is retried for a few seconds within ctx.
+func (b *Backend) fetchCursor(ctx context.Context) (kadm.OffsetResponses, error) {
+	for wait := 100 * time.Millisecond; ; wait *= 2 {
+		cursor, err := b.adm.FetchOffsets(ctx, b.opts.Cluster.CursorGroup())
+		if !kerr.IsRetriable(err) || wait > 3*time.Second {
+			return cursor, err
+		}
+		select {
+		case <-ctx.Done():
+			return cursor, err
+		case <-time.After(wait):
+		}
+	}
 }
 
 // message decodes a record for display and selection.
