@@ -6,6 +6,7 @@ import (
 	"maps"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -339,8 +340,12 @@ func TestHostileNames(t *testing.T) {
 				t.Errorf("vhosts %q: %q/%q: %d messages, detection %s, err %q", vhosts, n.vh, n.name, d.Messages, d.Detection, d.Err)
 			}
 		}
-		if len(snap.Partial) != 0 {
-			t.Errorf("vhosts %q: partial %v", vhosts, snap.Partial)
+		// Other test packages create vhosts while this one polls them all;
+		// only this test's vhosts must read cleanly.
+		for _, p := range snap.Partial {
+			if vhosts != nil || strings.Contains(p, `"`+odd+`"`) || strings.Contains(p, `vhost "/"`) {
+				t.Errorf("vhosts %q: partial %v", vhosts, p)
+			}
 		}
 	}
 }
@@ -376,12 +381,14 @@ func TestManyQueues(t *testing.T) {
 		name   string
 		vhosts []string
 		// maxRequests: 2+2+1+1 pages, one cluster-wide exchanges listing
-		// and each vhost's DLX bindings; for all vhosts also /api/vhosts
-		// and a page for each other vhost on the broker.
+		// and each vhost's DLX bindings; for all vhosts also /api/vhosts,
+		// and for each other vhost on the shared broker (other test
+		// packages create and delete theirs meanwhile) a page and perhaps
+		// its own DLX bindings: requests grow with vhosts, never queues.
 		maxRequests int64
 	}{
 		{"per-vhost", vhosts, 11},
-		{"all-vhosts", nil, 11 + 1 + int64(len(all)-len(vhosts))},
+		{"all-vhosts", nil, 11 + 1 + 2*int64(len(all)-len(vhosts)+4)},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: tt.vhosts, IncludeQueue: inVHosts})

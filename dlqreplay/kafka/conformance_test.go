@@ -39,7 +39,7 @@ type conformanceWorld struct {
 }
 
 func newConformanceWorld(t *testing.T) conformance.World {
-	c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 3)...))
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
 	if err != nil {
 		t.Fatal(err)
 	}

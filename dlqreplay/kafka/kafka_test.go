@@ -42,7 +42,7 @@ type world struct {
 
 func newWorld(t testing.TB, maxReplays int) *world {
 	t.Helper()
-	c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 3)...))
+	c, err := kfake.NewCluster(kfake.NumBrokers(3))
 	if err != nil {
 		t.Fatal(err)
 	}

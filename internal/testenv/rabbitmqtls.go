@@ -12,7 +12,9 @@ import (
 	"errors"
 	"fmt"
 	"math/big"
+	"net"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -219,12 +221,32 @@ func (n *RabbitTLS) waitReady(start time.Time) error {
 			continue
 		}
 		resp.Body.Close()
-		if resp.StatusCode == http.StatusOK {
+		if resp.StatusCode != http.StatusOK {
+			last = errors.New(resp.Status)
+			continue
+		}
+		// The management listener can answer before the AMQP listeners
+		// start (they open last in the boot), so a TLS handshake on the
+		// AMQP port is what makes the node ready.
+		if last = n.amqpHandshake(cfg); last == nil {
 			return nil
 		}
-		last = errors.New(resp.Status)
 	}
 	return fmt.Errorf("tls node not ready after %s: %w", rabbitTLSStartTimeout, last)
+}
+
+// amqpHandshake completes a TLS handshake with the node's AMQP listener.
+func (n *RabbitTLS) amqpHandshake(cfg *tls.Config) error {
+	u, err := url.Parse(n.AMQPURL)
+	if err != nil {
+		return err
+	}
+	d := tls.Dialer{NetDialer: &net.Dialer{Timeout: 2 * time.Second}, Config: cfg}
+	conn, err := d.DialContext(context.Background(), "tcp", u.Host)
+	if err != nil {
+		return fmt.Errorf("amqp tls listener: %w", err)
+	}
+	return conn.Close()
 }
 
 // stop asks the node to stop (SIGTERM stops RabbitMQ cleanly), kills it

@@ -28,14 +28,9 @@ func Require(t testing.TB, what string, err error) {
 // port or told their address up front.
 func FreePorts(t testing.TB, n int) []int {
 	t.Helper()
-	var ports []int
-	for range n {
-		l, err := (&net.ListenConfig{}).Listen(context.Background(), "tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-		l.Close()
+	ports, err := freePorts(n)
+	if err != nil {
+		t.Fatal(err)
 	}
 	return ports
 }
@@ -56,6 +51,8 @@ func Slow(t testing.TB, what string) {
 	}
 }
 
+// freePorts is FreePorts for code that runs outside one test. Every
+// listener stays open until all n ports are chosen, so the n ports differ.
 func freePorts(n int) ([]int, error) {
 	var ports []int
 	var ls []net.Listener
