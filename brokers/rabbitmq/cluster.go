@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // defaultDialTimeout bounds connecting when the caller's context has no
@@ -167,11 +169,21 @@ func amqpHint(err error) error {
 		return fmt.Errorf("ACCESS_REFUSED: %w: check the credentials in url", err)
 	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
 		return fmt.Errorf("%w: check the credentials in url and the user's vhost permissions", err)
+	case errors.As(err, &ae) && ae.Server && ae.Code == amqp.NotAllowed && strings.HasSuffix(ae.Reason, " not found"):
+		return notFound{err} // "NOT_ALLOWED - vhost x not found"
 	case errors.Is(err, amqp.ErrVhost):
 		return fmt.Errorf("%w: check the user's vhost permissions", err)
 	}
 	return err
 }
+
+// notFound is a broker refusal that names something missing; it matches
+// queue.ErrNotFound and keeps the broker's words.
+type notFound struct{ error }
+
+func (e notFound) Unwrap() error { return e.error }
+
+func (notFound) Is(target error) bool { return target == queue.ErrNotFound }
 
 // IsNotFound reports whether the broker refused an operation because its
 // queue or exchange does not exist (the channel is closed then).
