@@ -13,7 +13,7 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// minCheckTimeout is the least time check gives one source: RabbitMQ
+// minCheckTimeout is the least time check gives a RabbitMQ source: it
 // answers a wrong password only after 3 s, and check must say why it
 // cannot log in rather than that the poll timed out.
 const minCheckTimeout = 5 * time.Second
@@ -40,7 +40,11 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	defer closeSources()
 	var errs []error
 	for _, s := range sources {
-		pctx, cancel := context.WithTimeout(ctx, max(cfg.PollTimeout, minCheckTimeout))
+		timeout := cfg.PollTimeout
+		if s.Broker() == queue.RabbitMQ {
+			timeout = max(timeout, minCheckTimeout)
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Now()
 		snap, err := s.Poll(pctx)
 		cancel()
