@@ -6,14 +6,22 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
+
+// minCheckTimeout is the least time check gives a RabbitMQ source: it
+// answers a wrong password only after 3 s, and check must say why it
+// cannot log in rather than that the poll timed out.
+const minCheckTimeout = 5 * time.Second
 
 // Check verifies that every configured source answers and can be read, by
 // polling each once. It prints one line per source to w and returns an error
-// naming every source that failed.
+// naming every source that failed. A RabbitMQ DLQ that dlq_queues names
+// and that cannot be read (it does not exist) fails its source.
 func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logger) error {
 	if err := cfg.RequireSources(); err != nil {
 		return err
@@ -32,11 +40,18 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	defer closeSources()
 	var errs []error
 	for _, s := range sources {
-		pctx, cancel := context.WithTimeout(ctx, cfg.PollTimeout)
+		timeout := cfg.PollTimeout
+		if s.Broker() == queue.RabbitMQ {
+			timeout = max(timeout, minCheckTimeout)
+		}
+		pctx, cancel := context.WithTimeout(ctx, timeout)
 		start := time.Now()
 		snap, err := s.Poll(pctx)
 		cancel()
 		name := fmt.Sprintf("%s:%s", s.Broker(), s.Cluster())
+		if err == nil {
+			err = listedDLQErrors(snap)
+		}
 		if err != nil {
 			fmt.Fprintf(w, "FAIL %s: %v\n", name, err)
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
@@ -49,4 +64,19 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// listedDLQErrors names each RabbitMQ DLQ the config lists that the poll
+// could not read.
+func listedDLQErrors(snap *queue.Snapshot) error {
+	var msgs []string
+	for _, d := range snap.DLQs {
+		if d.Broker == queue.RabbitMQ && d.Detection == queue.DetectedConfig && d.Err != "" {
+			msgs = append(msgs, fmt.Sprintf("queue %s in vhost %s: %s", d.Name, d.VHost, d.Err))
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }

@@ -70,29 +70,31 @@ func rabbitSources(cfg *config.Config, clusters []*brokerrabbit.Cluster, log *sl
 }
 
 func rabbitSource(r config.RabbitMQ, cluster *brokerrabbit.Cluster, namePattern *regexp.Regexp, log *slog.Logger) (*rabbitmq.Source, error) {
+	for _, pat := range r.LegacyDLQPatterns() {
+		log.Warn("dlq_queues entry read as a regex: prefix it with re: (entries without it are queue names)",
+			"cluster", r.Name, "entry", pat, "write", config.RegexPrefix+pat)
+	}
 	return rabbitmq.New(rabbitmq.Options{
 		Cluster: cluster, VHosts: r.VHosts,
 		IncludeQueue:   func(_, queue string) bool { return r.Queues.Match(queue) },
 		ExplicitDLQ:    func(_, queue string) bool { return r.IsDLQQueue(queue) },
 		DLQNamePattern: namePattern,
-		ExplicitQueues: explicitQueues(r),
+		ExplicitQueues: explicitQueues(r, cluster.VHost()),
 		Logger:         log,
 	})
 }
 
-// explicitQueues are the dlq_queues entries that name one queue (no regex
-// syntax), in each watched vhost ("/" when none is configured). They are
-// measured over AMQP alone when there is no management API.
-func explicitQueues(r config.RabbitMQ) []rabbitmq.QueueRef {
+// explicitQueues are the dlq_queues entries that name one queue, in each
+// watched vhost (the AMQP URL's vhost when none is configured). Each must
+// exist, and they are measured over AMQP alone when there is no
+// management API.
+func explicitQueues(r config.RabbitMQ, urlVHost string) []rabbitmq.QueueRef {
 	vhosts := r.VHosts
 	if len(vhosts) == 0 {
-		vhosts = []string{"/"}
+		vhosts = []string{urlVHost}
 	}
 	var refs []rabbitmq.QueueRef
-	for _, q := range r.DLQQueues {
-		if regexp.QuoteMeta(q) != q {
-			continue
-		}
+	for _, q := range r.DLQQueueNames() {
 		for _, vh := range vhosts {
 			refs = append(refs, rabbitmq.QueueRef{VHost: vh, Name: q})
 		}

@@ -137,8 +137,10 @@ type RabbitMQ struct {
 	// VHosts limits the watched vhosts; empty means all.
 	VHosts []string `yaml:"vhosts"`
 	Queues Filter   `yaml:"queues"`
-	// DLQQueues are anchored regexes naming queues that are DLQs whatever
-	// their names.
+	// DLQQueues name queues that are DLQs whatever their names. An entry
+	// is a queue name, matched exactly ("payments.failed"), unless it
+	// starts with "re:": the rest is then an anchored regex
+	// ("re:.*\.failed"). See DLQQueueNames and LegacyDLQPatterns.
 	DLQQueues []string `yaml:"dlq_queues"`
 
 	dlqQueues []*regexp.Regexp

@@ -46,6 +46,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"proxy-no-cidrs", 3, "auth.proxy.trusted_cidrs", "at least one CIDR is required when mode is proxy"},
 		{"bad-url-scheme", 3, "rabbitmq[0].url", `scheme must be amqp or amqps, got "http"`},
 		{"bad-management-url", 4, "rabbitmq[0].management_url", `scheme must be http or https, got "ftp"`},
+		{"bad-dlq-queue-regex", 6, "rabbitmq[0].dlq_queues[1]", `invalid regex "orders-(.*": missing closing )`},
 		{"missing-url", 2, "rabbitmq[0].url", "required (amqp://user:password@host:5672/)"},
 		{"cert-without-key", 4, "kafka[0].tls.key_file", "required when cert_file is set"},
 		{"missing-ca-file", 6, "rabbitmq[0].tls.ca_file", `file "testdata/tls/missing-ca.pem" does not exist`},
@@ -161,7 +162,10 @@ func TestLoadGood(t *testing.T) {
 	check("rabbitmq[0] watches orders", main.WatchesVHost("orders"), true)
 	check("rabbitmq[0] watches billing", main.WatchesVHost("billing"), false)
 	check("rabbitmq[0] queue amq.gen", main.Queues.Match("amq.gen-x1"), false)
-	check("rabbitmq[0] dlq queue", main.IsDLQQueue("orders.failed"), true)
+	check("rabbitmq[0] dlq queue by re:", main.IsDLQQueue("orders.failed"), true)
+	check("rabbitmq[0] dlq queue by name", main.IsDLQQueue("rc.work.dlq"), true)
+	check("rabbitmq[0] a name is not a regex", main.IsDLQQueue("rcXwork.dlq"), false)
+	check("rabbitmq[0] dlq queue names", strings.Join(main.DLQQueueNames(), ","), "rc.work.dlq")
 
 	check("dlq", c.DLQ.NamePattern, DefaultDLQNamePattern)
 	check("dlq.kafka_cursor_group", c.DLQ.KafkaCursorGroup, "queuewatch-dlq")

@@ -53,6 +53,12 @@
 // matches only itself. dlq.name_pattern is the exception: it is unanchored
 // because it looks for a suffix or a word anywhere in the name.
 //
+// dlq_queues entries are names, not patterns, unless prefixed "re:": queue
+// names are often dotted ("payments.failed"), a named queue must exist, and
+// without a management API only named queues can be measured. Entries with
+// regex syntax other than '.' but no prefix are read as regexes as they were
+// before the prefix existed (see RabbitMQ.LegacyDLQPatterns).
+//
 // Relative TLS file paths are resolved against the directory of the config
 // file, as Prometheus and Alertmanager do, so a config works from any working
 // directory.

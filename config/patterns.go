@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"regexp/syntax"
+	"strings"
 )
 
 // Filter selects names (consumer groups, queues) by anchored regexes. The
@@ -38,9 +39,93 @@ func (k Kafka) IsDLQTopic(topic string) bool {
 	return matchAny(compiled(k.DLQTopics, k.dlqTopics), topic)
 }
 
-// IsDLQQueue reports whether queue matches one of the cluster's dlq_queues.
+// IsDLQQueue reports whether queue is named by one of the cluster's
+// dlq_queues: equal to a name, or matching a "re:" regex.
 func (r RabbitMQ) IsDLQQueue(queue string) bool {
-	return matchAny(compiled(r.DLQQueues, r.dlqQueues), queue)
+	pre := r.dlqQueues
+	if len(pre) != len(r.DLQQueues) {
+		pre = make([]*regexp.Regexp, 0, len(r.DLQQueues))
+		for _, e := range r.DLQQueues {
+			if re, err := compileDLQQueue(e); err == nil {
+				pre = append(pre, re)
+			}
+		}
+	}
+	return matchAny(pre, queue)
+}
+
+// RegexPrefix marks a dlq_queues entry as a regex rather than a name.
+const RegexPrefix = "re:"
+
+// DLQQueueNames returns the dlq_queues entries that name one queue: those
+// without the "re:" prefix, less the legacy patterns. They are the queues
+// that must exist, and the only ones measurable without a management API.
+func (r RabbitMQ) DLQQueueNames() []string {
+	var names []string
+	for _, e := range r.DLQQueues {
+		if !strings.HasPrefix(e, RegexPrefix) && !isLegacyPattern(e) && e != "" {
+			names = append(names, e)
+		}
+	}
+	return names
+}
+
+// LegacyDLQPatterns returns the dlq_queues entries still read as regexes
+// without the "re:" prefix, as every entry was before the prefix existed:
+// those with regex syntax other than '.', such as `.*\.failed`. A dot
+// alone is common in queue names, so "payments.failed" is a name. Callers
+// warn about these so that configs move to "re:".
+func (r RabbitMQ) LegacyDLQPatterns() []string {
+	var pats []string
+	for _, e := range r.DLQQueues {
+		if !strings.HasPrefix(e, RegexPrefix) && isLegacyPattern(e) {
+			pats = append(pats, e)
+		}
+	}
+	return pats
+}
+
+// isLegacyPattern reports whether an unprefixed entry has regex syntax
+// other than '.'.
+func isLegacyPattern(e string) bool {
+	noDots := strings.ReplaceAll(e, ".", "")
+	return regexp.QuoteMeta(noDots) != noDots
+}
+
+// compileDLQQueue compiles one dlq_queues entry to match whole names: a
+// "re:" regex, a legacy pattern, or a name taken literally.
+func compileDLQQueue(e string) (*regexp.Regexp, error) {
+	switch {
+	case strings.HasPrefix(e, RegexPrefix):
+		pat := strings.TrimPrefix(e, RegexPrefix)
+		if pat == "" {
+			return nil, errors.New(`empty regex after "re:"`)
+		}
+		return compileAnchored(pat)
+	case isLegacyPattern(e):
+		return compileAnchored(e)
+	}
+	return regexp.Compile("^" + regexp.QuoteMeta(e) + "$")
+}
+
+// compileDLQQueues compiles the dlq_queues entries, reporting each bad one
+// at path[i].
+func compileDLQQueues(p *problems, path string, entries []string) []*regexp.Regexp {
+	out := make([]*regexp.Regexp, 0, len(entries))
+	for i, e := range entries {
+		at := fmt.Sprintf("%s[%d]", path, i)
+		if e == "" {
+			p.add(at, "empty queue name")
+			continue
+		}
+		re, err := compileDLQQueue(e)
+		if err != nil {
+			p.add(at, "%v", err)
+			continue
+		}
+		out = append(out, re)
+	}
+	return out
 }
 
 // IsDLQName reports whether name looks like a DLQ by dlq.name_pattern, which

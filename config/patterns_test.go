@@ -1,6 +1,7 @@
 package config
 
 import (
+	"slices"
 	"testing"
 	"time"
 )
@@ -110,5 +111,52 @@ func TestOverrideWithoutThreshold(t *testing.T) {
 	want := "q.yml:3: alerts.overrides[0]: sets no threshold (lag_high, lag_seconds_high or dlq_age_high)"
 	if err == nil || err.Error() != want {
 		t.Errorf("err = %v, want %s", err, want)
+	}
+}
+
+// TestDLQQueues checks that a dlq_queues entry is a name unless it says
+// "re:", and that the old unprefixed regexes keep working.
+func TestDLQQueues(t *testing.T) {
+	tests := []struct {
+		name    string
+		entries []string
+		in      map[string]bool
+		names   []string
+		legacy  []string
+	}{
+		{"a dotted name is a name", []string{"rc.work.dlq"}, map[string]bool{
+			"rc.work.dlq": true, "rcXworkXdlq": false, "rc.work.dlq2": false,
+		}, []string{"rc.work.dlq"}, nil},
+		{"re: is an anchored regex", []string{`re:.*\.dlq`}, map[string]bool{
+			"rc.work.dlq": true, "a.dlq": true, "a.dlq.x": false,
+		}, nil, nil},
+		{"legacy regex without re:", []string{`.*\.failed`, "payments.failed"}, map[string]bool{
+			"orders.failed": true, "payments.failed": true, "paymentsXfailed": false,
+		}, []string{"payments.failed"}, []string{`.*\.failed`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := RabbitMQ{DLQQueues: tt.entries}
+			check := func(what string) {
+				for name, want := range tt.in {
+					if got := r.IsDLQQueue(name); got != want {
+						t.Errorf("%s IsDLQQueue(%q) = %v, want %v", what, name, got, want)
+					}
+				}
+			}
+			check("unvalidated")
+			var p problems
+			r.dlqQueues = compileDLQQueues(&p, "dlq_queues", r.DLQQueues)
+			if len(p) > 0 {
+				t.Fatalf("problems: %v", p)
+			}
+			check("validated")
+			if got := r.DLQQueueNames(); !slices.Equal(got, tt.names) {
+				t.Errorf("DLQQueueNames() = %q, want %q", got, tt.names)
+			}
+			if got := r.LegacyDLQPatterns(); !slices.Equal(got, tt.legacy) {
+				t.Errorf("LegacyDLQPatterns() = %q, want %q", got, tt.legacy)
+			}
+		})
 	}
 }

@@ -236,7 +236,7 @@ func (r *RabbitMQ) validate(p *problems, path string) {
 		}
 	}
 	r.Queues.compile(p, path+".queues")
-	r.dlqQueues = compileList(p, path+".dlq_queues", r.DLQQueues)
+	r.dlqQueues = compileDLQQueues(p, path+".dlq_queues", r.DLQQueues)
 }
 
 // checkURL checks raw has one of two schemes and a host. Messages never

@@ -37,6 +37,11 @@ func (m *Message) ReplayCount() int64 {
 // ErrBadDLQID is wrapped by ParseDLQID's errors.
 var ErrBadDLQID = errors.New("bad dlq id")
 
+// ErrNotFound is matched by broker errors saying that what a DLQ ID names
+// (its vhost, queue or topic) does not exist, so that callers above the
+// broker packages (the web API: 404) can tell it from a broker failure.
+var ErrNotFound = errors.New("not found")
+
 // DLQRef names one DLQ: the parsed form of a DLQ ID.
 type DLQRef struct {
 	Broker  Broker

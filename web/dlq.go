@@ -101,7 +101,7 @@ func (s *Server) dlqFail(c echo.Context, err error) error {
 	switch {
 	case errors.As(err, &ce):
 		return c.JSON(http.StatusConflict, map[string]string{"error": err.Error(), "job": ce.JobID})
-	case errors.Is(err, dlqreplay.ErrUnknownDLQ), errors.Is(err, dlqreplay.ErrJobNotFound):
+	case errors.Is(err, dlqreplay.ErrUnknownDLQ), errors.Is(err, dlqreplay.ErrJobNotFound), errors.Is(err, queue.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	case errors.Is(err, dlqreplay.ErrInvalidRequest):
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())

@@ -88,12 +88,11 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 			d.Notice = "Another queuewatch instance is running a job on this DLQ; its messages are listed again when it ends."
 		}
 		return http.StatusOK
-	case errors.Is(err, dlqreplay.ErrUnknownDLQ):
+	case errors.Is(err, dlqreplay.ErrUnknownDLQ), errors.Is(err, queue.ErrNotFound):
+		// 404 like the API, also when the poll lists the DLQ (dlq_queues
+		// names it): the page still shows what the poll knows.
 		d.Notice = "This DLQ cannot be read: " + err.Error()
-		if d.DLQ == nil {
-			return http.StatusNotFound
-		}
-		return http.StatusOK
+		return http.StatusNotFound
 	case errors.Is(err, dlqreplay.ErrDeliveryLimit):
 		d.Notice = "Browsing is paused to protect the delivery limit: " + err.Error()
 		return http.StatusOK

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"strings"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // defaultDialTimeout bounds connecting when the caller's context has no
@@ -101,18 +103,25 @@ func (c *Cluster) Dial(ctx context.Context, vhost, connectionName string) (*amqp
 // so that a cluster whose management API alone is on https:// keeps
 // working.
 // connectionName is shown in the broker's connection list.
+//
+// A wrong user or password is refused with ACCESS_REFUSED (403). RabbitMQ
+// withholds that answer for 3 s (it tells only clients advertising
+// authentication_failure_close at once, which amqp091 does not), and
+// amqp091 reports any failure after the login as ErrCredentials: a failure
+// after the deadline is therefore reported as the deadline, one before it
+// as the broker's refusal.
 func (c *Cluster) DialSocket(ctx context.Context, vhost, connectionName string) (*amqp.Connection, net.Conn, error) {
 	var raw net.Conn
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = time.Now().Add(c.DialTimeout)
+	}
 	cfg := amqp.Config{
 		Vhost:           vhost,
 		TLSClientConfig: c.tls,
 		Heartbeat:       heartbeat,
 		Properties:      amqp.Table{"connection_name": connectionName},
 		Dial: func(network, addr string) (net.Conn, error) {
-			deadline, ok := ctx.Deadline()
-			if !ok {
-				deadline = time.Now().Add(c.DialTimeout)
-			}
 			d := net.Dialer{Deadline: deadline}
 			conn, err := d.DialContext(ctx, network, addr)
 			if err != nil {
@@ -129,24 +138,52 @@ func (c *Cluster) DialSocket(ctx context.Context, vhost, connectionName string) 
 	}
 	conn, err := amqp.DialConfig(c.url, cfg)
 	if err != nil {
+		if !time.Now().Before(deadline) && !isServerError(err) {
+			return nil, nil, fmt.Errorf("amqp vhost %q: no answer before the deadline: %w", vhost, context.DeadlineExceeded)
+		}
 		return nil, nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
 	}
 	return conn, raw, nil
 }
 
+// isServerError reports whether err is a connection.close the broker sent.
+func isServerError(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Server
+}
+
+// IsAccessRefused reports whether the broker refused the login (AMQP 403
+// ACCESS_REFUSED: a wrong user or password), which no retry will cure.
+func IsAccessRefused(err error) bool {
+	var ae *amqp.Error
+	return errors.As(err, &ae) && ae.Code == amqp.AccessRefused
+}
+
 // amqpHint adds the setting to check to credential and vhost refusals.
+// RabbitMQ's own ACCESS_REFUSED close reaches only clients that ask for it,
+// so a socket closed during the login is named for what it is.
 func amqpHint(err error) error {
 	var ae *amqp.Error
 	switch {
 	case errors.Is(err, amqp.ErrCredentials):
-		return fmt.Errorf("%w: check the credentials in url", err)
+		return fmt.Errorf("ACCESS_REFUSED: %w: check the credentials in url", err)
 	case errors.As(err, &ae) && ae.Code == amqp.AccessRefused:
 		return fmt.Errorf("%w: check the credentials in url and the user's vhost permissions", err)
+	case errors.As(err, &ae) && ae.Server && ae.Code == amqp.NotAllowed && strings.HasSuffix(ae.Reason, " not found"):
+		return notFound{err} // "NOT_ALLOWED - vhost x not found"
 	case errors.Is(err, amqp.ErrVhost):
 		return fmt.Errorf("%w: check the user's vhost permissions", err)
 	}
 	return err
 }
+
+// notFound is a broker refusal that names something missing; it matches
+// queue.ErrNotFound and keeps the broker's words.
+type notFound struct{ error }
+
+func (e notFound) Unwrap() error { return e.error }
+
+func (notFound) Is(target error) bool { return target == queue.ErrNotFound }
 
 // IsNotFound reports whether the broker refused an operation because its
 // queue or exchange does not exist (the channel is closed then).

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
 	"strings"
 	"time"
 
@@ -34,7 +35,7 @@ func replay(args []string, stdout, stderr io.Writer) error {
 	group := fs.String("group", "", "failure group key to select (from the DLQ page or API)")
 	since := fs.String("since", "", "select messages that died at or after this RFC 3339 time")
 	until := fs.String("until", "", "select messages that died before this RFC 3339 time")
-	who := fs.String("who", os.Getenv("USER"), "operator name for the audit log")
+	who := fs.String("who", operator(), "operator name for the audit log (default: $USER, the OS user, the hostname)")
 	var headers listFlag
 	fs.Var(&headers, "header", "select messages with header NAME=VALUE (repeatable)")
 	var lf logFlags
@@ -140,6 +141,22 @@ func progressLine(j dlqreplay.Job) string {
 
 // receiptSummary is what replay prints: the job and the outcomes that need
 // attention (failed or skipped); the full receipt is in the audit log.
+// operator names who runs the command, for the audit log: $USER, else
+// the OS user (cron jobs and containers often leave $USER unset), else the
+// hostname, so that a CLI job is never recorded as "cli:" alone.
+func operator() string {
+	if u := os.Getenv("USER"); u != "" {
+		return u
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username
+	}
+	if h, err := os.Hostname(); err == nil && h != "" {
+		return h
+	}
+	return "unknown"
+}
+
 type receiptSummary struct {
 	Job      dlqreplay.Job       `json:"job"`
 	Problems []dlqreplay.Outcome `json:"problems,omitempty"`

@@ -58,6 +58,10 @@ type vhostConn struct {
 	conn *amqp.Connection
 	ch   *amqp.Channel
 	raw  net.Conn
+	// dialing is closed when the dial in progress ends, nil when none is;
+	// dialErr is why the last dial failed, nil after one succeeded.
+	dialing chan struct{}
+	dialErr error
 }
 
 func newAMQPPool(cluster *rabbit.Cluster, log *slog.Logger) *amqpPool {
@@ -137,8 +141,23 @@ func (p *amqpPool) run(ctx context.Context, vhost string, probes []probe) ([]pro
 		return res, err
 	case <-ctx.Done():
 		vc.drop()
+		if err := vc.refusal(); err != nil {
+			return nil, err
+		}
 		return nil, ctx.Err()
 	}
+}
+
+// refusal is the last dial's error when the broker refused the login: a
+// poll that ends while the next dial waits for the broker reports it
+// rather than its own deadline.
+func (vc *vhostConn) refusal() error {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if rabbit.IsAccessRefused(vc.dialErr) {
+		return vc.dialErr
+	}
+	return nil
 }
 
 func (p *amqpPool) probeAll(ctx context.Context, vc *vhostConn, vhost string, probes []probe) ([]probeResult, error) {
@@ -247,19 +266,84 @@ func (p *amqpPool) channel(ctx context.Context, vc *vhostConn, vhost string) (*a
 	return ch, conn, nil
 }
 
-// dial connects to vhost. The TCP connect and the AMQP handshake are bounded
-// by ctx's deadline; the connection then outlives the poll. A watcher
-// forgets the connection when the broker closes it, so the next poll dials
-// again instead of retrying in the background against a broker that is down.
+// dial connects to vhost, waiting until ctx ends. The dial itself runs on
+// in the background, bounded by the cluster's DialTimeout (or ctx, when
+// later) rather than by the poll: RabbitMQ answers a wrong password only
+// after 3 s, so a short poll would otherwise never learn why it cannot
+// connect. A later poll shares a dial in progress and uses its connection
+// or its refusal; when that dial failed otherwise (a network blip since
+// gone), it dials once more itself. A watcher forgets the connection when
+// the broker closes it, so the next poll dials again instead of retrying in
+// the background against a broker that is down.
 func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp.Connection, error) {
+	for attempt := 0; ; attempt++ {
+		done, mine := p.startDial(ctx, vc, vhost)
+		select {
+		case <-done:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		conn, err := vc.dialed()
+		if err != nil && !mine && attempt == 0 && !rabbit.IsAccessRefused(err) {
+			continue
+		}
+		return conn, err
+	}
+}
+
+// startDial returns the channel closed when vc's dial in progress ends,
+// starting one when none is, and whether it started it.
+func (p *amqpPool) startDial(ctx context.Context, vc *vhostConn, vhost string) (<-chan struct{}, bool) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	if vc.dialing != nil {
+		return vc.dialing, false
+	}
+	timeout := p.cluster.DialTimeout
+	if dl, ok := ctx.Deadline(); ok && time.Until(dl) > timeout {
+		timeout = time.Until(dl)
+	}
+	done := make(chan struct{})
+	vc.dialing = done
+	go p.dialOnce(vc, vhost, timeout, done)
+	return done, true
+}
+
+// dialed is the outcome of the last dial.
+func (vc *vhostConn) dialed() (*amqp.Connection, error) {
+	vc.mu.Lock()
+	defer vc.mu.Unlock()
+	switch {
+	case vc.dialErr != nil:
+		return nil, vc.dialErr
+	case vc.conn == nil:
+		return nil, errors.New("amqp connection closed right after it opened")
+	}
+	return vc.conn, nil
+}
+
+// dialOnce dials vhost and records the connection or the error in vc,
+// then closes done.
+func (p *amqpPool) dialOnce(vc *vhostConn, vhost string, timeout time.Duration, done chan struct{}) {
+	defer close(done)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
 	conn, raw, err := p.cluster.DialSocket(ctx, vhost, "queuewatch "+p.cluster.Name()+" "+vhost)
+	if err == nil && p.isClosed() {
+		_ = raw.Close() // the source closed while dialling: nobody uses this connection
+		go conn.Close()
+		err = errors.New("source closed")
+	}
+	vc.mu.Lock()
+	vc.dialing, vc.dialErr = nil, err
+	if err == nil {
+		vc.conn, vc.ch, vc.raw = conn, nil, raw
+	}
+	vc.mu.Unlock()
 	if err != nil {
-		return nil, err
+		return
 	}
 	p.dials.Add(1)
-	vc.mu.Lock()
-	vc.conn, vc.ch, vc.raw = conn, nil, raw
-	vc.mu.Unlock()
 	closed := conn.NotifyClose(make(chan *amqp.Error, 1))
 	go func() {
 		if e := <-closed; e != nil && !p.isClosed() {
@@ -271,5 +355,4 @@ func (p *amqpPool) dial(ctx context.Context, vc *vhostConn, vhost string) (*amqp
 		}
 		vc.mu.Unlock()
 	}()
-	return conn, nil
 }

@@ -304,8 +304,9 @@ const amqpParallelism = 4
 
 // measure fills exact depths and oldest ages of plans over AMQP, updates the
 // planned queues and appends the DLQs to snap. It returns how many plans
-// could not be measured.
-func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan, queues []queue.Queue) int {
+// could not be measured, and the broker's refusal of the login if any
+// vhost's connection met one: then the source as a whole has failed.
+func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan, queues []queue.Queue) (int, error) {
 	byVHost := map[string][]int{}
 	for i, p := range plans {
 		if !p.skipAMQP {
@@ -338,7 +339,11 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 		})
 	}
 	wg.Wait()
+	var refused error
 	for _, vh := range slices.Sorted(maps.Keys(vhostErr)) {
+		if refused == nil && rabbit.IsAccessRefused(vhostErr[vh]) {
+			refused = vhostErr[vh]
+		}
 		s.log.Warn("amqp measurement failed", "vhost", vh, "err", vhostErr[vh])
 		snap.Partial = append(snap.Partial, fmt.Sprintf("vhost %q: amqp: %v", vh, vhostErr[vh]))
 	}
@@ -364,7 +369,7 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 			snap.DLQs = append(snap.DLQs, s.dlq(p, results[i], err, snap.Time))
 		}
 	}
-	return failed
+	return failed, refused
 }
 
 // dlq builds the reported DLQ from its plan and measurement. When AMQP

@@ -185,8 +185,11 @@ func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error
 	s.mu.Lock()
 	s.known = plans
 	s.mu.Unlock()
-	s.measure(ctx, snap, plans, queues)
+	if _, refused := s.measure(ctx, snap, plans, queues); refused != nil {
+		return refused
+	}
 	snap.Queues = queues
+	s.reportMissing(snap, listedIn(v.queues))
 	return nil
 }
 
@@ -194,13 +197,16 @@ func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error
 func (s *Source) pollAMQPOnly(ctx context.Context, snap *queue.Snapshot, known []plan) error {
 	plans := amqpOnlyPlans(s.opts, known)
 	if len(plans) == 0 {
-		return errors.New("no management url and no explicitly listed queues: nothing to measure")
+		return errors.New("no management url and no queue names in dlq_queues (re: patterns need the management API): nothing to measure")
 	}
 	queues := make([]queue.Queue, len(plans))
 	for i, p := range plans {
 		queues[i] = queue.Queue{Cluster: s.Cluster(), VHost: p.vhost, Name: p.name, Type: p.typ}
 	}
-	failed := s.measure(ctx, snap, plans, queues)
+	failed, refused := s.measure(ctx, snap, plans, queues)
+	if refused != nil {
+		return refused
+	}
 	if failed == len(plans) {
 		return fmt.Errorf("amqp %s: no queue could be measured: %s", s.opts.Cluster.URL(), strings.Join(snap.Partial, "; "))
 	}
@@ -209,5 +215,6 @@ func (s *Source) pollAMQPOnly(ctx context.Context, snap *queue.Snapshot, known [
 			snap.Queues = append(snap.Queues, queues[i])
 		}
 	}
+	s.reportMissing(snap, measuredIn(plans))
 	return nil
 }
