@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net"
 	"net/url"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -34,6 +35,12 @@ type Cluster struct {
 	// DialTimeout bounds the TCP connect and the AMQP handshake when the
 	// context has no deadline.
 	DialTimeout time.Duration
+
+	// mu guards the state users of the cluster share: what the broker
+	// said about itself and what browsing saw.
+	mu          sync.Mutex
+	amqpVersion string // from the last AMQP handshake
+	heads       map[headKey]HeadSighting
 }
 
 // New builds the access to cfg's cluster. It checks the URLs and loads the
@@ -131,6 +138,7 @@ func (c *Cluster) DialSocket(ctx context.Context, vhost, connectionName string) 
 	if err != nil {
 		return nil, nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
 	}
+	c.noteServerVersion(conn.Properties)
 	return conn, raw, nil
 }
 
