@@ -86,6 +86,9 @@ read:
 	for d := range deliveries {
 		got = append(got, d)
 	}
+	if skip == 0 && len(got) > 0 { // the collector dates the DLQ's oldest message by it
+		br.b.opts.Cluster.SawHead(br.ref.VHost, br.ref.Name, q.Messages, &got[0])
+	}
 	refusal, err := br.giveBack(ctx, ch, got)
 	if err != nil {
 		return dlqreplay.Page{}, err
