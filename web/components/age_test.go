@@ -34,9 +34,13 @@ func TestOldestAge(t *testing.T) {
 // TestDLQPageMarksEstimatedAge renders the DLQ page head with an
 // estimated age: the ≈ and the explanation reach the HTML.
 func TestDLQPageMarksEstimatedAge(t *testing.T) {
-	d := DLQData{ID: "rabbitmq:main:/:q.dlq", Broker: "rabbitmq", Cluster: "main", VHost: "/", Name: "q.dlq",
-		DLQ: &queue.DLQ{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "q.dlq", Messages: 3,
-			OldestAge: 200 * time.Second, HasOldestAge: true, OldestAgeBasis: queue.AgeBacklog}}
+	d := DLQData{
+		ID: "rabbitmq:main:/:q.dlq", Broker: "rabbitmq", Cluster: "main", VHost: "/", Name: "q.dlq",
+		DLQ: &queue.DLQ{
+			Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "q.dlq", Messages: 3,
+			OldestAge: 200 * time.Second, HasOldestAge: true, OldestAgeBasis: queue.AgeBacklog,
+		},
+	}
 	var b strings.Builder
 	if err := dlqHead(d, false).Render(context.Background(), &b); err != nil {
 		t.Fatal(err)
