@@ -2,6 +2,8 @@ package rabbitmq
 
 import (
 	"context"
+	"net/http"
+	neturl "net/url"
 	"os"
 	"testing"
 	"time"
@@ -22,18 +24,18 @@ import (
 // counts against the default delivery limit of 20.
 func TestPollingSpendsNoDelivery(t *testing.T) {
 	a := requireRabbit(t)
-	vh := a.VHost("nodeliver")
-	ch := channel(t, vh)
-	a.queue(vh, "quorum.dlq", map[string]any{"x-queue-type": "quorum"})
-	a.queue(vh, "classic.dlq", nil)
-	a.queue(vh, "stream.dlq", map[string]any{"x-queue-type": "stream"})
+	vh, url := a.isolatedVHost("nodeliver")
+	ch := isolatedChannel(t, url, vh)
+	declare(t, ch, "quorum.dlq", amqp.Table{"x-queue-type": "quorum"})
+	declare(t, ch, "classic.dlq", nil)
+	declare(t, ch, "stream.dlq", amqp.Table{"x-queue-type": "stream"})
 	for _, q := range []string{"quorum.dlq", "classic.dlq", "stream.dlq"} {
 		publish(t, ch, "", q, text(q))
 	}
 	waitDepth(t, ch, "quorum.dlq", 1)
 	waitDepth(t, ch, "classic.dlq", 1)
 
-	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
+	s := newSource(t, isolatedConfig(url), Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
 	for range 12 {
 		snap := poll(t, s)
 		for _, q := range []string{"quorum.dlq", "classic.dlq"} {
@@ -90,17 +92,17 @@ func TestSoakServeSpendsNoDelivery(t *testing.T) {
 // least minPolls polls succeeded and that no message was delivered.
 func serveAgainstQuorumDLQs(t *testing.T, interval, runFor time.Duration, minPolls int) {
 	a := requireRabbit(t)
-	vh := a.VHost("serveq")
-	ch := channel(t, vh)
+	vh, url := a.isolatedVHost("serveq")
+	ch := isolatedChannel(t, url, vh)
 	dlqs := []string{"orders.dlq", "payments.dlq"}
 	for _, q := range dlqs {
-		a.queue(vh, q, map[string]any{"x-queue-type": "quorum"})
+		declare(t, ch, q, amqp.Table{"x-queue-type": "quorum"})
 		publish(t, ch, "", q, text("a"))
 		publish(t, ch, "", q, amqp.Publishing{Body: []byte("b"), Timestamp: time.Now().Add(-time.Hour)})
 		publish(t, ch, "", q, text("c"))
 		waitDepth(t, ch, q, 3)
 	}
-	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
+	s := newSource(t, isolatedConfig(url), Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
 	c := collectors.New([]collectors.Source{s}, collectors.Options{Interval: interval})
 	ctx, cancel := context.WithTimeout(context.Background(), runFor)
 	defer cancel()
@@ -131,5 +133,55 @@ func serveAgainstQuorumDLQs(t *testing.T, interval, runFor time.Duration, minPol
 					q, i, m.Body, n, m.Redelivered, polls)
 			}
 		}
+	}
+}
+
+// isolatedVHost creates a vhost that only a user of its own may reach
+// over AMQP, and returns it with that user's AMQP URL. Other processes
+// polling every vhost of the shared test broker (other test runs with a
+// collector that reads DLQ heads) then cannot deliver these messages, so
+// a delivery count that moves was moved by this test.
+func (a *admin) isolatedVHost(prefix string) (vhost, url string) {
+	a.t.Helper()
+	vhost = a.VHost(prefix)
+	user := testenv.Unique("qw-" + prefix)
+	a.Do(http.MethodPut, rabbit.APIPath("users", user), map[string]any{"password": "secret", "tags": ""})
+	a.t.Cleanup(func() { a.Do(http.MethodDelete, rabbit.APIPath("users", user), nil) })
+	a.Do(http.MethodPut, rabbit.APIPath("permissions", vhost, user), map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
+	a.Do(http.MethodDelete, rabbit.APIPath("permissions", vhost, "guest"), nil)
+	return vhost, "amqp://" + neturl.PathEscape(user) + ":secret@127.0.0.1:5672/"
+}
+
+// isolatedConfig reaches an isolated vhost over AMQP as its own user and
+// the management API as guest (which reads every vhost's statistics but,
+// without permissions, cannot connect to it).
+func isolatedConfig(url string) config.RabbitMQ {
+	return config.RabbitMQ{URL: url, ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"}
+}
+
+// isolatedChannel opens a confirm-mode channel on vhost as url's user.
+func isolatedChannel(t testing.TB, url, vhost string) *amqp.Channel {
+	t.Helper()
+	conn, err := amqp.DialConfig(url, amqp.Config{Vhost: vhost})
+	if err != nil {
+		t.Fatalf("dial vhost %q: %v", vhost, err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	ch, err := conn.Channel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ch.Confirm(false); err != nil {
+		t.Fatal(err)
+	}
+	return ch
+}
+
+// declare declares a durable queue over AMQP (the management API's guest
+// has no permission on an isolated vhost).
+func declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
+	t.Helper()
+	if _, err := ch.QueueDeclare(name, true, false, false, false, args); err != nil {
+		t.Fatalf("declare %s: %v", name, err)
 	}
 }
