@@ -136,10 +136,11 @@ func serveAgainstQuorumDLQs(t *testing.T, interval, runFor time.Duration, minPol
 	}
 }
 
-// isolatedVHost creates a vhost that only a user of its own may reach
-// over AMQP, and returns it with that user's AMQP URL. Other processes
-// polling every vhost of the shared test broker (other test runs with a
-// collector that reads DLQ heads) then cannot deliver these messages, so
+// isolatedVHost creates a vhost whose queues only a user of its own may
+// read, and returns it with that user's AMQP URL. Other processes polling
+// every vhost of the shared test broker as guest (other test runs of a
+// collector that reads DLQ heads) can still connect and measure depths,
+// so they see no error for the vhost, but cannot deliver these messages:
 // a delivery count that moves was moved by this test.
 func (a *admin) isolatedVHost(prefix string) (vhost, url string) {
 	a.t.Helper()
@@ -148,13 +149,12 @@ func (a *admin) isolatedVHost(prefix string) (vhost, url string) {
 	a.Do(http.MethodPut, rabbit.APIPath("users", user), map[string]any{"password": "secret", "tags": ""})
 	a.t.Cleanup(func() { a.Do(http.MethodDelete, rabbit.APIPath("users", user), nil) })
 	a.Do(http.MethodPut, rabbit.APIPath("permissions", vhost, user), map[string]string{"configure": ".*", "write": ".*", "read": ".*"})
-	a.Do(http.MethodDelete, rabbit.APIPath("permissions", vhost, "guest"), nil)
+	a.Do(http.MethodPut, rabbit.APIPath("permissions", vhost, "guest"), map[string]string{"configure": "^$", "write": "^$", "read": "^$"})
 	return vhost, "amqp://" + neturl.PathEscape(user) + ":secret@127.0.0.1:5672/"
 }
 
 // isolatedConfig reaches an isolated vhost over AMQP as its own user and
-// the management API as guest (which reads every vhost's statistics but,
-// without permissions, cannot connect to it).
+// the management API as guest.
 func isolatedConfig(url string) config.RabbitMQ {
 	return config.RabbitMQ{URL: url, ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"}
 }
@@ -177,8 +177,8 @@ func isolatedChannel(t testing.TB, url, vhost string) *amqp.Channel {
 	return ch
 }
 
-// declare declares a durable queue over AMQP (the management API's guest
-// has no permission on an isolated vhost).
+// declare declares a durable queue over AMQP (guest may not configure
+// queues in an isolated vhost).
 func declare(t testing.TB, ch *amqp.Channel, name string, args amqp.Table) {
 	t.Helper()
 	if _, err := ch.QueueDeclare(name, true, false, false, false, args); err != nil {
