@@ -211,11 +211,38 @@ type DLQ struct {
 	// Messages is the depth: messages neither replayed nor removed.
 	Messages int64
 	// OldestAge is the age of the oldest message; HasOldestAge tells whether
-	// it is known.
-	OldestAge    time.Duration
-	HasOldestAge bool
-	Err          string
+	// it is known, and OldestAgeBasis how it was obtained (the zero value
+	// is exact).
+	OldestAge      time.Duration
+	HasOldestAge   bool
+	OldestAgeBasis AgeBasis
+	Err            string
 }
+
+// AgeBasis says how a DLQ's oldest age was obtained. Reading the head
+// message of some queues would change them (a RabbitMQ quorum queue
+// counts every return as a delivery), so some ages are estimates.
+type AgeBasis string
+
+// How an oldest age is known.
+const (
+	// AgeExact is read from the broker: a record or message timestamp.
+	AgeExact AgeBasis = ""
+	// AgeBrowsed is the head message's dead-letter time (or timestamp) as
+	// the last browse of the DLQ read it; the head may have changed since
+	// without the depth showing it.
+	AgeBrowsed AgeBasis = "browsed"
+	// AgeBacklog is from when polls first saw the current backlog: the
+	// last poll that found the queue empty (the oldest message arrived
+	// after it, so the age is at most one poll interval too high), or,
+	// for a backlog already there when queuewatch began watching, that
+	// first poll (a lower bound: the oldest message may be much older).
+	AgeBacklog AgeBasis = "backlog"
+)
+
+// Estimated reports whether the age is an estimate rather than read from
+// the broker.
+func (b AgeBasis) Estimated() bool { return b != AgeExact }
 
 // Source is the DLQ's sources joined for a metric label.
 func (d *DLQ) Source() string {

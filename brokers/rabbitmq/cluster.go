@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	amqp "github.com/rabbitmq/amqp091-go"
@@ -36,6 +37,12 @@ type Cluster struct {
 	// DialTimeout bounds the TCP connect and the AMQP handshake when the
 	// context has no deadline.
 	DialTimeout time.Duration
+
+	// mu guards the state users of the cluster share: what the broker
+	// said about itself and what browsing saw.
+	mu          sync.Mutex
+	amqpVersion string // from the last AMQP handshake
+	heads       map[headKey]HeadSighting
 }
 
 // New builds the access to cfg's cluster. It checks the URLs and loads the
@@ -143,6 +150,7 @@ func (c *Cluster) DialSocket(ctx context.Context, vhost, connectionName string) 
 		}
 		return nil, nil, fmt.Errorf("amqp vhost %q: %w", vhost, amqpHint(err))
 	}
+	c.noteServerVersion(conn.Properties)
 	return conn, raw, nil
 }
 

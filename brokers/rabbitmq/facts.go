@@ -16,9 +16,11 @@ const (
 	TypeStream  = "stream"
 )
 
-// DeliveryLimit is a quorum queue's effective delivery limit: the
+// DeliveryLimit is a quorum queue's explicit delivery limit: the
 // x-delivery-limit argument and a policy's delivery-limit both apply, and
-// the lower wins. ok is false when neither sets one.
+// the lower wins. ok is false when neither sets one. RabbitMQ 4 enforces a
+// default limit that neither shows: EffectiveDeliveryLimit (and
+// Queue.DeliveryLimit, Cluster.DeliveryLimit) include it.
 //
 // Example: argument 10 and policy 3 give (3, true); no argument and no
 // policy give (0, false).

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -86,6 +87,10 @@ type Client struct {
 	user, pass string
 	hc         *http.Client
 	requests   atomic.Int64
+
+	verMu     sync.Mutex
+	version   string // rabbitmq_version, "" until known
+	versionAt time.Time
 }
 
 // NewClient returns a client for the API at base (http:// or https://).
@@ -212,6 +217,9 @@ type Queue struct {
 	// ConsumerDetails is sent for a single queue (Client.Queue), not in
 	// listings.
 	ConsumerDetails []Consumer `json:"consumer_details"`
+	// BrokerVersion is the broker's version as the client knew it when it
+	// read the queue ("" when unknown); the delivery limit depends on it.
+	BrokerVersion string `json:"-"`
 }
 
 // Consumer is one consumer of a queue.
@@ -219,9 +227,12 @@ type Consumer struct {
 	Tag string `json:"consumer_tag"`
 }
 
-// DeliveryLimit is the queue's effective delivery limit; see
-// DeliveryLimit.
-func (q Queue) DeliveryLimit() (int64, bool) { return DeliveryLimit(q.Arguments, q.EffectivePolicy) }
+// DeliveryLimit is the delivery limit the broker enforces on the queue,
+// RabbitMQ 4's default for quorum queues included; see
+// EffectiveDeliveryLimit.
+func (q Queue) DeliveryLimit() (int64, bool) {
+	return EffectiveDeliveryLimit(q.BrokerVersion, q.Type, q.Arguments, q.EffectivePolicy)
+}
 
 type queuePage struct {
 	Items     []Queue `json:"items"`
@@ -270,6 +281,7 @@ func (m *Client) Queues(ctx context.Context, vhost string) ([]Queue, error) {
 		}
 		for _, it := range p.Items {
 			k := [2]string{it.VHost, it.Name}
+			it.BrokerVersion = m.knownVersion()
 			if !seen[k] {
 				seen[k] = true
 				out = append(out, it)
@@ -282,10 +294,14 @@ func (m *Client) Queues(ctx context.Context, vhost string) ([]Queue, error) {
 	return out, nil
 }
 
-// Queue reads one queue, consumers included.
+// Queue reads one queue, consumers included. The broker's version is read
+// first when the client does not know it yet, so that the queue's
+// DeliveryLimit includes RabbitMQ 4's default.
 func (m *Client) Queue(ctx context.Context, vhost, name string) (Queue, error) {
+	version, _ := m.Version(ctx) // unknown is taken as 4.x by DeliveryLimit
 	var q Queue
 	err := m.Get(ctx, APIPath("queues", vhost, name), nil, &q)
+	q.BrokerVersion = version
 	return q, err
 }
 

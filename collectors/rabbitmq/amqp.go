@@ -19,11 +19,11 @@ import (
 // finished yet (it was cancelled and its connection is being torn down).
 var errBusy = errors.New("previous amqp operation still running")
 
-// probe asks for one queue's exact depth and, when peek is set, the age of
-// its head message.
+// probe asks for one queue's exact depth. It never reads a message: on a
+// quorum queue every return of a read message counts as a delivery, and
+// RabbitMQ 4 drops or dead-letters a message after 20 of them by default.
 type probe struct {
 	queue string
-	peek  bool
 }
 
 // probeResult is what a probe learned.
@@ -31,8 +31,6 @@ type probeResult struct {
 	ready     int64
 	consumers int
 	missing   bool // the queue does not exist
-	oldest    time.Time
-	hasOldest bool
 	err       error
 }
 
@@ -202,34 +200,7 @@ func (p *amqpPool) probeOne(ctx context.Context, vc *vhostConn, vhost string, pr
 		}
 		return probeResult{err: err}, nil
 	}
-	r := probeResult{ready: int64(q.Messages), consumers: q.Consumers}
-	if pr.peek && q.Messages > 0 {
-		r.oldest, r.hasOldest, err = peekHead(ch, pr.queue)
-		if err != nil {
-			if conn.IsClosed() {
-				return probeResult{}, err
-			}
-			vc.clearChannel(ch)
-			r.err = fmt.Errorf("read head message: %w", err)
-		}
-	}
-	return r, nil
-}
-
-// peekHead reads the head message and puts it back at the head
-// (basic.nack with requeue), returning when it was dead-lettered, or
-// published when it carries no x-death.
-func peekHead(ch *amqp.Channel, queue string) (time.Time, bool, error) {
-	d, ok, err := ch.Get(queue, false)
-	if err != nil || !ok {
-		return time.Time{}, false, err
-	}
-	t, has := rabbit.DeadLetteredAt(&d)
-	// If the nack is lost, closing the channel requeues the message anyway.
-	if err := d.Nack(false, true); err != nil {
-		return t, has, fmt.Errorf("requeue head message: %w", err)
-	}
-	return t, has, nil
+	return probeResult{ready: int64(q.Messages), consumers: q.Consumers}, nil
 }
 
 func (vc *vhostConn) clearChannel(ch *amqp.Channel) {

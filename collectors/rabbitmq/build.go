@@ -130,9 +130,8 @@ type plan struct {
 	// unacked is added to the exact ready count.
 	mgmtReady, unacked int64
 	headTS             *float64
-	// skipAMQP is set for streams, whose depth is not a ready count; noPeek
-	// for queues whose head must not be read.
-	skipAMQP, noPeek bool
+	// skipAMQP is set for streams, whose depth is not a ready count.
+	skipAMQP bool
 	// qi is the plan's index in the snapshot's queues.
 	qi      int
 	missing bool
@@ -166,7 +165,6 @@ func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
 			dlq: true, detection: det, sources: srcs,
 			mgmtReady: q.Ready, unacked: q.Unacked, headTS: mq.HeadTimestamp,
 			skipAMQP: mq.Type == rabbit.TypeStream,
-			noPeek:   mq.Type == rabbit.TypeQuorum && hasLimit(mq),
 			qi:       len(queues) - 1,
 		})
 	}
@@ -272,7 +270,7 @@ func amqpOnlyPlans(opts Options, known []plan) []plan {
 	for _, k := range known {
 		byKey[vhostName{k.vhost, k.name}] = plan{
 			vhost: k.vhost, name: k.name, typ: k.typ, dlq: true,
-			detection: k.detection, sources: k.sources, skipAMQP: k.skipAMQP, noPeek: k.noPeek,
+			detection: k.detection, sources: k.sources, skipAMQP: k.skipAMQP,
 		}
 	}
 	for _, r := range opts.ExplicitQueues {
@@ -283,10 +281,7 @@ func amqpOnlyPlans(opts Options, known []plan) []plan {
 		if _, ok := byKey[key]; ok {
 			continue
 		}
-		// The type is unknown without the management API, and reading the
-		// head of a quorum queue with a delivery limit would use up an
-		// attempt, so the head is not read.
-		p := plan{vhost: r.VHost, name: r.Name, noPeek: true}
+		p := plan{vhost: r.VHost, name: r.Name}
 		p.detection, p.dlq = detect(opts, r.VHost, r.Name, false)
 		byKey[key] = p
 	}
@@ -324,7 +319,7 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 			defer func() { <-sem }()
 			probes := make([]probe, len(idx))
 			for j, i := range idx {
-				probes[j] = probe{queue: plans[i].name, peek: plans[i].dlq && !plans[i].noPeek && plans[i].headTS == nil}
+				probes[j] = probe{queue: plans[i].name}
 			}
 			res, err := s.amqp.run(ctx, vh, probes)
 			mu.Lock()
@@ -348,6 +343,7 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 		snap.Partial = append(snap.Partial, fmt.Sprintf("vhost %q: amqp: %v", vh, vhostErr[vh]))
 	}
 	failed := 0
+	seen := map[vhostName]backlog{}
 	for i := range plans {
 		p := &plans[i]
 		err := vhostErr[p.vhost]
@@ -366,15 +362,28 @@ func (s *Source) measure(ctx context.Context, snap *queue.Snapshot, plans []plan
 			queues[p.qi].Consumers = results[i].consumers
 		}
 		if p.dlq {
-			snap.DLQs = append(snap.DLQs, s.dlq(p, results[i], err, snap.Time))
+			d := s.dlq(p, results[i], err)
+			if err == nil {
+				seen[vhostName{p.vhost, p.name}] = s.age(&d, p, &queues[p.qi], snap.Time)
+			}
+			snap.DLQs = append(snap.DLQs, d)
 		}
 	}
+	s.keepBacklogs(seen)
 	return failed, refused
+}
+
+// keepBacklogs replaces the backlogs with this poll's, so DLQs that were
+// not measured are forgotten.
+func (s *Source) keepBacklogs(seen map[vhostName]backlog) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.backlogs = seen
 }
 
 // dlq builds the reported DLQ from its plan and measurement. When AMQP
 // failed, the management numbers stand in and the error is recorded.
-func (s *Source) dlq(p *plan, r probeResult, err error, now time.Time) queue.DLQ {
+func (s *Source) dlq(p *plan, r probeResult, err error) queue.DLQ {
 	d := queue.DLQ{
 		Broker: queue.RabbitMQ, Cluster: s.Cluster(), VHost: p.vhost, Name: p.name,
 		Sources: p.sources, Detection: p.detection,
@@ -388,20 +397,28 @@ func (s *Source) dlq(p *plan, r probeResult, err error, now time.Time) queue.DLQ
 	default:
 		d.Messages = r.ready + p.unacked
 	}
-	switch {
-	case err == nil && d.Messages == 0:
-		d.HasOldestAge = true // an empty DLQ's oldest message is 0 s old, like a caught-up group's lag
-	case p.headTS != nil:
-		d.OldestAge, d.HasOldestAge = ageSince(now, time.Unix(int64(*p.headTS), 0)), true
-	case r.hasOldest:
-		d.OldestAge, d.HasOldestAge = ageSince(now, r.oldest), true
-	}
 	return d
 }
 
-// hasLimit reports whether q counts deliveries: peeking at its head would
-// spend one of each message's deliveries.
-func hasLimit(q rabbit.Queue) bool {
-	_, ok := q.DeliveryLimit()
-	return ok
+// age fills d's oldest age and returns the DLQ's backlog after this poll.
+// The head message is never read (see doc.go): the age is exact from
+// head_message_timestamp, 0 for an empty DLQ, else estimated.
+func (s *Source) age(d *queue.DLQ, p *plan, q *queue.Queue, now time.Time) backlog {
+	s.mu.Lock()
+	prev, known := s.backlogs[vhostName{p.vhost, p.name}]
+	s.mu.Unlock()
+	b := nextBacklog(prev, known, d.Messages, q.Consumers, now)
+	switch {
+	case d.Messages == 0:
+		d.HasOldestAge = true // an empty DLQ's oldest message is 0 s old, like a caught-up group's lag
+		if !b.held {
+			s.opts.Cluster.ForgetHead(p.vhost, p.name, now)
+		}
+	case p.headTS != nil:
+		d.OldestAge, d.HasOldestAge = ageSince(now, time.Unix(int64(*p.headTS), 0)), true
+	default:
+		d.OldestAge, d.OldestAgeBasis = s.estimateAge(p, b, q.Ready, q.Consumers, now)
+		d.HasOldestAge = true
+	}
+	return b
 }

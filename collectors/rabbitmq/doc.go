@@ -45,14 +45,20 @@
 // and the snapshot is marked partial. An AMQP operation never outlives the
 // poll's context: on cancellation its connection is closed under it.
 //
-// The age of a DLQ's oldest message comes from head_message_timestamp when
-// the broker reports it. Otherwise the head message is read with basic.get
-// and immediately returned with basic.nack(requeue=true), which puts it back
-// at the head of a classic queue; its age is taken from x-death[0].time, else
-// from the message timestamp. This happens at most once per DLQ per poll, and
-// never for quorum queues with a delivery limit (the read would use up a
-// delivery attempt), for streams, or in AMQP-only mode, where the queue type
-// is unknown: their oldest age stays unknown. An empty DLQ's oldest age is 0.
+// A poll never reads a message: no basic.get, no consumer, nothing returned
+// or requeued, on any queue type. On a quorum queue every return of a read
+// message counts as a delivery (x-delivery-count), RabbitMQ 4 drops or
+// dead-letters a message after 20 of them by default, and a return moves
+// the message behind the others; so the age of a DLQ's oldest message is
+// exact only when the broker reports head_message_timestamp (a classic
+// queue whose head message has a timestamp property), 0 for an empty DLQ,
+// and otherwise estimated (queue.DLQ.OldestAgeBasis): from the head's
+// x-death time as the last browse saw it (recorded on the shared
+// brokers/rabbitmq.Cluster, and forgotten once the ready count falls below
+// what the browse saw while no consumer holds messages), else from when
+// polls first saw the current backlog (nextBacklog). The broker's version
+// is read at the first poll (and every ten minutes) so that browsing knows
+// RabbitMQ 4's default delivery limit.
 //
 // Without the management API a DLQ's depth is its exact ready count only;
 // unacknowledged messages are not visible over AMQP.

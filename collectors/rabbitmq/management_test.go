@@ -71,6 +71,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	files := map[string]string{
+		"/api/overview":                                "overview.json",
 		"/api/vhosts":                                  "vhosts.json",
 		"/api/queues/qw-record?page=1":                 "queues-page1.json",
 		"/api/queues/qw-record?page=2":                 "queues-page2.json",
@@ -178,10 +179,11 @@ func TestRecordedResponses(t *testing.T) {
 		t.Errorf("partial %v, want the amqp failure", snap.Partial)
 	}
 
-	// vhosts, two pages, exchanges, and the DLX's and the source's
-	// bindings (orders has no dead-letter routing key).
+	// The version (first poll only), vhosts, two pages, exchanges, and the
+	// DLX's and the source's bindings (orders has no dead-letter routing
+	// key).
 	want := []string{
-		"/api/vhosts", "/api/queues/qw-record?page=1", "/api/queues/qw-record?page=2",
+		"/api/overview", "/api/vhosts", "/api/queues/qw-record?page=1", "/api/queues/qw-record?page=2",
 		"/api/exchanges/qw-record", "/api/exchanges/qw-record/dlx/bindings/source",
 		"/api/queues/qw-record/orders/bindings",
 	}
@@ -316,7 +318,7 @@ func TestPathEscaping(t *testing.T) {
 	if len(snap.Queues) != 1 || snap.Queues[0].Name != "q/1 ☃" || snap.Queues[0].VHost != vh {
 		t.Errorf("queues %+v", snap.Queues)
 	}
-	want := []string{"/api/queues/a%20b%25%2Fc?page=1", "/api/exchanges/a%20b%25%2Fc", "/api/exchanges/a%20b%25%2Fc/x%2Fy%20z/bindings/source"}
+	want := []string{"/api/overview", "/api/queues/a%20b%25%2Fc?page=1", "/api/exchanges/a%20b%25%2Fc", "/api/exchanges/a%20b%25%2Fc/x%2Fy%20z/bindings/source"}
 	if !slices.Equal(f.paths, want) {
 		t.Errorf("paths %v, want %v", f.paths, want)
 	}

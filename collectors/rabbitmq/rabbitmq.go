@@ -85,6 +85,10 @@ type Source struct {
 	// routed are the routed queues of the last management poll, whose
 	// topology the next poll reads while it lists queues.
 	routed []routed
+	// backlogs are the DLQs' backlogs as of the last poll, for estimating
+	// oldest ages.
+	backlogs map[vhostName]backlog
+	version  string // the broker's, as last logged
 }
 
 // New creates a source; it does not connect until the first poll.
@@ -153,6 +157,7 @@ func (s *Source) Check(ctx context.Context) error {
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: s.Cluster(), Time: start}
+	s.noteVersion(ctx)
 	var err error
 	if s.mgmt == nil {
 		err = s.pollAMQPOnly(ctx, snap, nil)
@@ -164,6 +169,23 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	}
 	snap.Duration = s.now().Sub(start)
 	return snap, nil
+}
+
+// noteVersion reads the broker's version (cached by the cluster access,
+// so one management request at the first poll and every ten minutes),
+// which browsing needs for RabbitMQ 4's default quorum delivery limit, and
+// logs it when it changes.
+func (s *Source) noteVersion(ctx context.Context) {
+	v := s.opts.Cluster.Version(ctx)
+	s.mu.Lock()
+	changed := v != "" && v != s.version
+	if changed {
+		s.version = v
+	}
+	s.mu.Unlock()
+	if changed {
+		s.log.Info("rabbitmq version", "version", v, "quorum_default_delivery_limit", rabbit.DefaultsToDeliveryLimit(v))
+	}
 }
 
 func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error {

@@ -68,6 +68,9 @@ func (br *browser) page(ctx context.Context, after, limit int) (dlqreplay.Page, 
 	if err != nil {
 		return dlqreplay.Page{}, err
 	}
+	if skip == 0 && len(got) > 0 { // the collector dates the DLQ's oldest message by it
+		br.b.opts.Cluster.SawHead(br.ref.VHost, br.ref.Name, q.Messages, &got[0])
+	}
 	saved := map[uint64]bool{}
 	if err := br.giveBack(ctx, ch, got, saved); err != nil {
 		return dlqreplay.Page{}, err

@@ -85,3 +85,26 @@ func lastPoll(sources []queue.SourceStatus) time.Time {
 	}
 	return t
 }
+
+// OldestAge renders a DLQ's oldest age, prefixed with "≈" when it is an
+// estimate rather than read from the broker.
+func OldestAge(d *queue.DLQ) string {
+	s := Seconds(d.OldestAge.Seconds())
+	if d.OldestAgeBasis.Estimated() {
+		return "≈ " + s
+	}
+	return s
+}
+
+// OldestAgeTitle is the hover text of OldestAge: the exact seconds and,
+// for an estimate, how it was made.
+func OldestAgeTitle(d *queue.DLQ) string {
+	s := Exact(int64(d.OldestAge.Seconds())) + " s"
+	switch d.OldestAgeBasis {
+	case queue.AgeBrowsed:
+		return s + ", estimated: when the head message was dead-lettered, as the last browse saw it (queuewatch never reads a DLQ to poll it)"
+	case queue.AgeBacklog:
+		return s + ", estimated: since polls first saw the current backlog (at most one poll interval high, or more if it was already there when queuewatch started; browse the DLQ to date its head)"
+	}
+	return s
+}

@@ -2077,9 +2077,9 @@ func dlqsTable(d OverviewData) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var108 string
-					templ_7745c5c3_Var108, templ_7745c5c3_Err = templruntime.NewAttributeExpression(Exact(int64(r.D.OldestAge.Seconds())) + " s").Resolve(ctx)
+					templ_7745c5c3_Var108, templ_7745c5c3_Err = templruntime.NewAttributeExpression(OldestAgeTitle(r.D)).Resolve(ctx)
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `overview.templ`, Line: 284, Col: 66}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `overview.templ`, Line: 284, Col: 41}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var108)
 					if templ_7745c5c3_Err != nil {
@@ -2090,9 +2090,9 @@ func dlqsTable(d OverviewData) templ.Component {
 						return templ_7745c5c3_Err
 					}
 					var templ_7745c5c3_Var109 string
-					templ_7745c5c3_Var109, templ_7745c5c3_Err = templ.JoinStringErrs(Seconds(r.D.OldestAge.Seconds()))
+					templ_7745c5c3_Var109, templ_7745c5c3_Err = templ.JoinStringErrs(OldestAge(r.D))
 					if templ_7745c5c3_Err != nil {
-						return templ.Error{Err: templ_7745c5c3_Err, FileName: `overview.templ`, Line: 284, Col: 103}
+						return templ.Error{Err: templ_7745c5c3_Err, FileName: `overview.templ`, Line: 284, Col: 60}
 					}
 					_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var109))
 					if templ_7745c5c3_Err != nil {
