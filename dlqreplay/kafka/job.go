@@ -207,7 +207,9 @@ func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqrepla
 		e.inTxn = true
 	}
 	p := e.add(d)
-	e.tx.Produce(ctx, copyOf(record(d), r.Target, replayID), func(_ *kgo.Record, err error) { p.err = err })
+	// A cancel stops the job taking messages, not the copies already on
+	// their way: those are settled like any other.
+	e.tx.Produce(context.WithoutCancel(ctx), copyOf(record(d), r.Target, replayID), func(_ *kgo.Record, err error) { p.err = err })
 	return nil
 }
 
