@@ -158,17 +158,24 @@ const (
 
 // Progress counts a job's messages. Depth is the DLQ depth snapshotted at
 // the start (never more is processed); ToMove the selected messages found
-// so far (known up front for "all"); Remaining = ToMove − Moved − Failed −
-// Skipped. Duplicates counts outcomes marked PossibleDuplicate.
+// so far (known up front for "all"); Remaining = ToMove − Moved −
+// WouldMove − Failed − Skipped. Duplicates counts outcomes marked
+// PossibleDuplicate.
 type Progress struct {
-	Depth      int64 `json:"depth"`
-	ToMove     int64 `json:"to_move"`
-	Moved      int64 `json:"moved"`
+	Depth  int64 `json:"depth"`
+	ToMove int64 `json:"to_move"`
+	Moved  int64 `json:"moved"`
+	// WouldMove counts what a dry run would move or delete; a dry run
+	// moves nothing, so its Moved stays 0.
+	WouldMove  int64 `json:"would_move"`
 	Failed     int64 `json:"failed"`
 	Skipped    int64 `json:"skipped"`
 	Remaining  int64 `json:"remaining"`
 	Duplicates int64 `json:"duplicates"`
 }
+
+// handled is every message with an outcome.
+func (p Progress) handled() int64 { return p.Moved + p.WouldMove + p.Failed + p.Skipped }
 
 // Job is a job's state as the API shows it.
 type Job struct {
@@ -216,8 +223,10 @@ func (j *job) report(o Outcome, dryRun bool) {
 	j.outcomes = append(j.outcomes, o)
 	p := &j.info.Progress
 	switch o.Result {
-	case ResultMoved, ResultDeleted, ResultWouldMove, ResultWouldDelete:
+	case ResultMoved, ResultDeleted:
 		p.Moved++
+	case ResultWouldMove, ResultWouldDelete:
+		p.WouldMove++
 	case ResultFailed:
 		p.Failed++
 	case ResultSkipped:
@@ -226,8 +235,8 @@ func (j *job) report(o Outcome, dryRun bool) {
 	if o.PossibleDuplicate {
 		p.Duplicates++
 	}
-	if p.Moved+p.Failed+p.Skipped > p.ToMove {
-		p.ToMove = p.Moved + p.Failed + p.Skipped
+	if n := p.handled(); n > p.ToMove {
+		p.ToMove = n
 	}
 	j.recount()
 	j.mu.Unlock()
@@ -239,7 +248,7 @@ func (j *job) report(o Outcome, dryRun bool) {
 // recount derives Remaining; the caller holds mu.
 func (j *job) recount() {
 	p := &j.info.Progress
-	p.Remaining = max(p.ToMove-p.Moved-p.Failed-p.Skipped, 0)
+	p.Remaining = max(p.ToMove-p.handled(), 0)
 }
 
 func (j *job) snapshot() Job {

@@ -291,7 +291,7 @@ func (s *Service) execute(ctx context.Context, j *job, p *pipeline) bool {
 	ok := s.flush(j)
 	info := j.snapshot()
 	s.log.Info("dlq job finished", "job", info.ID, "dlq", info.DLQ, "action", info.Action, "state", info.State,
-		"moved", info.Progress.Moved, "failed", info.Progress.Failed, "skipped", info.Progress.Skipped, "err", info.Error)
+		"moved", info.Progress.Moved, "would_move", info.Progress.WouldMove, "failed", info.Progress.Failed, "skipped", info.Progress.Skipped, "err", info.Error)
 	return ok
 }
 

@@ -128,15 +128,19 @@ func selection(ids, group, since, until string, headers []string, limit int) (dl
 // progressLine is one line of the TTY progress bar.
 func progressLine(j dlqreplay.Job) string {
 	p := j.Progress
-	done := p.Moved + p.Failed + p.Skipped
+	moved, label := p.Moved, "moved"
+	if j.DryRun {
+		moved, label = p.WouldMove, "would move"
+	}
+	done := moved + p.Failed + p.Skipped
 	const width = 30
 	filled := 0
 	if p.ToMove > 0 {
 		filled = int(min(done*width/p.ToMove, width))
 	}
-	return fmt.Sprintf("%s [%s%s] %s/%s moved %s, failed %s, skipped %s  %s ",
+	return fmt.Sprintf("%s [%s%s] %s/%s %s %s, failed %s, skipped %s  %s ",
 		j.ID, strings.Repeat("█", filled), strings.Repeat("░", width-filled), queue.ExactCount(done), queue.ExactCount(p.ToMove),
-		queue.ExactCount(p.Moved), queue.ExactCount(p.Failed), queue.ExactCount(p.Skipped), j.State)
+		label, queue.ExactCount(moved), queue.ExactCount(p.Failed), queue.ExactCount(p.Skipped), j.State)
 }
 
 // receiptSummary is what replay prints: the job and the outcomes that need

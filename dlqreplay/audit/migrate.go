@@ -24,6 +24,10 @@ type migration struct {
 // A released migration is never changed: add a new one at the end.
 var migrations = []migration{
 	{version: 1, what: "jobs, outcomes and the archive", sql: schemaV1},
+	{version: 2, what: "dry-run counts and job notes", sql: `
+ALTER TABLE jobs ADD COLUMN would_move INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE jobs ADD COLUMN note TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

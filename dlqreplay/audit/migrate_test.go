@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -98,15 +99,24 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { _ = s.Close() }()
-	if v := applied(t, s.db); len(v) != 1 || v[1] == 0 {
-		t.Fatalf("schema_migrations = %v, want version 1 only", v)
+	// Recorded as version 1 as it stood, then upgraded by the later
+	// migrations (which only add to the jobs table).
+	if v := applied(t, s.db); len(v) != len(migrations) || v[1] == 0 {
+		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
 	after := schemaSQL(t, s.db)
 	delete(after, "schema_migrations")
 	if len(after) != len(before) {
 		t.Fatalf("schema objects after = %v, before = %v", after, before)
 	}
+	if !strings.Contains(after["jobs"], "would_move") || !strings.Contains(after["jobs"], "note") {
+		t.Fatalf("jobs after the upgrade = %s", after["jobs"])
+	}
+	delete(after, "jobs")
 	for name, stmt := range before {
+		if name == "jobs" {
+			continue
+		}
 		if after[name] != stmt {
 			t.Errorf("%s changed:\n%s\nwas\n%s", name, after[name], stmt)
 		}
@@ -194,7 +204,7 @@ var probe = migration{version: 2, what: "probe", sql: `CREATE TABLE probe (n INT
 func TestOpenAppliesNewMigrationsOnceInOrder(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	s := mustOpen(t, dir, migrations[:1])
+	s := mustOpen(t, dir, migrations)
 	j := dlqreplay.Job{ID: "j", DLQ: "kafka:c::t.DLT", Action: dlqreplay.ActionReplay, State: dlqreplay.StateSucceeded, Created: time.Now()}
 	if err := s.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)
@@ -202,7 +212,9 @@ func TestOpenAppliesNewMigrationsOnceInOrder(t *testing.T) {
 	v1 := applied(t, s.db)
 	_ = s.Close()
 
-	ms := []migration{migrations[0], probe}
+	next := probe
+	next.version = len(migrations) + 1
+	ms := append(slices.Clone(migrations), next)
 	for range 3 {
 		s := mustOpen(t, dir, ms)
 		v := applied(t, s.db)
@@ -210,7 +222,7 @@ func TestOpenAppliesNewMigrationsOnceInOrder(t *testing.T) {
 		if err := s.db.QueryRow(`SELECT COUNT(*) FROM probe`).Scan(&runs); err != nil {
 			t.Fatal(err)
 		}
-		if runs != 1 || len(v) != 2 || v[1] != v1[1] || v[2] == 0 {
+		if runs != 1 || len(v) != next.version || v[1] != v1[1] || v[next.version] == 0 {
 			t.Fatalf("probe ran %d times; schema_migrations = %v (version 1 was %v)", runs, v, v1)
 		}
 		if got, err := s.Job(ctx, "j"); err != nil || got.State != dlqreplay.StateSucceeded {
@@ -237,14 +249,16 @@ func TestOpenRollsBackAFailedMigration(t *testing.T) {
 
 func TestOpenRefusesNewerStore(t *testing.T) {
 	dir := t.TempDir()
-	s := mustOpen(t, dir, []migration{migrations[0], probe})
+	newer := probe
+	newer.version = len(migrations) + 1
+	s := mustOpen(t, dir, append(slices.Clone(migrations), newer))
 	_ = s.Close()
 	_, err := Open(context.Background(), dir)
 	if !errors.Is(err, ErrNewerSchema) {
-		t.Fatalf("Open of a version 2 store = %v, want ErrNewerSchema", err)
+		t.Fatalf("Open of a version %d store = %v, want ErrNewerSchema", newer.version, err)
 	}
 	t.Log(err)
-	if v := applied(t, rawDB(t, dir)); len(v) != 2 {
+	if v := applied(t, rawDB(t, dir)); len(v) != newer.version {
 		t.Fatalf("schema_migrations after refusal = %v", v)
 	}
 }

@@ -140,9 +140,10 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 		finished = j.Finished.UnixMilli()
 	}
 	p := j.Progress
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, finished = ?, depth = ?, to_move = ?, moved = ?,
-		failed = ?, skipped = ?, remaining = ?, duplicates = ? WHERE id = ?`,
-		string(j.State), j.Error, finished, p.Depth, p.ToMove, p.Moved, p.Failed, p.Skipped, p.Remaining, p.Duplicates, j.ID); err != nil {
+	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, note = ?, finished = ?, depth = ?, to_move = ?,
+		moved = ?, would_move = ?, failed = ?, skipped = ?, remaining = ?, duplicates = ? WHERE id = ?`,
+		string(j.State), j.Error, j.Note, finished, p.Depth, p.ToMove, p.Moved, p.WouldMove, p.Failed, p.Skipped,
+		p.Remaining, p.Duplicates, j.ID); err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
 	}
 	if len(outcomes) > 0 {
@@ -168,16 +169,16 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 	return nil
 }
 
-const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, created, finished,
-	depth, to_move, moved, failed, skipped, remaining, duplicates`
+const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, note, created, finished,
+	depth, to_move, moved, would_move, failed, skipped, remaining, duplicates`
 
 func scanJob(sc interface{ Scan(...any) error }) (dlqreplay.Job, error) {
 	var j dlqreplay.Job
 	var action, state, sel, tgt string
 	var created, finished int64
 	p := &j.Progress
-	err := sc.Scan(&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &created, &finished,
-		&p.Depth, &p.ToMove, &p.Moved, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates)
+	err := sc.Scan(&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &j.Note, &created, &finished,
+		&p.Depth, &p.ToMove, &p.Moved, &p.WouldMove, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates)
 	if err != nil {
 		return j, err
 	}

@@ -126,3 +126,38 @@ func TestUpdateJobRetriesOutcomes(t *testing.T) {
 		t.Fatalf("outcomes = %+v, %v", outs, err)
 	}
 }
+
+// TestDryRunCountsAndNoteKept: what a dry run would move and its note
+// (schema version 2) come back from the store as the job reported them.
+func TestDryRunCountsAndNoteKept(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	s, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := dlqreplay.Job{
+		ID: "dry", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, DryRun: true,
+		State: dlqreplay.StateRunning, Created: time.Now(),
+	}
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	j.State, j.Finished, j.Note = dlqreplay.StateSucceeded, time.Now(), "3 messages not read: a look would spend their last delivery"
+	j.Progress = dlqreplay.Progress{Depth: 10, ToMove: 10, WouldMove: 7, Remaining: 3}
+	if err := s.UpdateJob(ctx, j, 0, nil); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s, err = Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	got, err := s.Job(ctx, "dry")
+	if err != nil || got.Progress != j.Progress || got.Note != j.Note {
+		t.Fatalf("job = %+v, %v; want progress %+v and note %q", got, err, j.Progress, j.Note)
+	}
+}

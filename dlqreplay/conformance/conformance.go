@@ -200,8 +200,9 @@ func dryRun(t *testing.T, w World) {
 		if action == dlqreplay.ActionDelete {
 			want = dlqreplay.ResultWouldDelete
 		}
-		if r.Job.State != dlqreplay.StateSucceeded || count(r, want) != 10 || !r.Job.DryRun {
-			t.Fatalf("%s dry run: %+v", action, r.Job)
+		if r.Job.State != dlqreplay.StateSucceeded || count(r, want) != 10 || !r.Job.DryRun ||
+			r.Job.Progress.Moved != 0 || r.Job.Progress.WouldMove != 10 || r.Job.Progress.Remaining != 0 {
+			t.Fatalf("%s dry run: %+v (a dry run moves nothing and would move 10)", action, r.Job)
 		}
 		if left := w.InDLQ(t); !slices.Equal(left, ids(all)) {
 			t.Fatalf("%s dry run changed the dlq: %v", action, left)

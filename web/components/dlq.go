@@ -321,7 +321,7 @@ func progressMax(p dlqreplay.Progress) string {
 }
 
 func progressValue(p dlqreplay.Progress) string {
-	return strconv.FormatInt(p.Moved+p.Failed+p.Skipped, 10)
+	return strconv.FormatInt(p.Moved+p.WouldMove+p.Failed+p.Skipped, 10)
 }
 
 func i64(n int64) string { return strconv.FormatInt(n, 10) }
@@ -358,12 +358,33 @@ func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
 	if j.Action == dlqreplay.ActionRestore {
 		from, to = " into ", ""
 	}
-	s := verb + " " + Exact(p.Moved) + " of " + Exact(p.ToMove) + " " + pluralS(int(p.ToMove), "message", "messages") + from + DLQName(j.DLQ) + to
+	s := verb + " " + Exact(movedOrWould(j)) + " of " + Exact(p.ToMove) + " " + pluralS(int(p.ToMove), "message", "messages") + from + DLQName(j.DLQ) + to
 	s += " · " + Exact(p.Failed) + " failed · " + Exact(p.Skipped) + " skipped"
 	if p.Duplicates > 0 {
 		s += " · " + Exact(p.Duplicates) + " possible duplicates"
 	}
 	return s
+}
+
+// movedOrWould is what a job moved, or for a dry run what it would move.
+func movedOrWould(j dlqreplay.Job) int64 {
+	if j.DryRun {
+		return j.Progress.WouldMove
+	}
+	return j.Progress.Moved
+}
+
+// MovedLabel names that count: "moved", "deleted", "would move".
+func MovedLabel(j dlqreplay.Job) string {
+	switch {
+	case j.DryRun && j.Action == dlqreplay.ActionDelete:
+		return "would delete"
+	case j.DryRun:
+		return "would move"
+	case j.Action == dlqreplay.ActionDelete:
+		return "deleted"
+	}
+	return "moved"
 }
 
 // OutcomeTarget puts an outcome's target in words: RabbitMQ's

@@ -319,7 +319,8 @@
     var poll = function () {
       api('GET', '/api/v1/replays/' + encodeURIComponent(id) + '?outcomes=false').then(function (r) {
         if (!r.ok) { setText(byId('job-text'), (r.body && r.body.error) || ('job ' + r.status)); return; }
-        var j = r.body.job, p = j.progress, done = p.moved + p.failed + p.skipped;
+        var j = r.body.job, p = j.progress, moved = j.dry_run ? p.would_move : p.moved;
+        var done = moved + p.failed + p.skipped;
         var prog = byId('job-progress');
         prog.max = Math.max(p.to_move, 1);
         prog.value = done;
@@ -328,7 +329,8 @@
         var eta = null;
         if (done > self.first.done) eta = (p.remaining) / ((done - self.first.done) / ((now - self.first.t) / 1000));
         var verb = j.action === 'delete' ? 'deleted' : 'moved';
-        var text = exact(p.moved) + ' / ' + exact(p.to_move) + ' ' + verb + ' · ' + exact(p.failed) + ' failed · ' + exact(p.skipped) + ' skipped';
+        if (j.dry_run) verb = j.action === 'delete' ? 'would delete' : 'would move';
+        var text = exact(moved) + ' / ' + exact(p.to_move) + ' ' + verb + ' · ' + exact(p.failed) + ' failed · ' + exact(p.skipped) + ' skipped';
         if (p.duplicates) text += ' · ' + exact(p.duplicates) + ' possible duplicates';
         if (j.state === 'running') {
           setText(byId('job-text'), text + humanETA(eta));
