@@ -446,7 +446,7 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 		wctx, cancel := context.WithTimeout(ctx, dryRunWait)
 		defer cancel()
 		if r, err := svc.Wait(wctx, job.ID); err == nil {
-			return c.JSON(http.StatusOK, r)
+			return c.JSON(http.StatusOK, withOutcomes(r))
 		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
@@ -476,10 +476,7 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	if r.Outcomes == nil {
-		r.Outcomes = []dlqreplay.Outcome{}
-	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, withOutcomes(r))
 }
 
 func (s *Server) apiCancelReplay(c echo.Context) error {
@@ -620,5 +617,5 @@ func (s *Server) apiRestore(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, withOutcomes(r))
 }
