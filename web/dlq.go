@@ -2,10 +2,8 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -118,31 +116,6 @@ func (s *Server) dlqFail(c echo.Context, err error) error {
 	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
 }
 
-// decodeJSON reads a JSON request body strictly: at most maxRequestBody
-// bytes (413 beyond), no unknown fields and nothing after the value (400).
-func decodeJSON(c echo.Context, v any) error {
-	r := c.Request()
-	body := http.MaxBytesReader(c.Response(), r.Body, maxRequestBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); !errors.Is(extra, io.EOF) {
-			err = errors.New("unexpected data after the JSON value")
-		}
-	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", maxRequestBody))
-	case errors.Is(err, io.EOF):
-		return echo.NewHTTPError(http.StatusBadRequest, "request body is empty: want a JSON object")
-	case err != nil:
-		return echo.NewHTTPError(http.StatusBadRequest, "invalid JSON: "+err.Error())
-	}
-	return nil
-}
-
 // hasRole reports whether the request's principal has at least role.
 func hasRole(ctx context.Context, role config.Role) bool {
 	p, ok := PrincipalFrom(ctx)
@@ -157,7 +130,7 @@ func who(ctx context.Context) string {
 // intQuery reads an optional integer query parameter within [lo, hi].
 func intQuery(c echo.Context, name string, def, lo, hi int) (int, error) {
 	v := c.QueryParam(name)
-	if v == "" {
+	if v == "" && !c.QueryParams().Has(name) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
@@ -427,6 +400,9 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	}
 	var req replayRequest
 	if err := decodeJSON(c, &req); err != nil {
+		return err
+	}
+	if err := req.check(); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()

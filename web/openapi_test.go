@@ -281,9 +281,14 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 
 	restore := "/archive/restore"
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"`+testDLQ+`"}`)
+	// 7.0 and 7e0 are integers to JSON Schema, so to the API too.
+	if rec := a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7.0, 7e0],"target":"`+testDLQ+`"}`); rec.Code != http.StatusOK {
+		t.Errorf("integral numbers refused: %d", rec.Code)
+	}
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[404],"target":"`+testDLQ+`"}`)
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7]}`)
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"x"}`)
+	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"\u0085"}`)
 	a.check(basicS, "POST", restore, "/api/v1/archive/restore", `{"job_id":"job-del","target":"`+testDLQ+`"}`, alice)
 	a.check(basicS, "POST", restore, "/api/v1/archive/restore", `{"job_id":"job-del","target":"`+testDLQ+`"}`, token)
 	a.check(basicS, "POST", restore, "/api/v1/archive/restore", `{"job_id":"job-del","target":"`+testDLQ+`"}`)
@@ -321,6 +326,10 @@ func TestAPIErrorShape(t *testing.T) {
 	}{
 		{"400 bad JSON", s, "POST", rp, `{"selection":{"all":true},"dryrun":true}`, nil, 400, `invalid JSON: json: unknown field "dryrun"`, false},
 		{"400 bad query", s, "GET", "/api/v1/audit?limit=0", "", nil, 400, "limit must be a whole number from 1 to 1000", false},
+		{"400 empty limit", s, "GET", "/api/v1/archive?limit=", "", nil, 400, "limit must be a whole number from 1 to 1000", false},
+		{"400 null", s, "POST", rp, `{"selection":{"all":true},"target":{"kind":null}}`, nil, 400, "invalid JSON: null is not allowed (target.kind)", false},
+		{"400 null in a list", s, "POST", "/api/v1/archive/restore", `{"archive_ids":[null],"target":"x"}`, nil, 400, "invalid JSON: null is not allowed (archive_ids[0])", false},
+		{"400 bad target on delete", s, "POST", rp, `{"action":"delete","selection":{"all":true},"target":{"kind":"nowhere"}}`, nil, 400, `target kind "nowhere": want original, exchange or queue`, false},
 		{"401", basicS, "GET", "/api/v1/groups", "", nil, 401, "authentication required", false},
 		{"403 role", basicS, "POST", rp, `{"selection":{"all":true}}`, []reqOpt{basic("victor", "viewer-pw")}, 403, "forbidden: needs role operator, victor is viewer", false},
 		{"403 cross-origin", s, "POST", rp, `{"selection":{"all":true}}`, []reqOpt{header("Sec-Fetch-Site", "cross-site")}, 403, "cross-origin request refused: cross-origin request detected from Sec-Fetch-Site header", false},
