@@ -440,8 +440,12 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	outcomes, err := boolQuery(c, "outcomes", true)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	if c.QueryParam("outcomes") == "false" {
+	if !outcomes {
 		j, err := svc.Job(ctx, id)
 		if err != nil {
 			return s.dlqFail(c, err)

@@ -125,3 +125,17 @@ func (r *replayRequest) check() error {
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("target kind %q: want original, exchange or queue", r.Target.Kind))
 }
+
+// boolQuery reads an optional query parameter that is true or false, as
+// the API document has it: anything else is 400 rather than a guess.
+func boolQuery(c echo.Context, name string, def bool) (bool, error) {
+	switch v := c.QueryParam(name); {
+	case v == "" && !c.QueryParams().Has(name):
+		return def, nil
+	case v == "true":
+		return true, nil
+	case v == "false":
+		return false, nil
+	}
+	return false, echo.NewHTTPError(http.StatusBadRequest, name+" must be true or false")
+}
