@@ -6,6 +6,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -170,7 +171,7 @@ func (s *Server) apiDLQs(c echo.Context) error {
 }
 
 func (s *Server) apiSources(c echo.Context) error {
-	var out []sourceJSON
+	out := []sourceJSON{}
 	for _, st := range s.opts.Monitor.Statuses() {
 		sj := sourceJSON{
 			Broker: string(st.Broker), Cluster: st.Cluster, Up: st.Up, Polled: st.Polled,
@@ -185,4 +186,13 @@ func (s *Server) apiSources(c echo.Context) error {
 		out = append(out, sj)
 	}
 	return c.JSON(http.StatusOK, map[string]any{"sources": out})
+}
+
+// withOutcomes makes a receipt's outcomes an empty list rather than null
+// when no message was touched, as the API document promises.
+func withOutcomes(r dlqreplay.Receipt) dlqreplay.Receipt {
+	if r.Outcomes == nil {
+		r.Outcomes = []dlqreplay.Outcome{}
+	}
+	return r
 }

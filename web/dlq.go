@@ -2,10 +2,8 @@ package web
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"mime"
 	"net/http"
 	"net/url"
@@ -118,31 +116,6 @@ func (s *Server) dlqFail(c echo.Context, err error) error {
 	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
 }
 
-// decodeJSON reads a JSON request body strictly: at most maxRequestBody
-// bytes (413 beyond), no unknown fields and nothing after the value (400).
-func decodeJSON(c echo.Context, v any) error {
-	r := c.Request()
-	body := http.MaxBytesReader(c.Response(), r.Body, maxRequestBody)
-	dec := json.NewDecoder(body)
-	dec.DisallowUnknownFields()
-	err := dec.Decode(v)
-	if err == nil {
-		if _, extra := dec.Token(); !errors.Is(extra, io.EOF) {
-			err = errors.New("unexpected data after the JSON value")
-		}
-	}
-	var tooBig *http.MaxBytesError
-	switch {
-	case errors.As(err, &tooBig):
-		return echo.NewHTTPError(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body larger than %d bytes", maxRequestBody))
-	case errors.Is(err, io.EOF):
-		return echo.NewHTTPError(http.StatusBadRequest, "request body is empty: want a JSON object")
-	case err != nil:
-		return echo.NewHTTPError(http.StatusBadRequest, "invalid JSON: "+err.Error())
-	}
-	return nil
-}
-
 // hasRole reports whether the request's principal has at least role.
 func hasRole(ctx context.Context, role config.Role) bool {
 	p, ok := PrincipalFrom(ctx)
@@ -157,7 +130,7 @@ func who(ctx context.Context) string {
 // intQuery reads an optional integer query parameter within [lo, hi].
 func intQuery(c echo.Context, name string, def, lo, hi int) (int, error) {
 	v := c.QueryParam(name)
-	if v == "" {
+	if v == "" && !c.QueryParams().Has(name) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
@@ -429,6 +402,9 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if err := decodeJSON(c, &req); err != nil {
 		return err
 	}
+	if err := req.check(); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
@@ -446,7 +422,7 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 		wctx, cancel := context.WithTimeout(ctx, dryRunWait)
 		defer cancel()
 		if r, err := svc.Wait(wctx, job.ID); err == nil {
-			return c.JSON(http.StatusOK, r)
+			return c.JSON(http.StatusOK, withOutcomes(r))
 		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
@@ -464,8 +440,12 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	outcomes, err := boolQuery(c, "outcomes", true)
+	if err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
-	if c.QueryParam("outcomes") == "false" {
+	if !outcomes {
 		j, err := svc.Job(ctx, id)
 		if err != nil {
 			return s.dlqFail(c, err)
@@ -476,10 +456,7 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	if r.Outcomes == nil {
-		r.Outcomes = []dlqreplay.Outcome{}
-	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, withOutcomes(r))
 }
 
 func (s *Server) apiCancelReplay(c echo.Context) error {
@@ -620,5 +597,5 @@ func (s *Server) apiRestore(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	return c.JSON(http.StatusOK, r)
+	return c.JSON(http.StatusOK, withOutcomes(r))
 }

@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"log/slog"
@@ -79,6 +80,7 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
 	api.GET("/sources", s.apiSources)
+	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
 	return s
 }
@@ -153,29 +155,42 @@ func render(c echo.Context, status int, comp templ.Component) error {
 }
 
 // handleError answers JSON for the API and a plain page elsewhere, without
-// echoing anything from the request.
+// echoing anything from the request. API errors are one shape, apiError.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	code, msg := http.StatusInternalServerError, "internal error"
+	code, body := http.StatusInternalServerError, apiError{Error: "internal error"}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		code = he.Code
-		if m, ok := he.Message.(string); ok {
-			msg = m
-		} else {
-			msg = http.StatusText(code)
+		switch m := he.Message.(type) {
+		case string:
+			body.Error = m
+		case apiError:
+			body = m
+		default:
+			body.Error = http.StatusText(code)
 		}
 	}
 	if code >= 500 {
 		s.opts.Logger.Error("request failed", "path", c.Path(), "err", err)
 	}
 	if isAPI(c) {
-		_ = c.JSON(code, map[string]string{"error": msg})
+		body.Detail = cmp.Or(body.Detail, routeDetail(err))
+		_ = c.JSON(code, body)
 		return
 	}
-	_ = c.String(code, msg+"\n")
+	_ = c.String(code, body.Error+"\n")
+}
+
+// routeDetail explains echo's own answers for a path or method the API
+// does not have.
+func routeDetail(err error) string {
+	if errors.Is(err, echo.ErrNotFound) || errors.Is(err, echo.ErrMethodNotAllowed) {
+		return "the API's paths and methods are described at /api/v1/openapi.json"
+	}
+	return ""
 }
 
 func isAPI(c echo.Context) bool {
