@@ -130,7 +130,7 @@ func TestDryRunReadsWhatItKnowsIsSafe(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Job.Progress.Moved != 4 || r.Job.Note != "" {
+	if r.Job.Progress.WouldMove != 4 || r.Job.Progress.Moved != 0 || r.Job.Note != "" {
 		t.Fatalf("receipt = %+v, want 4 would-move and no note", r.Job)
 	}
 	if _, counts := w.readCounts("work.dlq"); !slices.Equal(counts, []int64{2, 2, 2, 2}) {
