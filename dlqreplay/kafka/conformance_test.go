@@ -165,15 +165,26 @@ func (w *conformanceWorld) records(t *testing.T, topic string, from int64) []*kg
 		t.Fatal(err)
 	}
 	defer cl.Close()
+	ends, err := w.adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if end, ok := ends.Lookup(topic, 0); !ok || end.Offset <= from {
+		return nil
+	}
 	var out []*kgo.Record
+	// Something is there: the first fetch may wait, on a loaded machine,
+	// for metadata and offsets; later ones only for more.
+	wait := 5 * time.Second
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		fs := cl.PollFetches(ctx)
 		cancel()
 		if fs.NumRecords() == 0 {
 			return slices.Clip(out)
 		}
 		out = append(out, fs.Records()...)
+		wait = 300 * time.Millisecond
 	}
 }
 

@@ -150,15 +150,28 @@ func (w *world) readCommitted(topic string) []*kgo.Record {
 		w.t.Fatal(err)
 	}
 	defer cl.Close()
+	ends, err := w.adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	empty := true
+	ends.Each(func(o kadm.ListedOffset) { empty = empty && o.Offset == 0 })
+	if empty {
+		return nil
+	}
 	var out []*kgo.Record
+	// The first fetch waits longer: on a loaded machine finding the
+	// partitions and their offsets alone can take over half a second.
+	wait := 5 * time.Second
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
+		ctx, cancel := context.WithTimeout(context.Background(), wait)
 		fs := cl.PollFetches(ctx)
 		cancel()
 		if fs.NumRecords() == 0 {
 			return out
 		}
 		out = append(out, fs.Records()...)
+		wait = 500 * time.Millisecond
 	}
 }
 
