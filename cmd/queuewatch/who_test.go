@@ -2,19 +2,23 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/user"
 	"testing"
+
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 // TestReplayWhoWithoutUSER checks that the audit names the OS user when
 // $USER is unset, as in cron jobs and containers, instead of "cli:".
 func TestReplayWhoWithoutUSER(t *testing.T) {
 	u, err := user.Current()
-	if err != nil || u.Username == "" {
-		t.Skipf("no OS user to expect: %v", err)
+	if err == nil && u.Username == "" {
+		err = errors.New("empty user name")
 	}
+	testenv.Require(t, "an OS user", err)
 	vhost, _ := rabbitDLQ(t, 1)
 	path := writeConfig(t, fmt.Sprintf(`data_dir: %s
 rabbitmq:

@@ -3,7 +3,6 @@ package kafka
 import (
 	"context"
 	"fmt"
-	"slices"
 	"testing"
 	"time"
 
@@ -172,20 +171,7 @@ func (w *conformanceWorld) records(t *testing.T, topic string, from int64) []*kg
 	if end, ok := ends.Lookup(topic, 0); !ok || end.Offset <= from {
 		return nil
 	}
-	var out []*kgo.Record
-	// Something is there: the first fetch may wait, on a loaded machine,
-	// for metadata and offsets; later ones only for more.
-	wait := 5 * time.Second
-	for {
-		ctx, cancel := context.WithTimeout(context.Background(), wait)
-		fs := cl.PollFetches(ctx)
-		cancel()
-		if fs.NumRecords() == 0 {
-			return slices.Clip(out)
-		}
-		out = append(out, fs.Records()...)
-		wait = 300 * time.Millisecond
-	}
+	return pollAll(cl)
 }
 
 // Faults: the coordinator refusing cursor commits (every later batch
