@@ -67,6 +67,9 @@ type Config struct {
 	Log      Log           `yaml:"log"`
 	Kafka    []Kafka       `yaml:"kafka"`
 	RabbitMQ []RabbitMQ    `yaml:"rabbitmq"`
+	NATS     []NATS        `yaml:"nats"`
+	Outbox   []Outbox      `yaml:"outbox"`
+	Metrics  Metrics       `yaml:"metrics"`
 	DLQ      DLQ           `yaml:"dlq"`
 	Alerts   Alerts        `yaml:"alerts"`
 	Auth     Auth          `yaml:"auth"`
@@ -236,6 +239,7 @@ func Default() *Config {
 		History:      time.Hour,
 		DataDir:      "data",
 		Log:          Log{Level: "info", Format: "text"},
+		Metrics:      Metrics{Granularity: GranularityPartition},
 		DLQ: DLQ{
 			NamePattern:      DefaultDLQNamePattern,
 			KafkaCursorGroup: DefaultKafkaCursorGroup,
@@ -361,12 +365,12 @@ func (t *TLS) resolve(dir string) {
 	}
 }
 
-// RequireSources returns an error when no Kafka or RabbitMQ cluster is
+// RequireSources returns an error when no cluster or outbox source is
 // configured. Parse allows that (the demo builds its clusters in code); serve
 // and check call this.
 func (c *Config) RequireSources() error {
-	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 {
-		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka or rabbitmq cluster"}
+	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.Outbox) == 0 {
+		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster or an outbox source"}
 	}
 	return nil
 }

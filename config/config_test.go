@@ -298,7 +298,7 @@ func TestRequireSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.RequireSources()
-	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka or rabbitmq cluster" {
+	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka, rabbitmq or nats cluster or an outbox source" {
 		t.Errorf("RequireSources = %v", err)
 	}
 	c.RabbitMQ = append(c.RabbitMQ, RabbitMQ{Name: "r", URL: "amqp://localhost/"})
@@ -368,6 +368,39 @@ func TestLogSlogLevel(t *testing.T) {
 	for level, want := range map[string]string{"debug": "DEBUG", "info": "INFO", "warn": "WARN", "error": "ERROR"} {
 		if got := (Log{Level: level}).SlogLevel().String(); got != want {
 			t.Errorf("SlogLevel(%s) = %s, want %s", level, got, want)
+		}
+	}
+}
+
+func TestNATSAndOutbox(t *testing.T) {
+	c, err := Parse([]byte(`
+nats: [{name: n, url: "nats://a:4222, nats://b:4222"}]
+outbox: [{name: o, driver: postgres, dsn: "postgres://x", tables: [{table: outbox, created_at: created_at, pending: "sent_at IS NULL"}]}]
+`), "q.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := c.NATS[0].URLs(); len(got) != 2 || got[1] != "nats://b:4222" {
+		t.Errorf("URLs = %q", got)
+	}
+	if c.NATS[0].DeadLetters.Stream != DefaultNATSDeadLetterStream || c.NATS[0].DeadLetters.Capture {
+		t.Errorf("dead_letters = %+v, want capture off into %s", c.NATS[0].DeadLetters, DefaultNATSDeadLetterStream)
+	}
+	if c.Metrics.Granularity != GranularityPartition {
+		t.Errorf("granularity = %q", c.Metrics.Granularity)
+	}
+	bad := []struct{ yaml, want string }{
+		{"nats: [{name: n, url: 'http://a:4222'}]", `nats[0].url: scheme must be nats, tls, ws or wss, got "http"`},
+		{"nats: [{name: n, url: 'nats://a', token: t, user: u, password: p}]", "nats[0]: set at most one of creds_file, nkey_file, token and user+password"},
+		{"nats: [{name: n, url: 'nats://a', dead_letters: {stream: 'a.b'}}]", `nats[0].dead_letters.stream: "a.b" is not a valid stream name`},
+		{"outbox: [{name: o, driver: sqlite, dsn: x, replication_slots: [s]}]", `outbox[0].driver: must be postgres or mysql, got "sqlite"`},
+		{"outbox: [{name: o, driver: mysql, dsn: x, replication_slots: [s]}]", "outbox[0].replication_slots: replication slots are a PostgreSQL feature"},
+		{"metrics: {granularity: member}", `metrics.granularity: must be partition, topic or group, got "member"`},
+	}
+	for _, b := range bad {
+		_, err := Parse([]byte(b.yaml), "q.yml")
+		if err == nil || !strings.Contains(err.Error(), b.want) {
+			t.Errorf("%s: error %v, want %q", b.yaml, err, b.want)
 		}
 	}
 }

@@ -48,6 +48,17 @@ func (c *Config) validate() problems {
 		c.RabbitMQ[i].validate(&p, path)
 		checkUnique(&p, names, c.RabbitMQ[i].Name, "rabbitmq", i)
 	}
+	names = map[string]int{}
+	for i := range c.NATS {
+		c.NATS[i].validate(&p, natsPath(i))
+		checkUnique(&p, names, c.NATS[i].Name, "nats", i)
+	}
+	names = map[string]int{}
+	for i := range c.Outbox {
+		c.Outbox[i].validate(&p, fmt.Sprintf("outbox[%d]", i))
+		checkUnique(&p, names, c.Outbox[i].Name, "outbox", i)
+	}
+	c.Metrics.validate(&p)
 	c.DLQ.validate(&p)
 	c.Alerts.validate(&p)
 	c.Auth.validate(&p)
@@ -65,6 +76,9 @@ func (c *Config) fillDefaults() {
 		if c.Kafka[i].Isolation == "" {
 			c.Kafka[i].Isolation = IsolationReadUncommitted
 		}
+	}
+	for i := range c.NATS {
+		c.NATS[i].fillDefaults()
 	}
 }
 

@@ -1,0 +1,66 @@
+package config
+
+import "fmt"
+
+// Outbox drivers.
+const (
+	OutboxPostgres = "postgres"
+	OutboxMySQL    = "mysql" // MariaDB too
+)
+
+// Outbox is one database whose transactional-outbox backlog is watched: the
+// producer side of lag.
+type Outbox struct {
+	Name   string `yaml:"name"`
+	Driver string `yaml:"driver"` // postgres|mysql
+	// DSN is the driver's connection string; keep the password in ${ENV}.
+	DSN    string        `yaml:"dsn"`
+	Tables []OutboxTable `yaml:"tables"`
+	// ReplicationSlots are PostgreSQL logical replication slots of CDC
+	// publishers (Debezium's outbox router) whose lag in bytes is watched.
+	ReplicationSlots []string `yaml:"replication_slots"`
+}
+
+// OutboxTable is one outbox table of a polling publisher: a row is pending
+// until the worker marks it sent.
+type OutboxTable struct {
+	Table string `yaml:"table"`
+	// CreatedAt is the row's creation timestamp column.
+	CreatedAt string `yaml:"created_at"`
+	// Pending is an SQL boolean expression true for an unsent row, such as
+	// "sent_at IS NULL".
+	Pending string `yaml:"pending"`
+}
+
+func (o *Outbox) validate(p *problems, path string) {
+	checkName(p, path+".name", o.Name)
+	switch o.Driver {
+	case OutboxPostgres, OutboxMySQL:
+	case "":
+		p.add(path+".driver", "required (postgres or mysql)")
+	default:
+		p.add(path+".driver", "must be postgres or mysql, got %s", quoteScalar(o.Driver))
+	}
+	if o.DSN == "" {
+		p.add(path+".dsn", "required")
+	}
+	if len(o.Tables) == 0 && len(o.ReplicationSlots) == 0 {
+		p.add(path, "set tables or replication_slots (or both)")
+	}
+	if len(o.ReplicationSlots) > 0 && o.Driver == OutboxMySQL {
+		p.add(path+".replication_slots", "replication slots are a PostgreSQL feature")
+	}
+	for i := range o.Tables {
+		t := o.Tables[i]
+		tp := fmt.Sprintf("%s.tables[%d]", path, i)
+		if t.Table == "" {
+			p.add(tp+".table", "required")
+		}
+		if t.CreatedAt == "" {
+			p.add(tp+".created_at", "required (the row's creation timestamp column)")
+		}
+		if t.Pending == "" {
+			p.add(tp+".pending", "required (an SQL condition true for an unsent row, such as \"sent_at IS NULL\")")
+		}
+	}
+}
