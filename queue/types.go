@@ -9,6 +9,9 @@ type Broker string
 const (
 	Kafka    Broker = "kafka"
 	RabbitMQ Broker = "rabbitmq"
+	NATS     Broker = "nats"
+	// Outbox is a database's transactional outbox: the producer side.
+	Outbox Broker = "outbox"
 )
 
 // Snapshot is everything one poll of one cluster learned. A snapshot is
@@ -29,6 +32,14 @@ type Snapshot struct {
 	Partitions []PartitionOffsets
 	Queues     []Queue
 	DLQs       []DLQ
+
+	// NATS JetStream: streams and their durable consumers.
+	Streams   []Stream
+	Consumers []StreamConsumer
+
+	// Outbox sources: pending rows per table and CDC slot lag.
+	OutboxTables []OutboxTable
+	Slots        []ReplicationSlot
 }
 
 // Group returns the consumer group with the given name, if the snapshot has it.

@@ -1,0 +1,51 @@
+package queue
+
+import "time"
+
+// Stream is one NATS JetStream stream, as its leader reports it.
+type Stream struct {
+	Cluster   string
+	Name      string
+	Subjects  []string
+	Retention string // limits, interest, workqueue
+	Messages  uint64
+	Bytes     uint64
+	FirstSeq  uint64
+	LastSeq   uint64
+	Consumers int
+	// LastTime is when the last message was stored.
+	LastTime time.Time
+}
+
+// StreamConsumer is one JetStream consumer: the NATS counterpart of a Kafka
+// consumer group, with the same status vocabulary.
+type StreamConsumer struct {
+	Cluster string
+	Stream  string
+	Name    string
+	// Pull is true for a pull consumer, false for a push consumer.
+	Pull          bool
+	FilterSubject []string
+	// Pending is num_pending: matching messages not yet delivered.
+	Pending uint64
+	// AckPending is num_ack_pending: delivered, not yet acknowledged.
+	AckPending    int
+	MaxAckPending int
+	Redelivered   int
+	// Waiting is num_waiting: pull requests waiting for messages.
+	Waiting int
+	// PushBound is true when a push consumer has a subscriber bound.
+	PushBound bool
+	// DeliveredSeq and AckFloorSeq are stream sequences.
+	DeliveredSeq uint64
+	AckFloorSeq  uint64
+	MaxDeliver   int
+	// LagSeconds is the age of the next undelivered message, from its
+	// stored timestamp; HasLagSeconds is false until it is known.
+	LagSeconds    float64
+	HasLagSeconds bool
+	Err           string
+
+	Status       Status
+	StatusReason string
+}

@@ -1,0 +1,38 @@
+package queue
+
+import "time"
+
+// OutboxTable is the backlog of one transactional-outbox table: rows a
+// polling publisher has not sent yet.
+type OutboxTable struct {
+	Source string // the outbox source's configured name
+	Table  string
+	// Pending is the number of unsent rows.
+	Pending int64
+	// OldestPendingAge is the age of the oldest unsent row; zero with no
+	// pending rows.
+	OldestPendingAge time.Duration
+	// PublishRate is rows sent per second, derived from successive polls;
+	// HasPublishRate is false until two polls are known.
+	PublishRate    float64
+	HasPublishRate bool
+	Err            string
+
+	Status       Status
+	StatusReason string
+}
+
+// ReplicationSlot is a PostgreSQL logical replication slot of a CDC
+// publisher (such as Debezium's outbox router).
+type ReplicationSlot struct {
+	Source string
+	Slot   string
+	// LagBytes is the current WAL position minus the slot's confirmed
+	// flush position.
+	LagBytes int64
+	Active   bool
+	Err      string
+
+	Status       Status
+	StatusReason string
+}
