@@ -69,6 +69,7 @@ func Run(ctx context.Context, opts Options) error {
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
 		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
+		Metrics: cfg.Metrics,
 	})
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -27,6 +28,9 @@ type Options struct {
 	// snapshot from the recent ones (oldest first) before it is published.
 	Evaluate func(recent []*queue.Snapshot, latest *queue.Snapshot)
 	Logger   *slog.Logger
+	// Metrics selects the Kafka series /metrics exports; the zero value is
+	// the default, partition granularity without opt-in families.
+	Metrics config.Metrics
 }
 
 func (o *Options) setDefaults() {
@@ -44,6 +48,9 @@ func (o *Options) setDefaults() {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.Metrics.Granularity == "" {
+		o.Metrics.Granularity = config.GranularityPartition
 	}
 }
 

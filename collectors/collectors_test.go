@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -84,13 +86,21 @@ func failing(msg string) func() (*queue.Snapshot, error) {
 	return func() (*queue.Snapshot, error) { return nil, errors.New(msg) }
 }
 
-// TestMetricsGolden compares /metrics for a fixed scenario with a golden file.
-// Regenerate it with QUEUEWATCH_UPDATE_GOLDEN=1 go test ./collectors/.
+// everyFamily is the partition granularity with every opt-in family: all
+// that the collector can export.
+var everyFamily = config.Metrics{
+	Granularity: config.GranularityPartition, CommittedOffsets: true, PartitionOffsets: true,
+	PartitionLagSeconds: true, CommitGaps: true,
+}
+
+// TestMetricsGolden compares /metrics for a fixed scenario with a golden
+// file, every family on (TestGranularityFamilies checks which each setting
+// leaves out). Regenerate it with QUEUEWATCH_UPDATE_GOLDEN=1 go test ./collectors/.
 func TestMetricsGolden(t *testing.T) {
 	c := New([]Source{
 		&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
 		&scriptedSource{broker: queue.RabbitMQ, cluster: "main", results: []func() (*queue.Snapshot, error){ok(rabbitSnapshot())}},
-	}, Options{})
+	}, Options{Metrics: everyFamily})
 	c.PollOnce(context.Background())
 
 	reg := prometheus.NewPedanticRegistry()
@@ -100,6 +110,7 @@ func TestMetricsGolden(t *testing.T) {
 	names := []string{
 		"queuewatch_kafka_consumergroup_lag", "queuewatch_kafka_consumergroup_lag_seconds",
 		"queuewatch_kafka_consumergroup_committed_offset", "queuewatch_kafka_consumergroup_topic_lag",
+		"queuewatch_kafka_consumergroup_topic_lag_seconds",
 		"queuewatch_kafka_consumergroup_uncommitted_partitions", "queuewatch_kafka_consumergroup_lost_messages",
 		"queuewatch_kafka_consumergroup_max_lag_seconds", "queuewatch_kafka_consumergroup_members",
 		"queuewatch_kafka_consumergroup_info", "queuewatch_kafka_consumergroup_status",
@@ -291,4 +302,68 @@ func equal(a, b []int) bool {
 		}
 	}
 	return true
+}
+
+// TestGranularityFamilies checks which Kafka families each metrics setting
+// exports, and that RabbitMQ, DLQ and self families do not depend on it.
+func TestGranularityFamilies(t *testing.T) {
+	always := []string{
+		"queuewatch_collector_errors_total", "queuewatch_collector_partial_errors", "queuewatch_collector_up",
+		"queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
+		"queuewatch_kafka_consumergroup_status",
+		"queuewatch_rabbitmq_queue_consumers", "queuewatch_rabbitmq_queue_head_message_age_seconds",
+		"queuewatch_rabbitmq_queue_info", "queuewatch_rabbitmq_queue_messages",
+	}
+	group := []string{
+		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_kafka_consumergroup_info",
+		"queuewatch_kafka_consumergroup_max_lag_seconds", "queuewatch_kafka_consumergroup_members",
+	}
+	topic := []string{"queuewatch_kafka_consumergroup_topic_lag", "queuewatch_kafka_consumergroup_topic_lag_seconds"}
+	for _, tt := range []struct {
+		metrics config.Metrics
+		want    [][]string
+	}{
+		{config.Metrics{}, [][]string{always, group, topic, {"queuewatch_kafka_consumergroup_lag"}}},
+		{config.Metrics{Granularity: config.GranularityTopic}, [][]string{always, topic}},
+		{config.Metrics{Granularity: config.GranularityGroup}, [][]string{always, group, {"queuewatch_kafka_consumergroup_total_lag"}}},
+		{config.Metrics{Granularity: config.GranularityGroup, CommittedOffsets: true, PartitionLagSeconds: true}, [][]string{
+			always, group, {"queuewatch_kafka_consumergroup_total_lag", "queuewatch_kafka_consumergroup_committed_offset", "queuewatch_kafka_consumergroup_lag_seconds"},
+		}},
+		{config.Metrics{Granularity: config.GranularityTopic, PartitionOffsets: true, CommitGaps: true}, [][]string{always, topic, {
+			"queuewatch_kafka_partition_high_watermark", "queuewatch_kafka_partition_log_start_offset", "queuewatch_kafka_partition_last_stable_offset",
+			"queuewatch_kafka_consumergroup_uncommitted_partitions", "queuewatch_kafka_consumergroup_lost_messages",
+		}}},
+	} {
+		c := New([]Source{
+			&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
+			&scriptedSource{broker: queue.RabbitMQ, cluster: "main", results: []func() (*queue.Snapshot, error){ok(rabbitSnapshot())}},
+		}, Options{Metrics: tt.metrics})
+		c.PollOnce(context.Background())
+		reg := prometheus.NewPedanticRegistry()
+		reg.MustRegister(c)
+		mfs, err := reg.Gather()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, mf := range mfs {
+			if !strings.HasPrefix(mf.GetName(), "queuewatch_collector_duration") && !strings.HasSuffix(mf.GetName(), "last_success_timestamp_seconds") {
+				got = append(got, mf.GetName())
+			}
+		}
+		want := slices.Concat(tt.want...)
+		slices.Sort(want)
+		if !slices.Equal(got, want) {
+			t.Errorf("%+v exports\n%v\nwant\n%v", tt.metrics, got, want)
+		}
+	}
+	// The group granularity's total lag is the sum over every partition.
+	c := New([]Source{&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}},
+		Options{Metrics: config.Metrics{Granularity: config.GranularityGroup}})
+	c.PollOnce(context.Background())
+	want := "# HELP queuewatch_kafka_consumergroup_total_lag " + descTotalLag.help + "\n# TYPE queuewatch_kafka_consumergroup_total_lag gauge\n" +
+		`queuewatch_kafka_consumergroup_total_lag{cluster="prod",group="billing"} 100` + "\n"
+	if err := testutil.CollectAndCompare(c, strings.NewReader(want), "queuewatch_kafka_consumergroup_total_lag"); err != nil {
+		t.Error(err)
+	}
 }

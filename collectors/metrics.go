@@ -9,6 +9,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -60,6 +61,8 @@ var (
 
 	descLag          = desc("kafka_consumergroup_lag", "Messages the group is behind on the partition: end offset minus committed offset (log start when nothing is committed).", partitionLabels...)
 	descLagSeconds   = desc("kafka_consumergroup_lag_seconds", "Age in seconds of the next record the group will read on the partition; 0 when caught up.", partitionLabels...)
+	descTopicLagSecs = desc("kafka_consumergroup_topic_lag_seconds", "Largest lag in seconds over the group's partitions of the topic.", topicLabels...)
+	descTotalLag     = desc("kafka_consumergroup_total_lag", "Messages the group is behind, summed over all its partitions.", groupLabels...)
 	descCommitted    = desc("kafka_consumergroup_committed_offset", "Offset the group committed on the partition.", partitionLabels...)
 	descTopicLag     = desc("kafka_consumergroup_topic_lag", "Messages the group is behind, summed over the topic's partitions.", topicLabels...)
 	descUncommitted  = desc("kafka_consumergroup_uncommitted_partitions", "Partitions of the topic on which the group has no committed offset.", topicLabels...)
@@ -67,7 +70,7 @@ var (
 	descMaxLagSecs   = desc("kafka_consumergroup_max_lag_seconds", "Largest lag in seconds over the group's partitions.", groupLabels...)
 	descMembers      = desc("kafka_consumergroup_members", "Members currently in the group.", groupLabels...)
 	descInfo         = desc("kafka_consumergroup_info", "Group state, assignor and type as labels; always 1.", "cluster", "group", "state", "protocol", "group_type")
-	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status: 1 for the current one of ok, warn, rewind, error, stall, stop (least to most severe).", "cluster", "group", "status")
+	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status, one of ok, warn, rewind, error, stall, stop (least to most severe), as a label; always 1.", "cluster", "group", "status")
 	descETA          = desc("kafka_consumergroup_catchup_eta_seconds", "Expected seconds until the group reaches zero lag at current rates; +Inf when it is falling behind.", groupLabels...)
 	descHighWater    = desc("kafka_partition_high_watermark", "Offset the next record produced to the partition will get.", "cluster", "topic", "partition")
 	descLogStart     = desc("kafka_partition_log_start_offset", "First offset still stored on the partition.", "cluster", "topic", "partition")
@@ -114,7 +117,7 @@ func (m *metrics) observe(s Source, took time.Duration, err error) {
 // Describe sends every descriptor the collector can emit.
 func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range []*family{
-		descLag, descLagSeconds, descCommitted, descTopicLag, descUncommitted, descLost,
+		descLag, descLagSeconds, descTopicLagSecs, descTotalLag, descCommitted, descTopicLag, descUncommitted, descLost,
 		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
 		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo,
 		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial,
@@ -147,50 +150,90 @@ func (c *Collector) emit(ch sink) {
 			continue
 		}
 		ch.gauge(descPartial, float64(len(snap.Partial)), b, cl)
-		collectKafka(ch, snap)
+		collectKafka(ch, snap, c.opts.Metrics)
 		collectRabbitMQ(ch, snap)
 		collectDLQs(ch, snap)
 	}
 }
 
-func collectKafka(ch sink, snap *queue.Snapshot) {
+// collectKafka emits the Kafka families that m selects (config.Metrics
+// says which exist at each granularity). A group's status is one series,
+// the current status, rather than a stateset of six: at 500 groups the
+// five zeros would cost 2,500 series that say nothing a query of the one
+// series cannot.
+func collectKafka(ch sink, snap *queue.Snapshot, m config.Metrics) {
 	cl := snap.Cluster
-	for _, p := range snap.Partitions {
-		part := strconv.Itoa(int(p.Partition))
-		ch.gauge(descHighWater, float64(p.End), cl, p.Topic, part)
-		ch.gauge(descLogStart, float64(p.LogStart), cl, p.Topic, part)
-		ch.gauge(descLastStable, float64(p.LastStable), cl, p.Topic, part)
+	if m.PartitionOffsets {
+		for _, p := range snap.Partitions {
+			part := strconv.Itoa(int(p.Partition))
+			ch.gauge(descHighWater, float64(p.End), cl, p.Topic, part)
+			ch.gauge(descLogStart, float64(p.LogStart), cl, p.Topic, part)
+			ch.gauge(descLastStable, float64(p.LastStable), cl, p.Topic, part)
+		}
 	}
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
-		ch.gauge(descMembers, float64(g.Members), cl, g.Name)
-		ch.gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
-		for _, st := range queue.Statuses {
-			ch.gauge(descStatus, boolf(g.EffectiveStatus() == st), cl, g.Name, string(st))
-		}
-		if g.ETA.Known {
-			eta := g.ETA.In.Seconds()
-			if g.ETA.FallingBehind {
-				eta = math.Inf(1)
-			}
-			ch.gauge(descETA, eta, cl, g.Name)
+		ch.gauge(descStatus, 1, cl, g.Name, string(g.EffectiveStatus()))
+		if m.GroupDetails() {
+			collectGroupDetails(ch, cl, g)
 		}
 		if len(g.Partitions) == 0 {
 			continue
 		}
+		if m.Granularity == config.GranularityGroup {
+			ch.gauge(descTotalLag, float64(g.TotalLag()), cl, g.Name)
+		}
+		if m.PerTopic() || m.CommitGaps {
+			collectTopics(ch, cl, g, m)
+		}
+		collectPartitions(ch, cl, g, m)
+	}
+}
+
+// collectGroupDetails emits what the group granularity adds to the status:
+// members, info, catch-up ETA and max lag seconds.
+func collectGroupDetails(ch sink, cl string, g *queue.ConsumerGroup) {
+	ch.gauge(descMembers, float64(g.Members), cl, g.Name)
+	ch.gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
+	if g.ETA.Known {
+		eta := g.ETA.In.Seconds()
+		if g.ETA.FallingBehind {
+			eta = math.Inf(1)
+		}
+		ch.gauge(descETA, eta, cl, g.Name)
+	}
+	if len(g.Partitions) > 0 {
 		ch.gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
-		for _, t := range g.Topics() {
+	}
+}
+
+func collectTopics(ch sink, cl string, g *queue.ConsumerGroup, m config.Metrics) {
+	for _, t := range g.Topics() {
+		if m.PerTopic() {
 			ch.gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
+			ch.gauge(descTopicLagSecs, t.MaxLagSeconds, cl, g.Name, t.Topic)
+		}
+		if m.CommitGaps {
 			ch.gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
 			ch.gauge(descLost, float64(t.Lost), cl, g.Name, t.Topic)
 		}
-		for _, p := range g.Partitions {
-			part := strconv.Itoa(int(p.Partition))
+	}
+}
+
+func collectPartitions(ch sink, cl string, g *queue.ConsumerGroup, m config.Metrics) {
+	if !m.PerPartition() && !m.PartitionLagSeconds && !m.CommittedOffsets {
+		return
+	}
+	for _, p := range g.Partitions {
+		part := strconv.Itoa(int(p.Partition))
+		if m.PerPartition() {
 			ch.gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
+		}
+		if m.PartitionLagSeconds {
 			ch.gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
-			if p.HasCommit {
-				ch.gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
-			}
+		}
+		if m.CommittedOffsets && p.HasCommit {
+			ch.gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
 		}
 	}
 }

@@ -70,7 +70,7 @@ func TestTextMatchesCollect(t *testing.T) {
 	c := New([]Source{
 		&scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(k)}},
 		&scriptedSource{broker: queue.RabbitMQ, cluster: "main", results: []func() (*queue.Snapshot, error){ok(r)}},
-	}, Options{})
+	}, Options{Metrics: everyFamily})
 	c.PollOnce(context.Background())
 
 	reg := prometheus.NewPedanticRegistry()

@@ -127,6 +127,7 @@ func TestLoadGood(t *testing.T) {
 	check("history", c.History, time.Hour)
 	check("data_dir", c.DataDir, "/var/lib/queuewatch")
 	check("log", c.Log, Log{Level: "info", Format: "json"})
+	check("metrics", c.Metrics, Metrics{Granularity: GranularityPartition})
 
 	if len(c.Kafka) != 2 || len(c.RabbitMQ) != 1 {
 		t.Fatalf("clusters: %d kafka, %d rabbitmq; want 2, 1", len(c.Kafka), len(c.RabbitMQ))
@@ -386,8 +387,15 @@ outbox: [{name: o, driver: postgres, dsn: "postgres://x", tables: [{table: outbo
 	if c.NATS[0].DeadLetters.Stream != DefaultNATSDeadLetterStream || c.NATS[0].DeadLetters.Capture {
 		t.Errorf("dead_letters = %+v, want capture off into %s", c.NATS[0].DeadLetters, DefaultNATSDeadLetterStream)
 	}
-	if c.Metrics.Granularity != GranularityPartition {
-		t.Errorf("granularity = %q", c.Metrics.Granularity)
+	if c.Metrics != (Metrics{Granularity: GranularityPartition}) {
+		t.Errorf("metrics = %+v, want partition granularity without opt-ins", c.Metrics)
+	}
+	m, err := Parse([]byte("metrics: {granularity: topic, committed_offsets: true, partition_offsets: true, partition_lag_seconds: true, commit_gaps: true}"), "q.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (Metrics{Granularity: GranularityTopic, CommittedOffsets: true, PartitionOffsets: true, PartitionLagSeconds: true, CommitGaps: true}); m.Metrics != want {
+		t.Errorf("metrics = %+v, want %+v", m.Metrics, want)
 	}
 	bad := []struct{ yaml, want string }{
 		{"nats: [{name: n, url: 'http://a:4222'}]", `nats[0].url: scheme must be nats, tls, ws or wss, got "http"`},
