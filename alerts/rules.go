@@ -119,7 +119,8 @@ type ruleFile struct {
 }
 
 // Rules returns the Prometheus rule file (YAML) for the thresholds in
-// cfg.Alerts: one group named RuleGroup with every queuewatch alert. The
+// cfg.Alerts: one group named RuleGroup with every queuewatch alert, its
+// expressions querying the series cfg.Metrics exports. The
 // output is deterministic, so the committed file can be compared with a
 // fresh one, and it uses no syntax newer than Prometheus 2.42.
 //
@@ -192,6 +193,7 @@ func specs(cfg *config.Config) []alertSpec {
 	// Descriptions are for people: durations and counts are written the
 	// way the UI writes them, expressions in Prometheus syntax.
 	hw, hgrowing := queue.HumanDuration(window), queue.HumanDuration(a.DLQGrowingWindow)
+	lag := lagSeries{cfg.Metrics}
 	return []alertSpec{
 		{
 			name: "QueuewatchDLQNotEmpty", severity: SeverityWarning, forDur: twoPolls, page: dlqPage,
@@ -222,7 +224,7 @@ func specs(cfg *config.Config) []alertSpec {
 			summary:     `Consumer group {{ $labels.group }} is far behind`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, for ` + hw + `.`,
 			expr: func(m, t string) string {
-				return groupLag(m) + ` > ` + t
+				return lag.group(m) + ` > ` + t
 			},
 		},
 		{
@@ -230,8 +232,8 @@ func specs(cfg *config.Config) []alertSpec {
 			summary:     `Consumer group {{ $labels.group }} is falling further behind`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, and its lag kept rising over ` + hw + `: it consumes slower than producers produce.`,
 			expr: func(m, t string) string {
-				return `(` + groupLag(m) + ` > ` + t + `) and on (cluster, group) ` +
-					`(sum by (cluster, group) (delta(` + selector("queuewatch_kafka_consumergroup_topic_lag", m) + `[` + w + `])) > 0)`
+				return `(` + lag.group(m) + ` > ` + t + `) and on (cluster, group) ` +
+					`(sum by (cluster, group) (delta(` + lag.selector(m) + `[` + w + `])) > 0)`
 			},
 		},
 		{
@@ -239,7 +241,7 @@ func specs(cfg *config.Config) []alertSpec {
 			summary:     `Consumer group {{ $labels.group }} processes old records`,
 			description: `The next record consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} will read is {{ $value | humanizeDuration }} old, over the threshold of <threshold>: data reaches its consumers late.`,
 			expr: func(m, t string) string {
-				return selector("queuewatch_kafka_consumergroup_max_lag_seconds", m) + ` > ` + t
+				return lag.maxSeconds(m) + ` > ` + t
 			},
 		},
 		{
@@ -247,7 +249,7 @@ func specs(cfg *config.Config) []alertSpec {
 			summary:     `Consumer group {{ $labels.group }} is stalled`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has members, but its committed offset has not moved for ` + hw + ` while it is {{ $value | humanize }} messages behind: the consumer is alive but stuck.`,
 			expr: func(string, string) string {
-				return groupLag("") + ` and on (cluster, group) (queuewatch_kafka_consumergroup_status{status="stall"} == 1)`
+				return lag.group("") + ` and on (cluster, group) (queuewatch_kafka_consumergroup_status{status="stall"} == 1)`
 			},
 		},
 		{
@@ -255,7 +257,7 @@ func specs(cfg *config.Config) []alertSpec {
 			summary:     `Consumer group {{ $labels.group }} has no members`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has no members and is {{ $value | humanize }} messages behind: nobody is consuming.`,
 			expr: func(string, string) string {
-				return groupLag("") + ` and on (cluster, group) (queuewatch_kafka_consumergroup_status{status="stop"} == 1)`
+				return lag.group("") + ` and on (cluster, group) (queuewatch_kafka_consumergroup_status{status="stop"} == 1)`
 			},
 		},
 		{
@@ -294,9 +296,34 @@ func specs(cfg *config.Config) []alertSpec {
 	}
 }
 
-// groupLag is each group's total lag over the topics selected by matchers.
-func groupLag(matchers string) string {
-	return `sum by (cluster, group) (` + selector("queuewatch_kafka_consumergroup_topic_lag", matchers) + `)`
+// lagSeries picks the lag series the rules query from those that
+// cfg.Metrics exports: the per-topic aggregates at the partition and topic
+// granularities, the per-group ones at the group granularity. Each
+// expression keeps the labels cluster and group whichever it uses, so the
+// alerts look the same at every granularity.
+type lagSeries struct{ m config.Metrics }
+
+// selector selects the lag series (per topic or per group) of the groups
+// that matchers select.
+func (l lagSeries) selector(matchers string) string {
+	if l.m.PerTopic() {
+		return selector("queuewatch_kafka_consumergroup_topic_lag", matchers)
+	}
+	return selector("queuewatch_kafka_consumergroup_total_lag", matchers)
+}
+
+// group is each group's total lag over the topics matchers select.
+func (l lagSeries) group(matchers string) string {
+	return `sum by (cluster, group) (` + l.selector(matchers) + `)`
+}
+
+// maxSeconds is each group's worst lag seconds. The topic granularity has
+// no per-group series: it is the max over the group's topics there.
+func (l lagSeries) maxSeconds(matchers string) string {
+	if l.m.GroupDetails() {
+		return selector("queuewatch_kafka_consumergroup_max_lag_seconds", matchers)
+	}
+	return `max by (cluster, group) (` + selector("queuewatch_kafka_consumergroup_topic_lag_seconds", matchers) + `)`
 }
 
 func selector(metric, matchers string) string {

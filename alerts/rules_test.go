@@ -27,6 +27,11 @@ const (
 	overrideConfig = "testdata/overrides.yml"
 	overrideRules  = "testdata/overrides.rules.yml"
 	overrideTests  = "testdata/overrides_test.yml"
+	// The rules of the topic and group granularities (metrics.granularity),
+	// whose config is testdata/granularity-<g>.yml and promtool tests
+	// testdata/granularity-<g>_test.yml.
+	topicRules = "testdata/granularity-topic.rules.yml"
+	groupRules = "testdata/granularity-group.rules.yml"
 	runbooks       = "../docs/runbooks.md"
 )
 
@@ -57,6 +62,8 @@ func TestRulesGolden(t *testing.T) {
 	}{
 		{"defaults", defaultRules, func(*testing.T) *config.Config { return config.Default() }},
 		{"overrides", overrideRules, loadOverrideConfig},
+		{"granularity topic", topicRules, loadConfig("testdata/granularity-topic.yml")},
+		{"granularity group", groupRules, loadConfig("testdata/granularity-group.yml")},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Rules(tc.cfg(t))
@@ -80,6 +87,17 @@ func TestRulesGolden(t *testing.T) {
 	}
 }
 
+func loadConfig(path string) func(*testing.T) *config.Config {
+	return func(t *testing.T) *config.Config {
+		t.Helper()
+		cfg, err := config.Load(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+}
+
 func TestRulesDeterministic(t *testing.T) {
 	cfg := loadOverrideConfig(t)
 	first, err := Rules(cfg)
@@ -100,7 +118,7 @@ func TestRulesDeterministic(t *testing.T) {
 // TestPromtoolCheckRules checks both generated files with promtool, which
 // parses every expression and template the way Prometheus 2.42 loads them.
 func TestPromtoolCheckRules(t *testing.T) {
-	for _, f := range []string{defaultRules, overrideRules} {
+	for _, f := range []string{defaultRules, overrideRules, topicRules, groupRules} {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			out := promtooltest.MustRun(t, ".", "check", "rules", f)
 			if !strings.Contains(out, "SUCCESS") {
@@ -117,7 +135,7 @@ func TestPromtoolTestRules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	files = append(files, overrideTests)
+	files = append(files, overrideTests, "testdata/granularity-topic_test.yml", "testdata/granularity-group_test.yml")
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {
 			dir, name := filepath.Split(f)
@@ -175,6 +193,35 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 			}
 			if out, ok := promtooltest.Run(t, sub, args...); ok {
 				t.Errorf("promtool unit tests pass with the rules broken (%s):\n%s", tc.name, out)
+			}
+		})
+	}
+}
+
+// TestGranularityTestsNeedGranularityRules proves the granularity unit tests
+// depend on the granularity: with the partition granularity's rules, which
+// query per-group lag seconds the topic granularity does not export and
+// per-topic lag the group granularity does not export, they fail.
+func TestGranularityTestsNeedGranularityRules(t *testing.T) {
+	partition, err := Rules(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, g := range []string{"topic", "group"} {
+		t.Run(g, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			test, err := os.ReadFile("testdata/granularity-" + g + "_test.yml")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for name, data := range map[string][]byte{"granularity-" + g + ".rules.yml": partition, "t.yml": test} {
+				if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if out, ok := promtooltest.Run(t, dir, "test", "rules", "t.yml"); ok {
+				t.Errorf("the %s granularity's promtool tests pass with the partition rules:\n%s", g, out)
 			}
 		})
 	}
