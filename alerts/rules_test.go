@@ -27,12 +27,15 @@ const (
 	overrideConfig = "testdata/overrides.yml"
 	overrideRules  = "testdata/overrides.rules.yml"
 	overrideTests  = "testdata/overrides_test.yml"
-	// The rules of the topic and group granularities (metrics.granularity),
-	// whose config is testdata/granularity-<g>.yml and promtool tests
-	// testdata/granularity-<g>_test.yml.
+	runbooks       = "../docs/runbooks.md"
+)
+
+// The rules of the topic and group granularities (metrics.granularity),
+// whose config is testdata/granularity-<g>.yml and promtool tests
+// testdata/granularity-<g>_test.yml.
+const (
 	topicRules = "testdata/granularity-topic.rules.yml"
 	groupRules = "testdata/granularity-group.rules.yml"
-	runbooks       = "../docs/runbooks.md"
 )
 
 // wantAlerts is every alert the issue asks for.
