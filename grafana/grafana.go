@@ -1,6 +1,7 @@
 // Package grafana defines queuewatch's Grafana dashboards in Go with the
-// Grafana Foundation SDK. The JSON under grafana/dashboards is generated from
-// them and committed, so Grafana's file provisioning loads it directly; a test
+// Grafana Foundation SDK. The JSON under grafana/dashboards (and, for the
+// topic and group metrics granularities, grafana/dashboards-topic and
+// grafana/dashboards-group) is generated from them and committed, so Grafana's file provisioning loads it directly; a test
 // fails when the committed JSON differs from what the code generates, when a
 // query does not parse as PromQL, or when it names a metric queuewatch does
 // not export, so a renamed metric breaks the build instead of a dashboard.
@@ -28,6 +29,7 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/prometheus"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -51,11 +53,28 @@ const (
 	colorError  = "#8b949e"
 )
 
-// Dashboards builds every dashboard, keyed by its file name under
-// grafana/dashboards.
+// Variants maps each directory of committed dashboards (under grafana/) to
+// the metrics settings its dashboards are built for: the consumer lag
+// dashboard queries only the series a granularity exports. Provision the
+// directory that matches metrics.granularity; the opt-in offset families
+// add the "Consume and produce rates" panel (DashboardsFor).
+var Variants = map[string]config.Metrics{
+	"dashboards":       config.Default().Metrics,
+	"dashboards-topic": {Granularity: config.GranularityTopic},
+	"dashboards-group": {Granularity: config.GranularityGroup},
+}
+
+// Dashboards builds every dashboard for the default metrics settings, keyed
+// by its file name under grafana/dashboards.
 func Dashboards() (map[string]dashboard.Dashboard, error) {
+	return DashboardsFor(config.Default().Metrics)
+}
+
+// DashboardsFor builds every dashboard for the metrics settings m, keyed by
+// file name.
+func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
 	builders := map[string]*dashboard.DashboardBuilder{
-		"consumer-lag.json":       consumerLag(),
+		"consumer-lag.json":       consumerLag(m),
 		"dead-letter-queues.json": deadLetterQueues(),
 		"queuewatch.json":         self(),
 	}

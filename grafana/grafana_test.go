@@ -26,13 +26,21 @@ const updateGolden = "QUEUEWATCH_UPDATE_GOLDEN"
 
 const dashboardDir = "dashboards"
 
+// dashboards builds the dashboards of every variant, keyed by their path
+// under grafana/ ("dashboards-topic/consumer-lag.json").
 func dashboards(t *testing.T) map[string]dashboard.Dashboard {
 	t.Helper()
-	ds, err := Dashboards()
-	if err != nil {
-		t.Fatal(err)
+	out := map[string]dashboard.Dashboard{}
+	for dir, m := range Variants {
+		ds, err := DashboardsFor(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for file, d := range ds {
+			out[dir+"/"+file] = d
+		}
 	}
-	return ds
+	return out
 }
 
 // TestDashboardsGolden fails when the committed JSON differs from what the
@@ -40,14 +48,16 @@ func dashboards(t *testing.T) map[string]dashboard.Dashboard {
 func TestDashboardsGolden(t *testing.T) {
 	ds := dashboards(t)
 	update := os.Getenv(updateGolden) != ""
-	for file, d := range ds {
-		t.Run(file, func(t *testing.T) {
+	for path, d := range ds {
+		t.Run(path, func(t *testing.T) {
 			got, err := Marshal(d)
 			if err != nil {
 				t.Fatal(err)
 			}
-			path := filepath.Join(dashboardDir, file)
 			if update {
+				if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+					t.Fatal(err)
+				}
 				if err := os.WriteFile(path, got, 0o644); err != nil {
 					t.Fatal(err)
 				}
@@ -62,13 +72,27 @@ func TestDashboardsGolden(t *testing.T) {
 			}
 		})
 	}
-	committed, err := filepath.Glob(filepath.Join(dashboardDir, "*.json"))
+	for dir := range Variants {
+		committed, err := filepath.Glob(filepath.Join(dir, "*.json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range committed {
+			if _, ok := ds[filepath.ToSlash(f)]; !ok {
+				t.Errorf("%s is committed but no longer generated: delete it", f)
+			}
+		}
+	}
+	// The default directory is what Dashboards builds and compose provisions.
+	def, err := Dashboards()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range committed {
-		if _, ok := ds[filepath.Base(f)]; !ok {
-			t.Errorf("%s is committed but no longer generated: delete it", f)
+	for file := range def {
+		a, _ := Marshal(def[file])
+		b, _ := Marshal(ds[dashboardDir+"/"+file])
+		if !bytes.Equal(a, b) {
+			t.Errorf("Dashboards()[%s] differs from the %s variant", file, dashboardDir)
 		}
 	}
 }
@@ -236,10 +260,13 @@ func metricNames(t *testing.T, expr string) []string {
 	return names
 }
 
-// ruleExprs returns the expression of every generated alert rule.
-func ruleExprs(t *testing.T) []query {
+// ruleExprs returns the expression of every alert rule generated for the
+// metrics settings m.
+func ruleExprs(t *testing.T, m config.Metrics) []query {
 	t.Helper()
-	data, err := alerts.Rules(config.Default())
+	cfg := config.Default()
+	cfg.Metrics = m
+	data, err := alerts.Rules(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -358,7 +385,7 @@ func TestVariablesDefined(t *testing.T) {
 // status as its rank in queue's one severity order, so that "max by" and
 // sorting by status put the worst first, as the UI does.
 func TestStatusPalette(t *testing.T) {
-	d := dashboards(t)["consumer-lag.json"]
+	d := dashboards(t)[dashboardDir+"/consumer-lag.json"]
 	var status *dashboard.Panel
 	for _, p := range panels(d) {
 		if deref(p.Title) == "Group status" {

@@ -3,12 +3,15 @@ package grafana
 import (
 	"context"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/prometheus/model/labels"
+	"github.com/prometheus/prometheus/promql/parser"
 
 	"github.com/queuewatch/queuewatch/alerts"
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
@@ -38,10 +41,11 @@ var scrapeSeries = map[string]bool{
 	"scrape_samples_scraped":  true,
 }
 
-// rabbitSource is a RabbitMQ source with one fixed queue. The demo has only
-// Kafka, so it stands in for collectors/rabbitmq (which needs a live broker)
-// to make the real collector export the rabbitmq_queue_* families. It has
-// no DLQs: queuewatch_dlq_* must come from the demo's Kafka DLQ topics.
+// rabbitSource is a RabbitMQ source with one fixed queue and one DLQ. The
+// demo has only Kafka, so it stands in for collectors/rabbitmq (which needs
+// a live broker) to make the real collector export the rabbitmq_queue_*
+// families and a RabbitMQ DLQ, which the no-consumer rules exclude by
+// selecting queuewatch_dlq_messages{broker="rabbitmq"}.
 type rabbitSource struct{}
 
 func (rabbitSource) Broker() queue.Broker { return queue.RabbitMQ }
@@ -53,13 +57,21 @@ func (rabbitSource) Poll(context.Context) (*queue.Snapshot, error) {
 			Cluster: "rabbit", VHost: "/", Name: "orders", Type: "classic",
 			Ready: 3, Consumers: 1, HeadMessageAge: time.Second, HasHeadAge: true,
 		}},
+		DLQs: []queue.DLQ{{Broker: queue.RabbitMQ, Cluster: "rabbit", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 2}},
 	}, nil
 }
 
-// exportedNames starts the demo, polls it with the real Kafka collector
-// (plus rabbitSource) and returns every series name of the resulting
-// /metrics, histogram series included.
-func exportedNames(t *testing.T) map[string]bool {
+// fixedSource serves one snapshot of a real poll again.
+type fixedSource struct{ snap *queue.Snapshot }
+
+func (f fixedSource) Broker() queue.Broker                          { return f.snap.Broker }
+func (f fixedSource) Cluster() string                               { return f.snap.Cluster }
+func (f fixedSource) Poll(context.Context) (*queue.Snapshot, error) { return f.snap, nil }
+
+// pollDemo starts the demo, polls it with the real Kafka collector (plus
+// rabbitSource) until the families that need history are there, and
+// returns the latest snapshot of each source.
+func pollDemo(t *testing.T) []*queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
@@ -96,22 +108,13 @@ func exportedNames(t *testing.T) map[string]bool {
 			evaluators[latest.Cluster].Evaluate(recent, latest)
 		},
 	})
-	reg := prometheus.NewRegistry()
-	if err := reg.Register(c); err != nil {
-		t.Fatal(err)
-	}
-	// Poll until the families that need history (the ETA needs two polls
-	// that both saw the group) are there: on a slow machine the demo's
-	// groups may only appear at the second poll.
-	var families []*dto.MetricFamily
+	// Poll until the demo's snapshot has what needs history (the ETA needs
+	// two polls that both saw a group) and its DLQs with their age: on a
+	// slow machine the demo's groups may only appear at the second poll.
 	for range 10 {
 		c.PollOnce(ctx)
-		if families, err = reg.Gather(); err != nil {
-			t.Fatal(err)
-		}
-		if hasFamily(families, "queuewatch_kafka_consumergroup_catchup_eta_seconds") &&
-			hasFamily(families, "queuewatch_dlq_messages") &&
-			hasFamily(families, "queuewatch_dlq_oldest_message_age_seconds") {
+		if k := kafkaSnap(c.Snapshots()); k != nil && slices.ContainsFunc(k.Groups, func(g queue.ConsumerGroup) bool { return g.ETA.Known }) &&
+			slices.ContainsFunc(k.DLQs, func(d queue.DLQ) bool { return d.HasOldestAge }) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // let the demo move between polls
@@ -121,33 +124,183 @@ func exportedNames(t *testing.T) map[string]bool {
 			t.Fatalf("source %s/%s did not poll: %+v", s.Broker, s.Cluster, s)
 		}
 	}
-	names := map[string]bool{}
+	return c.Snapshots()
+}
+
+func kafkaSnap(snaps []*queue.Snapshot) *queue.Snapshot {
+	for _, s := range snaps {
+		if s != nil && s.Broker == queue.Kafka {
+			return s
+		}
+	}
+	return nil
+}
+
+// exportedSeries serves snaps through a collector with the metrics
+// settings m and returns every series of its /metrics, histogram series
+// included, with the metric name as __name__.
+func exportedSeries(t *testing.T, snaps []*queue.Snapshot, m config.Metrics) []labels.Labels {
+	t.Helper()
+	var srcs []collectors.Source
+	for _, s := range snaps {
+		srcs = append(srcs, fixedSource{s})
+	}
+	c := collectors.New(srcs, collectors.Options{Metrics: m})
+	c.PollOnce(t.Context())
+	reg := prometheus.NewRegistry()
+	if err := reg.Register(c); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []labels.Labels
 	for _, f := range families {
-		names[f.GetName()] = true
-		switch f.GetType() {
-		case dto.MetricType_HISTOGRAM:
-			for _, suffix := range []string{"_bucket", "_sum", "_count"} {
-				names[f.GetName()+suffix] = true
+		for _, mt := range f.GetMetric() {
+			lb := labels.NewScratchBuilder(len(mt.GetLabel()) + 2)
+			for _, lp := range mt.GetLabel() {
+				lb.Add(lp.GetName(), lp.GetValue())
 			}
-		case dto.MetricType_SUMMARY:
-			for _, suffix := range []string{"_sum", "_count"} {
-				names[f.GetName()+suffix] = true
+			add := func(name string, extra ...string) {
+				b := labels.NewBuilder(lb.Labels()).Set(labels.MetricName, name)
+				for i := 0; i < len(extra); i += 2 {
+					b.Set(extra[i], extra[i+1])
+				}
+				out = append(out, b.Labels())
+			}
+			switch f.GetType() {
+			case dto.MetricType_HISTOGRAM:
+				for _, bk := range mt.GetHistogram().GetBucket() {
+					add(f.GetName()+"_bucket", "le", strconv.FormatFloat(bk.GetUpperBound(), 'g', -1, 64))
+				}
+				add(f.GetName()+"_bucket", "le", "+Inf")
+				add(f.GetName() + "_sum")
+				add(f.GetName() + "_count")
+			default:
+				add(f.GetName())
 			}
 		}
 	}
-	return names
+	return out
+}
+
+// selectable replaces Grafana variables the way a dashboard user who
+// selected "All" would: every value (".*"), durations by a duration.
+func selectable(expr string) string {
+	expr = grafanaInterval.ReplaceAllString(expr, "5m")
+	return grafanaVariable.ReplaceAllString(expr, ".*")
+}
+
+// unselected lists the vector selectors of expr that select no series of
+// exported. A matcher on the status label only has to name a status: the
+// status metric has one series per group, its current status, so which
+// statuses exist depends on the groups' health at the moment.
+func unselected(t *testing.T, expr string, exported []labels.Labels) []string {
+	t.Helper()
+	e, err := parser.NewParser(parser.Options{}).ParseExpr(selectable(expr))
+	if err != nil {
+		t.Fatalf("parse %q: %v", expr, err)
+	}
+	var missing []string
+	parser.Inspect(e, func(node parser.Node, _ []parser.Node) error {
+		vs, ok := node.(*parser.VectorSelector)
+		if !ok {
+			return nil
+		}
+		var matchers []*labels.Matcher
+		for _, m := range vs.LabelMatchers {
+			if m.Name == "status" {
+				if !slices.Contains(queue.Statuses, queue.Status(m.Value)) {
+					missing = append(missing, vs.String()+" (no such status)")
+				}
+				continue
+			}
+			matchers = append(matchers, m)
+		}
+		if !slices.ContainsFunc(exported, func(ls labels.Labels) bool {
+			for _, m := range matchers {
+				if !m.Matches(ls.Get(m.Name)) {
+					return false
+				}
+			}
+			return true
+		}) {
+			missing = append(missing, vs.String())
+		}
+		return nil
+	})
+	return missing
+}
+
+// TestQueriesSelectSeries checks, for each metrics granularity, that every
+// vector selector of every dashboard query (the variant for that
+// granularity) and of every alert rule (generated for it) selects at least
+// one series of a real collector's /metrics at that setting; so a query
+// of a series the setting does not export fails here, not in a dashboard.
+func TestQueriesSelectSeries(t *testing.T) {
+	snaps := pollDemo(t)
+	settings := map[string]config.Metrics{
+		// Not committed: the opt-in offset families add the rates panel.
+		"every opt-in": {
+			Granularity: config.GranularityPartition, CommittedOffsets: true, PartitionOffsets: true,
+			PartitionLagSeconds: true, CommitGaps: true,
+		},
+		"group with offsets": {Granularity: config.GranularityGroup, CommittedOffsets: true, PartitionOffsets: true},
+	}
+	for dir, m := range Variants {
+		settings[dir] = m
+	}
+	for dir, m := range settings {
+		t.Run(dir, func(t *testing.T) {
+			exported := exportedSeries(t, snaps, m)
+			ds, err := DashboardsFor(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var queries []query
+			for file, d := range ds {
+				queries = append(queries, dashboardQueries(t, dir+"/"+file, d)...)
+			}
+			queries = append(queries, ruleExprs(t, m)...)
+			for _, q := range queries {
+				for _, sel := range unselected(t, q.expr, exported) {
+					name := sel
+					if i := strings.IndexAny(name, "{["); i > 0 {
+						name = name[:i]
+					}
+					switch {
+					case notYetExported[name]:
+					case scrapeSeries[name] && strings.Contains(q.where, "/queuewatch.json:"):
+					default:
+						t.Errorf("%s: %s selects no series queuewatch exports at %+v", q.where, sel, m)
+					}
+				}
+			}
+		})
+	}
 }
 
 // TestMetricsExist checks that every metric a dashboard or an alert rule
-// names is one queuewatch really exports, so renaming a metric breaks the
-// build rather than a dashboard or an alert.
+// names is one queuewatch really exports at the default settings, and that
+// the families the dashboards are about are all charted, so renaming a
+// metric breaks the build rather than a dashboard or an alert.
 func TestMetricsExist(t *testing.T) {
-	exported := exportedNames(t)
+	snaps := pollDemo(t)
+	if k := kafkaSnap(snaps); k == nil || len(k.DLQs) == 0 {
+		t.Fatalf("the demo's snapshot has no DLQs: queuewatch_dlq_* must come from its Kafka DLQ topics")
+	}
+	exported := map[string]bool{}
+	for _, ls := range exportedSeries(t, snaps, config.Default().Metrics) {
+		exported[ls.Get(labels.MetricName)] = true
+	}
 	var queries []query
 	for file, d := range dashboards(t) {
-		queries = append(queries, dashboardQueries(t, file, d)...)
+		if strings.HasPrefix(file, dashboardDir+"/") {
+			queries = append(queries, dashboardQueries(t, file, d)...)
+		}
 	}
-	queries = append(queries, ruleExprs(t)...)
+	queries = append(queries, ruleExprs(t, config.Default().Metrics)...)
 
 	used := map[string]bool{}
 	for _, q := range queries {
@@ -156,7 +309,7 @@ func TestMetricsExist(t *testing.T) {
 			switch {
 			case exported[name]:
 			case notYetExported[name]:
-			case scrapeSeries[name] && strings.HasPrefix(q.where, "queuewatch.json"):
+			case scrapeSeries[name] && strings.Contains(q.where, "/queuewatch.json:"):
 			default:
 				t.Errorf("%s uses %s, which queuewatch does not export", q.where, name)
 			}
@@ -172,7 +325,7 @@ func TestMetricsExist(t *testing.T) {
 	}
 	// The families the dashboards are about must all be charted somewhere.
 	for _, name := range []string{
-		"queuewatch_kafka_consumergroup_lag", "queuewatch_kafka_consumergroup_lag_seconds",
+		"queuewatch_kafka_consumergroup_lag", "queuewatch_kafka_consumergroup_topic_lag_seconds",
 		"queuewatch_kafka_consumergroup_topic_lag", "queuewatch_kafka_consumergroup_status",
 		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_dlq_messages",
 		"queuewatch_dlq_oldest_message_age_seconds", "queuewatch_collector_up",
@@ -185,10 +338,6 @@ func TestMetricsExist(t *testing.T) {
 	if t.Failed() {
 		t.Logf("the demo exports: %v", keys(exported))
 	}
-}
-
-func hasFamily(families []*dto.MetricFamily, name string) bool {
-	return slices.ContainsFunc(families, func(f *dto.MetricFamily) bool { return f.GetName() == name })
 }
 
 func keys(m map[string]bool) []string {
