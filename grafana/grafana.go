@@ -1,10 +1,11 @@
 // Package grafana defines queuewatch's Grafana dashboards in Go with the
 // Grafana Foundation SDK. The JSON under grafana/dashboards (and, for the
 // topic and group metrics granularities, grafana/dashboards-topic and
-// grafana/dashboards-group) is generated from them and committed, so Grafana's file provisioning loads it directly; a test
-// fails when the committed JSON differs from what the code generates, when a
-// query does not parse as PromQL, or when it names a metric queuewatch does
-// not export, so a renamed metric breaks the build instead of a dashboard.
+// grafana/dashboards-group) is generated from them and committed, so
+// Grafana's file provisioning loads it directly; a test fails when the
+// committed JSON differs from what the code generates, when a query does not
+// parse as PromQL, or when it selects no series queuewatch exports at its
+// granularity, so a renamed metric breaks the build instead of a dashboard.
 //
 // Every query uses the datasource variable ${datasource}. Links from a panel
 // to the queuewatch UI start with ${queuewatch_url}, a text box variable

@@ -54,7 +54,7 @@ func consumerLag(m config.Metrics) *dashboard.DashboardBuilder {
 		Height(8).Span(24))
 	b = b.WithPanel(bargauge.NewPanelBuilder().
 		Title("Top 10 lagging groups").
-		Description("The ten groups furthest behind right now: messages, summed over "+l.over()+".").
+		Description("The ten groups furthest behind right now: messages, summed over " + l.over() + ".").
 		Datasource(datasource()).
 		ReduceOptions(lastValue()).
 		WithTarget(instantQuery("A", `topk(10, sum by (cluster, group) (`+l.lag()+`))`, "{{cluster}}/{{group}}")).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/model"
 	"github.com/prometheus/prometheus/model/labels"
 	"github.com/prometheus/prometheus/promql/parser"
 
@@ -163,7 +164,7 @@ func exportedSeries(t *testing.T, snaps []*queue.Snapshot, m config.Metrics) []l
 				lb.Add(lp.GetName(), lp.GetValue())
 			}
 			add := func(name string, extra ...string) {
-				b := labels.NewBuilder(lb.Labels()).Set(labels.MetricName, name)
+				b := labels.NewBuilder(lb.Labels()).Set(model.MetricNameLabel, name)
 				for i := 0; i < len(extra); i += 2 {
 					b.Set(extra[i], extra[i+1])
 				}
@@ -292,7 +293,7 @@ func TestMetricsExist(t *testing.T) {
 	}
 	exported := map[string]bool{}
 	for _, ls := range exportedSeries(t, snaps, config.Default().Metrics) {
-		exported[ls.Get(labels.MetricName)] = true
+		exported[ls.Get(model.MetricNameLabel)] = true
 	}
 	var queries []query
 	for file, d := range dashboards(t) {
