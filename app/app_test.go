@@ -216,3 +216,22 @@ func TestClusterDownOthersUnaffected(t *testing.T) {
 		return strings.Contains(m, `queuewatch_collector_up{broker="kafka",cluster="b"} 1`)
 	})
 }
+
+// TestRunHonoursMetricsGranularity: the metrics section of the config
+// reaches the collector, so /metrics has the topic granularity's series and
+// none of the per-partition ones.
+func TestRunHonoursMetricsGranularity(t *testing.T) {
+	c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
+	defer c.Close()
+	cfg := testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()})
+	cfg.Metrics = config.Metrics{Granularity: config.GranularityTopic}
+	r := start(t, cfg)
+	const topicLag = `queuewatch_kafka_consumergroup_topic_lag{cluster="prod",group="billing",topic="orders"} 6`
+	var metrics string
+	eventually(t, "billing topic lag", func() bool { _, metrics = r.get(t, "/metrics"); return strings.Contains(metrics, topicLag) })
+	for _, absent := range []string{"queuewatch_kafka_consumergroup_lag{", "queuewatch_kafka_consumergroup_members{"} {
+		if strings.Contains(metrics, absent) {
+			t.Errorf("/metrics at topic granularity has %s", absent)
+		}
+	}
+}
