@@ -74,6 +74,16 @@ func TestRulesPrintsRuleFile(t *testing.T) {
 	}
 }
 
+// TestRulesHonoursMetricsGranularity: at the group granularity the rule
+// file queries the per-group total lag, the only lag series exported there.
+func TestRulesHonoursMetricsGranularity(t *testing.T) {
+	path := writeConfig(t, "metrics:\n  granularity: group\n")
+	code, out, errOut := runCmd("rules", "--config", path)
+	if code != 0 || !strings.Contains(out, "queuewatch_kafka_consumergroup_total_lag") || strings.Contains(out, "queuewatch_kafka_consumergroup_topic_lag") {
+		t.Errorf("rules at group granularity: %d %q\n%s", code, errOut, out)
+	}
+}
+
 func TestBrowsable(t *testing.T) {
 	for in, want := range map[string]string{"0.0.0.0:8080": "127.0.0.1:8080", "[::]:80": "127.0.0.1:80", "[::1]:80": "[::1]:80", "10.1.2.3:9": "10.1.2.3:9"} {
 		if got := browsable(in); got != want {
