@@ -238,7 +238,7 @@ func linkVar(prefix, label string) string {
 	return "${" + prefix + label + ":percentencode}"
 }
 
-// statusExpr encodes each group's current status (the stateset series at 1)
+// statusExpr encodes each group's current status (its one status series)
 // as its queue.Status.Severity, so that "max by", sorting a table by status
 // and colour thresholds all rank statuses in the one order the UI uses;
 // statusMappings turns the code back into a word, shape and colour.
