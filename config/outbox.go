@@ -1,6 +1,9 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+)
 
 // Outbox drivers.
 const (
@@ -53,14 +56,28 @@ func (o *Outbox) validate(p *problems, path string) {
 	for i := range o.Tables {
 		t := o.Tables[i]
 		tp := fmt.Sprintf("%s.tables[%d]", path, i)
-		if t.Table == "" {
+		switch {
+		case t.Table == "":
 			p.add(tp+".table", "required")
+		case CheckIdentifier(t.Table) != nil:
+			p.add(tp+".table", "%v", CheckIdentifier(t.Table))
 		}
-		if t.CreatedAt == "" {
+		switch {
+		case t.CreatedAt == "":
 			p.add(tp+".created_at", "required (the row's creation timestamp column)")
+		case CheckIdentifier(t.CreatedAt) != nil || strings.Contains(t.CreatedAt, "."):
+			p.add(tp+".created_at", "%s is not a plain column name", quoteScalar(t.CreatedAt))
 		}
-		if t.Pending == "" {
+		switch {
+		case t.Pending == "":
 			p.add(tp+".pending", "required (an SQL condition true for an unsent row, such as \"sent_at IS NULL\")")
+		case CheckCondition(t.Pending) != nil:
+			p.add(tp+".pending", "%v", CheckCondition(t.Pending))
+		}
+	}
+	for i, s := range o.ReplicationSlots {
+		if s == "" {
+			p.add(fmt.Sprintf("%s.replication_slots[%d]", path, i), "empty slot name")
 		}
 	}
 }
