@@ -121,6 +121,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	} {
 		ch <- f.desc
 	}
+	for _, f := range outboxFamilies {
+		ch <- f.desc
+	}
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -150,6 +153,7 @@ func (c *Collector) emit(ch sink) {
 		collectKafka(ch, snap)
 		collectRabbitMQ(ch, snap)
 		collectDLQs(ch, snap)
+		collectOutbox(ch, snap)
 	}
 }
 
