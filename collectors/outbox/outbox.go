@@ -20,6 +20,10 @@ import (
 // DefaultStatementTimeout bounds each query when Options leave it zero.
 const DefaultStatementTimeout = 5 * time.Second
 
+// timeoutGrace is how long after the server's statement timeout the
+// client gives up on its own.
+const timeoutGrace = time.Second
+
 // maxConns is the size of a source's own pool: one query runs at a time,
 // and a second connection lets check's EXPLAIN or a slow close overlap.
 const maxConns = 2
@@ -253,7 +257,7 @@ func (s *Source) readTable(ctx context.Context, t Table, cutoff any) (tableRead,
 	var r tableRead
 	// The context deadline is a backstop a little after the server's own
 	// timeout, which is the one that frees the server's resources.
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+time.Second)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
 	defer cancel()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.dialect != SQLite})
 	if err != nil {
