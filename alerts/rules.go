@@ -61,6 +61,7 @@ var (
 	// dlqPage uses the DLQ id, "broker:cluster:vhost:name", each part escaped.
 	dlqPage      = `/dlq/` + pathLabel("broker") + `:` + pathLabel("cluster") + `:` + pathLabel("vhost") + `:` + pathLabel("dlq")
 	overviewPage = `/`
+	outboxPage   = `/outbox/` + pathLabel("source")
 )
 
 // pathLabel is a template that writes the label escaped for a URL path.
@@ -192,7 +193,7 @@ func specs(cfg *config.Config) []alertSpec {
 	// Descriptions are for people: durations and counts are written the
 	// way the UI writes them, expressions in Prometheus syntax.
 	hw, hgrowing := queue.HumanDuration(window), queue.HumanDuration(a.DLQGrowingWindow)
-	return []alertSpec{
+	return append([]alertSpec{
 		{
 			name: "QueuewatchDLQNotEmpty", severity: SeverityWarning, forDur: twoPolls, page: dlqPage,
 			summary:     `Dead-letter queue {{ $labels.dlq }} has messages`,
@@ -291,7 +292,7 @@ func specs(cfg *config.Config) []alertSpec {
 				return `time() - queuewatch_collector_last_success_timestamp_seconds > ` + seconds(a.StaleAfter)
 			},
 		},
-	}
+	}, outboxSpecs(cfg, twoPolls, window)...)
 }
 
 // groupLag is each group's total lag over the topics selected by matchers.

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Outbox drivers.
@@ -79,5 +80,26 @@ func (o *Outbox) validate(p *problems, path string) {
 		if s == "" {
 			p.add(fmt.Sprintf("%s.replication_slots[%d]", path, i), "empty slot name")
 		}
+	}
+}
+
+// OutboxAlerts are the thresholds of the outbox alert rules.
+type OutboxAlerts struct {
+	// PendingAgeHigh is how old the oldest pending row may get: events
+	// that late reach their consumers late.
+	PendingAgeHigh time.Duration `yaml:"pending_age_high"`
+	// SlotLagBytesHigh is how much WAL a replication slot may hold back
+	// before the disk it fills becomes a worry.
+	SlotLagBytesHigh int64 `yaml:"slot_lag_bytes_high"`
+}
+
+var defaultOutboxAlerts = OutboxAlerts{PendingAgeHigh: 10 * time.Minute, SlotLagBytesHigh: 1 << 30}
+
+func (a *OutboxAlerts) validate(p *problems) {
+	if a.PendingAgeHigh <= 0 {
+		p.add("alerts.outbox.pending_age_high", "must be positive, got %s", a.PendingAgeHigh)
+	}
+	if a.SlotLagBytesHigh <= 0 {
+		p.add("alerts.outbox.slot_lag_bytes_high", "must be positive, got %d", a.SlotLagBytesHigh)
 	}
 }
