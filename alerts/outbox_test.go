@@ -38,12 +38,20 @@ func TestEvaluateOutboxTable(t *testing.T) {
 		reason string
 	}{
 		{"empty", []tablePoll{{0, -1}, {0, 0}, {0, 0}}, queue.StatusOK, "no rows pending"},
-		{"stalled worker", []tablePoll{{40, -1}, {40, 0}, {40, 0}}, queue.StatusStall,
-			"40 rows pending and none published for 2m; the oldest is 3m old"},
+		{
+			"stalled worker",
+			[]tablePoll{{40, -1}, {40, 0}, {40, 0}},
+			queue.StatusStall,
+			"40 rows pending and none published for 2m; the oldest is 3m old",
+		},
 		{"stalled but window not full", []tablePoll{{40, -1}, {40, 0}}, queue.StatusOK, "40 rows pending"},
 		{"one publish in the window is progress, not a stall", []tablePoll{{40, -1}, {41, 0.5}, {41, 0}}, queue.StatusWarn, "backlog growing from 40 to 41"},
-		{"growing backlog", []tablePoll{{10, -1}, {50, 2}, {90, 2}}, queue.StatusWarn,
-			"backlog growing from 10 to 90 rows over 2m while 2.0 rows/s are published"},
+		{
+			"growing backlog",
+			[]tablePoll{{10, -1}, {50, 2}, {90, 2}},
+			queue.StatusWarn,
+			"backlog growing from 10 to 90 rows over 2m while 2.0 rows/s are published",
+		},
 		{"dip is not growth", []tablePoll{{10, -1}, {5, 2}, {90, 2}}, queue.StatusOK, "90 rows pending, the oldest 3m old, 2.0 rows/s published"},
 		{"draining", []tablePoll{{90, -1}, {50, 2}, {10, 2}}, queue.StatusOK, "10 rows pending"},
 	}

@@ -19,8 +19,10 @@ func outboxSnapshot() *queue.Snapshot {
 	return &queue.Snapshot{
 		Broker: queue.Outbox, Cluster: "orders-db", Time: fixedTime,
 		OutboxTables: []queue.OutboxTable{
-			{Source: "orders-db", Table: "outbox", Pending: 42, OldestPendingAge: 90 * time.Second,
-				PublishRate: 2.5, HasPublishRate: true, Status: queue.StatusStall},
+			{
+				Source: "orders-db", Table: "outbox", Pending: 42, OldestPendingAge: 90 * time.Second,
+				PublishRate: 2.5, HasPublishRate: true, Status: queue.StatusStall,
+			},
 			{Source: "orders-db", Table: "billing_outbox", Err: `relation "billing_outbox" does not exist`},
 		},
 		Slots: []queue.ReplicationSlot{{Source: "orders-db", Slot: "debezium", LagBytes: 4096, Active: false, Status: queue.StatusStop}},

@@ -97,7 +97,7 @@ func explainMySQL(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err reports a failed read; Close only returns the connection
 	cols, err := rows.Columns()
 	if err != nil {
 		return 0, err

@@ -64,7 +64,7 @@ func TestConditionColumns(t *testing.T) {
 	for cond, want := range map[string]string{
 		"sent_at IS NULL": "sent_at",
 		"status IN ('new', 'retry') AND attempts < coalesce(max_attempts, 5)": "status attempts max_attempts",
-		"NOT published AND kind::text LIKE 'a b'":                               "published kind",
+		"NOT published AND kind::text LIKE 'a b'":                             "published kind",
 	} {
 		if got := strings.Join(conditionColumns(cond), " "); got != want {
 			t.Errorf("conditionColumns(%q) = %q, want %q", cond, got, want)

@@ -126,7 +126,7 @@ func TestMariaDBStatementTimeout(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer conn.Close()
+	defer func() { _ = conn.Close() }()
 	if _, err := conn.ExecContext(t.Context(), "LOCK TABLES outbox WRITE"); err != nil {
 		t.Fatal(err)
 	}

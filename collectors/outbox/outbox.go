@@ -142,8 +142,11 @@ func (s *Source) Cluster() string { return s.name }
 
 // Close closes the pool the source opened.
 func (s *Source) Close() {
-	if s.ownDB {
-		s.db.Close()
+	if !s.ownDB {
+		return
+	}
+	if err := s.db.Close(); err != nil {
+		s.log.Warn("close outbox connections", "err", err)
 	}
 }
 
@@ -308,7 +311,7 @@ func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
 	if err != nil {
 		return fail(fmt.Errorf("read pg_replication_slots: %w", err))
 	}
-	defer rows.Close()
+	defer rows.Close() //nolint:errcheck // rows.Err reports a failed read; Close only returns the connection
 	found := map[string]queue.ReplicationSlot{}
 	for rows.Next() {
 		var sl queue.ReplicationSlot

@@ -234,8 +234,11 @@ func TestPostgresHostileConditionRefusedByConfig(t *testing.T) {
 func TestPostgresReplicationSlotLag(t *testing.T) {
 	db := testenv.Postgres(t)
 	var level string
-	if err := db.DB.QueryRowContext(t.Context(), "SHOW wal_level").Scan(&level); err != nil || level != "logical" {
-		testenv.Require(t, "postgresql with wal_level=logical", fmt.Errorf("wal_level is %q (%v); databases-setup.sh sets it", level, err))
+	if err := db.DB.QueryRowContext(t.Context(), "SHOW wal_level").Scan(&level); err != nil {
+		t.Fatal(err)
+	}
+	if level != "logical" {
+		testenv.Require(t, "postgresql with wal_level=logical", fmt.Errorf("wal_level is %q; databases-setup.sh sets it", level))
 	}
 	db.Exec(t, pgOutbox)
 	slot := db.Name + "_slot"

@@ -16,7 +16,7 @@ func TestSQLiteDemoOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	now := float64(time.Now().UnixNano()) / 1e9
 	for _, q := range []string{
 		"CREATE TABLE outbox (id INTEGER PRIMARY KEY, created_at REAL NOT NULL, sent_at REAL)",

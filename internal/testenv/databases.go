@@ -53,7 +53,7 @@ func Postgres(t testing.TB) *Database {
 	d := &Database{Name: name, DSN: strings.Replace(PostgresAdminDSN, "/postgres?", "/"+name+"?", 1)}
 	d.DB = mustOpen(t, "pgx", d.DSN)
 	t.Cleanup(func() {
-		d.DB.Close()
+		_ = d.DB.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		// A test may leave a replication slot behind; it would keep the
@@ -62,7 +62,7 @@ func Postgres(t testing.TB) *Database {
 		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)"); err != nil {
 			t.Errorf("drop database %s: %v", name, err)
 		}
-		admin.Close()
+		_ = admin.Close()
 	})
 	return d
 }
@@ -79,13 +79,13 @@ func MariaDB(t testing.TB) *Database {
 	d := &Database{Name: name, DSN: MariaDBAdminDSN + name}
 	d.DB = mustOpen(t, "mysql", d.DSN)
 	t.Cleanup(func() {
-		d.DB.Close()
+		_ = d.DB.Close()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if _, err := admin.ExecContext(ctx, "DROP DATABASE IF EXISTS "+name); err != nil {
 			t.Errorf("drop database %s: %v", name, err)
 		}
-		admin.Close()
+		_ = admin.Close()
 	})
 	return d
 }
@@ -96,7 +96,7 @@ func openReachable(t testing.TB, what, driver, dsn string) *sql.DB {
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
 	if err := db.PingContext(ctx); err != nil {
-		db.Close()
+		_ = db.Close()
 		Require(t, what, fmt.Errorf("%w (internal/testenv/databases-setup.sh starts it)", err))
 	}
 	return db
