@@ -179,10 +179,10 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 }
 
 // connect checks that the database answers and learns, on MySQL, whether it
-// is MariaDB (whose statement timeout is set differently).
+// is MariaDB (whose statement timeout is set differently). It is bounded by
+// the poll's deadline, not the statement timeout: logging in to a remote
+// server (TCP, TLS, SCRAM) may well take longer than a query should.
 func (s *Source) connect(ctx context.Context) error {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
-	defer cancel()
 	if err := s.db.PingContext(ctx); err != nil {
 		return fmt.Errorf("connect to %s: %w", s.name, err)
 	}

@@ -317,3 +317,21 @@ func pgConnCount(ctx context.Context, db *sql.DB) (int, error) {
 	err := db.QueryRowContext(ctx, "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'queuewatch' AND datname = current_database()").Scan(&n)
 	return n, err
 }
+
+// TestPostgresConnectNotBoundByStatementTimeout: the statement timeout is
+// for queries; logging in (TCP, SCRAM, perhaps TLS to a remote server) may
+// take longer, and is bounded by the poll's deadline instead.
+func TestPostgresConnectNotBoundByStatementTimeout(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutbox)
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}, StatementTimeout: time.Microsecond})
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		t.Fatalf("poll with a 1µs statement timeout failed as a whole: %v", err)
+	}
+	if ot := snap.OutboxTables[0]; ot.Err != "" && !strings.Contains(ot.Err, "statement timeout") {
+		t.Errorf("table error %q, want none or the statement timeout", ot.Err)
+	}
+}
