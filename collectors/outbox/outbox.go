@@ -295,7 +295,7 @@ func isTimeout(err error) bool {
 
 // pollSlots reads every configured replication slot in one query.
 func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout)
+	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
 	defer cancel()
 	out := make([]queue.ReplicationSlot, len(s.slots))
 	for i, name := range s.slots {

@@ -140,6 +140,13 @@ func TestPostgresWrongPasswordFailsTheSource(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "password authentication failed") {
 		t.Fatalf("poll with a wrong password: %v", err)
 	}
+
+	// Nothing listens on port 1: the poll fails with the reason.
+	down := newSource(t, Options{Name: "down-db", Dialect: Postgres, DSN: "postgres://queuewatch:queuewatch@127.0.0.1:1/x?sslmode=disable", Tables: []Table{pgTable}})
+	_, err = down.Poll(t.Context())
+	if err == nil || !strings.Contains(err.Error(), "connect to down-db") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("poll of an unreachable database: %v", err)
+	}
 }
 
 // TestPostgresStatementTimeout holds an ACCESS EXCLUSIVE lock on the
