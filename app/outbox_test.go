@@ -69,17 +69,23 @@ func TestCheckOutboxFailsOnMissingTableAndWrongPassword(t *testing.T) {
 	}
 }
 
-// TestServeOutboxMetrics: serve polls a real outbox and exports it.
+// TestServeOutboxMetrics: serve polls a real outbox and exports it; a
+// second source with a wrong password is down on its own.
 func TestServeOutboxMetrics(t *testing.T) {
 	db := testenv.Postgres(t)
 	db.Exec(t, pgOutboxDDL, "INSERT INTO outbox (created_at) SELECT now() - interval '1 minute' FROM generate_series(1, 3)")
-	r := start(t, pgOutboxConfig(t, db.DSN, "outbox"))
+	cfg := pgOutboxConfig(t, db.DSN, "outbox")
+	bad := cfg.Outbox[0]
+	bad.Name, bad.DSN = "billing-db", strings.Replace(db.DSN, "queuewatch:queuewatch@", "queuewatch:nope@", 1)
+	cfg.Outbox = append(cfg.Outbox, bad)
+	r := start(t, cfg)
 	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
 	_, metrics := r.get(t, "/metrics")
 	for _, want := range []string{
 		`queuewatch_outbox_pending_rows{source="orders-db",table="outbox"} 3`,
 		`queuewatch_outbox_status{source="orders-db",status="ok",table="outbox"} 1`,
 		`queuewatch_collector_up{broker="outbox",cluster="orders-db"} 1`,
+		`queuewatch_collector_up{broker="outbox",cluster="billing-db"} 0`,
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
