@@ -14,8 +14,12 @@ import (
 // status queuewatch evaluates over the window (as consumer groups do), so
 // the UI and the alert agree; age and slot lag compare with the thresholds
 // in alerts.outbox.
-func outboxSpecs(cfg *config.Config, twoPolls, window time.Duration) []alertSpec {
+func outboxSpecs(cfg *config.Config) []alertSpec {
 	a := cfg.Alerts.Outbox
+	// The durations of specs: facts hold for two polls, trends for the
+	// status window.
+	twoPolls := 2 * cfg.PollInterval
+	window := time.Duration(cfg.Alerts.Window) * cfg.PollInterval
 	hw := queue.HumanDuration(window)
 	return []alertSpec{
 		{

@@ -144,7 +144,7 @@ func Rules(cfg *config.Config) ([]byte, error) {
 		return nil, fmt.Errorf("generate rules: %w", err)
 	}
 	g := ruleGroup{Name: RuleGroup}
-	for _, s := range specs(cfg) {
+	for _, s := range append(specs(cfg), outboxSpecs(cfg)...) {
 		for _, seg := range segs[s.kind] {
 			g.Rules = append(g.Rules, s.rule(seg))
 		}
@@ -193,7 +193,7 @@ func specs(cfg *config.Config) []alertSpec {
 	// Descriptions are for people: durations and counts are written the
 	// way the UI writes them, expressions in Prometheus syntax.
 	hw, hgrowing := queue.HumanDuration(window), queue.HumanDuration(a.DLQGrowingWindow)
-	return append([]alertSpec{
+	return []alertSpec{
 		{
 			name: "QueuewatchDLQNotEmpty", severity: SeverityWarning, forDur: twoPolls, page: dlqPage,
 			summary:     `Dead-letter queue {{ $labels.dlq }} has messages`,
@@ -292,7 +292,7 @@ func specs(cfg *config.Config) []alertSpec {
 				return `time() - queuewatch_collector_last_success_timestamp_seconds > ` + seconds(a.StaleAfter)
 			},
 		},
-	}, outboxSpecs(cfg, twoPolls, window)...)
+	}
 }
 
 // groupLag is each group's total lag over the topics selected by matchers.
