@@ -15,7 +15,7 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-func outboxSnapshot() *queue.Snapshot {
+func outboxMetricsSnapshot() *queue.Snapshot {
 	return &queue.Snapshot{
 		Broker: queue.Outbox, Cluster: "orders-db", Time: fixedTime,
 		OutboxTables: []queue.OutboxTable{
@@ -30,7 +30,7 @@ func outboxSnapshot() *queue.Snapshot {
 }
 
 func TestOutboxMetrics(t *testing.T) {
-	c := New([]Source{&scriptedSource{broker: queue.Outbox, cluster: "orders-db", results: []func() (*queue.Snapshot, error){ok(outboxSnapshot())}}}, Options{})
+	c := New([]Source{&scriptedSource{broker: queue.Outbox, cluster: "orders-db", results: []func() (*queue.Snapshot, error){ok(outboxMetricsSnapshot())}}}, Options{})
 	c.PollOnce(context.Background())
 	want := `
 # HELP queuewatch_outbox_oldest_pending_age_seconds Age in seconds of the oldest pending row, by the database's clock; 0 when none is pending.
@@ -76,11 +76,11 @@ queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"}
 		}
 		for _, m := range mf.GetMetric() {
 			if m.GetGauge().GetValue() == 1 {
-				key := label(m, "table") + label(m, "slot")
+				key := metricLabel(m, "table") + metricLabel(m, "slot")
 				if prev, dup := current[key]; dup {
-					t.Errorf("%s has two statuses: %s and %s", key, prev, label(m, "status"))
+					t.Errorf("%s has two statuses: %s and %s", key, prev, metricLabel(m, "status"))
 				}
-				current[key] = label(m, "status")
+				current[key] = metricLabel(m, "status")
 			}
 		}
 	}
@@ -103,7 +103,7 @@ queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"}
 	}
 }
 
-func label(m *dto.Metric, name string) string {
+func metricLabel(m *dto.Metric, name string) string {
 	for _, l := range m.GetLabel() {
 		if l.GetName() == name {
 			return l.GetValue()
