@@ -61,6 +61,7 @@ var (
 	// dlqPage uses the DLQ id, "broker:cluster:vhost:name", each part escaped.
 	dlqPage      = `/dlq/` + pathLabel("broker") + `:` + pathLabel("cluster") + `:` + pathLabel("vhost") + `:` + pathLabel("dlq")
 	overviewPage = `/`
+	outboxPage   = `/outbox/` + pathLabel("source")
 )
 
 // pathLabel is a template that writes the label escaped for a URL path.
@@ -144,7 +145,7 @@ func Rules(cfg *config.Config) ([]byte, error) {
 		return nil, fmt.Errorf("generate rules: %w", err)
 	}
 	g := ruleGroup{Name: RuleGroup}
-	for _, s := range specs(cfg) {
+	for _, s := range append(specs(cfg), outboxSpecs(cfg)...) {
 		for _, seg := range segs[s.kind] {
 			g.Rules = append(g.Rules, s.rule(seg))
 		}

@@ -45,6 +45,8 @@ var wantAlerts = []string{
 	"KafkaConsumerGroupStalled", "KafkaConsumerGroupStopped",
 	"RabbitMQQueueNoConsumers", "RabbitMQQueueBacklogHigh",
 	"QueuewatchCollectorDown", "QueuewatchCollectorStale",
+	"OutboxBacklogGrowing", "OutboxPublisherStalled", "OutboxPendingRowsOld",
+	"OutboxReplicationSlotInactive", "OutboxReplicationSlotLagHigh",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {
@@ -169,6 +171,10 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 		{"dlq age threshold lowered", "> 3600", "> 3000"},
 		{"stall rule watching stop", `status="stall"`, `status="stop"`},
 		{"wrong dashboard path", "/groups/", "/group/"},
+		{"outbox stall rule watching warn", `queuewatch_outbox_status{status="stall"}`, `queuewatch_outbox_status{status="warn"}`},
+		{"outbox age threshold raised", "queuewatch_outbox_oldest_pending_age_seconds > 600", "queuewatch_outbox_oldest_pending_age_seconds > 6000"},
+		{"slot inactive rule watching active", "queuewatch_outbox_replication_slot_active == 0", "queuewatch_outbox_replication_slot_active == 1"},
+		{"slot lag threshold off by one", "> 1073741824", "> 1073741825"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each mutation runs promtool on its own copy

@@ -52,9 +52,18 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		if err == nil {
 			err = listedDLQErrors(snap)
 		}
+		if err == nil {
+			err = outboxErrors(snap)
+		}
 		if err != nil {
 			fmt.Fprintf(w, "FAIL %s: %v\n", name, err)
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			continue
+		}
+		if s.Broker() == queue.Outbox {
+			fmt.Fprintf(w, "ok   %s: %d tables, %d replication slots in %s\n", name,
+				len(snap.OutboxTables), len(snap.Slots), time.Since(start).Round(time.Millisecond))
+			printAdvice(ctx, s, w)
 			continue
 		}
 		fmt.Fprintf(w, "ok   %s: %d groups, %d queues, %d DLQs in %s\n", name,
@@ -64,6 +73,15 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// outboxErrors names each outbox table and replication slot the poll could
+// not read: each is configured by name, so each must be readable.
+func outboxErrors(snap *queue.Snapshot) error {
+	if snap.Broker != queue.Outbox || len(snap.Partial) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(snap.Partial, "; "))
 }
 
 // listedDLQErrors names each RabbitMQ DLQ the config lists that the poll

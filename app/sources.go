@@ -37,6 +37,13 @@ func buildSources(cfg *config.Config, access brokers, log *slog.Logger) ([]colle
 	}
 	sources = append(sources, rabbitSrcs...)
 	closers = append(closers, closeRabbit)
+	outboxSrcs, closeOutbox, err := outboxSources(cfg, log)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	sources = append(sources, outboxSrcs...)
+	closers = append(closers, closeOutbox)
 	return sources, closeAll, nil
 }
 

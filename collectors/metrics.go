@@ -124,6 +124,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	} {
 		ch <- f.desc
 	}
+	for _, f := range outboxFamilies {
+		ch <- f.desc
+	}
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -153,6 +156,7 @@ func (c *Collector) emit(ch sink) {
 		collectKafka(ch, snap, c.opts.Metrics)
 		collectRabbitMQ(ch, snap)
 		collectDLQs(ch, snap)
+		collectOutbox(ch, snap)
 	}
 }
 

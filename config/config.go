@@ -180,6 +180,8 @@ type Alerts struct {
 	StaleAfter time.Duration `yaml:"stale_after"`
 	// Overrides are tried in order; the first that matches wins.
 	Overrides []Override `yaml:"overrides"`
+	// Outbox holds the thresholds of the outbox alerts.
+	Outbox OutboxAlerts `yaml:"outbox"`
 }
 
 // Override replaces some thresholds for matching consumer groups or DLQs.
@@ -254,6 +256,7 @@ func Default() *Config {
 			DLQGrowingWindow: 15 * time.Minute,
 			BacklogHigh:      10000,
 			StaleAfter:       5 * time.Minute,
+			Outbox:           defaultOutboxAlerts,
 		},
 		Auth: Auth{
 			Mode: AuthNone,

@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+	"strings"
+	"time"
+)
 
 // Outbox drivers.
 const (
@@ -53,14 +57,49 @@ func (o *Outbox) validate(p *problems, path string) {
 	for i := range o.Tables {
 		t := o.Tables[i]
 		tp := fmt.Sprintf("%s.tables[%d]", path, i)
-		if t.Table == "" {
+		switch {
+		case t.Table == "":
 			p.add(tp+".table", "required")
+		case CheckIdentifier(t.Table) != nil:
+			p.add(tp+".table", "%v", CheckIdentifier(t.Table))
 		}
-		if t.CreatedAt == "" {
+		switch {
+		case t.CreatedAt == "":
 			p.add(tp+".created_at", "required (the row's creation timestamp column)")
+		case CheckIdentifier(t.CreatedAt) != nil || strings.Contains(t.CreatedAt, "."):
+			p.add(tp+".created_at", "%s is not a plain column name", quoteScalar(t.CreatedAt))
 		}
-		if t.Pending == "" {
+		switch {
+		case t.Pending == "":
 			p.add(tp+".pending", "required (an SQL condition true for an unsent row, such as \"sent_at IS NULL\")")
+		case CheckCondition(t.Pending) != nil:
+			p.add(tp+".pending", "%v", CheckCondition(t.Pending))
 		}
+	}
+	for i, s := range o.ReplicationSlots {
+		if s == "" {
+			p.add(fmt.Sprintf("%s.replication_slots[%d]", path, i), "empty slot name")
+		}
+	}
+}
+
+// OutboxAlerts are the thresholds of the outbox alert rules.
+type OutboxAlerts struct {
+	// PendingAgeHigh is how old the oldest pending row may get: events
+	// that late reach their consumers late.
+	PendingAgeHigh time.Duration `yaml:"pending_age_high"`
+	// SlotLagBytesHigh is how much WAL a replication slot may hold back
+	// before the disk it fills becomes a worry.
+	SlotLagBytesHigh int64 `yaml:"slot_lag_bytes_high"`
+}
+
+var defaultOutboxAlerts = OutboxAlerts{PendingAgeHigh: 10 * time.Minute, SlotLagBytesHigh: 1 << 30}
+
+func (a *OutboxAlerts) validate(p *problems) {
+	if a.PendingAgeHigh <= 0 {
+		p.add("alerts.outbox.pending_age_high", "must be positive, got %s", a.PendingAgeHigh)
+	}
+	if a.SlotLagBytesHigh <= 0 {
+		p.add("alerts.outbox.slot_lag_bytes_high", "must be positive, got %d", a.SlotLagBytesHigh)
 	}
 }

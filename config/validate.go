@@ -350,6 +350,7 @@ func (a *Alerts) validate(p *problems) {
 	for i := range a.Overrides {
 		a.Overrides[i].validate(p, fmt.Sprintf("alerts.overrides[%d]", i))
 	}
+	a.Outbox.validate(p)
 }
 
 func (o *Override) validate(p *problems, path string) {

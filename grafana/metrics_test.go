@@ -98,12 +98,13 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	defer src.Close()
 	// One evaluator per cluster, as alerts.Evaluator requires.
 	evaluators := map[string]*alerts.Evaluator{
-		"demo":   alerts.NewEvaluator(alerts.StatusOptions{}),
-		"rabbit": alerts.NewEvaluator(alerts.StatusOptions{}),
+		"demo":      alerts.NewEvaluator(alerts.StatusOptions{}),
+		"rabbit":    alerts.NewEvaluator(alerts.StatusOptions{}),
+		"orders-db": alerts.NewEvaluator(alerts.StatusOptions{}),
 	}
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}}, collectors.Options{
 		Interval: 10 * time.Second,
 		Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
 			evaluators[latest.Cluster].Evaluate(recent, latest)

@@ -1,0 +1,173 @@
+package alerts
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// EvaluateOutbox fills Status and StatusReason of every outbox table and
+// replication slot in latest from history (earlier snapshots of the same
+// source, oldest first), with the window rules of consumer groups: trends
+// are judged over a full window only.
+//
+// A table is
+//   - error when it could not be read;
+//   - stall when it had pending rows at every poll of the window and no row
+//     was published between any two of them (the worker is stuck);
+//   - warn when its backlog never fell below where the window began and
+//     ended higher (rows arrive faster than they are published);
+//   - ok otherwise, including whenever nothing is pending.
+//
+// A slot is error when it could not be read, stop when no client streams
+// from it (WAL piles up on the server), warn when its lag in bytes grew
+// across the window, and ok otherwise.
+//
+// For example, with a window of 3, pending 40, 40, 40 and a publish rate of
+// 0 at the last two polls make the table stall: "40 rows pending and none
+// published for 2m; the oldest is 5m old".
+func EvaluateOutbox(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOptions) {
+	if latest == nil {
+		return
+	}
+	window := opts.window()
+	evaluateOutbox(outboxWindow(history, latest, window), latest, window)
+}
+
+// evaluateOutbox is EvaluateOutbox over past, the window already chosen.
+func evaluateOutbox(past []*queue.Snapshot, latest *queue.Snapshot, window int) {
+	for i := range latest.OutboxTables {
+		evaluateTable(past, latest, &latest.OutboxTables[i], window)
+	}
+	for i := range latest.Slots {
+		evaluateSlot(past, latest, &latest.Slots[i], window)
+	}
+}
+
+// outboxWindow returns the last window-1 usable snapshots of latest's
+// source, oldest first.
+func outboxWindow(history []*queue.Snapshot, latest *queue.Snapshot, window int) []*queue.Snapshot {
+	var past []*queue.Snapshot
+	for i := len(history) - 1; i >= 0 && len(past) < window-1; i-- {
+		s := history[i]
+		if s == nil || s == latest || s.Err != nil || s.Cluster != latest.Cluster || !s.Time.Before(latest.Time) {
+			continue
+		}
+		past = append([]*queue.Snapshot{s}, past...)
+	}
+	return past
+}
+
+type tableObs struct {
+	at time.Time
+	t  *queue.OutboxTable
+}
+
+func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.OutboxTable, window int) {
+	if t.Err != "" {
+		t.Status, t.StatusReason = queue.StatusError, t.Err
+		return
+	}
+	var obs []tableObs
+	for _, s := range past {
+		for i := range s.OutboxTables {
+			if p := &s.OutboxTables[i]; p.Table == t.Table && p.Err == "" {
+				obs = append(obs, tableObs{s.Time, p})
+			}
+		}
+	}
+	obs = append(obs, tableObs{latest.Time, t})
+	t.Status, t.StatusReason = queue.StatusOK, tableSummary(t)
+	if t.Pending == 0 || len(obs) < window {
+		return
+	}
+	first := obs[0]
+	span := latest.Time.Sub(first.at)
+	stalled, rising := true, t.Pending > first.t.Pending
+	for i, o := range obs {
+		if o.t.Pending == 0 {
+			stalled = false
+		}
+		if i > 0 && (!o.t.HasPublishRate || o.t.PublishRate > 0) {
+			stalled = false
+		}
+		if o.t.Pending < first.t.Pending {
+			rising = false
+		}
+	}
+	switch {
+	case stalled:
+		t.Status = queue.StatusStall
+		t.StatusReason = fmt.Sprintf("%s rows pending and none published for %s; the oldest is %s old",
+			queue.ExactCount(t.Pending), queue.HumanDuration(span), queue.HumanDuration(t.OldestPendingAge))
+	case rising:
+		t.Status = queue.StatusWarn
+		t.StatusReason = fmt.Sprintf("backlog growing from %s to %s rows over %s while %s rows/s are published",
+			queue.ExactCount(first.t.Pending), queue.ExactCount(t.Pending), queue.HumanDuration(span), rate(t.PublishRate))
+	}
+}
+
+// tableSummary is a healthy table's sentence.
+func tableSummary(t *queue.OutboxTable) string {
+	if t.Pending == 0 {
+		return "no rows pending"
+	}
+	s := fmt.Sprintf("%s rows pending, the oldest %s old", queue.ExactCount(t.Pending), queue.HumanDuration(t.OldestPendingAge))
+	if t.HasPublishRate {
+		s += ", " + rate(t.PublishRate) + " rows/s published"
+	}
+	return s
+}
+
+func rate(r float64) string { return fmt.Sprintf("%.1f", r) }
+
+func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.ReplicationSlot, window int) {
+	switch {
+	case sl.Err != "":
+		sl.Status, sl.StatusReason = queue.StatusError, sl.Err
+		return
+	case !sl.Active:
+		sl.Status = queue.StatusStop
+		sl.StatusReason = "no client is streaming from the slot; the server retains " + HumanBytes(sl.LagBytes) + " of WAL for it"
+		return
+	}
+	sl.Status, sl.StatusReason = queue.StatusOK, "active, "+HumanBytes(sl.LagBytes)+" behind"
+	var lags []int64
+	var since time.Time
+	for _, s := range past {
+		for i := range s.Slots {
+			if p := &s.Slots[i]; p.Slot == sl.Slot && p.Err == "" {
+				if since.IsZero() {
+					since = s.Time
+				}
+				lags = append(lags, p.LagBytes)
+			}
+		}
+	}
+	lags = append(lags, sl.LagBytes)
+	if len(lags) < window || sl.LagBytes <= lags[0] {
+		return
+	}
+	for _, l := range lags {
+		if l < lags[0] {
+			return
+		}
+	}
+	sl.Status = queue.StatusWarn
+	sl.StatusReason = fmt.Sprintf("lag growing from %s to %s over %s", HumanBytes(lags[0]), HumanBytes(sl.LagBytes), queue.HumanDuration(latest.Time.Sub(since)))
+}
+
+// HumanBytes formats n bytes with a binary unit: 512 B, 1.5 MiB.
+func HumanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit && exp < 5; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}

@@ -1,0 +1,97 @@
+package alerts
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// tablePoll is one poll of outbox table "outbox": pending rows and the
+// publish rate (negative: not known yet).
+type tablePoll struct {
+	pending int64
+	rate    float64
+}
+
+func outboxSeries(polls ...tablePoll) ([]*queue.Snapshot, *queue.Snapshot) {
+	var snaps []*queue.Snapshot
+	for i, p := range polls {
+		t := queue.OutboxTable{Source: "db", Table: "outbox", Pending: p.pending, OldestPendingAge: time.Duration(i+1) * time.Minute}
+		if p.rate >= 0 {
+			t.PublishRate, t.HasPublishRate = p.rate, true
+		}
+		snaps = append(snaps, &queue.Snapshot{
+			Broker: queue.Outbox, Cluster: "db", Time: t0.Add(time.Duration(i) * time.Minute),
+			OutboxTables: []queue.OutboxTable{t},
+		})
+	}
+	return snaps[:len(snaps)-1], snaps[len(snaps)-1]
+}
+
+func TestEvaluateOutboxTable(t *testing.T) {
+	tests := []struct {
+		name   string
+		polls  []tablePoll
+		want   queue.Status
+		reason string
+	}{
+		{"empty", []tablePoll{{0, -1}, {0, 0}, {0, 0}}, queue.StatusOK, "no rows pending"},
+		{
+			"stalled worker",
+			[]tablePoll{{40, -1}, {40, 0}, {40, 0}},
+			queue.StatusStall,
+			"40 rows pending and none published for 2m; the oldest is 3m old",
+		},
+		{"stalled but window not full", []tablePoll{{40, -1}, {40, 0}}, queue.StatusOK, "40 rows pending"},
+		{"one publish in the window is progress, not a stall", []tablePoll{{40, -1}, {41, 0.5}, {41, 0}}, queue.StatusWarn, "backlog growing from 40 to 41"},
+		{
+			"growing backlog",
+			[]tablePoll{{10, -1}, {50, 2}, {90, 2}},
+			queue.StatusWarn,
+			"backlog growing from 10 to 90 rows over 2m while 2.0 rows/s are published",
+		},
+		{"dip is not growth", []tablePoll{{10, -1}, {5, 2}, {90, 2}}, queue.StatusOK, "90 rows pending, the oldest 3m old, 2.0 rows/s published"},
+		{"draining", []tablePoll{{90, -1}, {50, 2}, {10, 2}}, queue.StatusOK, "10 rows pending"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hist, latest := outboxSeries(tc.polls...)
+			EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+			got := latest.OutboxTables[0]
+			if got.Status != tc.want || !strings.Contains(got.StatusReason, tc.reason) {
+				t.Errorf("status %s %q, want %s containing %q", got.Status, got.StatusReason, tc.want, tc.reason)
+			}
+		})
+	}
+}
+
+func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
+	mk := func(i int, lag int64, active bool) *queue.Snapshot {
+		return &queue.Snapshot{
+			Broker: queue.Outbox, Cluster: "db", Time: t0.Add(time.Duration(i) * time.Minute),
+			OutboxTables: []queue.OutboxTable{{Table: "gone", Err: `relation "gone" does not exist`}},
+			Slots:        []queue.ReplicationSlot{{Slot: "debezium", LagBytes: lag, Active: active}},
+		}
+	}
+	hist := []*queue.Snapshot{mk(0, 1000, true), mk(1, 5000, true)}
+	latest := mk(2, 3<<20, true)
+	NewEvaluator(StatusOptions{Window: 3}).Evaluate(hist, latest) // the Evaluator covers outboxes too
+	if tb := latest.OutboxTables[0]; tb.Status != queue.StatusError || tb.StatusReason != `relation "gone" does not exist` {
+		t.Errorf("dropped table: %s %q", tb.Status, tb.StatusReason)
+	}
+	if sl := latest.Slots[0]; sl.Status != queue.StatusWarn || sl.StatusReason != "lag growing from 1000 B to 3.0 MiB over 2m" {
+		t.Errorf("growing slot: %s %q", sl.Status, sl.StatusReason)
+	}
+	latest = mk(2, 2048, false)
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusStop || sl.StatusReason != "no client is streaming from the slot; the server retains 2.0 KiB of WAL for it" {
+		t.Errorf("inactive slot: %s %q", sl.Status, sl.StatusReason)
+	}
+	latest = mk(2, 10, true)
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusOK || sl.StatusReason != "active, 10 B behind" {
+		t.Errorf("caught-up slot: %s %q", sl.Status, sl.StatusReason)
+	}
+}

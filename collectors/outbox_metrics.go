@@ -1,0 +1,65 @@
+package collectors
+
+import "github.com/queuewatch/queuewatch/queue"
+
+var (
+	outboxTableLabels = []string{"source", "table"}
+	outboxSlotLabels  = []string{"source", "slot"}
+
+	descOutboxPending     = desc("outbox_pending_rows", "Rows of the outbox table its publisher has not sent yet (matching the pending condition).", outboxTableLabels...)
+	descOutboxOldestAge   = desc("outbox_oldest_pending_age_seconds", "Age in seconds of the oldest pending row, by the database's clock; 0 when none is pending.", outboxTableLabels...)
+	descOutboxPublishRate = desc("outbox_published_rows_per_second", "Rows published (no longer pending) per second between the last two polls.", outboxTableLabels...)
+	descOutboxStatus      = desc("outbox_status", "Evaluated outbox table status: 1 for the current one of ok, warn, rewind, error, stall, stop.", "source", "table", "status")
+	descSlotLag           = desc("outbox_replication_slot_lag_bytes", "Bytes of WAL the replication slot's client has not confirmed: current WAL position minus confirmed flush position.", outboxSlotLabels...)
+	descSlotActive        = desc("outbox_replication_slot_active", "1 if a client is streaming from the replication slot.", outboxSlotLabels...)
+	descSlotStatus        = desc("outbox_replication_slot_status", "Evaluated replication slot status: 1 for the current one of ok, warn, rewind, error, stall, stop.", "source", "slot", "status")
+
+	outboxFamilies = []*family{
+		descOutboxPending, descOutboxOldestAge, descOutboxPublishRate, descOutboxStatus,
+		descSlotLag, descSlotActive, descSlotStatus,
+	}
+)
+
+// collectOutbox emits an outbox source's tables and slots. A table or slot
+// that could not be read has only its status (error): a stale or zero
+// count would look like an answer.
+func collectOutbox(ch sink, snap *queue.Snapshot) {
+	for i := range snap.OutboxTables {
+		t := &snap.OutboxTables[i]
+		src := snap.Cluster
+		for _, st := range queue.Statuses {
+			ch.gauge(descOutboxStatus, boolf(outboxStatus(t.Status, t.Err) == st), src, t.Table, string(st))
+		}
+		if t.Err != "" {
+			continue
+		}
+		ch.gauge(descOutboxPending, float64(t.Pending), src, t.Table)
+		ch.gauge(descOutboxOldestAge, t.OldestPendingAge.Seconds(), src, t.Table)
+		if t.HasPublishRate {
+			ch.gauge(descOutboxPublishRate, t.PublishRate, src, t.Table)
+		}
+	}
+	for i := range snap.Slots {
+		s := &snap.Slots[i]
+		for _, st := range queue.Statuses {
+			ch.gauge(descSlotStatus, boolf(outboxStatus(s.Status, s.Err) == st), snap.Cluster, s.Slot, string(st))
+		}
+		if s.Err != "" {
+			continue
+		}
+		ch.gauge(descSlotLag, float64(s.LagBytes), snap.Cluster, s.Slot)
+		ch.gauge(descSlotActive, boolf(s.Active), snap.Cluster, s.Slot)
+	}
+}
+
+// outboxStatus is the status shown for an outbox table or slot: error when
+// it could not be read, ok when nobody evaluated it.
+func outboxStatus(s queue.Status, err string) queue.Status {
+	switch {
+	case err != "":
+		return queue.StatusError
+	case s == "":
+		return queue.StatusOK
+	}
+	return s
+}
