@@ -402,3 +402,12 @@ func OutcomeTarget(dlq, target string) string {
 	}
 	return ex + " → " + key
 }
+
+// exchangeLabel names an exchange for people: RabbitMQ's default exchange
+// has the empty name.
+func exchangeLabel(name string) string {
+	if name == "" {
+		return "(default)"
+	}
+	return name
+}
