@@ -10,7 +10,7 @@ import (
 )
 
 // goldenHeaders reads the headers of a dead letter a real framework wrote,
-// recorded by internal/frameworks (QUEUEWATCH_UPDATE_GOLDEN=1).
+// recorded by app/frameworks (QUEUEWATCH_UPDATE_GOLDEN=1).
 func goldenHeaders(t *testing.T, name string) []Header {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", "deadletters", name+".json"))

@@ -81,7 +81,7 @@ func TestKafkaConnectDeadLetters(t *testing.T) {
 	go func() { exited <- cmd.Wait() }()
 	stop := func() {
 		_ = cmd.Process.Kill()
-		<-exited
+		t.Logf("the worker was stopped: %v", <-exited)
 	}
 	written := k.readAllOr(t, dlqTopic, len(failed), exited, &out)
 	t.Logf("Kafka Connect dead-lettered %d records in %v", len(written), time.Since(started).Round(time.Millisecond))
