@@ -110,6 +110,7 @@ func TestKafkaConnectDeadLetters(t *testing.T) {
 			saveGolden(t, "kafka-connect", m.Headers)
 		}
 	}
+	screenshot(t, q, id, "kafka-connect")
 	checkPage(t, q, id, connector, "VALUE_CONVERTER", "org.apache.kafka.connect.json.JsonConverter",
 		"org.apache.kafka.connect.errors.DataException")
 }

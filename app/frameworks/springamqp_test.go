@@ -3,6 +3,8 @@ package frameworks
 import (
 	"context"
 	"fmt"
+	"net/url"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,8 +72,14 @@ func TestSpringAMQPDeadLetters(t *testing.T) {
 	if len(msgs) != len(failed) {
 		t.Fatalf("browsed %d dead letters, want %d", len(msgs), len(failed))
 	}
+	screenshot(t, q, id, "spring-amqp")
 	checkPage(t, q, id, "java.lang.IllegalStateException", "order m-0 has no valid amount",
 		"ListenerExecutionFailedException", "java.lang.NumberFormatException", "orders-x", "orders.created")
+	// Spring sets no timestamp and writes no x-death: when the message
+	// died is unknown, not "never".
+	if page := string(q.get(t, "/dlq/"+url.PathEscape(id))); strings.Contains(page, ">never<") {
+		t.Error("the DLQ page says Spring AMQP's dead letters died never")
+	}
 	// What Spring wrote, read after queuewatch browsed (browsing leaves the
 	// queue as it was, so the same messages are there in the same order),
 	// and held unacknowledged until the test ends.

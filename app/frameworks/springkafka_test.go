@@ -79,6 +79,7 @@ func TestSpringKafkaDeadLetters(t *testing.T) {
 			saveGolden(t, "spring-kafka", m.Headers)
 		}
 	}
+	screenshot(t, q, id, "spring-kafka")
 	checkPage(t, q, id, group, "java.lang.IllegalStateException", "java.lang.NumberFormatException",
 		"ListenerExecutionFailedException", "Listener failed; order order-0 has no valid amount", "CreateTime")
 }

@@ -411,3 +411,13 @@ func exchangeLabel(name string) string {
 	}
 	return name
 }
+
+// diedAgo is how long ago a message died, or "unknown" when nothing
+// recorded when: Spring AMQP's RepublishMessageRecoverer sets no timestamp
+// and writes no x-death, and "never" would say it did not die.
+func diedAgo(t, now time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return Ago(t, now)
+}
