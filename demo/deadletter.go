@@ -56,8 +56,7 @@ func jacksonFailure(err error) *failure {
 // springStack renders a short stack trace shaped like the one Spring Kafka's
 // listener container produces: the container's wrapper, then the cause.
 func springStack(cause string, causeFrames ...string) string {
-	s := "org.springframework.kafka.listener.ListenerExecutionFailedException: Listener method " +
-		"'public void com.example.orders.OrderListener.onOrder(org.apache.kafka.clients.consumer.ConsumerRecord)' threw exception\n" +
+	s := "org.springframework.kafka.listener.ListenerExecutionFailedException: Listener failed\n" +
 		"\tat org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer.decorateException(KafkaMessageListenerContainer.java:2996)\n" +
 		"\tat org.springframework.kafka.listener.KafkaMessageListenerContainer$ListenerConsumer.doInvokeOnMessage(KafkaMessageListenerContainer.java:2943)\n" +
 		"Caused by: " + cause + "\n"
@@ -66,6 +65,10 @@ func springStack(cause string, causeFrames ...string) string {
 	}
 	return s + "\tat com.example.orders.OrderListener.onOrder(OrderListener.java:27)\n\t... 14 more"
 }
+
+// springWrapper is the exception Spring Kafka's listener container wraps
+// whatever a listener throws in.
+const springWrapper = "org.springframework.kafka.listener.ListenerExecutionFailedException"
 
 // springDeadLetter builds the record Spring Kafka's DeadLetterPublishingRecoverer
 // would publish for orig: same key and value, kafka_dlt-* headers with the
@@ -83,8 +86,11 @@ func springDeadLetter(orig *kgo.Record, group string, f *failure, at time.Time) 
 		kgo.RecordHeader{Key: "kafka_dlt-original-timestamp", Value: ts},
 		kgo.RecordHeader{Key: "kafka_dlt-original-timestamp-type", Value: []byte("CreateTime")},
 		kgo.RecordHeader{Key: "kafka_dlt-original-consumer-group", Value: []byte(group)},
-		kgo.RecordHeader{Key: "kafka_dlt-exception-fqcn", Value: []byte(f.class)},
-		kgo.RecordHeader{Key: "kafka_dlt-exception-message", Value: []byte(f.message)},
+		// As Spring Kafka 4.1 writes them (queue/testdata/deadletters):
+		// the container's wrapper, the listener's exception as its cause.
+		kgo.RecordHeader{Key: "kafka_dlt-exception-fqcn", Value: []byte(springWrapper)},
+		kgo.RecordHeader{Key: "kafka_dlt-exception-cause-fqcn", Value: []byte(f.class)},
+		kgo.RecordHeader{Key: "kafka_dlt-exception-message", Value: []byte("Listener failed; " + f.message)},
 		kgo.RecordHeader{Key: "kafka_dlt-exception-stacktrace", Value: []byte(f.stack)},
 	)
 	return &kgo.Record{

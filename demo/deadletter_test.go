@@ -90,7 +90,8 @@ func TestSpringDeadLetterEncoding(t *testing.T) {
 		{"kafka_dlt-original-partition", []byte{0, 0, 0, 5}},
 		{"kafka_dlt-original-offset", []byte{0, 0, 1, 0, 0, 0, 0, 7}},
 		{"kafka_dlt-original-timestamp", binary.BigEndian.AppendUint64(nil, 1_700_000_000_123)},
-		{"kafka_dlt-exception-fqcn", []byte("com.fasterxml.jackson.core.JsonParseException")},
+		{"kafka_dlt-exception-fqcn", []byte(springWrapper)},
+		{"kafka_dlt-exception-cause-fqcn", []byte("com.fasterxml.jackson.core.JsonParseException")},
 	}
 	for _, tt := range tests {
 		t.Run(tt.key, func(t *testing.T) {

@@ -433,7 +433,7 @@ func testOrdersDLT(t *testing.T, d *Demo) {
 				t.Errorf("original timestamp header %d, record has %d", ts, o.Timestamp.UnixMilli())
 			}
 		}
-		class := string(h["kafka_dlt-exception-fqcn"])
+		class := string(h["kafka_dlt-exception-cause-fqcn"])
 		classes[class]++
 		if !strings.Contains(string(h["kafka_dlt-exception-stacktrace"]), class) {
 			t.Errorf("stack trace does not mention %s", class)

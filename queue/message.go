@@ -150,11 +150,26 @@ type DeathInfo struct {
 	OriginalOffset    int64
 	HasOriginalOffset bool
 	OriginalTimestamp time.Time
-	ConsumerGroup     string
-	Connector         string
-	Stage             string
+	// OriginalTimestampType is Spring Kafka's CreateTime or LogAppendTime.
+	OriginalTimestampType string
+	ConsumerGroup         string
+	// Connector, TaskID and Stage are Kafka Connect's: the connector and
+	// task that failed and the stage (VALUE_CONVERTER, TASK_PUT, ...);
+	// ExecutingClass is the class that was running (the converter,
+	// transformation or connector).
+	Connector      string
+	TaskID         int32
+	HasTaskID      bool
+	Stage          string
+	ExecutingClass string
 
+	// ExceptionClass is the exception that failed the message, which
+	// failures are grouped by: the listener's own exception, not the
+	// wrapper a listener container puts around it (WrapperClass), and not
+	// its cause (CauseClass).
 	ExceptionClass   string
+	CauseClass       string
+	WrapperClass     string
 	ExceptionMessage string
 	StackTrace       string
 }
@@ -285,8 +300,18 @@ func DecodeDeath(headers []Header, deaths []Death) DeathInfo {
 			if n, ok := headerInt(h.Key, h.Value); ok {
 				d.OriginalTimestamp = time.UnixMilli(n)
 			}
+		case "kafka_dlt-original-timestamp-type":
+			d.OriginalTimestampType = v
 		case "kafka_dlt-original-consumer-group":
 			d.ConsumerGroup = v
+		case "kafka_dlt-exception-cause-fqcn":
+			d.CauseClass = v
+		case "__connect.errors.task.id":
+			if n, err := strconv.ParseInt(v, 10, 32); err == nil {
+				d.TaskID, d.HasTaskID = int32(n), true
+			}
+		case "__connect.errors.class.name":
+			d.ExecutingClass = v
 		case "kafka_dlt-exception-fqcn", "__connect.errors.exception.class.name", "dead-letter-exception-class-name":
 			d.ExceptionClass = v
 		case "kafka_dlt-exception-message", "__connect.errors.exception.message", "dead-letter-reason":
@@ -309,10 +334,49 @@ func DecodeDeath(headers []Header, deaths []Death) DeathInfo {
 			d.Framework = "smallrye"
 		}
 	}
-	if d.ExceptionClass == "" {
-		d.ExceptionClass = exceptionClass(d.StackTrace)
-	}
+	d.unwrapException()
 	return d
+}
+
+// listenerWrappers are the exceptions listener containers wrap whatever a
+// listener throws in. Spring Kafka names the wrapper in
+// kafka_dlt-exception-fqcn and the listener's exception only as its cause;
+// Spring AMQP's stack trace starts with its own wrapper. Grouping by them
+// would put every failure of a service in one group.
+var listenerWrappers = map[string]bool{
+	"org.springframework.kafka.listener.ListenerExecutionFailedException":      true,
+	"org.springframework.amqp.rabbit.support.ListenerExecutionFailedException": true,
+}
+
+// unwrapException makes ExceptionClass the exception that failed the
+// message: the cause a listener wrapper names, else the class in the stack
+// trace whose message the framework recorded, else the stack's root cause;
+// CauseClass is then that exception's cause when the stack shows one.
+func (d *DeathInfo) unwrapException() {
+	if listenerWrappers[d.ExceptionClass] && d.CauseClass != "" {
+		d.WrapperClass, d.ExceptionClass, d.CauseClass = d.ExceptionClass, d.CauseClass, ""
+	}
+	chain := exceptionChain(d.StackTrace)
+	if len(chain) > 1 && listenerWrappers[chain[0].class] {
+		d.WrapperClass, chain = chain[0].class, chain[1:]
+	}
+	at := -1
+	for i, l := range chain {
+		if d.ExceptionClass != "" && l.class == d.ExceptionClass ||
+			d.ExceptionClass == "" && d.ExceptionMessage != "" && l.message == d.ExceptionMessage {
+			at = i
+			break
+		}
+	}
+	if d.ExceptionClass == "" && len(chain) > 0 {
+		if at < 0 {
+			at = len(chain) - 1
+		}
+		d.ExceptionClass = chain[at].class
+	}
+	if d.CauseClass == "" && at >= 0 && at+1 < len(chain) {
+		d.CauseClass = chain[at+1].class
+	}
 }
 
 // headerInt reads an integer header written either as a big-endian binary
@@ -334,20 +398,32 @@ func headerInt(key string, b []byte) (int64, bool) {
 	return 0, false
 }
 
-// exceptionClass takes the exception class from the first line of a Java
-// stack trace ("com.example.Bad: message"), preferring the last "Caused
-// by:" since that is the root cause.
-func exceptionClass(stack string) string {
-	line := stack
-	if i := strings.LastIndex(stack, "Caused by: "); i >= 0 {
-		line = stack[i+len("Caused by: "):]
+// chainLink is one exception of a Java stack trace: the first line's or a
+// "Caused by:" line's class and message.
+type chainLink struct{ class, message string }
+
+// exceptionChain reads the exceptions of a Java stack trace, outermost
+// first ("com.example.Bad: message", then each "Caused by: ..."). Lines
+// that do not name a class end the chain.
+func exceptionChain(stack string) []chainLink {
+	var out []chainLink
+	for i, line := range strings.Split(stack, "\n") {
+		line = strings.TrimRight(line, "\r")
+		if i > 0 {
+			var ok bool
+			if line, ok = strings.CutPrefix(line, "Caused by: "); !ok {
+				continue
+			}
+		}
+		class, message, _ := strings.Cut(line, ": ")
+		class = strings.TrimSpace(strings.TrimSuffix(class, ":"))
+		if class == "" || strings.ContainsAny(class, " \t") || !strings.Contains(class, ".") {
+			if i == 0 {
+				return nil
+			}
+			continue
+		}
+		out = append(out, chainLink{class: class, message: message})
 	}
-	if i := strings.IndexAny(line, ":\n"); i >= 0 {
-		line = line[:i]
-	}
-	line = strings.TrimSpace(line)
-	if line == "" || strings.ContainsAny(line, " \t") || !strings.Contains(line, ".") {
-		return ""
-	}
-	return line
+	return out
 }

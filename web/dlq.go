@@ -190,6 +190,18 @@ type failureJSON struct {
 	OriginalRoutingKey string      `json:"original_routing_key,omitempty"`
 	OriginalTopic      string      `json:"original_topic,omitempty"`
 	Deaths             []deathJSON `json:"deaths,omitempty"`
+
+	OriginalPartition     *int32     `json:"original_partition,omitempty"`
+	OriginalOffset        *int64     `json:"original_offset,omitempty"`
+	OriginalTimestamp     *time.Time `json:"original_timestamp,omitempty"`
+	OriginalTimestampType string     `json:"original_timestamp_type,omitempty"`
+	ConsumerGroup         string     `json:"consumer_group,omitempty"`
+	CauseClass            string     `json:"cause_class,omitempty"`
+	WrapperClass          string     `json:"wrapper_class,omitempty"`
+	Connector             string     `json:"connector,omitempty"`
+	TaskID                *int32     `json:"task_id,omitempty"`
+	Stage                 string     `json:"stage,omitempty"`
+	ExecutingClass        string     `json:"executing_class,omitempty"`
 }
 
 type deathJSON struct {
@@ -260,7 +272,29 @@ func toMessageJSON(dlq, after string, m *queue.Message) messageJSON {
 	for _, x := range d.Deaths {
 		out.Failure.Deaths = append(out.Failure.Deaths, deathJSON{x.Queue, x.Reason, x.Exchange, x.RoutingKeys, x.Count, x.Time})
 	}
+	frameworkFailure(&out.Failure, d)
 	return out
+}
+
+// frameworkFailure adds what a framework recorded about the failed record
+// beyond its exception: where it was read (Kafka), the exception's cause
+// and wrapper, and Kafka Connect's connector, task, stage and class.
+func frameworkFailure(f *failureJSON, d *queue.DeathInfo) {
+	if d.HasOriginalOffset {
+		p, o := d.OriginalPartition, d.OriginalOffset
+		f.OriginalPartition, f.OriginalOffset = &p, &o
+	}
+	if !d.OriginalTimestamp.IsZero() {
+		ts := d.OriginalTimestamp.UTC()
+		f.OriginalTimestamp = &ts
+	}
+	if d.HasTaskID {
+		id := d.TaskID
+		f.TaskID = &id
+	}
+	f.OriginalTimestampType, f.ConsumerGroup = d.OriginalTimestampType, d.ConsumerGroup
+	f.CauseClass, f.WrapperClass = d.CauseClass, d.WrapperClass
+	f.Connector, f.Stage, f.ExecutingClass = d.Connector, d.Stage, d.ExecutingClass
 }
 
 type failureGroupJSON struct {

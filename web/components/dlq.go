@@ -402,3 +402,22 @@ func OutcomeTarget(dlq, target string) string {
 	}
 	return ex + " → " + key
 }
+
+// exchangeLabel names an exchange for people: RabbitMQ's default exchange
+// has the empty name.
+func exchangeLabel(name string) string {
+	if name == "" {
+		return "(default)"
+	}
+	return name
+}
+
+// diedAgo is how long ago a message died, or "unknown" when nothing
+// recorded when: Spring AMQP's RepublishMessageRecoverer sets no timestamp
+// and writes no x-death, and "never" would say it did not die.
+func diedAgo(t, now time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return Ago(t, now)
+}
