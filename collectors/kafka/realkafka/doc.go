@@ -2,7 +2,9 @@
 // collector, and the replay backend that shares its cluster access,
 // against a real Apache Kafka node (testenv.RealKafka) driven by real
 // consumers, and check every number against what the broker's own
-// kafka-consumer-groups tool reports. They live in their own package so
-// that the node's start-up, which takes seconds, overlaps the other
-// packages' tests instead of adding to collectors/kafka's.
+// kafka-consumer-groups tool reports. The cases collectors/kafka runs on
+// kfake run here too, the same code (collectors/kafka/kafkatest). They
+// live in their own package so that the node's start-up, which takes
+// seconds, overlaps the other packages' tests instead of adding to
+// collectors/kafka's.
 package realkafka

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -57,7 +58,7 @@ func TestConfluentKafkaLagMatchesConsumerGroupsTool(t *testing.T) {
 	snap := poll(t, b.source(false, names...))
 	want := b.describeGroups(names...)
 	for g, protocol := range groups {
-		got := group(t, snap, g)
+		got := kafkatest.Group(t, snap, g)
 		assertMatches(t, got, want[g])
 		typ := queue.GroupClassic
 		if protocol == "consumer" {

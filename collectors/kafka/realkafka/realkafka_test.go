@@ -228,3 +228,36 @@ func assertMatches(t *testing.T, g *queue.ConsumerGroup, want *cgcGroup) {
 		t.Errorf("%s: queuewatch shows %d of the %d partitions kafka-consumer-groups lists: %+v", g.Name, seen, len(want.partitions), want.partitions)
 	}
 }
+
+// produceAt writes n records to a partition, with timestamps one second
+// apart ending at last.
+func (b *broker) produceAt(topic string, partition int32, n int, last time.Time, headers ...kgo.RecordHeader) {
+	b.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.node.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{
+			Topic: topic, Partition: partition, Value: []byte("v"), Headers: headers,
+			Timestamp: last.Add(-time.Duration(n-1-i) * time.Second),
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// commit commits offsets for a group with the admin client.
+func (b *broker) commit(group, topic string, offsets map[int32]int64) {
+	b.t.Helper()
+	os := kadm.Offsets{}
+	for p, at := range offsets {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	}
+	if err := b.adm.CommitAllOffsets(context.Background(), group, os); err != nil {
+		b.t.Fatal(err)
+	}
+}
