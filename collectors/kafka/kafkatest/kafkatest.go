@@ -16,6 +16,7 @@ package kafkatest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -91,6 +92,47 @@ func (e *env) createTopic(name string, partitions int32, configs map[string]*str
 	if err != nil {
 		e.t.Fatalf("create topic %s: %v", name, err)
 	}
+	e.waitPartitions(name, partitions)
+}
+
+// waitPartitions waits until the brokers' metadata shows the topic with n
+// partitions, each with a leader. kfake answers a CreateTopics or
+// CreatePartitions request once that is so; Apache Kafka answers once the
+// controller has committed the change, and the brokers learn of it a
+// moment later: a producer or a transaction asking before then is told
+// the partition does not exist.
+func (e *env) waitPartitions(topic string, n int32) {
+	e.t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		md, err := e.adm.Metadata(ctx, topic)
+		cancel()
+		if err == nil {
+			td := md.Topics[topic]
+			led := 0
+			for _, p := range td.Partitions {
+				if p.Leader >= 0 && p.Err == nil {
+					led++
+				}
+			}
+			if td.Err == nil && led == int(n) {
+				return
+			}
+			err = fmt.Errorf("%d of %d partitions led (topic error %v)", led, n, td.Err)
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("topic %s never showed %d partitions with leaders: %v", topic, n, err)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// with is the env for a subtest t.
+func (e *env) with(t *testing.T) *env {
+	sub := *e
+	sub.t = t
+	return &sub
 }
 
 // produce writes n records to a partition, with timestamps one second
@@ -153,8 +195,15 @@ func (e *env) source(opts collector.Options, groups ...string) *collector.Source
 
 func (e *env) access(cursorGroup string) *brokerkafka.Cluster {
 	e.t.Helper()
+	return e.accessWith(cursorGroup, kgo.MetadataMinAge(10*time.Millisecond))
+}
+
+// accessWith is the cluster access with extra client options, as app
+// builds it.
+func (e *env) accessWith(cursorGroup string, extra ...kgo.Opt) *brokerkafka.Cluster {
+	e.t.Helper()
 	c, err := brokerkafka.New(config.Kafka{Name: "test", Brokers: e.c.Addrs()},
-		config.DLQ{KafkaCursorGroup: cursorGroup}, kgo.MetadataMinAge(10*time.Millisecond))
+		config.DLQ{KafkaCursorGroup: cursorGroup}, extra...)
 	if err != nil {
 		e.t.Fatal(err)
 	}

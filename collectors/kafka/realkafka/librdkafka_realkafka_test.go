@@ -22,7 +22,10 @@ func TestConfluentKafkaLagMatchesConsumerGroupsTool(t *testing.T) {
 	t.Parallel()
 	python, scripts, err := testenv.KafkaPython()
 	testenv.Require(t, "confluent-kafka", err)
-	b := realBroker(t)
+	eachVersion(t, func(t *testing.T, b *broker) { confluentKafkaLagMatchesConsumerGroupsTool(t, b, python, scripts) })
+}
+
+func confluentKafkaLagMatchesConsumerGroupsTool(t *testing.T, b *broker, python, scripts string) {
 	topic := b.topic(3)
 	b.produce(topic, 3, 10)
 	groups := map[string]string{

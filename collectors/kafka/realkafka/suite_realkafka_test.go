@@ -20,14 +20,20 @@ func (c realCluster) Restart(t *testing.T) {
 	if err := c.node.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Logf("restarted after SIGKILL in %s", c.node.StartupTime)
+	t.Logf("kafka %s restarted after SIGKILL in %s", c.node.Version, c.node.StartupTime)
 }
 
 // TestSuite runs the cases collectors/kafka runs on kfake
-// (collectors/kafka/kafkatest) on the real node, all sharing it.
+// (collectors/kafka/kafkatest) on the real node of each release, all the
+// cases of a release sharing its node.
 func TestSuite(t *testing.T) {
 	t.Parallel()
-	kafkatest.Run(t, func(t *testing.T) kafkatest.Cluster { return realCluster{testenv.RealKafka(t)} })
+	for _, v := range testenv.KafkaVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			kafkatest.Run(t, func(t *testing.T) kafkatest.Cluster { return realCluster{testenv.RealKafkaAt(t, v)} })
+		})
+	}
 }
 
 // TestBrokerKilledAndBack is kafkatest.RunKilledAndBack on the real node:
