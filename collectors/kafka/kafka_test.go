@@ -120,17 +120,6 @@ func group(t *testing.T, snap *queue.Snapshot, name string) *queue.ConsumerGroup
 	return g
 }
 
-func partition(t *testing.T, g *queue.ConsumerGroup, topic string, p int32) queue.PartitionLag {
-	t.Helper()
-	for _, pl := range g.Partitions {
-		if pl.Topic == topic && pl.Partition == p {
-			return pl
-		}
-	}
-	t.Fatalf("group %s has no %s/%d (partitions %+v)", g.Name, topic, p, g.Partitions)
-	return queue.PartitionLag{}
-}
-
 func TestGroupAuthorizationFailure(t *testing.T) {
 	tc := newCluster(t)
 	tc.topic("a", 1)

@@ -46,8 +46,8 @@ const kafkaStartTimeout = 2 * time.Minute
 // uniquely named topics and groups.
 type KafkaNode struct {
 	// Version is the Apache Kafka release the node runs.
-	Version    string
-	jars, dir  string
+	Version   string
+	jars, dir string
 	// id is the node id; voters the controller quorum (id@host:port,
 	// comma separated) and replicas the replication factor of the
 	// internal topics: the node alone, or every node of a KafkaQuorum.
@@ -117,6 +117,7 @@ func KafkaMain(m *testing.M) {
 			_ = os.RemoveAll(sn.node.dir)
 		}
 	}
+	stopQuorum()
 	os.Exit(code)
 }
 

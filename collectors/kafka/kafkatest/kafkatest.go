@@ -119,7 +119,10 @@ func (e *env) waitPartitions(topic string, n int32) {
 			if td.Err == nil && led == int(n) {
 				return
 			}
-			err = fmt.Errorf("%d of %d partitions led (topic error %v)", led, n, td.Err)
+			err = td.Err
+			if err == nil {
+				err = fmt.Errorf("%d of %d partitions led", led, n)
+			}
 		}
 		if time.Now().After(deadline) {
 			e.t.Fatalf("topic %s never showed %d partitions with leaders: %v", topic, n, err)

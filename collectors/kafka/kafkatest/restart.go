@@ -114,3 +114,87 @@ func label(m *dto.Metric, name string) string {
 	}
 	return ""
 }
+
+// Failover is a cluster of several brokers that can be killed one at a
+// time.
+type Failover interface {
+	Cluster
+	// KillBroker kills one broker with SIGKILL; RestartBroker starts it
+	// again on the same ports and data and returns once it serves.
+	KillBroker(t *testing.T, id int32)
+	RestartBroker(t *testing.T, id int32)
+}
+
+// RunLeaderKilled kills the broker leading a watched partition, three
+// replicas each, while queuewatch polls: every poll that succeeds shows
+// each partition it reports at its exact lag (never a guess from a dead
+// leader), collector_up stays 1 or comes back to 1 without a restart of
+// queuewatch, and once the partitions have new leaders the group is
+// complete again with exactly its series exported. The killed broker is
+// restarted at the end and the lag read again.
+func RunLeaderKilled(t *testing.T, c Failover) {
+	e := newEnv(t, c)
+	topic := e.topic(3, nil)
+	for p := range int32(3) {
+		e.produce(topic, p, 10, time.Now())
+	}
+	g := testenv.Unique("failover")
+	e.commit(g, topic, map[int32]int64{0: 4, 1: 10, 2: 0})
+	want := map[int32]int64{0: 6, 1: 0, 2: 10}
+	src := e.source(collector.Options{}, g)
+	col := collectors.New([]collectors.Source{src}, collectors.Options{Interval: time.Minute, Timeout: 10 * time.Second})
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(col)
+	col.PollOnce(context.Background())
+	if m := gather(t, reg); m.up != 1 || m.lag[g] != 16 {
+		t.Fatalf("before the kill: up %v, lag %v; want 1 and %s at 16", m.up, m.lag, g)
+	}
+
+	md, err := e.adm.Metadata(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	leader := md.Topics[topic].Partitions[0].Leader
+	killed := time.Now()
+	c.KillBroker(t, leader)
+	// Whatever fails below, the cluster is left whole (a restart of a
+	// running broker does nothing).
+	t.Cleanup(func() { c.RestartBroker(t, leader) })
+	t.Logf("killed broker %d, leader of %s/0", leader, topic)
+
+	var polls, failed int
+	deadline := time.Now().Add(2 * time.Minute)
+	for {
+		col.PollOnce(context.Background())
+		polls++
+		st := col.Statuses()[0]
+		if !st.Up {
+			failed++
+		} else if got, ok := col.Snapshots()[0].Group(g); ok {
+			for _, pl := range got.Partitions {
+				if pl.Lag != want[pl.Partition] {
+					t.Errorf("poll %d: %s/%d lag %d; want %d", polls, pl.Topic, pl.Partition, pl.Lag, want[pl.Partition])
+				}
+			}
+			if got.Err == "" && len(got.Partitions) == 3 && len(col.Snapshots()[0].Partial) == 0 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no complete poll within 2 minutes of the kill: %+v", st)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	t.Logf("complete again %s after the kill, after %d polls, %d of them failed", time.Since(killed).Round(time.Millisecond), polls, failed)
+	m := gather(t, reg)
+	if m.up != 1 || m.lag[g] != 16 || m.lagSeries != 3 || m.infoSeries != 1 {
+		t.Errorf("after failover: up %v, lag %v over %d series, %d info series; want 1, %s at 16 over 3 series, 1 info series",
+			m.up, m.lag, m.lagSeries, m.infoSeries, g)
+	}
+
+	c.RestartBroker(t, leader)
+	col.PollOnce(context.Background())
+	if m := gather(t, reg); m.up != 1 || m.lag[g] != 16 || m.lagSeries != 3 {
+		t.Errorf("after the broker's restart: up %v, lag %v over %d series; want 1 and %s at 16 over 3", m.up, m.lag, m.lagSeries, g)
+	}
+}
