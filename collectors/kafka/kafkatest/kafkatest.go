@@ -1,7 +1,9 @@
 // Package kafkatest is the one set of lag and DLQ cases queuewatch's Kafka
 // collector passes on every Kafka it is tested against: franz-go's
 // in-process kfake (collectors/kafka's tests) and real Apache Kafka nodes
-// (collectors/kafka/realkafka's). A test supplies a Cluster and calls Run;
+// (collectors/kafka/realkafka's). A test supplies a Cluster and calls Run,
+// and RunKilledAndBack where the cluster may be stopped, and
+// RunLeaderKilled where one of several brokers may be (a Failover);
 // adding a broker version or a topology means writing a Cluster, not new
 // cases, and a case added here runs on all of them.
 //
