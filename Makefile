@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo build test test-short bench lint fmt generate check-generated
+.PHONY: demo build test test-short test-kafka-quorum bench lint fmt generate check-generated
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -16,6 +16,9 @@ test: check-generated ## the full suite: every test against the real parts, with
 
 test-short: ## the inner loop: every package without -race, skipping browsers, extra broker nodes and long fault runs
 	$(GO) test -short -count=1 $(PKGS)
+
+test-kafka-quorum: ## failover on a three-node Apache Kafka cluster: three more JVMs, so not part of make test
+	QUEUEWATCH_KAFKA_QUORUM=1 $(GO) test -race -count=1 -timeout 15m -run '^TestQuorum$$' -v ./collectors/kafka/realkafka/
 
 bench: ## benchmarks behind the performance numbers in the README
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...

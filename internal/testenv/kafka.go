@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,8 +25,15 @@ import (
 )
 
 // KafkaVersion is the Apache Kafka release the real-broker tests run, as
-// pinned in testdata/kafka/pom.xml.
-const KafkaVersion = "4.4.0"
+// pinned in testdata/kafka/pom.xml; KafkaPreviousVersion is the older
+// line (the pom's kafka.previous.version) the core lag tests also run on.
+const (
+	KafkaVersion         = "4.4.0"
+	KafkaPreviousVersion = "4.0.2"
+)
+
+// KafkaVersions are the releases with a node of their own, newest first.
+var KafkaVersions = []string{KafkaVersion, KafkaPreviousVersion}
 
 // kafkaStartTimeout bounds one node start: the JVM, KRaft election and
 // broker registration take seconds on an idle machine and tens of seconds
@@ -37,8 +45,16 @@ const kafkaStartTimeout = 2 * time.Minute
 // directory. It is started once per test binary and shared: tests create
 // uniquely named topics and groups.
 type KafkaNode struct {
-	jars, dir  string
-	brokerPort int
+	// Version is the Apache Kafka release the node runs.
+	Version   string
+	jars, dir string
+	// id is the node id; voters the controller quorum (id@host:port,
+	// comma separated) and replicas the replication factor of the
+	// internal topics: the node alone, or every node of a KafkaQuorum.
+	id, replicas   int
+	voters         string
+	controllerPort int
+	brokerPort     int
 	// securePort is the SASL_SSL listener, caFile the CA that signed its
 	// certificate.
 	securePort int
@@ -51,44 +67,72 @@ type KafkaNode struct {
 	FormatTime, StartupTime time.Duration
 }
 
-var shared struct {
+// sharedNode is one version's node, started once per test binary.
+type sharedNode struct {
 	once sync.Once
 	node *KafkaNode
 	err  error
 }
 
-// RealKafka returns the shared real Kafka node, starting it on first use.
-// A node that cannot start (no Java, jars not installed, start failure)
-// goes to Require. The package's TestMain must call KafkaMain so the node
-// is stopped when the tests end.
+var shared = map[string]*sharedNode{}
+
+func init() {
+	for _, v := range KafkaVersions {
+		shared[v] = &sharedNode{}
+	}
+}
+
+// RealKafka returns the shared real Kafka node of KafkaVersion, starting it
+// on first use. A node that cannot start (no Java, jars not installed,
+// start failure) goes to Require. The package's TestMain must call
+// KafkaMain so the node is stopped when the tests end.
 func RealKafka(t testing.TB) *KafkaNode {
 	t.Helper()
-	shared.once.Do(func() {
-		shared.node, shared.err = startKafka()
+	return RealKafkaAt(t, KafkaVersion)
+}
+
+// RealKafkaAt is RealKafka for one of KafkaVersions. Each version's node
+// is started once, on first use, so a package pays only for the versions
+// its tests ask for.
+func RealKafkaAt(t testing.TB, version string) *KafkaNode {
+	t.Helper()
+	sn, ok := shared[version]
+	if !ok {
+		t.Fatalf("kafka %s is not one of %v", version, KafkaVersions)
+	}
+	sn.once.Do(func() {
+		sn.node, sn.err = startKafka(version)
 	})
-	Require(t, "Apache Kafka "+KafkaVersion, shared.err)
-	return shared.node
+	Require(t, "Apache Kafka "+version, sn.err)
+	return sn.node
 }
 
 // KafkaMain runs the tests of a package that uses RealKafka and stops the
-// node afterwards. Call it from TestMain.
+// nodes afterwards. Call it from TestMain.
 func KafkaMain(m *testing.M) {
 	code := m.Run()
-	if shared.node != nil {
-		shared.node.Stop()
-		_ = os.RemoveAll(shared.node.dir)
+	for _, sn := range shared {
+		if sn.node != nil {
+			sn.node.Stop()
+			_ = os.RemoveAll(sn.node.dir)
+		}
 	}
+	stopQuorum()
 	os.Exit(code)
 }
 
-// KafkaJars is the folder holding the broker's and tools' jars, resolved
-// by internal/testenv/kafka-install.sh; an error says how to fill it.
-func KafkaJars() (string, error) {
+// KafkaJars is the folder holding the broker's and tools' jars of
+// KafkaVersion, resolved by internal/testenv/kafka-install.sh; an error
+// says how to fill it.
+func KafkaJars() (string, error) { return KafkaJarsAt(KafkaVersion) }
+
+// KafkaJarsAt is KafkaJars for one of KafkaVersions.
+func KafkaJarsAt(version string) (string, error) {
 	root, err := repoRoot()
 	if err != nil {
 		return "", err
 	}
-	dir := filepath.Join(root, ".cache", "kafka-"+KafkaVersion)
+	dir := filepath.Join(root, ".cache", "kafka-"+version)
 	if _, err := os.Stat(filepath.Join(dir, ".complete")); err != nil {
 		return "", fmt.Errorf("kafka jars not installed in %s (run internal/testenv/kafka-install.sh): %w", dir, err)
 	}
@@ -129,11 +173,11 @@ func repoRoot() (string, error) {
 	}
 }
 
-func startKafka() (*KafkaNode, error) {
+func startKafka(version string) (*KafkaNode, error) {
 	if _, err := exec.LookPath("java"); err != nil {
 		return nil, err
 	}
-	jars, err := KafkaJars()
+	jars, err := KafkaJarsAt(version)
 	if err != nil {
 		return nil, err
 	}
@@ -141,8 +185,13 @@ func startKafka() (*KafkaNode, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := &KafkaNode{jars: jars, dir: dir}
-	if err := n.format(); err != nil {
+	n, err := newKafkaNode(version, jars, dir, 1)
+	if err != nil {
+		_ = os.RemoveAll(dir)
+		return nil, err
+	}
+	n.voters, n.replicas = n.voter(), 1
+	if err := n.format(clusterID()); err != nil {
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -153,26 +202,39 @@ func startKafka() (*KafkaNode, error) {
 	return n, nil
 }
 
-// format writes server.properties on three free ports (plaintext,
-// controller, SASL_SSL) and formats the node's KRaft storage with a new
-// cluster id and the SCRAM user. Internal topics have one
-// replica, and the broker's controller session is short so that a node
-// restarted after a kill serves again within seconds instead of waiting
-// out its previous session (9 s by default).
-func (n *KafkaNode) format() error {
+// newKafkaNode is node id of a release, in dir, on three free ports
+// (plaintext, controller, SASL_SSL); the caller sets its quorum and
+// formats it.
+func newKafkaNode(version, jars, dir string, id int) (*KafkaNode, error) {
 	ports, err := freePorts(3)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	n.brokerPort, n.securePort = ports[0], ports[2]
+	return &KafkaNode{
+		Version: version, jars: jars, dir: dir, id: id,
+		brokerPort: ports[0], controllerPort: ports[1], securePort: ports[2],
+	}, nil
+}
+
+// voter is the node as a member of controller.quorum.voters.
+func (n *KafkaNode) voter() string { return fmt.Sprintf("%d@127.0.0.1:%d", n.id, n.controllerPort) }
+
+// format writes server.properties and formats the node's KRaft storage
+// with the cluster id and the SCRAM user. Internal topics have a replica
+// on every node of the quorum (at least two in sync when there are three),
+// and the broker's controller session is short so that a node restarted
+// after a kill serves again within seconds instead of waiting out its
+// previous session (9 s by default), and a killed leader's partitions
+// move within seconds.
+func (n *KafkaNode) format(clusterID string) error {
 	caFile, keystore, err := writeKafkaCerts(n.dir)
 	if err != nil {
 		return err
 	}
 	n.caFile = caFile
 	props := fmt.Sprintf(`process.roles=broker,controller
-node.id=1
-controller.quorum.voters=1@127.0.0.1:%[2]d
+node.id=%[5]d
+controller.quorum.voters=%[6]s
 listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d,SASL_SSL://127.0.0.1:%[4]d
 advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[4]d
 controller.listener.names=CONTROLLER
@@ -180,17 +242,18 @@ inter.broker.listener.name=PLAINTEXT
 listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
 log.dirs=%[3]s
 num.partitions=1
-offsets.topic.replication.factor=1
+offsets.topic.replication.factor=%[7]d
 offsets.topic.num.partitions=1
-transaction.state.log.replication.factor=1
-transaction.state.log.min.isr=1
+transaction.state.log.replication.factor=%[7]d
+transaction.state.log.min.isr=%[8]d
 transaction.state.log.num.partitions=1
-share.coordinator.state.topic.replication.factor=1
-share.coordinator.state.topic.min.isr=1
+share.coordinator.state.topic.replication.factor=%[7]d
+share.coordinator.state.topic.min.isr=%[8]d
 group.initial.rebalance.delay.ms=0
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
-`, ports[0], ports[1], filepath.Join(n.dir, "data"), ports[2]) + saslSSLProps(keystore)
+`, n.brokerPort, n.controllerPort, filepath.Join(n.dir, "data"), n.securePort,
+		n.id, n.voters, n.replicas, min(n.replicas, 2)) + saslSSLProps(keystore)
 	if err := os.WriteFile(n.propsPath(), []byte(props), 0o600); err != nil {
 		return err
 	}
@@ -199,7 +262,7 @@ broker.session.timeout.ms=3000
 	start := time.Now()
 	defer func() { n.FormatTime = time.Since(start) }()
 	if _, err := n.Java(ctx, "kafka.tools.StorageTool", "format",
-		"-t", clusterID(), "-c", n.propsPath(),
+		"-t", clusterID, "-c", n.propsPath(),
 		"--add-scram", fmt.Sprintf("SCRAM-SHA-512=[name=%s,password=%s]", KafkaSCRAMUser, KafkaSCRAMPassword)); err != nil {
 		return fmt.Errorf("format kafka storage: %w", err)
 	}
@@ -240,6 +303,16 @@ func (n *KafkaNode) Start() error {
 	if n.cmd != nil {
 		return nil
 	}
+	start := time.Now()
+	if err := n.launchLocked(); err != nil {
+		return err
+	}
+	return n.waitLocked(start)
+}
+
+// launchLocked starts the node's JVM without waiting for it to serve: the
+// nodes of a quorum serve only once a majority of them runs.
+func (n *KafkaNode) launchLocked() error {
 	log, err := os.OpenFile(filepath.Join(n.dir, "server.log"), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
 		return err
@@ -252,7 +325,6 @@ func (n *KafkaNode) Start() error {
 	cmd.Stdout, cmd.Stderr = log, log
 	// The node must not outlive a test binary killed by its timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
-	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start kafka: %w", err)
 	}
@@ -260,7 +332,13 @@ func (n *KafkaNode) Start() error {
 	// Wait's error is the exit status, expected to be a signal here.
 	go func() { _ = cmd.Wait(); close(exited) }()
 	n.cmd, n.exited = cmd, exited
-	if err := n.waitServing(exited); err != nil {
+	return nil
+}
+
+// waitLocked waits until the launched node serves, and stops it when it
+// does not; start is when it was launched.
+func (n *KafkaNode) waitLocked(start time.Time) error {
+	if err := n.waitServing(n.exited); err != nil {
 		n.stopLocked()
 		return fmt.Errorf("kafka on %s: %w; log tail: %s", n.Addr(), err, n.logTail())
 	}
@@ -268,7 +346,7 @@ func (n *KafkaNode) Start() error {
 	return nil
 }
 
-// waitServing polls until a metadata request lists the broker and the
+// waitServing polls until a metadata request lists the node and the
 // group coordinator answers. On a new cluster the first FindCoordinator
 // creates __consumer_offsets and gets COORDINATOR_NOT_AVAILABLE until
 // that topic has a leader, which clients surface as an error (kfake has a
@@ -284,7 +362,10 @@ func (n *KafkaNode) waitServing(exited <-chan struct{}) error {
 	for {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		bs, err := adm.ListBrokers(ctx)
-		if err == nil && len(bs) == 1 {
+		if err == nil && !slices.Contains(bs.NodeIDs(), int32(n.id)) {
+			err = fmt.Errorf("node %d not among the brokers %v", n.id, bs.NodeIDs())
+		}
+		if err == nil {
 			err = adm.FindGroupCoordinators(ctx, "qw-testenv-warmup").Error()
 		}
 		cancel()

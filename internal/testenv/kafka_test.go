@@ -6,15 +6,21 @@ import (
 	"testing"
 )
 
-// TestKafkaVersionMatchesPom keeps KafkaVersion, which names the jar
-// folder, equal to the version kafka-install.sh resolves.
+// TestKafkaVersionMatchesPom keeps KafkaVersion and KafkaPreviousVersion,
+// which name the jar folders, equal to the versions kafka-install.sh
+// resolves.
 func TestKafkaVersionMatchesPom(t *testing.T) {
 	pom, err := os.ReadFile("testdata/kafka/pom.xml")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "<kafka.version>" + KafkaVersion + "</kafka.version>"; !strings.Contains(string(pom), want) {
-		t.Errorf("testdata/kafka/pom.xml does not pin %s", want)
+	for _, want := range []string{
+		"<kafka.version>" + KafkaVersion + "</kafka.version>",
+		"<kafka.previous.version>" + KafkaPreviousVersion + "</kafka.previous.version>",
+	} {
+		if !strings.Contains(string(pom), want) {
+			t.Errorf("testdata/kafka/pom.xml does not pin %s", want)
+		}
 	}
 }
 

@@ -18,7 +18,10 @@ func TestKcatLagMatchesConsumerGroupsTool(t *testing.T) {
 	t.Parallel()
 	kcat, err := exec.LookPath("kcat")
 	testenv.Require(t, "kcat", err)
-	b := realBroker(t)
+	eachVersion(t, func(t *testing.T, b *broker) { kcatLagMatchesConsumerGroupsTool(t, b, kcat) })
+}
+
+func kcatLagMatchesConsumerGroupsTool(t *testing.T, b *broker, kcat string) {
 	topic := b.topic(3)
 	b.produce(topic, 3, 10)
 	group := testenv.Unique("kcat")

@@ -48,8 +48,11 @@ func (b *broker) franzConsumer(group, topic, clientID string, n int, opts ...kgo
 // broker's own kafka-consumer-groups --describe reports.
 func TestLagMatchesConsumerGroupsTool(t *testing.T) {
 	t.Parallel()
-	b := realBroker(t)
-	t.Logf("kafka %s: storage formatted in %s, node serving after %s, RSS %d MiB", testenv.KafkaVersion,
+	eachVersion(t, lagMatchesConsumerGroupsTool)
+}
+
+func lagMatchesConsumerGroupsTool(t *testing.T, b *broker) {
+	t.Logf("kafka %s: storage formatted in %s, node serving after %s, RSS %d MiB", b.node.Version,
 		b.node.FormatTime.Round(time.Millisecond), b.node.StartupTime.Round(time.Millisecond), b.node.RSS()>>20)
 	topic := b.topic(3)
 	b.produce(topic, 3, 10)

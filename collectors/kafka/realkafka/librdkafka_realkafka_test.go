@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -21,7 +22,10 @@ func TestConfluentKafkaLagMatchesConsumerGroupsTool(t *testing.T) {
 	t.Parallel()
 	python, scripts, err := testenv.KafkaPython()
 	testenv.Require(t, "confluent-kafka", err)
-	b := realBroker(t)
+	eachVersion(t, func(t *testing.T, b *broker) { confluentKafkaLagMatchesConsumerGroupsTool(t, b, python, scripts) })
+}
+
+func confluentKafkaLagMatchesConsumerGroupsTool(t *testing.T, b *broker, python, scripts string) {
 	topic := b.topic(3)
 	b.produce(topic, 3, 10)
 	groups := map[string]string{
@@ -57,7 +61,7 @@ func TestConfluentKafkaLagMatchesConsumerGroupsTool(t *testing.T) {
 	snap := poll(t, b.source(false, names...))
 	want := b.describeGroups(names...)
 	for g, protocol := range groups {
-		got := group(t, snap, g)
+		got := kafkatest.Group(t, snap, g)
 		assertMatches(t, got, want[g])
 		typ := queue.GroupClassic
 		if protocol == "consumer" {

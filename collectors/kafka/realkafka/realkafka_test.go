@@ -2,6 +2,7 @@ package realkafka
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -33,7 +34,14 @@ type broker struct {
 
 func realBroker(t *testing.T) *broker {
 	t.Helper()
-	node := testenv.RealKafka(t)
+	return realBrokerAt(t, testenv.KafkaVersion)
+}
+
+// realBrokerAt is realBroker on the shared node of one of
+// testenv.KafkaVersions.
+func realBrokerAt(t *testing.T, version string) *broker {
+	t.Helper()
+	node := testenv.RealKafkaAt(t, version)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(node.Addr()))
 	if err != nil {
 		t.Fatal(err)
@@ -117,10 +125,16 @@ func poll(t *testing.T, s *collector.Source) *queue.Snapshot {
 func (b *broker) consoleConsume(group, topic, protocol string, n int, extra ...string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
+	// Kafka 4.0's console consumer knows only --consumer-property, which
+	// 4.4 deprecates for --command-property.
+	property := "--command-property"
+	if strings.HasPrefix(b.node.Version, "4.0.") {
+		property = "--consumer-property"
+	}
 	args := append([]string{
 		"--bootstrap-server", b.node.Addr(), "--topic", topic, "--group", group,
 		"--from-beginning", "--max-messages", strconv.Itoa(n), "--timeout-ms", "90000",
-		"--command-property", "group.protocol=" + protocol,
+		property, "group.protocol=" + protocol,
 	}, extra...)
 	_, err := b.node.Java(ctx, "org.apache.kafka.tools.consumer.ConsoleConsumer", args...)
 	return err
@@ -149,13 +163,18 @@ func (b *broker) describeGroups(groups ...string) map[string]*cgcGroup {
 		out[g] = &cgcGroup{partitions: map[string]cgcPartition{}}
 	}
 	for _, mode := range []string{"--offsets", "--state"} {
-		args := []string{"--bootstrap-server", b.node.Addr(), "--describe", mode}
+		// The tool's own timeout (5s) is too short on a loaded machine;
+		// when it times out it prints "Error: ..." and exits 0.
+		args := []string{"--bootstrap-server", b.node.Addr(), "--describe", mode, "--timeout", "60000"}
 		for _, g := range groups {
 			args = append(args, "--group", g)
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 		text, err := b.node.Java(ctx, "org.apache.kafka.tools.consumer.group.ConsumerGroupCommand", args...)
 		cancel()
+		if err == nil && strings.Contains(text, "Error:") {
+			err = errors.New(strings.TrimSpace(text))
+		}
 		if err != nil {
 			b.t.Fatal(err)
 		}
@@ -226,5 +245,51 @@ func assertMatches(t *testing.T, g *queue.ConsumerGroup, want *cgcGroup) {
 	}
 	if seen != len(want.partitions) {
 		t.Errorf("%s: queuewatch shows %d of the %d partitions kafka-consumer-groups lists: %+v", g.Name, seen, len(want.partitions), want.partitions)
+	}
+}
+
+// produceAt writes n records to a partition, with timestamps one second
+// apart ending at last.
+func (b *broker) produceAt(topic string, partition int32, n int, last time.Time, headers ...kgo.RecordHeader) {
+	b.t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(b.node.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		b.t.Fatal(err)
+	}
+	defer cl.Close()
+	recs := make([]*kgo.Record, n)
+	for i := range recs {
+		recs[i] = &kgo.Record{
+			Topic: topic, Partition: partition, Value: []byte("v"), Headers: headers,
+			Timestamp: last.Add(-time.Duration(n-1-i) * time.Second),
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// commit commits offsets for a group with the admin client.
+func (b *broker) commit(group, topic string, offsets map[int32]int64) {
+	b.t.Helper()
+	os := kadm.Offsets{}
+	for p, at := range offsets {
+		os.Add(kadm.Offset{Topic: topic, Partition: p, At: at, LeaderEpoch: -1})
+	}
+	if err := b.adm.CommitAllOffsets(context.Background(), group, os); err != nil {
+		b.t.Fatal(err)
+	}
+}
+
+// eachVersion runs test as a parallel subtest per Kafka release
+// (testenv.KafkaVersions), each on that release's shared node, which the
+// first subtest asking for it starts.
+func eachVersion(t *testing.T, test func(t *testing.T, b *broker)) {
+	t.Helper()
+	for _, v := range testenv.KafkaVersions {
+		t.Run(v, func(t *testing.T) {
+			t.Parallel()
+			test(t, realBrokerAt(t, v))
+		})
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	replaykafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
@@ -76,7 +77,7 @@ func TestBrowseAndReplayAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	if d := findDLQ(t, poll(t, s), dlt); d.Messages != 0 || d.Source() != orders {
+	if d := kafkatest.FindDLQ(t, poll(t, s), dlt); d.Messages != 0 || d.Source() != orders {
 		t.Errorf("after the replay: %+v; want 0 messages from %s", d, orders)
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
@@ -51,7 +52,7 @@ func TestSCRAMOverTLS(t *testing.T) {
 	}
 	defer s.Close()
 	snap := poll(t, s)
-	if got := group(t, snap, g); got.TotalLag() != 4 || len(got.Partitions) != 2 {
+	if got := kafkatest.Group(t, snap, g); got.TotalLag() != 4 || len(got.Partitions) != 2 {
 		t.Errorf("over SASL_SSL: lag %d partitions %d; want 4 over 2", got.TotalLag(), len(got.Partitions))
 	}
 	brokers, err := s.Check(context.Background())

@@ -9,6 +9,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kerr"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
@@ -47,7 +48,7 @@ func TestShareGroupIgnored(t *testing.T) {
 	if _, ok := snap.Group(share); ok {
 		t.Error("share group reported as a consumer group")
 	}
-	if g := group(t, snap, classic); g.TotalLag() != 3 {
+	if g := kafkatest.Group(t, snap, classic); g.TotalLag() != 3 {
 		t.Errorf("classic group lag %d; want 3", g.TotalLag())
 	}
 	if len(snap.Partial) != 0 {
