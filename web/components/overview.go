@@ -21,6 +21,8 @@ type OverviewData struct {
 	Groups        []GroupRow
 	Queues        []QueueRow
 	DLQs          []DLQRow
+	// Outboxes are the outbox sources' cards, worst first.
+	Outboxes []OutboxCard
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
