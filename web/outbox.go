@@ -145,6 +145,25 @@ func slotSpark(sl *queue.ReplicationSlot, h []queue.SlotPoint) components.Spark 
 	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+components.ByteCount(sl.LagBytes))
 }
 
+// outboxStopped counts the tables and slots whose events are not leaving
+// the database: status stall or worse, as the banner counts groups.
+func outboxStopped(cards []components.OutboxCard) int {
+	n := 0
+	for _, c := range cards {
+		for _, t := range c.Tables {
+			if t.Status.Severity() >= queue.StatusStall.Severity() {
+				n++
+			}
+		}
+		for _, sl := range c.Slots {
+			if sl.Status.Severity() >= queue.StatusStall.Severity() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
 // outboxAttention turns the cards' unhealthy tables and slots into
 // "Needs attention" lines, ranked by status like consumer groups.
 func outboxAttention(cards []components.OutboxCard) []attentionItem {

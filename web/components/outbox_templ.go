@@ -643,7 +643,7 @@ func Outbox(d OutboxData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<div class=\"chart-head page-range\"><span class=\"legend\">one point per poll</span><div class=\"seg\" role=\"group\" aria-label=\"Time range\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 50, "<div class=\"chart-head page-range\"><h2>Over time</h2><span class=\"legend\">one point per poll</span><div class=\"seg\" role=\"group\" aria-label=\"Time range\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

@@ -253,6 +253,16 @@
 
   var SLOT_COLOURS = ['--link', '--rewind', '--warn', '--ok', '--dlq', '--bad'];
 
+  // Tick steps, so axes read 0, 5, 10 rows, 1m, 2m and 1 MiB, 2 MiB rather
+  // than fractions of a row or 16m 40s.
+  var COUNT_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2500, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+  var SECOND_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+  var BYTE_INCRS = (function () {
+    var out = [];
+    for (var p = 1; p < 1e18; p *= 2) out.push(p);
+    return out;
+  })();
+
   // SeriesChart is a uPlot chart whose series (spec) are built from the
   // theme's colours each time it is drawn.
   function SeriesChart(el, spec, range) {
@@ -267,7 +277,8 @@
     if (this.plot) { this.plot.destroy(); this.plot = null; }
     var axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--line'), width: 1 }, ticks: { stroke: cssVar('--line'), width: 1 } };
     var sp = this.spec(axis);
-    var fromZero = { range: function (u, mn, mx) { return [0, Math.max(1, mx * 1.1)]; } };
+    // From zero, and at least 0–5, so an empty table's axis is not 0–1.
+    var fromZero = { range: function (u, mn, mx) { return [0, Math.max(5, mx * 1.1)]; } };
     var scales = { x: { time: true } };
     sp.series.forEach(function (x) { scales[x.scale] = fromZero; });
     this.el.textContent = '';
@@ -303,8 +314,8 @@
       ],
       axes: [
         Object.assign({}, axis),
-        Object.assign({}, axis, { scale: 'rows', size: 56, values: function (u, vals) { return vals.map(humanCount); } }),
-        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
+        Object.assign({}, axis, { scale: 'rows', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } }),
+        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
       ]
     };
   }
@@ -317,7 +328,7 @@
         }),
         axes: [
           Object.assign({}, axis),
-          Object.assign({}, axis, { scale: 'bytes', size: 72, values: function (u, vals) { return vals.map(humanBytes); } })
+          Object.assign({}, axis, { scale: 'bytes', size: 72, incrs: BYTE_INCRS, values: function (u, vals) { return vals.map(humanBytes); } })
         ]
       };
     };
