@@ -55,7 +55,7 @@ const (
 // grafana/dashboards.
 func Dashboards() (map[string]dashboard.Dashboard, error) {
 	builders := map[string]*dashboard.DashboardBuilder{
-		"consumer-lag.json":       consumerLag(),
+		"consumer-lag.json":       withOutbox(consumerLag()),
 		"dead-letter-queues.json": deadLetterQueues(),
 		"queuewatch.json":         self(),
 	}
