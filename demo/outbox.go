@@ -35,9 +35,12 @@ const (
 	// relayBatch bounds the rows one relay pass publishes.
 	relayBatch = 200
 	// stallEvery and stallFor: the relay stalls for stallFor once every
-	// stallEvery, so the outbox goes ok → stall → ok a few times an hour.
-	stallEvery = 4 * time.Minute
-	stallFor   = 40 * time.Second
+	// stallEvery, so the outbox goes ok → stall → ok a dozen times an
+	// hour. A stall is only called once a whole status window (10 polls,
+	// 50 s at the demo's 5 s interval) saw nothing published, so the relay
+	// stays stuck well beyond that.
+	stallEvery = 5 * time.Minute
+	stallFor   = 90 * time.Second
 )
 
 // OutboxOptions configure StartOutbox.

@@ -24,7 +24,7 @@ func pending(t *testing.T, o *Outbox) (n int64, age float64) {
 }
 
 // TestOutboxStallsAndRecovers runs the demo outbox sped up 20×: the relay
-// keeps the backlog small, then stalls (a simulated 40 s, 2 s here) while
+// keeps the backlog small, then stalls (a simulated 90 s, 4.5 s here) while
 // orders keep coming, so pending rows and the oldest age grow, then
 // drains the backlog again.
 func TestOutboxStallsAndRecovers(t *testing.T) {
@@ -67,8 +67,8 @@ func TestOutboxStallsAndRecovers(t *testing.T) {
 		peak, peakAge = max(peak, n), max(peakAge, age)
 		return !o.Stalled()
 	})
-	// 2 s of real time at 4 orders per simulated second × 20.
-	if peak < 60 || peakAge < 1 {
+	// 4.5 s of real time at 4 orders per simulated second × 20.
+	if peak < 150 || peakAge < 3 {
 		t.Errorf("during the stall: peak pending %d, peak oldest %.1fs; want a growing backlog", peak, peakAge)
 	}
 	waitFor("the backlog to drain", func() bool { n, _ := pending(t, o); return n < 20 })
