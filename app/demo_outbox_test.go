@@ -26,7 +26,7 @@ func TestDemoOutbox(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	defer func() { _ = db.Close() }()
 	eventually(t, "outbox rows written", func() bool {
 		var n int
 		return db.QueryRow(`SELECT count(*) FROM `+demo.OutboxTable).Scan(&n) == nil && n > 0
