@@ -30,6 +30,9 @@ type Options struct {
 	Listening func(addr string)
 	// InsecureNoAuth allows auth mode none on a non-loopback address.
 	InsecureNoAuth bool
+	// ExtraSources are polled beside the configured ones: sources config
+	// cannot describe, such as the demo's embedded SQLite outbox.
+	ExtraSources []qwcollectors.Source
 }
 
 // Run polls every configured source and serves the UI, API and /metrics
@@ -56,6 +59,7 @@ func Run(ctx context.Context, opts Options) error {
 		return err
 	}
 	defer closeSources()
+	sources = append(sources, opts.ExtraSources...)
 
 	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
 	if err != nil {

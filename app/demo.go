@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
@@ -56,6 +57,12 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 		}
 	}()
 
+	extra, closeOutbox, err := demoOutbox(ctx, filepath.Join(dataDir, "outbox.db"), log)
+	if err != nil {
+		return err
+	}
+	defer closeOutbox()
+
 	cfg := config.Default()
 	cfg.DataDir = dataDir
 	cfg.PollInterval = demoPollInterval
@@ -83,6 +90,7 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 	}
 	return Run(ctx, Options{
 		Config: cfg, Listen: opts.Listen, Logger: log, Version: opts.Version, Listening: opts.Listening,
+		ExtraSources: extra,
 	})
 }
 

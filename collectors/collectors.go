@@ -241,3 +241,30 @@ func (c *Collector) DLQHistory(id string) []queue.DLQPoint {
 	}
 	return nil
 }
+
+// OutboxHistory returns the kept backlog history of one outbox table,
+// oldest first.
+func (c *Collector) OutboxHistory(source, table string) []queue.OutboxPoint {
+	if s := c.outboxSource(source); s != nil {
+		return s.outboxHistory(table)
+	}
+	return nil
+}
+
+// SlotHistory returns the kept lag history of one replication slot of an
+// outbox source, oldest first.
+func (c *Collector) SlotHistory(source, slot string) []queue.SlotPoint {
+	if s := c.outboxSource(source); s != nil {
+		return s.slotHistory(slot)
+	}
+	return nil
+}
+
+func (c *Collector) outboxSource(name string) *sourceState {
+	for _, s := range c.sources {
+		if s.src.Broker() == queue.Outbox && s.src.Cluster() == name {
+			return s
+		}
+	}
+	return nil
+}

@@ -367,3 +367,64 @@ func TestGranularityFamilies(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+func outboxSnapshot(i int) *queue.Snapshot {
+	snap := &queue.Snapshot{
+		Broker: queue.Outbox, Cluster: "orders-db", Time: fixedTime.Add(time.Duration(i) * time.Second),
+		OutboxTables: []queue.OutboxTable{
+			{Source: "orders-db", Table: "outbox", Pending: int64(10 * i), OldestPendingAge: time.Duration(i) * time.Second},
+			{Source: "orders-db", Table: "audit_outbox", Pending: 1},
+		},
+		Slots: []queue.ReplicationSlot{{Source: "orders-db", Slot: "debezium", LagBytes: int64(1000 * i), Active: i%2 == 0}},
+	}
+	switch {
+	case i == 5:
+		// The table could not be read: no point, but the history stays.
+		snap.OutboxTables[0] = queue.OutboxTable{Source: "orders-db", Table: "outbox", Err: "relation does not exist"}
+	case i > 7:
+		snap.OutboxTables = snap.OutboxTables[:1] // audit_outbox dropped
+		snap.Slots = nil
+	}
+	return snap
+}
+
+func TestOutboxHistoryBoundedAndForgetsGone(t *testing.T) {
+	i := 0
+	s := &scriptedSource{broker: queue.Outbox, cluster: "orders-db", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) { i++; return outboxSnapshot(i), nil },
+	}}
+	// A Kafka cluster of the same name must not answer for the outbox.
+	k := &scriptedSource{broker: queue.Kafka, cluster: "orders-db", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) { return kafkaSnapshot(), nil },
+	}}
+	c := New([]Source{k, s}, Options{Interval: time.Second, History: 4 * time.Second})
+	for range 7 {
+		c.PollOnce(context.Background())
+	}
+	h := c.OutboxHistory("orders-db", "outbox")
+	var at []int
+	for _, p := range h {
+		at = append(at, int(p.At.Sub(fixedTime)/time.Second))
+	}
+	// Polls 1–7, five points kept, poll 5 (the read error) has none.
+	if !equal(at, []int{2, 3, 4, 6, 7}) || h[4].Pending != 70 || h[4].OldestPendingAge != 7*time.Second {
+		t.Errorf("outbox history at %v: %+v", at, h)
+	}
+	sl := c.SlotHistory("orders-db", "debezium")
+	if len(sl) != 5 || sl[4].LagBytes != 7000 || sl[4].Active || !sl[3].Active {
+		t.Errorf("slot history %+v", sl)
+	}
+	if h := c.OutboxHistory("nope", "outbox"); h != nil {
+		t.Errorf("unknown source has history %+v", h)
+	}
+	c.PollOnce(context.Background())
+	if h := c.OutboxHistory("orders-db", "audit_outbox"); len(h) != 0 {
+		t.Errorf("dropped table still has %d points", len(h))
+	}
+	if h := c.SlotHistory("orders-db", "debezium"); len(h) != 0 {
+		t.Errorf("dropped slot still has %d points", len(h))
+	}
+	if h := c.OutboxHistory("orders-db", "outbox"); len(h) != 5 || h[4].Pending != 80 {
+		t.Errorf("outbox history after drop %+v", h)
+	}
+}

@@ -30,6 +30,8 @@ type sourceState struct {
 	consecutive int // consecutive failures
 	groups      map[string][]queue.GroupPoint
 	dlqs        map[string][]queue.DLQPoint
+	outbox      map[string][]queue.OutboxPoint // by table
+	slots       map[string][]queue.SlotPoint   // by slot
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -82,6 +84,35 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
+	s.recordOutboxHistory(snap)
+}
+
+// recordOutboxHistory does for outbox tables and replication slots what
+// recordHistory does for groups: one point per poll, gone ones forgotten.
+// A table or slot that could not be read this poll gets no point, so a
+// chart shows a gap's neighbours rather than a false zero.
+func (s *sourceState) recordOutboxHistory(snap *queue.Snapshot) {
+	tables := make(map[string][]queue.OutboxPoint, len(snap.OutboxTables))
+	for i := range snap.OutboxTables {
+		t := &snap.OutboxTables[i]
+		if t.Err != "" {
+			tables[t.Table] = s.outbox[t.Table]
+			continue
+		}
+		p := queue.OutboxPoint{At: snap.Time, Pending: t.Pending, OldestPendingAge: t.OldestPendingAge}
+		tables[t.Table] = appendBounded(s.outbox[t.Table], p, s.maxPoints)
+	}
+	s.outbox = tables
+	slots := make(map[string][]queue.SlotPoint, len(snap.Slots))
+	for i := range snap.Slots {
+		sl := &snap.Slots[i]
+		if sl.Err != "" {
+			slots[sl.Slot] = s.slots[sl.Slot]
+			continue
+		}
+		slots[sl.Slot] = appendBounded(s.slots[sl.Slot], queue.SlotPoint{At: snap.Time, LagBytes: sl.LagBytes, Active: sl.Active}, s.maxPoints)
+	}
+	s.slots = slots
 }
 
 // appendBounded appends p, dropping the oldest points beyond limit. It
@@ -138,4 +169,16 @@ func (s *sourceState) dlqHistory(id string) []queue.DLQPoint {
 		return nil
 	}
 	return append([]queue.DLQPoint{}, h...)
+}
+
+func (s *sourceState) outboxHistory(table string) []queue.OutboxPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]queue.OutboxPoint(nil), s.outbox[table]...)
+}
+
+func (s *sourceState) slotHistory(slot string) []queue.SlotPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]queue.SlotPoint(nil), s.slots[slot]...)
 }

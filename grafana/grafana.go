@@ -75,7 +75,7 @@ func Dashboards() (map[string]dashboard.Dashboard, error) {
 // file name.
 func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
 	builders := map[string]*dashboard.DashboardBuilder{
-		"consumer-lag.json":       consumerLag(m),
+		"consumer-lag.json":       withOutbox(consumerLag(m)),
 		"dead-letter-queues.json": deadLetterQueues(),
 		"queuewatch.json":         self(),
 	}

@@ -331,6 +331,8 @@ func TestPanelsDescribedAndLinked(t *testing.T) {
 				for _, tc := range []struct{ label, path string }{
 					{"{{group}}", groupPath},
 					{"{{dlq}}", dlqPath},
+					{"{{table}}", outboxPath},
+					{"{{slot}}", outboxPath},
 				} {
 					if strings.Contains(all, tc.label) && !slices.Contains(links, "${queuewatch_url}"+tc.path) {
 						t.Errorf("panel shows %s series but has no link to %s (links %q)", tc.label, tc.path, links)

@@ -36,3 +36,17 @@ type ReplicationSlot struct {
 	Status       Status
 	StatusReason string
 }
+
+// OutboxPoint is one poll's backlog of an outbox table, kept for charts.
+type OutboxPoint struct {
+	At               time.Time
+	Pending          int64
+	OldestPendingAge time.Duration
+}
+
+// SlotPoint is one poll's lag of a replication slot, kept for charts.
+type SlotPoint struct {
+	At       time.Time
+	LagBytes int64
+	Active   bool
+}

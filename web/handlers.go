@@ -80,7 +80,9 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs)}}
 	d.Summary = s.summary(groups, dlqs)
-	d.Attention, d.AttentionMore = s.attention(groups, dlqs)
+	d.Outboxes = s.outboxCards(true)
+	d.Summary.OutboxStopped = outboxStopped(d.Outboxes)
+	d.Attention, d.AttentionMore = s.attention(groups, dlqs, outboxAttention(d.Outboxes)...)
 
 	switch tab {
 	case components.TabQueues:

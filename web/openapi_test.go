@@ -206,6 +206,21 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(open, "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
 
+	// Outbox sources, polled by the real collector.
+	outbox, _ := outboxServer(t)
+	outboxBasic := New(Options{Monitor: outbox.opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
+	a.check(outbox, "GET", "/outbox", "/api/v1/outbox", "")
+	a.check(open, "GET", "/outbox", "/api/v1/outbox", "")
+	a.check(outboxBasic, "GET", "/outbox", "/api/v1/outbox", "")
+	a.check(outboxBasic, "GET", "/outbox", "/api/v1/outbox", "", victor)
+	oh := "/outbox/{source}/history"
+	a.check(outbox, "GET", oh, "/api/v1/outbox/orders-db/history", "")
+	a.check(outbox, "GET", oh, "/api/v1/outbox/billing-db/history", "")
+	a.check(outbox, "GET", oh, "/api/v1/outbox/"+url.PathEscape(hostileSource)+"/history", "")
+	a.check(outbox, "GET", oh, "/api/v1/outbox/nope/history", "")
+	a.check(outbox, "GET", oh, "/api/v1/outbox/prod/history", "")
+	a.check(outboxBasic, "GET", oh, "/api/v1/outbox/orders-db/history", "")
+
 	// Dead letters, with the fake service.
 	f := newFakeDLQ()
 	s, basicS := dlqServer(t, config.AuthNone, f), dlqServer(t, config.AuthBasic, f)

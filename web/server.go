@@ -24,6 +24,8 @@ type Monitor interface {
 	Ready() bool
 	GroupHistory(cluster, group string) []queue.GroupPoint
 	DLQHistory(id string) []queue.DLQPoint
+	OutboxHistory(source, table string) []queue.OutboxPoint
+	SlotHistory(source, slot string) []queue.SlotPoint
 }
 
 // Options configure the server.
@@ -69,6 +71,7 @@ func New(opts Options) *Server {
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
 	e.GET("/dlq/:id", s.dlqPage)
 	e.GET("/replays", s.replaysPage)
+	e.GET("/outbox/:source", s.outboxPage)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(opts.Metrics))
@@ -80,6 +83,8 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
 	api.GET("/sources", s.apiSources)
+	api.GET("/outbox", s.apiOutbox)
+	api.GET("/outbox/:source/history", s.apiOutboxHistory)
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
 	return s

@@ -28,6 +28,10 @@ func (m staticMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
 	return []queue.GroupPoint{{At: time.Unix(100, 0), Lag: 5}}
 }
 func (m staticMonitor) DLQHistory(id string) []queue.DLQPoint { return nil }
+func (m staticMonitor) OutboxHistory(source, table string) []queue.OutboxPoint {
+	return nil
+}
+func (m staticMonitor) SlotHistory(source, slot string) []queue.SlotPoint { return nil }
 
 const hostile = `<script>alert(1)</script><img src=x onerror=alert(2)>`
 

@@ -136,9 +136,10 @@ type attentionItem struct {
 }
 
 // attention lists what needs a person, worst and biggest first, and how
-// many more items did not fit.
-func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow) ([]components.Attention, int) {
-	var items []attentionItem
+// many more items did not fit. extra are lines made elsewhere (outbox
+// tables and slots), ranked by their status like groups.
+func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, extra ...attentionItem) ([]components.Attention, int) {
+	items := extra
 	for _, g := range groups {
 		if g.Status.Severity() == queue.StatusOK.Severity() {
 			continue

@@ -21,6 +21,8 @@ type OverviewData struct {
 	Groups        []GroupRow
 	Queues        []QueueRow
 	DLQs          []DLQRow
+	// Outboxes are the outbox sources' cards, worst first.
+	Outboxes []OutboxCard
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
@@ -41,6 +43,10 @@ type Summary struct {
 	DLQTrend           Spark
 
 	Sources, SourcesUp int
+
+	// OutboxStopped counts outbox tables and slots at stall's severity
+	// and above: events are not leaving the database.
+	OutboxStopped int
 }
 
 // Attention is one line of "Needs attention": something that needs a

@@ -238,6 +238,182 @@
     });
   }
 
+  // ---- outbox page charts (uPlot) ----
+  // One history request feeds a chart per table and one for the slots.
+
+  var BYTE_UNITS = ['KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB'];
+  // humanBytes writes sizes as components.ByteCount does: 512 B, 12.4 KiB.
+  function humanBytes(n) {
+    if (n == null) return '—';
+    if (Math.abs(n) < 1024) return Math.round(n) + ' B';
+    var i = -1;
+    do { n /= 1024; i++; } while (Math.abs(n) >= 1024 && i < BYTE_UNITS.length - 1);
+    return n.toFixed(1).replace(/\.0$/, '') + ' ' + BYTE_UNITS[i];
+  }
+
+  var SLOT_COLOURS = ['--link', '--rewind', '--warn', '--ok', '--dlq', '--bad'];
+
+  // Tick steps, so axes read 0, 5, 10 rows, 1m, 2m and 1 MiB, 2 MiB rather
+  // than fractions of a row or 16m 40s.
+  var COUNT_INCRS = [1, 2, 5, 10, 20, 25, 50, 100, 200, 250, 500, 1e3, 2e3, 2500, 5e3, 1e4, 2e4, 5e4, 1e5, 2e5, 5e5, 1e6, 2e6, 5e6, 1e7, 1e8, 1e9];
+  var SECOND_INCRS = [1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600, 43200, 86400, 172800, 604800];
+  var BYTE_INCRS = (function () {
+    var out = [];
+    for (var p = 1; p < 1e18; p *= 2) out.push(p);
+    return out;
+  })();
+
+  // SeriesChart is a uPlot chart whose series (spec) are built from the
+  // theme's colours each time it is drawn.
+  function SeriesChart(el, spec, range) {
+    this.el = el;
+    this.spec = spec;
+    this.range = range;
+    this.data = [[]];
+    this.shape = '';
+    this.plot = null;
+  }
+  SeriesChart.prototype.build = function () {
+    if (this.plot) { this.plot.destroy(); this.plot = null; }
+    var axis = { stroke: cssVar('--muted'), grid: { stroke: cssVar('--line'), width: 1 }, ticks: { stroke: cssVar('--line'), width: 1 } };
+    var sp = this.spec(axis);
+    // From zero, and at least 0–5, so an empty table's axis is not 0–1.
+    var fromZero = { range: function (u, mn, mx) { return [0, Math.max(5, mx * 1.1)]; } };
+    var scales = { x: { time: true } };
+    sp.series.forEach(function (x) { scales[x.scale] = fromZero; });
+    this.el.textContent = '';
+    this.plot = new window.uPlot({
+      width: Math.max(320, this.el.clientWidth), height: 200,
+      legend: { show: true, live: true }, cursor: { drag: { x: false, y: false } },
+      scales: scales, series: [{}].concat(sp.series), axes: sp.axes
+    }, this.windowed(), this.el);
+  };
+  SeriesChart.prototype.windowed = function () {
+    var xs = this.data[0];
+    var from = Date.now() / 1000 - RANGES[this.range];
+    var i = 0;
+    while (i < xs.length && xs[i] < from) i++;
+    return this.data.map(function (col) { return col.slice(i); });
+  };
+  // setData draws new data; a new shape (other slots) rebuilds the chart.
+  SeriesChart.prototype.setData = function (data, shape) {
+    this.data = data;
+    if (!this.plot || shape !== this.shape) { this.shape = shape; this.build(); } else this.plot.setData(this.windowed());
+    this.el.classList.toggle('chart-empty', data[0].length === 0);
+  };
+  SeriesChart.prototype.setRange = function (r) {
+    this.range = r;
+    if (this.plot) this.plot.setData(this.windowed());
+  };
+
+  function tableSpec(axis) {
+    return {
+      series: [
+        { label: 'pending rows', scale: 'rows', stroke: cssVar('--link'), width: 1.5, fill: cssVar('--lagfill'), value: function (u, v) { return humanCount(v); } },
+        { label: 'oldest pending', scale: 'sec', stroke: cssVar('--warn'), width: 1.5, dash: [4, 3], value: function (u, v) { return humanSeconds(v); } }
+      ],
+      axes: [
+        Object.assign({}, axis),
+        Object.assign({}, axis, { scale: 'rows', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } }),
+        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
+      ]
+    };
+  }
+
+  function slotSpec(names) {
+    return function (axis) {
+      return {
+        series: names.map(function (n, i) {
+          return { label: n, scale: 'bytes', stroke: cssVar(SLOT_COLOURS[i % SLOT_COLOURS.length]), width: 1.5, value: function (u, v) { return humanBytes(v); } };
+        }),
+        axes: [
+          Object.assign({}, axis),
+          Object.assign({}, axis, { scale: 'bytes', size: 72, incrs: BYTE_INCRS, values: function (u, vals) { return vals.map(humanBytes); } })
+        ]
+      };
+    };
+  }
+
+  // slotColumns aligns the slots' histories on the union of their poll
+  // times; a slot without a point at a time (unreadable then) is a gap.
+  function slotColumns(slots) {
+    var seen = new Map();
+    slots.forEach(function (s) {
+      s.history.forEach(function (h) { seen.set(Date.parse(h.at) / 1000, 0); });
+    });
+    var xs = Array.from(seen.keys()).sort(function (a, b) { return a - b; });
+    xs.forEach(function (t, i) { seen.set(t, i); });
+    var data = [xs];
+    slots.forEach(function (s) {
+      var col = xs.map(function () { return null; });
+      s.history.forEach(function (h) { col[seen.get(Date.parse(h.at) / 1000)] = h.lag_bytes; });
+      data.push(col);
+    });
+    return data;
+  }
+
+  function initOutboxCharts() {
+    var box = document.querySelector('[data-chart="outbox"]');
+    if (!box || !window.uPlot) return;
+    var range = RANGES[box.getAttribute('data-range')] ? box.getAttribute('data-range') : '1h';
+    var charts = [];
+    var byTable = new Map();
+    box.querySelectorAll('[data-table]').forEach(function (el) {
+      var c = new SeriesChart(el, tableSpec, range);
+      byTable.set(el.getAttribute('data-table'), c);
+      charts.push(c);
+    });
+    var slotEl = box.querySelector('[data-slots]');
+    var slotChart = slotEl ? new SeriesChart(slotEl, slotSpec([]), range) : null;
+    if (slotChart) charts.push(slotChart);
+    var load = function () {
+      return fetch(box.getAttribute('data-url'), { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
+        .then(function (r) { if (!r.ok) throw new Error('history ' + r.status); return r.json(); })
+        .then(function (j) {
+          (j.tables || []).forEach(function (t) {
+            var c = byTable.get(t.table);
+            if (!c) return;
+            var xs = [], pending = [], age = [];
+            t.history.forEach(function (h) {
+              xs.push(Date.parse(h.at) / 1000);
+              pending.push(h.pending);
+              age.push(h.oldest_pending_age_seconds);
+            });
+            c.setData([xs, pending, age], 'table');
+          });
+          if (slotChart) {
+            var slots = j.slots || [];
+            var names = slots.map(function (s) { return s.slot; });
+            slotChart.spec = slotSpec(names);
+            slotChart.setData(slotColumns(slots), JSON.stringify(names));
+          }
+          box.removeAttribute('data-error');
+        })
+        .catch(function (err) { box.setAttribute('data-error', String(err)); });
+    };
+    load();
+    window.setInterval(function () { if (!document.hidden) load(); }, 5000);
+    document.querySelectorAll('button[data-range]').forEach(function (b) {
+      b.addEventListener('click', function () {
+        var r = b.getAttribute('data-range');
+        if (!RANGES[r]) return;
+        document.querySelectorAll('button[data-range]').forEach(function (x) { x.classList.toggle('active', x === b); });
+        charts.forEach(function (c) { c.setRange(r); });
+        var u = new URL(window.location.href);
+        if (r === '1h') u.searchParams.delete('range'); else u.searchParams.set('range', r);
+        window.history.replaceState(null, '', u.pathname + u.search);
+      });
+    });
+    document.addEventListener('qw:theme', function () { charts.forEach(function (c) { if (c.plot) c.build(); }); });
+    var resizeTimer = null;
+    window.addEventListener('resize', function () {
+      window.clearTimeout(resizeTimer);
+      resizeTimer = window.setTimeout(function () {
+        charts.forEach(function (c) { if (c.plot) c.plot.setSize({ width: Math.max(320, c.el.clientWidth), height: 200 }); });
+      }, 100);
+    });
+  }
+
   // ---- DLQ page and replays page ----
   // Everything a message contains reaches the page through the server's
   // escaping or through textContent here; nothing is ever parsed as HTML.
@@ -657,6 +833,7 @@
     initFilter();
     initNav();
     initChart();
+    initOutboxCharts();
     initDLQ();
     initReplays();
   });

@@ -1,0 +1,348 @@
+package web
+
+import (
+	"cmp"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// tableStatus is the status an outbox table shows everywhere, with its
+// sentence: error when it could not be read (whatever an earlier
+// evaluation left), ok when nobody evaluated it, else the evaluated one.
+func tableStatus(t *queue.OutboxTable) (queue.Status, string) {
+	switch {
+	case t.Err != "":
+		return queue.StatusError, t.Err
+	case t.StatusReason != "":
+		return cmp.Or(t.Status, queue.StatusOK), t.StatusReason
+	case t.Pending == 0:
+		return cmp.Or(t.Status, queue.StatusOK), "no pending rows"
+	}
+	return cmp.Or(t.Status, queue.StatusOK), "the oldest pending row is " + components.Seconds(t.OldestPendingAge.Seconds()) + " old"
+}
+
+// slotStatus is tableStatus for a replication slot.
+func slotStatus(s *queue.ReplicationSlot) (queue.Status, string) {
+	switch {
+	case s.Err != "":
+		return queue.StatusError, s.Err
+	case s.StatusReason != "":
+		return cmp.Or(s.Status, queue.StatusOK), s.StatusReason
+	case !s.Active:
+		return cmp.Or(s.Status, queue.StatusOK), "no consumer is connected to the slot"
+	}
+	return cmp.Or(s.Status, queue.StatusOK), "a consumer is connected"
+}
+
+// outboxCards builds one card per outbox source, worst first; within a
+// card tables and slots are worst and biggest first. A configured source
+// that never answered still gets a card, with its error.
+func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
+	byName := map[string]*components.OutboxCard{}
+	var cards []*components.OutboxCard
+	card := func(name string) *components.OutboxCard {
+		if c, ok := byName[name]; ok {
+			return c
+		}
+		c := &components.OutboxCard{Source: name, Status: queue.StatusOK}
+		byName[name] = c
+		cards = append(cards, c)
+		return c
+	}
+	for _, st := range s.opts.Monitor.Statuses() {
+		if st.Broker != queue.Outbox {
+			continue
+		}
+		c := card(st.Cluster)
+		if st.Polled && !st.Up {
+			c.Down, c.LastError, c.Status = true, st.LastError, queue.StatusError
+		}
+	}
+	hist := s.opts.Monitor
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		if snap.Broker != queue.Outbox {
+			continue
+		}
+		c := card(snap.Cluster)
+		for i := range snap.OutboxTables {
+			t := &snap.OutboxTables[i]
+			row := components.OutboxTableRow{T: t}
+			row.Status, row.Reason = tableStatus(t)
+			if withTrends {
+				row.Trend = tableSpark(t, hist.OutboxHistory(snap.Cluster, t.Table))
+			}
+			c.Tables = append(c.Tables, row)
+			c.Status = queue.Worse(c.Status, row.Status)
+		}
+		for i := range snap.Slots {
+			sl := &snap.Slots[i]
+			row := components.SlotRow{S: sl}
+			row.Status, row.Reason = slotStatus(sl)
+			if withTrends {
+				row.Trend = slotSpark(sl, hist.SlotHistory(snap.Cluster, sl.Slot))
+			}
+			c.Slots = append(c.Slots, row)
+			c.Status = queue.Worse(c.Status, row.Status)
+		}
+	}
+	out := make([]components.OutboxCard, 0, len(cards))
+	for _, c := range cards {
+		slices.SortStableFunc(c.Tables, func(a, b components.OutboxTableRow) int {
+			if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
+				return d
+			}
+			if d := cmpInt(b.T.Pending, a.T.Pending); d != 0 {
+				return d
+			}
+			return strings.Compare(a.T.Table, b.T.Table)
+		})
+		slices.SortStableFunc(c.Slots, func(a, b components.SlotRow) int {
+			if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
+				return d
+			}
+			if d := cmpInt(b.S.LagBytes, a.S.LagBytes); d != 0 {
+				return d
+			}
+			return strings.Compare(a.S.Slot, b.S.Slot)
+		})
+		out = append(out, *c)
+	}
+	slices.SortStableFunc(out, func(a, b components.OutboxCard) int {
+		if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
+			return d
+		}
+		if d := cmpInt(b.Pending(), a.Pending()); d != 0 {
+			return d
+		}
+		return strings.Compare(a.Source, b.Source)
+	})
+	return out
+}
+
+func tableSpark(t *queue.OutboxTable, h []queue.OutboxPoint) components.Spark {
+	vals := make([]float64, len(h))
+	var peak int64
+	for i, p := range h {
+		vals[i] = float64(p.Pending)
+		peak = max(peak, p.Pending)
+	}
+	return components.NewSpark(vals, "pending rows in "+t.Table+" · now "+components.Exact(t.Pending)+" · peak "+components.Exact(peak))
+}
+
+func slotSpark(sl *queue.ReplicationSlot, h []queue.SlotPoint) components.Spark {
+	vals := make([]float64, len(h))
+	for i, p := range h {
+		vals[i] = float64(p.LagBytes)
+	}
+	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+components.ByteCount(sl.LagBytes))
+}
+
+// outboxStopped counts the tables and slots whose events are not leaving
+// the database: status stall or worse, as the banner counts groups.
+func outboxStopped(cards []components.OutboxCard) int {
+	n := 0
+	for _, c := range cards {
+		for _, t := range c.Tables {
+			if t.Status.Severity() >= queue.StatusStall.Severity() {
+				n++
+			}
+		}
+		for _, sl := range c.Slots {
+			if sl.Status.Severity() >= queue.StatusStall.Severity() {
+				n++
+			}
+		}
+	}
+	return n
+}
+
+// outboxAttention turns the cards' unhealthy tables and slots into
+// "Needs attention" lines, ranked by status like consumer groups.
+func outboxAttention(cards []components.OutboxCard) []attentionItem {
+	var items []attentionItem
+	for _, c := range cards {
+		href, where := components.OutboxURL(c.Source), "outbox:"+c.Source
+		for _, t := range c.Tables {
+			if t.Status.Severity() == queue.StatusOK.Severity() {
+				continue
+			}
+			a := components.Attention{
+				Class: string(t.Status), Glyph: components.StatusGlyph(t.Status), Word: string(t.Status),
+				Name: t.T.Table, Where: where,
+				Metric: components.Count(t.T.Pending) + " pending", MetricExact: components.Exact(t.T.Pending) + " unsent rows",
+				Reason: t.Reason, Href: href, Action: "open",
+			}
+			if t.T.Pending > 0 {
+				a.Age = "oldest " + components.Seconds(t.T.OldestPendingAge.Seconds())
+				a.AgeTitle = "the oldest unsent row was written " + components.Seconds(t.T.OldestPendingAge.Seconds()) + " ago"
+			}
+			items = append(items, attentionItem{status: t.Status, size: t.T.Pending, a: a})
+		}
+		for _, sl := range c.Slots {
+			if sl.Status.Severity() == queue.StatusOK.Severity() {
+				continue
+			}
+			items = append(items, attentionItem{status: sl.Status, a: components.Attention{
+				Class: string(sl.Status), Glyph: components.StatusGlyph(sl.Status), Word: string(sl.Status),
+				Name: "slot " + sl.S.Slot, Where: where,
+				Metric: components.ByteCount(sl.S.LagBytes), MetricExact: components.Exact(sl.S.LagBytes) + " bytes of WAL behind",
+				Reason: sl.Reason, Href: href, Action: "open",
+			}})
+		}
+	}
+	return items
+}
+
+func (s *Server) outboxPage(c echo.Context) error {
+	card, err := s.outboxParam(c)
+	if err != nil {
+		return err
+	}
+	d := components.OutboxData{
+		Chrome: s.chrome(c, card.Source, "overview"), Card: card,
+		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: "1h",
+	}
+	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
+		d.Range = r
+	}
+	d.LastPoll = "never"
+	for _, st := range d.Chrome.Sources {
+		if st.Broker == queue.Outbox && st.Cluster == card.Source {
+			d.LastPoll = components.Ago(st.LastPoll, d.Chrome.Now.T)
+		}
+	}
+	if partial(c) {
+		return render(c, http.StatusOK, components.OutboxPartial(d))
+	}
+	return render(c, http.StatusOK, components.Outbox(d))
+}
+
+// outboxParam finds the outbox source named by the :source path parameter.
+func (s *Server) outboxParam(c echo.Context) (components.OutboxCard, error) {
+	name, err := pathParam(c, "source")
+	if err != nil {
+		return components.OutboxCard{}, err
+	}
+	for _, card := range s.outboxCards(true) {
+		if card.Source == name {
+			return card, nil
+		}
+	}
+	return components.OutboxCard{}, echo.NewHTTPError(http.StatusNotFound, "no such outbox source")
+}
+
+// outboxTableJSON is an outbox table in API responses.
+type outboxTableJSON struct {
+	Source                  string       `json:"source"`
+	Table                   string       `json:"table"`
+	Status                  queue.Status `json:"status"`
+	StatusReason            string       `json:"status_reason,omitempty"`
+	Pending                 int64        `json:"pending"`
+	OldestPendingAgeSeconds float64      `json:"oldest_pending_age_seconds"`
+	PublishRate             *float64     `json:"publish_rate"`
+	Error                   string       `json:"error,omitempty"`
+}
+
+type slotJSON struct {
+	Source       string       `json:"source"`
+	Slot         string       `json:"slot"`
+	Status       queue.Status `json:"status"`
+	StatusReason string       `json:"status_reason,omitempty"`
+	LagBytes     int64        `json:"lag_bytes"`
+	Active       bool         `json:"active"`
+	Error        string       `json:"error,omitempty"`
+}
+
+// apiOutbox lists every outbox table and replication slot, worst first.
+func (s *Server) apiOutbox(c echo.Context) error {
+	tables, slots := []outboxTableJSON{}, []slotJSON{}
+	for _, card := range s.outboxCards(false) {
+		for _, t := range card.Tables {
+			tj := outboxTableJSON{
+				Source: card.Source, Table: t.T.Table, Status: t.Status, StatusReason: t.Reason,
+				Pending: t.T.Pending, OldestPendingAgeSeconds: t.T.OldestPendingAge.Seconds(), Error: t.T.Err,
+			}
+			if t.T.HasPublishRate {
+				r := t.T.PublishRate
+				tj.PublishRate = &r
+			}
+			tables = append(tables, tj)
+		}
+		for _, sl := range card.Slots {
+			slots = append(slots, slotJSON{
+				Source: card.Source, Slot: sl.S.Slot, Status: sl.Status, StatusReason: sl.Reason,
+				LagBytes: sl.S.LagBytes, Active: sl.S.Active, Error: sl.S.Err,
+			})
+		}
+	}
+	// Worst first across sources, as /api/v1/groups lists groups.
+	slices.SortStableFunc(tables, func(a, b outboxTableJSON) int {
+		if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
+			return d
+		}
+		return cmpInt(b.Pending, a.Pending)
+	})
+	slices.SortStableFunc(slots, func(a, b slotJSON) int {
+		if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
+			return d
+		}
+		return cmpInt(b.LagBytes, a.LagBytes)
+	})
+	return c.JSON(http.StatusOK, map[string]any{"tables": tables, "slots": slots})
+}
+
+type outboxPointJSON struct {
+	At                      time.Time `json:"at"`
+	Pending                 int64     `json:"pending"`
+	OldestPendingAgeSeconds float64   `json:"oldest_pending_age_seconds"`
+}
+
+type slotPointJSON struct {
+	At       time.Time `json:"at"`
+	LagBytes int64     `json:"lag_bytes"`
+	Active   bool      `json:"active"`
+}
+
+type tableHistoryJSON struct {
+	Table   string            `json:"table"`
+	History []outboxPointJSON `json:"history"`
+}
+
+type slotHistoryJSON struct {
+	Slot    string          `json:"slot"`
+	History []slotPointJSON `json:"history"`
+}
+
+// apiOutboxHistory is the outbox page's chart data: the kept history of
+// every table and slot of one source, in one answer.
+func (s *Server) apiOutboxHistory(c echo.Context) error {
+	card, err := s.outboxParam(c)
+	if err != nil {
+		return err
+	}
+	hist := s.opts.Monitor
+	tables, slots := []tableHistoryJSON{}, []slotHistoryJSON{}
+	for _, t := range card.Tables {
+		th := tableHistoryJSON{Table: t.T.Table, History: []outboxPointJSON{}}
+		for _, p := range hist.OutboxHistory(card.Source, t.T.Table) {
+			th.History = append(th.History, outboxPointJSON{p.At, p.Pending, p.OldestPendingAge.Seconds()})
+		}
+		tables = append(tables, th)
+	}
+	for _, sl := range card.Slots {
+		sh := slotHistoryJSON{Slot: sl.S.Slot, History: []slotPointJSON{}}
+		for _, p := range hist.SlotHistory(card.Source, sl.S.Slot) {
+			sh.History = append(sh.History, slotPointJSON{p.At, p.LagBytes, p.Active})
+		}
+		slots = append(slots, sh)
+	}
+	return c.JSON(http.StatusOK, map[string]any{"source": card.Source, "tables": tables, "slots": slots})
+}
