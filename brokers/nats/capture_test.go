@@ -285,3 +285,21 @@ func TestDeadLetterQueueNamesWhenConsumersShareAName(t *testing.T) {
 		t.Fatal("DLQSubject does not read both name forms")
 	}
 }
+
+// A stream deleted and created again numbers its messages from 1 again:
+// its new dead letters are not taken for the old ones' duplicates.
+func TestCaptureAfterStreamRecreated(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	f.runCapture(t)
+	f.deadLetter(t, "worker", "orders.new", 2, true)
+	f.waitDLQs(t, 2)
+	ctx := context.Background()
+	if err := f.js.DeleteStream(ctx, "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.deadLetter(t, "worker", "orders.new", 2, true)
+	f.waitDLQs(t, 4)
+}

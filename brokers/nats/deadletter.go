@@ -130,25 +130,28 @@ func DLQSubject(deadLetters, name string) string {
 	return DeadLetterSubject(deadLetters, "*", name)
 }
 
-// captureMsgID is the copy's Nats-Msg-Id: one advisory always gives the
-// same id, so a copy published again after a crash is dropped by the
-// dead-letter stream's duplicate window.
+// captureMsgID is the copy's Nats-Msg-Id: the advisory's own id, so the
+// same advisory captured again after a crash is dropped by the
+// dead-letter stream's duplicate window. Stream and sequence alone would
+// not do: a stream deleted and created again numbers its messages from 1
+// again, and its new dead letters would be dropped as duplicates.
 func captureMsgID(a Advisory) string {
-	return "qw-dead:" + a.Stream + ":" + strconv.FormatUint(a.StreamSeq, 10) + ":" + a.Consumer
+	if a.ID == "" {
+		return "qw-dead:" + a.Stream + ":" + strconv.FormatUint(a.StreamSeq, 10) + ":" + a.Consumer
+	}
+	return "qw-dead:" + a.ID
 }
 
-// ReplayMsgID is a replayed copy's Nats-Msg-Id: the same message replayed
-// for the same time always gets the same id, so a publish retried after a
-// lost ack is dropped by the target stream's duplicate window.
-func ReplayMsgID(stream string, seq uint64, replayCount int64) string {
-	return "qw-replay:" + stream + ":" + strconv.FormatUint(seq, 10) + ":" + strconv.FormatInt(replayCount, 10)
-}
-
-// directGetHeaders are added by a direct get; they describe the response,
-// not the message.
-var directGetHeaders = []string{
-	jetstream.StreamHeader, jetstream.SequenceHeader, jetstream.TimeStampHeaer,
-	jetstream.SubjectHeader, "Nats-Last-Sequence", "Nats-Num-Pending",
+// ReplayMsgID is a replayed copy's Nats-Msg-Id: from the original stream
+// and sequence, the replay count and the captured copy's sequence in the
+// dead-letter stream, so a publish retried after a lost ack (same copy,
+// same count) is dropped by the target stream's duplicate window, while a
+// different dead letter never is (the copy sequence tells apart messages
+// of a stream that was created again, and the same message dead-lettered
+// by two consumers).
+func ReplayMsgID(stream string, seq uint64, replayCount int64, copySeq uint64) string {
+	return "qw-replay:" + stream + ":" + strconv.FormatUint(seq, 10) + ":" + strconv.FormatInt(replayCount, 10) +
+		":" + strconv.FormatUint(copySeq, 10)
 }
 
 // copyMsg builds the captured copy of an advisory's original; orig is nil
@@ -231,7 +234,9 @@ func DecodeDeadLetter(raw *jetstream.RawStreamMsg) DeadLetter {
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(h)) {
-		if IsCaptureHeader(k) || k == jetstream.MsgIDHeader || isDirectGetHeader(k) {
+		// Nats-* headers on a copy are the capture's own publish
+		// directives (the original's were dropped).
+		if IsCaptureHeader(k) || strings.HasPrefix(k, "Nats-") {
 			continue
 		}
 		for _, v := range h.Values(k) {
@@ -252,8 +257,6 @@ func DecodeDeadLetter(raw *jetstream.RawStreamMsg) DeadLetter {
 	d.Message = m
 	return d
 }
-
-func isDirectGetHeader(k string) bool { return slices.Contains(directGetHeaders, k) }
 
 func nonEmpty(s string) []string {
 	if s == "" {
