@@ -83,7 +83,7 @@ func TestNATSDeadLettersServed(t *testing.T) {
 		_, err := js.Stream(ctx, config.DefaultNATSDeadLetterStream+"_ADVISORIES")
 		return err == nil
 	})
-	termAll(t, js, "JOBS", "runner", "jobs", 3)     // a work queue drops terminated messages: lost
+	termAll(t, js, "JOBS", "runner", "jobs", 3)      // a work queue drops terminated messages: lost
 	termAll(t, js, "ORDERS", "billing", "orders", 2) // kept: captured with payload
 
 	eventually(t, "the lost counter", func() bool {
