@@ -33,7 +33,7 @@ func TestNATSDLQPage(t *testing.T) {
 			{Key: "Qw-Dead-Term-Reason", Value: []byte("bad <b>payload</b>")},
 			{Key: "Qw-Dead-Payload-Lost", Value: []byte("true")},
 		},
-		Death: queue.DeathInfo{Framework: "nats", OriginalTopic: "orders", Deaths: []queue.Death{{Queue: "ORDERS", Reason: "terminated", Count: 1, Time: died}}},
+		Death: queue.DeathInfo{Framework: "nats", OriginalTopic: "orders", Deaths: []queue.Death{{Queue: "ORDERS", Reason: "terminated", Count: 1, Time: died, RoutingKeys: []string{"orders"}}}},
 	}}
 	s := dlqServer(t, "none", natsFake{f})
 	id := queue.DLQRef{Broker: queue.NATS, Cluster: "main", Name: "worker"}.ID()
@@ -42,11 +42,14 @@ func TestNATSDLQPage(t *testing.T) {
 	for _, want := range []string{
 		"JetStream dead letter", "<th>term reason</th>", "bad &lt;b&gt;payload&lt;/b&gt;", "<th>sequence</th>",
 		"Payload lost", `id="c-fanout"`, "redelivers to every consumer of it in ORDERS", "also <strong>audit</strong>",
-		`id="c-tomove"`, "Move to subject",
+		`id="c-tomove"`, "Move to subject", "subject orders<",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}
+	}
+	if strings.Contains(body, "default exchange") {
+		t.Error("a NATS death is described in RabbitMQ's terms")
 	}
 	if strings.Contains(body, "also <strong>audit and worker") {
 		t.Error("the warning names the dead-lettering consumer as another reader")
