@@ -67,7 +67,9 @@ func Run(ctx context.Context, opts Options) error {
 	}
 	defer closeDLQs()
 	process := processRegistry(opts.Version)
-	process.MustRegister(replayedCollector{dlqs})
+	process.MustRegister(replayedCollector{dlqs}, natsLostCollector{access.nats})
+	stopCapture := startNATSCapture(ctx, access.nats, log)
+	defer stopCapture()
 
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{

@@ -45,6 +45,12 @@ func dlqService(ctx context.Context, cfg *config.Config, access brokers, log *sl
 		}
 		backends = append(backends, b)
 	}
+	natsB, err := natsBackends(access.nats, log)
+	if err != nil {
+		closeStore()
+		return nil, nil, err
+	}
+	backends = append(backends, natsB...)
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 	})

@@ -20,7 +20,9 @@ func TestParseID(t *testing.T) {
 		{"kafka:prod::orders.DLT", Ref{Broker: queue.Kafka, Cluster: "prod", VHost: "", Name: "orders.DLT"}, false},
 		{"kafka:prod::a:b", Ref{Broker: queue.Kafka, Cluster: "prod", VHost: "", Name: "a:b"}, false},
 		{"rabbitmq:main::q", Ref{}, true},
-		{"nats:x::q", Ref{}, true},
+		{"nats:x::q", Ref{Broker: queue.NATS, Cluster: "x", Name: "q"}, false},
+		{"nats:x:vh:q", Ref{}, true},
+		{"amqp:x::q", Ref{}, true},
 		{"kafka:prod:", Ref{}, true},
 	}
 	for _, tt := range tests {

@@ -88,9 +88,9 @@ func ParseDLQID(id string) (DLQRef, error) {
 		if r.VHost == "" {
 			return DLQRef{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrBadDLQID)
 		}
-	case Kafka:
+	case Kafka, NATS:
 		if r.VHost != "" {
-			return DLQRef{}, fmt.Errorf("dlq id %q: kafka has no vhost: %w", id, ErrBadDLQID)
+			return DLQRef{}, fmt.Errorf("dlq id %q: %s has no vhost: %w", id, r.Broker, ErrBadDLQID)
 		}
 	default:
 		return DLQRef{}, fmt.Errorf("dlq id %q: unknown broker %q: %w", id, p[0], ErrBadDLQID)

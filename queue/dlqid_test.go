@@ -9,7 +9,7 @@ func TestDLQIDRoundTrip(t *testing.T) {
 	names := []string{"orders.dlq", "a%41-0", "a/b", "x:y:z", "with space", "<b>x</b>&'\"", "日本語.dlq", "%", "%3A", "?#"}
 	vhosts := []string{"/", "a:b", "%", "%3A", "prod/eu", "日本", " "}
 	for _, n := range names {
-		refs := []DLQRef{{Broker: Kafka, Cluster: "c", Name: n}}
+		refs := []DLQRef{{Broker: Kafka, Cluster: "c", Name: n}, {Broker: NATS, Cluster: "n", Name: n}}
 		for _, vh := range vhosts {
 			refs = append(refs, DLQRef{Broker: RabbitMQ, Cluster: "main", VHost: vh, Name: n})
 		}
@@ -37,7 +37,7 @@ func TestDLQIDExamples(t *testing.T) {
 }
 
 func TestParseDLQIDErrors(t *testing.T) {
-	for _, id := range []string{"", "kafka", "kafka:c:", "kafka::x:y", "rabbitmq:c::q", "kafka:c:vh:q", "nats2:c::q", "rabbitmq:c:%zz:q", "rabbitmq:c:%2:q", "rabbitmq:c:%:q"} {
+	for _, id := range []string{"", "kafka", "kafka:c:", "kafka::x:y", "rabbitmq:c::q", "kafka:c:vh:q", "nats:c:vh:q", "nats2:c::q", "rabbitmq:c:%zz:q", "rabbitmq:c:%2:q", "rabbitmq:c:%:q"} {
 		if _, err := ParseDLQID(id); !errors.Is(err, ErrBadDLQID) {
 			t.Errorf("ParseDLQID(%q) err = %v, want ErrBadDLQID", id, err)
 		}

@@ -1,11 +1,13 @@
 package web
 
 import (
+	"context"
 	"encoding/hex"
 	"errors"
 	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -70,6 +72,9 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d.Limit, _ = intQuery(c, "limit", dlqPageSize, 1, 1000)
 	d.After = c.QueryParam("after")
 	status := s.loadMessages(c, &d)
+	if ref.Broker == queue.NATS {
+		d.Fanout = s.fanout(c, ref, d.Messages)
+	}
 	d.Jobs, _ = s.opts.DLQs.Jobs(ctx, id, 5)
 	d.Targets = s.jobTargets(d.Jobs)
 	return render(c, status, components.DLQ(d))
@@ -209,6 +214,54 @@ func (s *Server) jobTargets(jobs []dlqreplay.Job) map[string]string {
 		}
 		if d := s.findDLQ(j.DLQ); d != nil && len(d.Sources) == 1 {
 			out[j.ID] = d.Sources[0] + " (original)"
+		}
+	}
+	return out
+}
+
+// subjectFanout is a DLQ service that can name who reads a subject
+// (*dlqreplay.Service, for NATS DLQs).
+type subjectFanout interface {
+	SubjectConsumers(ctx context.Context, dlqID, stream, subject string) ([]string, error)
+}
+
+// maxFanoutSubjects bounds the consumer lookups of one page.
+const maxFanoutSubjects = 5
+
+// fanout finds, for the original subjects of a NATS DLQ page, the other
+// consumers that read them: a replay to the subject redelivers to those
+// too. A failed lookup only leaves its warning out.
+func (s *Server) fanout(c echo.Context, ref dlqreplay.Ref, msgs []components.MessageView) []components.Fanout {
+	sf, ok := s.opts.DLQs.(subjectFanout)
+	if !ok {
+		return nil
+	}
+	// The DLQ is named after its consumer ("stream.consumer" when the
+	// name is shared by two streams).
+	self := ref.Name
+	if _, after, found := strings.Cut(ref.Name, "."); found {
+		self = after
+	}
+	seen := map[[2]string]bool{}
+	var out []components.Fanout
+	for _, v := range msgs {
+		d := &v.M.Death
+		if len(d.Deaths) == 0 || d.OriginalTopic == "" {
+			continue
+		}
+		k := [2]string{d.Deaths[0].Queue, d.OriginalTopic}
+		if seen[k] || len(seen) >= maxFanoutSubjects {
+			continue
+		}
+		seen[k] = true
+		names, err := sf.SubjectConsumers(c.Request().Context(), ref.ID(), k[0], k[1])
+		if err != nil {
+			s.opts.Logger.Warn("consumers of a subject", "dlq", ref.ID(), "subject", k[1], "err", err)
+			continue
+		}
+		others := slices.DeleteFunc(names, func(n string) bool { return n == self })
+		if len(others) > 0 {
+			out = append(out, components.Fanout{Stream: k[0], Subject: k[1], Others: others})
 		}
 	}
 	return out

@@ -26,6 +26,8 @@ type Cluster struct {
 
 	// DialTimeout bounds connecting when the context has no deadline.
 	DialTimeout time.Duration
+
+	counters // dead-letter capture
 }
 
 // New builds the access to cfg's cluster. It loads the TLS files; it does

@@ -47,6 +47,9 @@ type DLQData struct {
 	// when a page shown from the last read was read.
 	SafeBrowsesLeft *int
 	CachedAt        time.Time
+	// Fanout lists, for a NATS DLQ, the original subjects other consumers
+	// read too.
+	Fanout []Fanout
 }
 
 // LookNote says how many more times the page can be read before a look
@@ -128,6 +131,9 @@ func Stamp(t time.Time) string {
 func (d DLQData) DefaultTarget() string {
 	if d.DLQ != nil && len(d.DLQ.Sources) == 1 {
 		return d.DLQ.Sources[0]
+	}
+	if d.Broker == string(queue.NATS) {
+		return "original subject"
 	}
 	return "original queue"
 }
@@ -420,4 +426,52 @@ func diedAgo(t, now time.Time) string {
 		return "unknown"
 	}
 	return Ago(t, now)
+}
+
+// Fanout is an original subject of a NATS DLQ's messages and the other
+// consumers that read it: a replay to the subject reaches them too.
+type Fanout struct {
+	Stream, Subject string
+	Others          []string
+}
+
+// natsHeaderPrefix starts the headers NATS dead-letter capture adds.
+const natsHeaderPrefix = "Qw-Dead-"
+
+// Fact is one labelled value.
+type Fact struct{ Label, Value string }
+
+// CaptureFacts are the capture headers of a captured NATS dead letter,
+// labelled ("stream", "sequence", "term reason"), in their order; none
+// for other messages.
+func CaptureFacts(m *queue.Message) []Fact {
+	var out []Fact
+	for _, h := range m.Headers {
+		if rest, ok := strings.CutPrefix(h.Key, natsHeaderPrefix); ok {
+			out = append(out, Fact{Label: strings.ToLower(strings.ReplaceAll(rest, "-", " ")), Value: h.Text()})
+		}
+	}
+	return out
+}
+
+// PayloadLost tells a captured NATS dead letter whose original was gone.
+func PayloadLost(m *queue.Message) bool {
+	v, _ := m.Header(natsHeaderPrefix + "Payload-Lost")
+	return string(v) == "true"
+}
+
+// joinNames lists names for a sentence: "a", "a and b", "a, b and c".
+func joinNames(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
+}
+
+// moveNoun is what a move's target is called on broker.
+func moveNoun(broker string) string {
+	if broker == string(queue.NATS) {
+		return "subject"
+	}
+	return "queue or topic"
 }

@@ -731,7 +731,8 @@
       }).catch(function (err) { showError(String(err)); });
     }
     function open(action, selection, label) {
-      pending = { action: action, selection: selection, checked: false, count: 0 };
+      pending = { action: action, selection: selection, label: label, checked: false, count: 0 };
+      if (byId('c-fanout')) byId('c-fanout').hidden = action !== 'replay';
       setText(byId('c-title'), { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] + ' ' + label);
       byId('c-move').hidden = action !== 'move';
       byId('c-delete').hidden = action !== 'delete';
@@ -759,6 +760,7 @@
       open(action, sel, label);
     });
     byId('c-check').addEventListener('click', check);
+    if (byId('c-tomove')) byId('c-tomove').addEventListener('click', function () { if (pending) open('move', pending.selection, pending.label); });
     byId('c-typed').addEventListener('input', updateOK);
     byId('c-target').addEventListener('keydown', function (e) { if (e.key === 'Enter') { e.preventDefault(); check(); } });
     byId('c-cancel').addEventListener('click', function () { pending = null; dlg.close(); });

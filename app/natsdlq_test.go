@@ -1,0 +1,126 @@
+package app
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// termAll publishes n messages to subject and terminates each through
+// consumer.
+func termAll(t *testing.T, js jetstream.JetStream, stream, consumer, subject string, n int) {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
+		Durable: consumer, AckPolicy: jetstream.AckExplicitPolicy, FilterSubject: subject,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for range n {
+		if _, err := js.Publish(ctx, subject, []byte(`{"x":1}`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := cons.Fetch(n, jetstream.FetchMaxWait(5*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := 0
+	for m := range b.Messages() {
+		got++
+		if err := m.TermWithReason("bad"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got != n {
+		t.Fatalf("fetched %d of %d", got, n)
+	}
+}
+
+// With dead_letters.capture on, serve captures JetStream dead letters,
+// counts those whose payload was gone, and browses and replays them
+// through the API.
+func TestNATSDeadLettersServed(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	cfg := testConfig(t)
+	cfg.NATS = []config.NATS{{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true}}}
+	r := start(t, cfg)
+
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "JOBS", Subjects: []string{"jobs"}, Retention: jetstream.WorkQueuePolicy}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the capture streams", func() bool {
+		_, err := js.Stream(ctx, config.DefaultNATSDeadLetterStream+"_ADVISORIES")
+		return err == nil
+	})
+	termAll(t, js, "JOBS", "runner", "jobs", 3)      // a work queue drops terminated messages: lost
+	termAll(t, js, "ORDERS", "billing", "orders", 2) // kept: captured with payload
+
+	eventually(t, "the lost counter", func() bool {
+		_, body := r.get(t, "/metrics")
+		return strings.Contains(body, `queuewatch_nats_dead_letters_lost_total{cluster="n"} 3`)
+	})
+	id := queue.DLQRef{Broker: queue.NATS, Cluster: "n", Name: "billing"}.ID()
+	var page struct {
+		Messages []queue.Message `json:"messages"`
+	}
+	eventually(t, "two dead letters of billing", func() bool {
+		code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
+		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Messages) == 2
+	})
+	resp, err := http.Post(r.base+"/api/v1/dlqs/"+url.PathEscape(id)+"/replay", "application/json",
+		strings.NewReader(`{"selection":{"all":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("replay: %s", resp.Status)
+	}
+	orders, _ := js.Stream(ctx, "ORDERS")
+	eventually(t, "two replayed copies in ORDERS", func() bool {
+		info, err := orders.Info(ctx)
+		return err == nil && info.State.Msgs == 4
+	})
+	m, err := orders.GetMsg(ctx, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Header.Get(queue.HeaderReplayCount) != "1" || m.Header.Get(queue.HeaderReplayID) == "" || string(m.Data) != `{"x":1}` {
+		t.Fatalf("replayed copy %v %q", m.Header, m.Data)
+	}
+	eventually(t, "billing's dlq empty", func() bool {
+		code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
+		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Messages) == 0
+	})
+}

@@ -1,0 +1,305 @@
+package nats
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// captureFixture is an embedded server with stream ORDERS (subject
+// orders.>) and a client.
+type captureFixture struct {
+	s  *server.Server
+	c  *Cluster
+	nc *nats.Conn
+	js jetstream.JetStream
+}
+
+func newCaptureFixture(t *testing.T, retention jetstream.RetentionPolicy) *captureFixture {
+	t.Helper()
+	s := startServer(t, &server.Options{})
+	c, err := New(config.NATS{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := c.Connect(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+		Name: "ORDERS", Subjects: []string{"orders.>"}, Retention: retention,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	// As on queuewatch's first start: from now on advisories are kept.
+	if _, err := c.EnsureCapture(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	return &captureFixture{s: s, c: c, nc: nc, js: js}
+}
+
+// deadLetter publishes n messages to subject and makes consumer give up on
+// each: with term it answers AckTerm, otherwise it naks until max_deliver
+// (3) is reached — fetching 3n messages.
+func (f *captureFixture) deadLetter(t *testing.T, consumer, subject string, n int, term bool) {
+	t.Helper()
+	ctx := context.Background()
+	cons, err := f.js.CreateOrUpdateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{
+		Durable: consumer, AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: 3, FilterSubject: subject,
+		AckWait: time.Minute,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range n {
+		m := nats.NewMsg(subject)
+		m.Header.Set("tenant", "t"+strconv.Itoa(i%3))
+		m.Header.Set(jetstream.MsgIDHeader, fmt.Sprintf("%s-%d", consumer, i))
+		m.Data = []byte(fmt.Sprintf(`{"n":%d}`, i))
+		if _, err := f.js.PublishMsg(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := 3 * n
+	if term {
+		want = n
+	}
+	got := 0
+	for deadline := time.Now().Add(20 * time.Second); got < want && time.Now().Before(deadline); {
+		batch, err := cons.Fetch(want-got, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for m := range batch.Messages() {
+			got++
+			if term {
+				err = m.TermWithReason("bad payload")
+			} else {
+				err = m.Nak()
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if got != want {
+		t.Fatalf("fetched %d, want %d", got, want)
+	}
+	// The server notices max_deliver when it would deliver once more, so
+	// one more pull makes it publish the max-deliveries advisories.
+	batch, err := cons.Fetch(1, jetstream.FetchMaxWait(300*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for m := range batch.Messages() {
+		t.Fatalf("delivered a %d-th time: %s", 3+1, m.Subject())
+	}
+}
+
+// runCapture runs the capture worker until the test ends.
+func (f *captureFixture) runCapture(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { f.c.RunCapture(ctx, slog.New(slog.DiscardHandler)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+}
+
+// waitDLQs polls DeadLetterQueues until it reports want messages in all.
+func (f *captureFixture) waitDLQs(t *testing.T, want int64) []queue.DLQ {
+	t.Helper()
+	var dlqs []queue.DLQ
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		var err error
+		dlqs, err = f.c.DeadLetterQueues(context.Background(), f.js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var n int64
+		for _, d := range dlqs {
+			n += d.Messages
+		}
+		if n == want {
+			return dlqs
+		}
+	}
+	t.Fatalf("dlqs never held %d messages: %+v", want, dlqs)
+	return nil
+}
+
+func TestCaptureMaxDeliveriesAndTerminated(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	f.deadLetter(t, "billing", "orders.new", 10, false)
+	f.deadLetter(t, "audit", "orders.paid", 4, true)
+	start := time.Now()
+	f.runCapture(t)
+	dlqs := f.waitDLQs(t, 14)
+	if len(dlqs) != 2 {
+		t.Fatalf("dlqs %+v, want audit and billing", dlqs)
+	}
+	for i, want := range []struct {
+		name string
+		n    int64
+	}{{"audit", 4}, {"billing", 10}} {
+		d := dlqs[i]
+		if d.Name != want.name || d.Messages != want.n || d.Broker != queue.NATS || d.Cluster != "n" ||
+			len(d.Sources) != 1 || d.Sources[0] != "ORDERS" || !d.HasOldestAge || d.OldestAge > time.Since(start)+time.Second {
+			t.Errorf("dlq %d: %+v, want %s with %d from ORDERS", i, d, want.name, want.n)
+		}
+	}
+	if f.c.LostDeadLetters() != 0 || f.c.CapturedDeadLetters() != 14 {
+		t.Errorf("lost %d captured %d, want 0 and 14", f.c.LostDeadLetters(), f.c.CapturedDeadLetters())
+	}
+
+	// The copies carry the original and the capture headers.
+	dl, err := f.js.Stream(context.Background(), "QW_DL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := dl.GetMsg(context.Background(), 1, jetstream.WithGetMsgSubject("QW_DL.ORDERS.audit"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DecodeDeadLetter(raw)
+	m := d.Message
+	if d.Stream != "ORDERS" || d.Subject != "orders.paid" || d.Consumer != "audit" || d.Lost ||
+		m.Death.Source() != "ORDERS" || m.Death.Reason() != ReasonTerminated || m.Death.ExceptionMessage != "bad payload" ||
+		m.ID != "ORDERS@"+strconv.FormatUint(d.StreamSeq, 10) || string(m.Body) != `{"n":0}` {
+		t.Errorf("decoded %+v / %+v", d, m.Death)
+	}
+	if v, _ := m.Header("tenant"); string(v) != "t0" {
+		t.Errorf("tenant header %q", v)
+	}
+	if v, _ := m.Header(HeaderMsgID); string(v) != "audit-0" {
+		t.Errorf("original msg id %q", v)
+	}
+	if _, ok := m.Header(jetstream.MsgIDHeader); ok {
+		t.Error("the capture's own Nats-Msg-Id is shown as a message header")
+	}
+	raw, err = dl.GetMsg(context.Background(), 1, jetstream.WithGetMsgSubject("QW_DL.ORDERS.billing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := DecodeDeadLetter(raw).Message; m.Death.Reason() != ReasonMaxDeliveries || m.Death.Deaths[0].Count != 3 {
+		t.Errorf("max deliveries copy: %+v", m.Death)
+	}
+	// The advisories were all taken from their work queue.
+	adv, err := f.js.Stream(context.Background(), "QW_DL_ADVISORIES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, err := adv.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d advisories left in the advisory stream", info.State.Msgs)
+		}
+	}
+}
+
+// A running worker captures dead letters as they happen (the other tests
+// dead-letter first: advisories wait in their stream while queuewatch is
+// down).
+func TestCaptureLive(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	f.runCapture(t)
+	f.deadLetter(t, "billing", "orders.new", 5, false)
+	f.waitDLQs(t, 5)
+}
+
+// A WorkQueue stream removes a terminated message at once: its dead
+// letter is kept without payload and counted as lost.
+func TestCapturePayloadLost(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.WorkQueuePolicy)
+	f.deadLetter(t, "worker", "orders.new", 3, true)
+	f.runCapture(t)
+	f.waitDLQs(t, 3)
+	if got := f.c.LostDeadLetters(); got != 3 {
+		t.Fatalf("lost %d, want 3", got)
+	}
+	dl, _ := f.js.Stream(context.Background(), "QW_DL")
+	raw, err := dl.GetMsg(context.Background(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := DecodeDeadLetter(raw); !d.Lost || len(d.Message.Body) != 0 || d.StreamSeq == 0 {
+		t.Fatalf("copy %+v, want a payload-lost marker naming the sequence", d)
+	}
+}
+
+// A copy stored again (the worker stopped before acknowledging its
+// advisory) is dropped by the dead-letter stream's duplicate window.
+func TestCaptureTwiceStoresOnce(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	if _, err := f.js.Publish(context.Background(), "orders.new", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
+	a := Advisory{Stream: "ORDERS", Consumer: "c", StreamSeq: 1, Deliveries: 3, Time: time.Now()}
+	for range 2 {
+		if err := w.capture(context.Background(), a, ReasonMaxDeliveries); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dlqs := f.waitDLQs(t, 1)
+	if f.c.CapturedDeadLetters() != 1 || dlqs[0].Messages != 1 {
+		t.Fatalf("captured %d, dlqs %+v: want one copy", f.c.CapturedDeadLetters(), dlqs)
+	}
+}
+
+func TestDeadLetterQueueNamesWhenConsumersShareAName(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	if _, err := f.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "PAYMENTS", Subjects: []string{"payments"}}); err != nil {
+		t.Fatal(err)
+	}
+	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
+	for _, a := range []Advisory{{Stream: "ORDERS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "solo", StreamSeq: 1}} {
+		if err := w.capture(context.Background(), a, ReasonTerminated); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dlqs := f.waitDLQs(t, 3)
+	var names []string
+	for _, d := range dlqs {
+		names = append(names, d.Name)
+	}
+	if fmt.Sprint(names) != "[ORDERS.worker PAYMENTS.worker solo]" {
+		t.Fatalf("names %v", names)
+	}
+	if DLQSubject("QW_DL", "ORDERS.worker") != "QW_DL.ORDERS.worker" || DLQSubject("QW_DL", "solo") != "QW_DL.*.solo" {
+		t.Fatal("DLQSubject does not read both name forms")
+	}
+}
+
+// A stream deleted and created again numbers its messages from 1 again:
+// its new dead letters are not taken for the old ones' duplicates.
+func TestCaptureAfterStreamRecreated(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	f.runCapture(t)
+	f.deadLetter(t, "worker", "orders.new", 2, true)
+	f.waitDLQs(t, 2)
+	ctx := context.Background()
+	if err := f.js.DeleteStream(ctx, "ORDERS"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	f.deadLetter(t, "worker", "orders.new", 2, true)
+	f.waitDLQs(t, 4)
+}

@@ -1,0 +1,41 @@
+package nats
+
+import (
+	"context"
+	"testing"
+
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
+	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
+)
+
+// A replay publish retried after a lost ack carries the same Nats-Msg-Id,
+// so the target stream stores the copy once; another dead letter's copy
+// gets another id.
+func TestReplayRetriedPublishStoredOnce(t *testing.T) {
+	w := newWorld(t).(*world)
+	w.DeadLetter(t, conformance.Message{ID: "a"}, conformance.Message{ID: "b"})
+	raws := w.copies(t)
+	if len(raws) != 2 {
+		t.Fatalf("%d copies, want 2", len(raws))
+	}
+	ctx := context.Background()
+	var ids []string
+	for i := range 2 {
+		ref := &copyRef{dead: brokernats.DecodeDeadLetter(raws[0]), raw: raws[0]}
+		ack, err := w.js.PublishMsg(ctx, replayMsg(ref, "orders", "job.1"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ack.Duplicate != (i == 1) {
+			t.Fatalf("publish %d: duplicate = %v", i, ack.Duplicate)
+		}
+		ids = append(ids, replayMsg(ref, "orders", "job.1").Header.Get("Nats-Msg-Id"))
+	}
+	other := &copyRef{dead: brokernats.DecodeDeadLetter(raws[1]), raw: raws[1]}
+	if id := replayMsg(other, "orders", "job.2").Header.Get("Nats-Msg-Id"); id == ids[0] {
+		t.Fatalf("two dead letters share the replay id %s", id)
+	}
+	if got := w.Arrived(t, "orders"); len(got) != 1 || got[0].ID != "a" || got[0].ReplayCount != "1" {
+		t.Fatalf("arrived %+v, want one copy of a", got)
+	}
+}
