@@ -108,6 +108,7 @@ func (e *Evaluator) Evaluate(history []*queue.Snapshot, latest *queue.Snapshot) 
 	for i := range latest.Groups {
 		e.evaluateGroup(latest, &latest.Groups[i])
 	}
+	e.evaluateConsumers(latest)
 }
 
 // selectWindow picks the past snapshots of the window into e.past and their

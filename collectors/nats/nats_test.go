@@ -3,12 +3,14 @@ package nats_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/queuewatch/queuewatch/alerts"
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	collectnats "github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
@@ -186,12 +188,12 @@ func TestPollNumbers(t *testing.T) {
 	}
 	lagOf := func(seq uint64) float64 { return now.Sub(w.storedAt(t, "ORDERS", seq)).Seconds() }
 	for _, tc := range []struct {
-		name                          string
-		pending                       uint64
-		ackPending, waiting, redeliv  int
-		delivered, ackFloor           uint64
-		pull, hasLag                  bool
-		lagSeq                        uint64 // 0: lag seconds must be 0
+		name                         string
+		pending                      uint64
+		ackPending, waiting, redeliv int
+		delivered, ackFloor          uint64
+		pull, hasLag                 bool
+		lagSeq                       uint64 // 0: lag seconds must be 0
 	}{
 		{name: "healthy", pending: 0, delivered: 10, ackFloor: 10, pull: true, hasLag: true},
 		{name: "slow", pending: 6, delivered: 4, ackFloor: 4, pull: true, hasLag: true, lagSeq: 5},
@@ -327,5 +329,64 @@ func TestServerDown(t *testing.T) {
 	defer cancel()
 	if _, err := s.Poll(ctx); err == nil {
 		t.Fatal("poll of a stopped server succeeded")
+	}
+}
+
+// TestStatusSignatures evaluates real polls the way the scheduler does and
+// checks each stall signature against a real server.
+func TestStatusSignatures(t *testing.T) {
+	w := newWorld(t)
+	w.stream(t, "ORDERS", "orders.>")
+	w.publish(t, "orders.eu", 10)
+	fetch(t, w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "healthy"}), 10, 10)
+	fetch(t, w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "stalled", MaxAckPending: 3}), 3, 0)
+	w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "push", DeliverSubject: "push.orders"})
+	fetch(t, w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "idle"}), 2, 2)
+	w.consumer(t, "ORDERS", jetstream.ConsumerConfig{
+		Durable: "ahead", DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: 100,
+	})
+	w.stream(t, "LIMITED", "limited.>")
+	if _, err := w.js.UpdateStream(t.Context(), jetstream.StreamConfig{Name: "LIMITED", Subjects: []string{"limited.>"}, MaxMsgs: 5}); err != nil {
+		t.Fatal(err)
+	}
+	w.publish(t, "limited.x", 2)
+	fetch(t, w.consumer(t, "LIMITED", jetstream.ConsumerConfig{Durable: "behind"}), 2, 2)
+	w.publish(t, "limited.x", 10) // seqs 3..12; 8..12 are kept
+
+	s := w.source(t, nil)
+	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 3})
+	var recent []*queue.Snapshot
+	var snap *queue.Snapshot
+	for range 3 {
+		snap = poll(t, s)
+		ev.Evaluate(recent, snap)
+		recent = append(recent, snap)
+		time.Sleep(10 * time.Millisecond)
+	}
+	for _, tc := range []struct {
+		stream, name string
+		want         queue.Status
+		reason       string
+	}{
+		{"ORDERS", "healthy", queue.StatusOK, ""},
+		{"ORDERS", "stalled", queue.StatusStall, "max_ack_pending reached: 3 delivered messages unacknowledged, so nothing more is delivered while 7 are pending"},
+		{"ORDERS", "ahead", queue.StatusStall, "delivered sequence 99 is past the stream's last sequence 10 (purged or re-created): new messages up to it are skipped"},
+		{"LIMITED", "behind", queue.StatusStall, "delivered sequence 2 is below the stream's first sequence 8: 5 messages were removed by the stream's limits before delivery"},
+	} {
+		c := consumerOf(t, snap, tc.stream, tc.name)
+		if c.EffectiveStatus() != tc.want || c.EffectiveReason() != tc.reason {
+			t.Errorf("%s/%s: %s %q, want %s %q", tc.stream, tc.name, c.EffectiveStatus(), c.EffectiveReason(), tc.want, tc.reason)
+		}
+	}
+	// The spans depend on the polls' timing; the rest of the sentence must match.
+	push := consumerOf(t, snap, "ORDERS", "push")
+	if push.EffectiveStatus() != queue.StatusStop || !strings.HasPrefix(push.StatusReason, "no subscriber bound to its deliver subject for ") ||
+		!strings.HasSuffix(push.StatusReason, ", 10 pending") {
+		t.Errorf("push: %s %q, want stop: no subscriber bound", push.EffectiveStatus(), push.StatusReason)
+	}
+	idle := consumerOf(t, snap, "ORDERS", "idle")
+	if idle.EffectiveStatus() != queue.StatusStall || !strings.HasPrefix(idle.StatusReason, "no pull request waiting and nothing delivered for ") ||
+		!strings.HasSuffix(idle.StatusReason, " while 8 are pending") {
+		t.Errorf("idle: %s %q, want stall: no pull request waiting", idle.EffectiveStatus(), idle.StatusReason)
 	}
 }
