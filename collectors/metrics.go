@@ -121,6 +121,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	} {
 		ch <- f.desc
 	}
+	for _, f := range natsFamilies {
+		ch <- f.desc
+	}
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -149,6 +152,7 @@ func (c *Collector) emit(ch sink) {
 		ch.gauge(descPartial, float64(len(snap.Partial)), b, cl)
 		collectKafka(ch, snap)
 		collectRabbitMQ(ch, snap)
+		collectNATS(ch, snap)
 		collectDLQs(ch, snap)
 	}
 }
