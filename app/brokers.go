@@ -2,6 +2,7 @@ package app
 
 import (
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	brokerrabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 )
@@ -13,6 +14,7 @@ import (
 type brokers struct {
 	kafka  []*brokerkafka.Cluster
 	rabbit []*brokerrabbit.Cluster
+	nats   []*brokernats.Cluster
 }
 
 // newBrokers builds the access to every configured cluster; it loads TLS
@@ -32,6 +34,13 @@ func newBrokers(cfg *config.Config) (brokers, error) {
 			return brokers{}, err
 		}
 		b.rabbit = append(b.rabbit, rc)
+	}
+	for _, n := range cfg.NATS {
+		nc, err := brokernats.New(n)
+		if err != nil {
+			return brokers{}, err
+		}
+		b.nats = append(b.nats, nc)
 	}
 	return b, nil
 }

@@ -37,6 +37,15 @@ func buildSources(cfg *config.Config, access brokers, log *slog.Logger) ([]colle
 	}
 	sources = append(sources, rabbitSrcs...)
 	closers = append(closers, closeRabbit)
+	for i, n := range cfg.NATS {
+		s, err := natsSource(access.nats[i], n, log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sources = append(sources, s)
+		closers = append(closers, s.Close)
+	}
 	return sources, closeAll, nil
 }
 
