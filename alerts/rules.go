@@ -80,6 +80,8 @@ const (
 	lagHigh
 	lagSecondsHigh
 	dlqAgeHigh
+	natsPendingHigh
+	natsLagSecondsHigh
 )
 
 // thresholdMark in a description stands for the threshold, written for
@@ -143,7 +145,8 @@ func Rules(cfg *config.Config) ([]byte, error) {
 		return nil, fmt.Errorf("generate rules: %w", err)
 	}
 	g := ruleGroup{Name: RuleGroup}
-	for _, s := range specs(cfg) {
+	for _, s := range append(specs(cfg), natsSpecs(2*cfg.PollInterval, time.Duration(cfg.Alerts.Window)*cfg.PollInterval,
+		queue.HumanDuration(time.Duration(cfg.Alerts.Window)*cfg.PollInterval))...) {
 		for _, seg := range segs[s.kind] {
 			g.Rules = append(g.Rules, s.rule(seg))
 		}
@@ -330,6 +333,14 @@ func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
 		}},
 		dlqAgeHigh: {"dlq", func(t config.Thresholds) segment {
 			return segment{threshold: seconds(t.DLQAgeHigh), human: queue.HumanDuration(t.DLQAgeHigh)}
+		}},
+		// JetStream consumers take the group thresholds, selected by the
+		// override's group pattern on the consumer label.
+		natsPendingHigh: {"consumer", func(t config.Thresholds) segment {
+			return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
+		}},
+		natsLagSecondsHigh: {"consumer", func(t config.Thresholds) segment {
+			return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
 		}},
 	}
 	global := a.Global()

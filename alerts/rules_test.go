@@ -37,6 +37,8 @@ var wantAlerts = []string{
 	"KafkaConsumerGroupStalled", "KafkaConsumerGroupStopped",
 	"RabbitMQQueueNoConsumers", "RabbitMQQueueBacklogHigh",
 	"QueuewatchCollectorDown", "QueuewatchCollectorStale",
+	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
+	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {
@@ -148,6 +150,8 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 		{"dlq age threshold lowered", "> 3600", "> 3000"},
 		{"stall rule watching stop", `status="stall"`, `status="stop"`},
 		{"wrong dashboard path", "/groups/", "/group/"},
+		{"wrong NATS consumer path", "/consumers/", "/consumer/"},
+		{"NATS pending against lag seconds", "queuewatch_nats_consumer_pending_messages > 10000", "queuewatch_nats_consumer_lag_seconds > 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each mutation runs promtool on its own copy
