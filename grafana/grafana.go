@@ -58,6 +58,7 @@ func Dashboards() (map[string]dashboard.Dashboard, error) {
 		"consumer-lag.json":       consumerLag(),
 		"dead-letter-queues.json": deadLetterQueues(),
 		"queuewatch.json":         self(),
+		"nats-jetstream.json":     natsJetStream(),
 	}
 	out := make(map[string]dashboard.Dashboard, len(builders))
 	for file, b := range builders {

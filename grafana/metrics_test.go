@@ -12,8 +12,10 @@ import (
 
 	"github.com/queuewatch/queuewatch/alerts"
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
+	collectnats "github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/demo"
 	"github.com/queuewatch/queuewatch/queue"
@@ -83,14 +85,30 @@ func exportedNames(t *testing.T) map[string]bool {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	// The demo's NATS part, polled by the real NATS collector.
+	nd, err := demo.StartNATS(ctx, demo.NATSOptions{Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	nc, err := brokernats.New(config.NATS{Name: "nats", URL: nd.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsSrc, err := collectnats.New(collectnats.Options{Cluster: nc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer natsSrc.Close()
 	// One evaluator per cluster, as alerts.Evaluator requires.
 	evaluators := map[string]*alerts.Evaluator{
 		"demo":   alerts.NewEvaluator(alerts.StatusOptions{}),
 		"rabbit": alerts.NewEvaluator(alerts.StatusOptions{}),
+		"nats":   alerts.NewEvaluator(alerts.StatusOptions{}),
 	}
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, natsSrc}, collectors.Options{
 		Interval: 10 * time.Second,
 		Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
 			evaluators[latest.Cluster].Evaluate(recent, latest)
@@ -111,7 +129,8 @@ func exportedNames(t *testing.T) map[string]bool {
 		}
 		if hasFamily(families, "queuewatch_kafka_consumergroup_catchup_eta_seconds") &&
 			hasFamily(families, "queuewatch_dlq_messages") &&
-			hasFamily(families, "queuewatch_dlq_oldest_message_age_seconds") {
+			hasFamily(families, "queuewatch_dlq_oldest_message_age_seconds") &&
+			hasFamily(families, "queuewatch_nats_consumer_lag_seconds") {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // let the demo move between polls
@@ -177,6 +196,9 @@ func TestMetricsExist(t *testing.T) {
 		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_dlq_messages",
 		"queuewatch_dlq_oldest_message_age_seconds", "queuewatch_collector_up",
 		"queuewatch_collector_duration_seconds_bucket", "queuewatch_collector_errors_total",
+		"queuewatch_nats_consumer_pending_messages", "queuewatch_nats_consumer_ack_pending_messages",
+		"queuewatch_nats_consumer_lag_seconds", "queuewatch_nats_consumer_status",
+		"queuewatch_nats_consumer_waiting_pulls", "queuewatch_nats_stream_messages",
 	} {
 		if !used[name] {
 			t.Errorf("no dashboard or rule uses %s", name)
