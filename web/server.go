@@ -67,6 +67,7 @@ func New(opts Options) *Server {
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
+	e.GET("/nats/:cluster/streams/:stream/consumers/:consumer", s.natsConsumerPage)
 	e.GET("/dlq/:id", s.dlqPage)
 	e.GET("/replays", s.replaysPage)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })

@@ -137,8 +137,8 @@ type attentionItem struct {
 
 // attention lists what needs a person, worst and biggest first, and how
 // many more items did not fit.
-func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow) ([]components.Attention, int) {
-	var items []attentionItem
+func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, consumers []components.ConsumerRow) ([]components.Attention, int) {
+	items := consumerAttention(consumers)
 	for _, g := range groups {
 		if g.Status.Severity() == queue.StatusOK.Severity() {
 			continue

@@ -21,10 +21,11 @@ type OverviewData struct {
 	Groups        []GroupRow
 	Queues        []QueueRow
 	DLQs          []DLQRow
+	Consumers     []ConsumerRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
-type Counts struct{ Groups, Queues, DLQs int }
+type Counts struct{ Groups, Queues, DLQs, Consumers int }
 
 // Summary is the row of cards at the top of the overview.
 type Summary struct {

@@ -1,0 +1,115 @@
+package web
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// consumerRows are the JetStream consumers of a snapshot as overview rows.
+func consumerRows(snap *queue.Snapshot) []components.ConsumerRow {
+	out := make([]components.ConsumerRow, 0, len(snap.Consumers))
+	for i := range snap.Consumers {
+		c := &snap.Consumers[i]
+		out = append(out, components.ConsumerRow{C: c, Status: c.EffectiveStatus()})
+	}
+	return out
+}
+
+// consumerSorts are the consumer table's sortable columns. Status sorts by
+// harm, severity then pending, as groups do.
+var consumerSorts = map[string]sortFunc[components.ConsumerRow]{
+	"name": func(a, b components.ConsumerRow) int { return strings.Compare(a.C.Name, b.C.Name) },
+	"cluster": func(a, b components.ConsumerRow) int {
+		return strings.Compare(a.C.Cluster+"\x00"+a.C.Stream, b.C.Cluster+"\x00"+b.C.Stream)
+	},
+	"status": func(a, b components.ConsumerRow) int {
+		if c := a.Status.Severity() - b.Status.Severity(); c != 0 {
+			return c
+		}
+		return cmpInt(int64(a.C.Pending), int64(b.C.Pending))
+	},
+	"pending":     func(a, b components.ConsumerRow) int { return cmpInt(int64(a.C.Pending), int64(b.C.Pending)) },
+	"inflight":    func(a, b components.ConsumerRow) int { return a.C.AckPending - b.C.AckPending },
+	"waiting":     func(a, b components.ConsumerRow) int { return a.C.Waiting - b.C.Waiting },
+	"redelivered": func(a, b components.ConsumerRow) int { return a.C.Redelivered - b.C.Redelivered },
+	"lagsec":      func(a, b components.ConsumerRow) int { return cmpFloat(a.C.LagSeconds, b.C.LagSeconds) },
+}
+
+func compareConsumerNames(a, b components.ConsumerRow) int {
+	return strings.Compare(a.C.Cluster+"\x00"+a.C.Stream+"\x00"+a.C.Name, b.C.Cluster+"\x00"+b.C.Stream+"\x00"+b.C.Name)
+}
+
+// addConsumerSummary counts JetStream consumers in the overview's lag
+// cards and banner the way groups count: warn, stall and stop lag; stall
+// and stop are stopped.
+func addConsumerSummary(sum *components.Summary, consumers []components.ConsumerRow) {
+	sum.Groups += len(consumers)
+	for _, r := range consumers {
+		switch r.Status {
+		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
+			sum.Lagging++
+			if r.Status.Severity() >= queue.StatusStall.Severity() {
+				sum.Stopped++
+			}
+		}
+	}
+}
+
+// consumerAttention is a "Needs attention" line for every JetStream
+// consumer that is not ok, ranked with the groups by status then size.
+func consumerAttention(consumers []components.ConsumerRow) []attentionItem {
+	var items []attentionItem
+	for _, r := range consumers {
+		if r.Status.Severity() == queue.StatusOK.Severity() {
+			continue
+		}
+		c := r.C
+		a := components.Attention{
+			Class: string(r.Status), Glyph: components.StatusGlyph(r.Status), Word: string(r.Status),
+			Name: c.Name, Where: "nats:" + c.Cluster + " · " + c.Stream,
+			Metric: "pending " + components.Count(int64(c.Pending)), MetricExact: components.Exact(int64(c.Pending)) + " messages",
+			Reason: c.EffectiveReason(), Href: components.NATSConsumerURL(c.Cluster, c.Stream, c.Name), Action: "open",
+		}
+		if c.HasLagSeconds {
+			a.Age = components.Seconds(c.LagSeconds)
+			a.AgeTitle = "the next message this consumer gets is " + a.Age + " old"
+		}
+		items = append(items, attentionItem{status: r.Status, size: int64(c.Pending), a: a})
+	}
+	return items
+}
+
+// natsConsumerPage is /nats/{cluster}/streams/{stream}/consumers/{consumer}.
+func (s *Server) natsConsumerPage(c echo.Context) error {
+	var names [3]string
+	for i, p := range []string{"cluster", "stream", "consumer"} {
+		v, err := pathParam(c, p)
+		if err != nil {
+			return err
+		}
+		names[i] = v
+	}
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		if snap.Broker != queue.NATS || snap.Cluster != names[0] {
+			continue
+		}
+		con, ok := snap.Consumer(names[1], names[2])
+		if !ok {
+			break
+		}
+		d := components.NATSConsumerData{Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus()}
+		if st, ok := snap.Stream(con.Stream); ok {
+			d.Stream, d.HasStream = *st, true
+		}
+		if partial(c) {
+			return render(c, http.StatusOK, components.NATSConsumerPartial(d))
+		}
+		return render(c, http.StatusOK, components.NATSConsumer(d))
+	}
+	return echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
+}
