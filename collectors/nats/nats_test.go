@@ -245,7 +245,7 @@ func TestWaitingAndBound(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer sub.Unsubscribe()
+	defer func() { _ = sub.Unsubscribe() }()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -58,8 +58,8 @@ func NATSProcess(t testing.TB) *NATSServer {
 	Require(t, "nats-server "+NATSServerVersion+" (internal/testenv/nats-install.sh)", err)
 	ports := FreePorts(t, 1)
 	dir := t.TempDir()
-	cmd := exec.Command(bin, "-a", "127.0.0.1", "-p", strconv.Itoa(ports[0]), "-js", "-sd", dir)
-	cmd.Stdout, cmd.Stderr = nil, nil
+	// The process outlives this call: Cleanup kills it, not a context.
+	cmd := exec.CommandContext(context.Background(), bin, "-a", "127.0.0.1", "-p", strconv.Itoa(ports[0]), "-js", "-sd", dir)
 	if err := cmd.Start(); err != nil {
 		Require(t, "nats-server "+NATSServerVersion, fmt.Errorf("start %s: %w", bin, err))
 	}
