@@ -113,3 +113,52 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 	}
 	return echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
 }
+
+// consumerJSON is a JetStream consumer in the API.
+type consumerJSON struct {
+	Cluster       string       `json:"cluster"`
+	Stream        string       `json:"stream"`
+	Consumer      string       `json:"consumer"`
+	Kind          string       `json:"kind"`
+	Status        queue.Status `json:"status"`
+	StatusReason  string       `json:"status_reason,omitempty"`
+	Pending       uint64       `json:"pending"`
+	AckPending    int          `json:"ack_pending"`
+	MaxAckPending int          `json:"max_ack_pending"`
+	Redelivered   int          `json:"redelivered"`
+	Waiting       int          `json:"waiting_pulls"`
+	PushBound     bool         `json:"push_bound,omitempty"`
+	DeliveredSeq  uint64       `json:"delivered_sequence"`
+	AckFloorSeq   uint64       `json:"ack_floor_sequence"`
+	LagSeconds    *float64     `json:"lag_seconds,omitempty"`
+	Error         string       `json:"error,omitempty"`
+}
+
+// apiNATSConsumers is GET /api/v1/nats/consumers: every JetStream
+// consumer, worst first (status severity, then pending).
+func (s *Server) apiNATSConsumers(c echo.Context) error {
+	var rows []components.ConsumerRow
+	for _, snap := range s.opts.Monitor.Snapshots() {
+		rows = append(rows, consumerRows(snap)...)
+	}
+	sortRows(rows, consumerSorts["status"], "desc", compareConsumerNames)
+	out := make([]consumerJSON, len(rows))
+	for i, r := range rows {
+		k := r.C
+		out[i] = consumerJSON{
+			Cluster: k.Cluster, Stream: k.Stream, Consumer: k.Name, Kind: "push",
+			Status: r.Status, StatusReason: k.EffectiveReason(), Pending: k.Pending,
+			AckPending: k.AckPending, MaxAckPending: k.MaxAckPending, Redelivered: k.Redelivered,
+			Waiting: k.Waiting, PushBound: k.PushBound, DeliveredSeq: k.DeliveredSeq,
+			AckFloorSeq: k.AckFloorSeq, Error: k.Err,
+		}
+		if k.Pull {
+			out[i].Kind = "pull"
+		}
+		if k.HasLagSeconds {
+			lag := k.LagSeconds
+			out[i].LagSeconds = &lag
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"consumers": out})
+}

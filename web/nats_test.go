@@ -1,6 +1,7 @@
 package web
 
 import (
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -95,5 +96,37 @@ func TestNATSConsumerPage(t *testing.T) {
 		if rec := do(t, s, "GET", target); rec.Code != 404 {
 			t.Errorf("%s: %d", target, rec.Code)
 		}
+	}
+}
+
+func TestAPINATSConsumers(t *testing.T) {
+	rec := do(t, natsServer(), "GET", "/api/v1/nats/consumers")
+	var got struct {
+		Consumers []struct {
+			Consumer      string   `json:"consumer"`
+			Kind          string   `json:"kind"`
+			Status        string   `json:"status"`
+			Pending       uint64   `json:"pending"`
+			AckPending    int      `json:"ack_pending"`
+			MaxAckPending int      `json:"max_ack_pending"`
+			LagSeconds    *float64 `json:"lag_seconds"`
+		} `json:"consumers"`
+	}
+	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 {
+		t.Fatalf("%d %v: %s", rec.Code, err, rec.Body)
+	}
+	var order []string
+	for _, c := range got.Consumers {
+		order = append(order, c.Status+" "+c.Kind+" "+c.Consumer)
+	}
+	want := []string{"stop push mailer", "stall pull invoicing/stalled " + hostile, "ok pull healthy"}
+	if strings.Join(order, "|") != strings.Join(want, "|") {
+		t.Errorf("order %q, want %q", order, want)
+	}
+	if s := got.Consumers[1]; s.Pending != 7 || s.AckPending != 3 || s.MaxAckPending != 3 || s.LagSeconds == nil || *s.LagSeconds != 90 {
+		t.Errorf("stalled consumer %+v", s)
+	}
+	if got.Consumers[0].LagSeconds != nil {
+		t.Error("lag seconds present while unknown")
 	}
 }

@@ -80,6 +80,7 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group", s.apiGroup)
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
+	api.GET("/nats/consumers", s.apiNATSConsumers)
 	api.GET("/sources", s.apiSources)
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
