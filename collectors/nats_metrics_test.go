@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
@@ -94,5 +95,29 @@ func TestNATSTextMatchesCollect(t *testing.T) {
 	got := parseText(t, rec.Body)
 	if ws, gs := samples(t, want), samples(t, got); strings.Join(ws, "\n") != strings.Join(gs, "\n") {
 		t.Errorf("text exposition differs from Collect:\nwant\n%s\ngot\n%s", strings.Join(ws, "\n"), strings.Join(gs, "\n"))
+	}
+}
+
+// TestConsumerHistory: each poll adds a point per consumer, and consumers
+// that are gone are forgotten.
+func TestConsumerHistory(t *testing.T) {
+	first, second := natsSnapshot(), natsSnapshot()
+	second.Time = fixedTime.Add(15 * time.Second)
+	second.Consumers[0].Pending = 9
+	second.Consumers = second.Consumers[:1]
+	c := New([]Source{
+		&scriptedSource{broker: queue.NATS, cluster: "local", results: []func() (*queue.Snapshot, error){ok(first), ok(second)}},
+	}, Options{})
+	c.PollOnce(context.Background())
+	c.PollOnce(context.Background())
+	h := c.ConsumerHistory("local", "ORDERS", "billing")
+	if len(h) != 2 || h[0].Lag != 6 || h[1].Lag != 9 || h[1].LagSeconds != 12.5 || !h[1].At.Equal(second.Time) {
+		t.Errorf("billing history %+v", h)
+	}
+	if h := c.ConsumerHistory("local", "ORDERS", "caught-up"); len(h) != 0 {
+		t.Errorf("a consumer gone from the last poll kept %d points", len(h))
+	}
+	if h := c.ConsumerHistory("other", "ORDERS", "billing"); h != nil {
+		t.Errorf("another cluster's history: %+v", h)
 	}
 }

@@ -30,6 +30,8 @@ type sourceState struct {
 	consecutive int // consecutive failures
 	groups      map[string][]queue.GroupPoint
 	dlqs        map[string][]queue.DLQPoint
+	// consumers is JetStream consumers' history: pending as Lag.
+	consumers map[consumerKey][]queue.GroupPoint
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -82,6 +84,7 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
+	s.recordConsumers(snap)
 }
 
 // appendBounded appends p, dropping the oldest points beyond limit. It

@@ -103,6 +103,7 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 			break
 		}
 		d := components.NATSConsumerData{Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus()}
+		d.Pending, d.LagTime = s.consumerSparks(con)
 		if st, ok := snap.Stream(con.Stream); ok {
 			d.Stream, d.HasStream = *st, true
 		}
@@ -161,4 +162,29 @@ func (s *Server) apiNATSConsumers(c echo.Context) error {
 		}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"consumers": out})
+}
+
+// consumerHistorian is the part of a Monitor that keeps JetStream consumer
+// history (the collector does). It is optional, so monitors that watch no
+// NATS cluster need not implement it.
+type consumerHistorian interface {
+	ConsumerHistory(cluster, stream, consumer string) []queue.GroupPoint
+}
+
+// consumerSparks are the sparklines of a consumer's pending messages and
+// lag seconds over the kept history.
+func (s *Server) consumerSparks(c *queue.StreamConsumer) (pending, lag components.Spark) {
+	h, ok := s.opts.Monitor.(consumerHistorian)
+	if !ok {
+		return components.Spark{}, components.Spark{}
+	}
+	points := h.ConsumerHistory(c.Cluster, c.Stream, c.Name)
+	pv, lv := make([]float64, len(points)), make([]float64, len(points))
+	var peak int64
+	for i, p := range points {
+		pv[i], lv[i] = float64(p.Lag), p.LagSeconds
+		peak = max(peak, p.Lag)
+	}
+	return components.NewSpark(pv, "pending of "+c.Name+" · now "+components.Exact(int64(c.Pending))+" · peak "+components.Exact(peak)),
+		components.NewSpark(lv, "lag time of "+c.Name+", kept history")
 }

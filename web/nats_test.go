@@ -80,7 +80,7 @@ func TestNATSConsumerPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"max_ack_pending reached: 3 delivered messages unacknowledged, so nothing more is delivered while 7 are pending",
-		">3 / 3<", ">1m 30s<", "all subjects", "nats:local",
+		">3 / 3<", ">1m 30s ", "all subjects", "nats:local",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("consumer page lacks %q", want)
@@ -128,5 +128,39 @@ func TestAPINATSConsumers(t *testing.T) {
 	}
 	if got.Consumers[0].LagSeconds != nil {
 		t.Error("lag seconds present while unknown")
+	}
+}
+
+// natsHistoryMonitor adds JetStream consumer history to staticMonitor.
+type natsHistoryMonitor struct {
+	staticMonitor
+	points []queue.GroupPoint
+}
+
+func (m natsHistoryMonitor) ConsumerHistory(cluster, stream, consumer string) []queue.GroupPoint {
+	if cluster == "local" && stream == "ORDERS" && consumer == "mailer" {
+		return m.points
+	}
+	return nil
+}
+
+// TestNATSSparklines: with history, the NATS tab and the consumer page draw
+// the pending trend; without it they say there is none.
+func TestNATSSparklines(t *testing.T) {
+	s := natsServer()
+	now := time.Now()
+	s.opts.Monitor = natsHistoryMonitor{staticMonitor: s.opts.Monitor.(staticMonitor), points: []queue.GroupPoint{
+		{At: now.Add(-30 * time.Second), Lag: 2}, {At: now.Add(-15 * time.Second), Lag: 6}, {At: now, Lag: 10, LagSeconds: 40},
+	}}
+	tab := do(t, s, "GET", "/?tab=nats").Body.String()
+	if !strings.Contains(tab, "<title>pending of mailer · now 10 · peak 10</title>") {
+		t.Error("the NATS tab has no pending sparkline for mailer")
+	}
+	page := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/mailer").Body.String()
+	if !strings.Contains(page, "<title>pending of mailer · now 10 · peak 10</title>") || !strings.Contains(page, "<title>lag time of mailer, kept history</title>") {
+		t.Error("the consumer page has no pending and lag time sparklines")
+	}
+	if healthy := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/healthy").Body.String(); !strings.Contains(healthy, "no history yet") {
+		t.Error("a consumer without history does not say so")
 	}
 }

@@ -14,6 +14,7 @@ const TabNATS = "nats"
 type ConsumerRow struct {
 	C      *queue.StreamConsumer
 	Status queue.Status
+	Trend  Spark
 }
 
 // NATSConsumerData is what a JetStream consumer's page shows.
@@ -25,6 +26,9 @@ type NATSConsumerData struct {
 	// is false when the stream was not in it.
 	Stream    queue.Stream
 	HasStream bool
+	// Pending and LagTime are the kept history of pending messages and
+	// lag seconds.
+	Pending, LagTime Spark
 }
 
 // NATSConsumerURL is the path of a JetStream consumer's page.
