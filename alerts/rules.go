@@ -81,6 +81,8 @@ const (
 	lagHigh
 	lagSecondsHigh
 	dlqAgeHigh
+	natsPendingHigh
+	natsLagSecondsHigh
 )
 
 // thresholdMark in a description stands for the threshold, written for
@@ -145,7 +147,8 @@ func Rules(cfg *config.Config) ([]byte, error) {
 		return nil, fmt.Errorf("generate rules: %w", err)
 	}
 	g := ruleGroup{Name: RuleGroup}
-	for _, s := range append(specs(cfg), outboxSpecs(cfg)...) {
+	for _, s := range append(append(specs(cfg), outboxSpecs(cfg)...), natsSpecs(2*cfg.PollInterval, time.Duration(cfg.Alerts.Window)*cfg.PollInterval,
+		queue.HumanDuration(time.Duration(cfg.Alerts.Window)*cfg.PollInterval))...) {
 		for _, seg := range segs[s.kind] {
 			g.Rules = append(g.Rules, s.rule(seg))
 		}
@@ -358,6 +361,14 @@ func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
 		}},
 		dlqAgeHigh: {"dlq", func(t config.Thresholds) segment {
 			return segment{threshold: seconds(t.DLQAgeHigh), human: queue.HumanDuration(t.DLQAgeHigh)}
+		}},
+		// JetStream consumers take the group thresholds, selected by the
+		// override's group pattern on the consumer label.
+		natsPendingHigh: {"consumer", func(t config.Thresholds) segment {
+			return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
+		}},
+		natsLagSecondsHigh: {"consumer", func(t config.Thresholds) segment {
+			return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
 		}},
 	}
 	global := a.Global()

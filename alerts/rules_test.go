@@ -47,6 +47,8 @@ var wantAlerts = []string{
 	"QueuewatchCollectorDown", "QueuewatchCollectorStale",
 	"OutboxBacklogGrowing", "OutboxPublisherStalled", "OutboxPendingRowsOld",
 	"OutboxReplicationSlotInactive", "OutboxReplicationSlotLagHigh",
+	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
+	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {
@@ -175,6 +177,8 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 		{"outbox age threshold raised", "queuewatch_outbox_oldest_pending_age_seconds > 600", "queuewatch_outbox_oldest_pending_age_seconds > 6000"},
 		{"slot inactive rule watching active", "queuewatch_outbox_replication_slot_active == 0", "queuewatch_outbox_replication_slot_active == 1"},
 		{"slot lag threshold off by one", "> 1073741824", "> 1073741825"},
+		{"wrong NATS consumer path", "/consumers/", "/consumer/"},
+		{"NATS pending against lag seconds", "queuewatch_nats_consumer_pending_messages > 10000", "queuewatch_nats_consumer_lag_seconds > 10000"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each mutation runs promtool on its own copy

@@ -109,6 +109,7 @@ func (e *Evaluator) Evaluate(history []*queue.Snapshot, latest *queue.Snapshot) 
 		e.evaluateGroup(latest, &latest.Groups[i])
 	}
 	evaluateOutbox(e.past, latest, e.window)
+	e.evaluateConsumers(latest)
 }
 
 // selectWindow picks the past snapshots of the window into e.past and their

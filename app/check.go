@@ -66,8 +66,13 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 			printAdvice(ctx, s, w)
 			continue
 		}
-		fmt.Fprintf(w, "ok   %s: %d groups, %d queues, %d DLQs in %s\n", name,
-			len(snap.Groups), len(snap.Queues), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
+		if s.Broker() == queue.NATS {
+			fmt.Fprintf(w, "ok   %s: %d streams, %d consumers, %d DLQs in %s\n", name,
+				len(snap.Streams), len(snap.Consumers), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
+		} else {
+			fmt.Fprintf(w, "ok   %s: %d groups, %d queues, %d DLQs in %s\n", name,
+				len(snap.Groups), len(snap.Queues), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
+		}
 		for _, p := range snap.Partial {
 			fmt.Fprintf(w, "     partial: %s\n", p)
 		}

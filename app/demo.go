@@ -31,8 +31,9 @@ type DemoOptions struct {
 // user sees numbers move within seconds.
 const demoPollInterval = 5 * time.Second
 
-// Demo starts an embedded Kafka cluster with simulated services and serves
-// queuewatch against it until ctx is done.
+// Demo starts an embedded Kafka cluster and an embedded NATS JetStream
+// server with simulated services and serves queuewatch against them until
+// ctx is done.
 func Demo(ctx context.Context, opts DemoOptions) error {
 	log := opts.Logger
 	if log == nil {
@@ -85,6 +86,17 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 			log.Info("demo rabbitmq queues running", "url", redact(opts.RabbitMQURL))
 		}
 	}
+	n, err := demo.StartNATS(ctx, demo.NATSOptions{Logger: log.With("component", "demo")})
+	if err != nil {
+		return fmt.Errorf("start demo nats: %w", err)
+	}
+	defer n.Close()
+	// Capture is on, as a NATS user would turn it on to see dead letters.
+	cfg.NATS = []config.NATS{{
+		Name: "demo", URL: n.URL(),
+		DeadLetters: config.NATSDeadLetters{Capture: true, Stream: config.DefaultNATSDeadLetterStream},
+	}}
+	log.Info("demo nats running", "url", n.URL())
 	if err := cfg.Validate(); err != nil {
 		return fmt.Errorf("demo config: %w", err)
 	}

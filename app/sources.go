@@ -44,6 +44,15 @@ func buildSources(cfg *config.Config, access brokers, log *slog.Logger) ([]colle
 	}
 	sources = append(sources, outboxSrcs...)
 	closers = append(closers, closeOutbox)
+	for i, n := range cfg.NATS {
+		s, err := natsSource(access.nats[i], n, log)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		sources = append(sources, s)
+		closers = append(closers, s.Close)
+	}
 	return sources, closeAll, nil
 }
 

@@ -127,6 +127,9 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range outboxFamilies {
 		ch <- f.desc
 	}
+	for _, f := range natsFamilies {
+		ch <- f.desc
+	}
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -155,6 +158,7 @@ func (c *Collector) emit(ch sink) {
 		ch.gauge(descPartial, float64(len(snap.Partial)), b, cl)
 		collectKafka(ch, snap, c.opts.Metrics)
 		collectRabbitMQ(ch, snap)
+		collectNATS(ch, snap)
 		collectDLQs(ch, snap)
 		collectOutbox(ch, snap)
 	}

@@ -32,6 +32,8 @@ type sourceState struct {
 	dlqs        map[string][]queue.DLQPoint
 	outbox      map[string][]queue.OutboxPoint // by table
 	slots       map[string][]queue.SlotPoint   // by slot
+	// consumers is JetStream consumers' history: pending as Lag.
+	consumers map[consumerKey][]queue.GroupPoint
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -84,6 +86,7 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
+	s.recordConsumers(snap)
 	s.recordOutboxHistory(snap)
 }
 

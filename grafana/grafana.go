@@ -78,6 +78,7 @@ func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
 		"consumer-lag.json":       withOutbox(consumerLag(m)),
 		"dead-letter-queues.json": deadLetterQueues(),
 		"queuewatch.json":         self(),
+		"nats-jetstream.json":     natsJetStream(),
 	}
 	out := make(map[string]dashboard.Dashboard, len(builders))
 	for file, b := range builders {

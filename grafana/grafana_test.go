@@ -104,6 +104,7 @@ func TestDashboardsLoadAsJSON(t *testing.T) {
 		"consumer-lag.json":       UIDConsumerLag,
 		"dead-letter-queues.json": UIDDLQ,
 		"queuewatch.json":         UIDSelf,
+		"nats-jetstream.json":     UIDNATS,
 	} {
 		t.Run(file, func(t *testing.T) {
 			data, err := os.ReadFile(filepath.Join(dashboardDir, file))

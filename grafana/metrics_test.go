@@ -16,8 +16,10 @@ import (
 
 	"github.com/queuewatch/queuewatch/alerts"
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
+	collectnats "github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/demo"
 	"github.com/queuewatch/queuewatch/queue"
@@ -96,15 +98,31 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 		t.Fatal(err)
 	}
 	defer src.Close()
+	// The demo's NATS part, polled by the real NATS collector.
+	nd, err := demo.StartNATS(ctx, demo.NATSOptions{Speed: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nd.Close()
+	nc, err := brokernats.New(config.NATS{Name: "nats", URL: nd.URL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	natsSrc, err := collectnats.New(collectnats.Options{Cluster: nc})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer natsSrc.Close()
 	// One evaluator per cluster, as alerts.Evaluator requires.
 	evaluators := map[string]*alerts.Evaluator{
 		"demo":      alerts.NewEvaluator(alerts.StatusOptions{}),
 		"rabbit":    alerts.NewEvaluator(alerts.StatusOptions{}),
 		"orders-db": alerts.NewEvaluator(alerts.StatusOptions{}),
+		"nats":      alerts.NewEvaluator(alerts.StatusOptions{}),
 	}
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, natsSrc}, collectors.Options{
 		Interval: 10 * time.Second,
 		Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
 			evaluators[latest.Cluster].Evaluate(recent, latest)
@@ -116,7 +134,8 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	for range 10 {
 		c.PollOnce(ctx)
 		if k := kafkaSnap(c.Snapshots()); k != nil && slices.ContainsFunc(k.Groups, func(g queue.ConsumerGroup) bool { return g.ETA.Known }) &&
-			slices.ContainsFunc(k.DLQs, func(d queue.DLQ) bool { return d.HasOldestAge }) {
+			slices.ContainsFunc(k.DLQs, func(d queue.DLQ) bool { return d.HasOldestAge }) &&
+			natsHasLagSeconds(c.Snapshots()) {
 			break
 		}
 		time.Sleep(200 * time.Millisecond) // let the demo move between polls
@@ -136,6 +155,17 @@ func kafkaSnap(snaps []*queue.Snapshot) *queue.Snapshot {
 		}
 	}
 	return nil
+}
+
+// natsHasLagSeconds reports whether the NATS snapshot has a consumer whose
+// lag seconds are known, so the lag-seconds family is exported.
+func natsHasLagSeconds(snaps []*queue.Snapshot) bool {
+	for _, s := range snaps {
+		if s != nil && s.Broker == queue.NATS && slices.ContainsFunc(s.Consumers, func(c queue.StreamConsumer) bool { return c.HasLagSeconds }) {
+			return true
+		}
+	}
+	return false
 }
 
 // exportedSeries serves snaps through a collector with the metrics
@@ -332,6 +362,9 @@ func TestMetricsExist(t *testing.T) {
 		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_dlq_messages",
 		"queuewatch_dlq_oldest_message_age_seconds", "queuewatch_collector_up",
 		"queuewatch_collector_duration_seconds_bucket", "queuewatch_collector_errors_total",
+		"queuewatch_nats_consumer_pending_messages", "queuewatch_nats_consumer_ack_pending_messages",
+		"queuewatch_nats_consumer_lag_seconds", "queuewatch_nats_consumer_status",
+		"queuewatch_nats_consumer_waiting_pulls", "queuewatch_nats_stream_messages",
 	} {
 		if !used[name] {
 			t.Errorf("no dashboard or rule uses %s", name)

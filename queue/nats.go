@@ -49,3 +49,45 @@ type StreamConsumer struct {
 	Status       Status
 	StatusReason string
 }
+
+// EffectiveStatus is the status c shows everywhere, like
+// ConsumerGroup.EffectiveStatus: StatusError when c could not be read,
+// StatusOK when nobody evaluated it, else the evaluated Status.
+func (c *StreamConsumer) EffectiveStatus() Status {
+	switch {
+	case c.Err != "":
+		return StatusError
+	case c.Status == "":
+		return StatusOK
+	}
+	return c.Status
+}
+
+// EffectiveReason is the sentence that goes with EffectiveStatus.
+func (c *StreamConsumer) EffectiveReason() string {
+	if c.Err != "" {
+		return c.Err
+	}
+	return c.StatusReason
+}
+
+// Stream returns the stream with the given name, if the snapshot has it.
+func (s *Snapshot) Stream(name string) (*Stream, bool) {
+	for i := range s.Streams {
+		if s.Streams[i].Name == name {
+			return &s.Streams[i], true
+		}
+	}
+	return nil, false
+}
+
+// Consumer returns the consumer of stream with the given name, if the
+// snapshot has it.
+func (s *Snapshot) Consumer(stream, name string) (*StreamConsumer, bool) {
+	for i := range s.Consumers {
+		if s.Consumers[i].Stream == stream && s.Consumers[i].Name == name {
+			return &s.Consumers[i], true
+		}
+	}
+	return nil, false
+}

@@ -32,7 +32,7 @@ func partial(c echo.Context) bool { return c.QueryParam("partial") == "1" }
 func (s *Server) overview(c echo.Context) error {
 	tab := c.QueryParam("tab")
 	switch tab {
-	case components.TabGroups, components.TabQueues, components.TabDLQs:
+	case components.TabGroups, components.TabQueues, components.TabDLQs, components.TabNATS:
 	default:
 		tab = components.TabGroups
 	}
@@ -60,8 +60,10 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var groups []components.GroupRow
 	var queues []components.QueueRow
 	var dlqs []components.DLQRow
+	var consumers []components.ConsumerRow
 	dlqIDs := map[string]bool{}
 	for _, snap := range s.opts.Monitor.Snapshots() {
+		consumers = append(consumers, consumerRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
@@ -78,11 +80,12 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			queues = append(queues, components.QueueRow{Q: q, IsDLQ: dlqIDs[id]})
 		}
 	}
-	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs)}}
+	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
 	d.Summary = s.summary(groups, dlqs)
 	d.Outboxes = s.outboxCards(true)
 	d.Summary.OutboxStopped = outboxStopped(d.Outboxes)
-	d.Attention, d.AttentionMore = s.attention(groups, dlqs, outboxAttention(d.Outboxes)...)
+	addConsumerSummary(&d.Summary, consumers)
+	d.Attention, d.AttentionMore = s.attention(groups, dlqs, consumers, outboxAttention(d.Outboxes)...)
 
 	switch tab {
 	case components.TabQueues:
@@ -105,6 +108,16 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		d.DLQs = page(&d.Table, dlqs)
 		for i := range d.DLQs {
 			d.DLQs[i].Trend = s.dlqSpark(d.DLQs[i].D)
+		}
+	case components.TabNATS:
+		d.Table = tableState(c, "/", tab, consumerSorts, "status")
+		consumers = filterRows(consumers, d.Table.Q, func(r components.ConsumerRow) []string {
+			return []string{r.C.Name, r.C.Cluster, r.C.Stream, string(r.Status)}
+		})
+		sortRows(consumers, consumerSorts[d.Table.Sort], d.Table.Dir, compareConsumerNames)
+		d.Consumers = page(&d.Table, consumers)
+		for i := range d.Consumers {
+			d.Consumers[i].Trend, _ = s.consumerSparks(d.Consumers[i].C)
 		}
 	default:
 		d.Table = tableState(c, "/", tab, groupSorts, "status")

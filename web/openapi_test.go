@@ -204,6 +204,8 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 		a.check(groups, "GET", tmpl, stuck+suffix, "", alice)
 	}
 	a.check(open, "GET", "/dlqs", "/api/v1/dlqs", "")
+	a.check(natsServer(), "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
+	a.check(groups, "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
 
 	// Outbox sources, polled by the real collector.

@@ -69,6 +69,7 @@ func New(opts Options) *Server {
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
+	e.GET("/nats/:cluster/streams/:stream/consumers/:consumer", s.natsConsumerPage)
 	e.GET("/dlq/:id", s.dlqPage)
 	e.GET("/replays", s.replaysPage)
 	e.GET("/outbox/:source", s.outboxPage)
@@ -82,6 +83,7 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group", s.apiGroup)
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
+	api.GET("/nats/consumers", s.apiNATSConsumers)
 	api.GET("/sources", s.apiSources)
 	api.GET("/outbox", s.apiOutbox)
 	api.GET("/outbox/:source/history", s.apiOutboxHistory)

@@ -106,7 +106,7 @@ func TestAttentionBySeverity(t *testing.T) {
 	groups := severityGroups()
 	dlqs := []components.DLQRow{{D: &queue.DLQ{Broker: queue.Kafka, Cluster: "c", Name: "d", Messages: 10_000}}}
 	s := severityServer()
-	items, more := s.attention(rowsOf(groups), dlqs)
+	items, more := s.attention(rowsOf(groups), dlqs, nil)
 	var got []string
 	for _, a := range items {
 		got = append(got, a.Class)

@@ -138,8 +138,8 @@ type attentionItem struct {
 // attention lists what needs a person, worst and biggest first, and how
 // many more items did not fit. extra are lines made elsewhere (outbox
 // tables and slots), ranked by their status like groups.
-func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, extra ...attentionItem) ([]components.Attention, int) {
-	items := extra
+func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, consumers []components.ConsumerRow, extra ...attentionItem) ([]components.Attention, int) {
+	items := append(consumerAttention(consumers), extra...)
 	for _, g := range groups {
 		if g.Status.Severity() == queue.StatusOK.Severity() {
 			continue

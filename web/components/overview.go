@@ -22,11 +22,12 @@ type OverviewData struct {
 	Queues        []QueueRow
 	DLQs          []DLQRow
 	// Outboxes are the outbox sources' cards, worst first.
-	Outboxes []OutboxCard
+	Outboxes  []OutboxCard
+	Consumers []ConsumerRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
-type Counts struct{ Groups, Queues, DLQs int }
+type Counts struct{ Groups, Queues, DLQs, Consumers int }
 
 // Summary is the row of cards at the top of the overview.
 type Summary struct {

@@ -1,0 +1,186 @@
+package alerts
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// JetStream consumers are judged with the group vocabulary, on the facts a
+// consumer's info gives, from the most to the least severe:
+//
+//   - stop: a push consumer with pending messages and no subscriber bound to
+//     its deliver subject: nobody receives anything;
+//   - stall: num_ack_pending reached max_ack_pending with messages pending
+//     (the server delivers nothing more until some are acked); the
+//     delivered sequence outside the stream's range (past its last
+//     sequence after a purge or re-creation, or below its first, the
+//     backlog removed by limits before delivery); a pull consumer with
+//     pending messages, no pull request waiting and no delivery over a
+//     full window;
+//   - warn: pending rising over a full window, by the same rule as a
+//     group's lag (never below where the window began, up by more than a
+//     tenth of what was stored meanwhile);
+//   - error: the consumer could not be read.
+//
+// Trends, as for groups, are judged only over a full window, and a window
+// in which pending touched zero is healthy.
+
+// consumerKey names a consumer within a cluster.
+type consumerKey struct{ stream, name string }
+
+// consumerObs is one consumer as seen by one poll.
+type consumerObs struct {
+	time      time.Time
+	pending   uint64
+	delivered uint64
+	waiting   int
+	bound     bool
+	// lastSeq is the stream's last sequence: what was stored, for warn.
+	lastSeq uint64
+}
+
+// evaluateConsumers fills Status and StatusReason of every consumer in
+// latest from the window e.selectWindow chose. Past consumers are indexed
+// per call: a few thousand map entries per poll, small next to the poll.
+func (e *Evaluator) evaluateConsumers(latest *queue.Snapshot) {
+	if len(latest.Consumers) == 0 {
+		return
+	}
+	past := make([]map[consumerKey]consumerObs, len(e.past))
+	for i, s := range e.past {
+		past[i] = indexConsumers(s)
+	}
+	streams := lastSeqs(latest)
+	var obs []consumerObs
+	for i := range latest.Consumers {
+		c := &latest.Consumers[i]
+		switch {
+		case latest.Err != nil:
+			c.Status, c.StatusReason = queue.StatusError, latest.Err.Error()
+			continue
+		case c.Err != "":
+			c.Status, c.StatusReason = queue.StatusError, c.Err
+			continue
+		}
+		obs = obs[:0]
+		k := consumerKey{c.Stream, c.Name}
+		for _, ix := range past {
+			if o, ok := ix[k]; ok {
+				obs = append(obs, o)
+			}
+		}
+		st := streams[c.Stream]
+		obs = append(obs, observeConsumer(latest.Time, c, st.LastSeq))
+		c.Status, c.StatusReason = judgeConsumer(c, st, obs, e.window)
+	}
+}
+
+func lastSeqs(s *queue.Snapshot) map[string]queue.Stream {
+	out := make(map[string]queue.Stream, len(s.Streams))
+	for _, st := range s.Streams {
+		out[st.Name] = st
+	}
+	return out
+}
+
+func indexConsumers(s *queue.Snapshot) map[consumerKey]consumerObs {
+	streams := lastSeqs(s)
+	ix := make(map[consumerKey]consumerObs, len(s.Consumers))
+	for i := range s.Consumers {
+		c := &s.Consumers[i]
+		if c.Err != "" {
+			continue
+		}
+		ix[consumerKey{c.Stream, c.Name}] = observeConsumer(s.Time, c, streams[c.Stream].LastSeq)
+	}
+	return ix
+}
+
+func observeConsumer(t time.Time, c *queue.StreamConsumer, lastSeq uint64) consumerObs {
+	return consumerObs{time: t, pending: c.Pending, delivered: c.DeliveredSeq, waiting: c.Waiting, bound: c.PushBound, lastSeq: lastSeq}
+}
+
+// judgeConsumer applies the rules above to c, whose stream is st, over its
+// observations (oldest first, the latest last).
+func judgeConsumer(c *queue.StreamConsumer, st queue.Stream, obs []consumerObs, window int) (queue.Status, string) {
+	pending := queue.ExactCount(int64(c.Pending))
+	full := len(obs) >= window
+	switch {
+	case !c.Pull && !c.PushBound && c.Pending > 0:
+		span := trailing(obs, func(o consumerObs) bool { return !o.bound })
+		return queue.StatusStop, "no subscriber bound to its deliver subject" + forSpan(span) + ", " + pending + " pending"
+	case c.MaxAckPending > 0 && c.AckPending >= c.MaxAckPending && c.Pending > 0:
+		return queue.StatusStall, "max_ack_pending reached: " + strconv.Itoa(c.AckPending) +
+			" delivered messages unacknowledged, so nothing more is delivered while " + pending + " are pending"
+	case st.Name != "" && c.DeliveredSeq > st.LastSeq:
+		return queue.StatusStall, "delivered sequence " + strconv.FormatUint(c.DeliveredSeq, 10) +
+			" is past the stream's last sequence " + strconv.FormatUint(st.LastSeq, 10) +
+			" (purged or re-created): new messages up to it are skipped"
+	case st.Name != "" && c.Pending > 0 && st.FirstSeq > c.DeliveredSeq+1:
+		return queue.StatusStall, "delivered sequence " + strconv.FormatUint(c.DeliveredSeq, 10) +
+			" is below the stream's first sequence " + strconv.FormatUint(st.FirstSeq, 10) +
+			": " + queue.ExactCount(int64(st.FirstSeq-c.DeliveredSeq-1)) + " messages were removed by the stream's limits before delivery"
+	case c.Pending == 0 || !full || touchedZero(obs):
+		return queue.StatusOK, ""
+	case c.Pull && !deliveredMoved(obs) && trailing(obs, func(o consumerObs) bool { return o.waiting == 0 }) == obs[len(obs)-1].time.Sub(obs[0].time):
+		return queue.StatusStall, "no pull request waiting and nothing delivered for " +
+			queue.HumanDuration(obs[len(obs)-1].time.Sub(obs[0].time)) + " while " + pending + " are pending"
+	case pendingRising(obs):
+		return queue.StatusWarn, "pending rising for " + strconv.Itoa(len(obs)) + " polls, now " + pending
+	}
+	return queue.StatusOK, ""
+}
+
+// trailing is how long the trailing run of observations satisfying cond
+// lasts (0 when only the latest does, or none).
+func trailing(obs []consumerObs, cond func(consumerObs) bool) time.Duration {
+	last := len(obs) - 1
+	if !cond(obs[last]) {
+		return 0
+	}
+	first := last
+	for first > 0 && cond(obs[first-1]) {
+		first--
+	}
+	return obs[last].time.Sub(obs[first].time)
+}
+
+func forSpan(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return " for " + queue.HumanDuration(d)
+}
+
+func touchedZero(obs []consumerObs) bool {
+	for _, o := range obs {
+		if o.pending == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func deliveredMoved(obs []consumerObs) bool {
+	for _, o := range obs[1:] {
+		if o.delivered != obs[0].delivered {
+			return true
+		}
+	}
+	return false
+}
+
+// pendingRising is lagRising for a consumer: pending never dipped below
+// where the window began and ended higher by more than a tenth of the
+// messages the stream stored meanwhile.
+func pendingRising(obs []consumerObs) bool {
+	first, last := obs[0], obs[len(obs)-1]
+	for _, o := range obs[1:] {
+		if o.pending < first.pending {
+			return false
+		}
+	}
+	return last.pending > first.pending && (last.pending-first.pending)*10 > last.lastSeq-first.lastSeq
+}

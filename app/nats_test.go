@@ -1,0 +1,62 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
+)
+
+// TestCheckNATS: check connects to each NATS cluster and counts what it
+// reads; a cluster nobody answers fails check, naming it.
+func TestCheckNATS(t *testing.T) {
+	srv := testenv.NATSEmbedded(t)
+	nc, err := nats.Connect(srv.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"ORDERS", "AUDIT"} {
+		if _, err := js.CreateStream(t.Context(), jetstream.StreamConfig{Name: name, Subjects: []string{strings.ToLower(name) + ".>"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.CreateOrUpdateConsumer(t.Context(), name, jetstream.ConsumerConfig{Durable: "worker", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	gone := testenv.FreePorts(t, 1)[0]
+	yml := fmt.Sprintf(`
+nats:
+  - name: local
+    url: %s
+    streams: {exclude: [AUDIT]}
+  - name: gone
+    url: nats://127.0.0.1:%d
+`, srv.ClientURL(), gone)
+	cfg, err := config.Parse([]byte(yml), "queuewatch.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+	defer cancel()
+	var out bytes.Buffer
+	err = Check(ctx, cfg, &out, nil)
+	if !strings.Contains(out.String(), "ok   nats:local: 1 streams, 1 consumers, 0 DLQs in ") {
+		t.Errorf("check output %q lacks the local cluster's line", out.String())
+	}
+	if err == nil || !strings.Contains(out.String(), "FAIL nats:gone: ") || !strings.Contains(err.Error(), "connect nats://127.0.0.1:") {
+		t.Errorf("check: err %v, output %q; want nats:gone to fail to connect", err, out.String())
+	}
+}

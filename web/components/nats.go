@@ -1,0 +1,86 @@
+package components
+
+import (
+	"net/url"
+	"strconv"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// TabNATS is the overview tab of NATS JetStream consumers.
+const TabNATS = "nats"
+
+// ConsumerRow is one JetStream consumer in the overview table.
+type ConsumerRow struct {
+	C      *queue.StreamConsumer
+	Status queue.Status
+	Trend  Spark
+}
+
+// NATSConsumerData is what a JetStream consumer's page shows.
+type NATSConsumerData struct {
+	Chrome   Chrome
+	Consumer *queue.StreamConsumer
+	Status   queue.Status
+	// Stream is the consumer's stream as the same poll saw it; HasStream
+	// is false when the stream was not in it.
+	Stream    queue.Stream
+	HasStream bool
+	// Pending and LagTime are the kept history of pending messages and
+	// lag seconds.
+	Pending, LagTime Spark
+}
+
+// NATSConsumerURL is the path of a JetStream consumer's page.
+func NATSConsumerURL(cluster, stream, consumer string) string {
+	return "/nats/" + url.PathEscape(cluster) + "/streams/" + url.PathEscape(stream) + "/consumers/" + url.PathEscape(consumer)
+}
+
+func kind(c *queue.StreamConsumer) string {
+	if c.Pull {
+		return "pull"
+	}
+	return "push"
+}
+
+func seq(n uint64) string { return strconv.FormatUint(n, 10) }
+
+// maxDeliver writes max_deliver, where -1 (or 0) means unlimited.
+func maxDeliver(n int) string {
+	if n <= 0 {
+		return "unlimited"
+	}
+	return strconv.Itoa(n)
+}
+
+// inFlight writes ack pending against max_ack_pending, "3 / 20".
+func inFlight(c *queue.StreamConsumer) string {
+	s := Count(int64(c.AckPending))
+	if c.MaxAckPending > 0 {
+		s += " / " + Count(int64(c.MaxAckPending))
+	}
+	return s
+}
+
+func consumerLagSeconds(c *queue.StreamConsumer) string {
+	if !c.HasLagSeconds {
+		return "—"
+	}
+	return Seconds(c.LagSeconds)
+}
+
+func filters(c *queue.StreamConsumer) string {
+	if len(c.FilterSubject) == 0 {
+		return "all subjects"
+	}
+	s := c.FilterSubject[0]
+	for _, f := range c.FilterSubject[1:] {
+		s += ", " + f
+	}
+	return s
+}
+
+// atMaxAck reports whether the consumer has reached max_ack_pending.
+func atMaxAck(c *queue.StreamConsumer) bool {
+	return c.MaxAckPending > 0 && c.AckPending >= c.MaxAckPending
+}
