@@ -3,6 +3,7 @@ package nats_test
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -388,5 +389,58 @@ func TestStatusSignatures(t *testing.T) {
 	if idle.EffectiveStatus() != queue.StatusStall || !strings.HasPrefix(idle.StatusReason, "no pull request waiting and nothing delivered for ") ||
 		!strings.HasSuffix(idle.StatusReason, " while 8 are pending") {
 		t.Errorf("idle: %s %q, want stall: no pull request waiting", idle.EffectiveStatus(), idle.StatusReason)
+	}
+}
+
+// TestCapturedDeadLettersAreDLQs checks that, with capture on, the poll
+// lists each consumer's captured dead letters as a DLQ of its stream.
+func TestCapturedDeadLettersAreDLQs(t *testing.T) {
+	w := newWorld(t)
+	w.stream(t, "ORDERS", "orders.>")
+	w.publish(t, "orders.new", 6)
+	c := w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "billing"})
+	for _, m := range fetch(t, c, 4, 0) {
+		if err := m.TermWithReason("bad payload"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cl, err := brokernats.New(config.NATS{Name: "local", URL: w.url, DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.EnsureCapture(t.Context(), w.js); err != nil {
+		t.Fatal(err)
+	}
+	// The advisories were published before the capture stream existed:
+	// terminate two more so that some are captured for certain.
+	for _, m := range fetch(t, c, 2, 0) {
+		if err := m.TermWithReason("bad payload"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan struct{})
+	go func() { cl.RunCapture(ctx, slog.New(slog.DiscardHandler)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+
+	s, err := collectnats.New(collectnats.Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		snap := poll(t, s)
+		if len(snap.DLQs) == 1 && snap.DLQs[0].Messages == 2 {
+			d := snap.DLQs[0]
+			if d.Name != "billing" || d.Broker != queue.NATS || d.Source() != "ORDERS" {
+				t.Errorf("dlq %+v, want billing of ORDERS", d)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dlqs %+v (partial %v), want billing with 2", snap.DLQs, snap.Partial)
+		}
+		time.Sleep(100 * time.Millisecond)
 	}
 }
