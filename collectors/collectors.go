@@ -116,8 +116,25 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
+		case <-refreshed(s.src):
 		}
 	}
+}
+
+// Refresher is a source whose snapshots may leave parts pending (work it
+// finishes in the background, such as Kafka record timestamps after a
+// start). Refreshed is signalled when a poll would fill them; the scheduler
+// then polls at once rather than at the next interval.
+type Refresher interface {
+	Refreshed() <-chan struct{}
+}
+
+// refreshed is src's refresh signal, or nil (never ready) when it has none.
+func refreshed(src Source) <-chan struct{} {
+	if r, ok := src.(Refresher); ok {
+		return r.Refreshed()
+	}
+	return nil
 }
 
 // backoff doubles the interval for each consecutive failure after the first.

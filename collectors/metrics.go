@@ -178,7 +178,9 @@ func collectKafka(ch sink, snap *queue.Snapshot) {
 		if len(g.Partitions) == 0 {
 			continue
 		}
-		ch.gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
+		if !g.LagSecondsPending() { // unknown, not 0, until read
+			ch.gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
+		}
 		for _, t := range g.Topics() {
 			ch.gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
 			ch.gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
@@ -187,7 +189,9 @@ func collectKafka(ch sink, snap *queue.Snapshot) {
 		for _, p := range g.Partitions {
 			part := strconv.Itoa(int(p.Partition))
 			ch.gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
-			ch.gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
+			if !p.LagSecondsPending {
+				ch.gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
+			}
 			if p.HasCommit {
 				ch.gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
 			}

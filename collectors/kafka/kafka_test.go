@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -94,7 +95,32 @@ func (tc *testCluster) commit(group, topic string, offsets map[int32]int64) {
 	}
 }
 
+// poll polls s until no lag seconds are pending: the first poll after a
+// start publishes lag at once and reads record timestamps in the background.
 func poll(t *testing.T, s *Source) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	for pendingLagSeconds(snap) {
+		select {
+		case <-s.Refreshed():
+		case <-time.After(10 * time.Second):
+			t.Fatal("lag seconds still pending after 10 s")
+		}
+		snap = pollOnce(t, s)
+	}
+	return snap
+}
+
+func pendingLagSeconds(snap *queue.Snapshot) bool {
+	for i := range snap.Groups {
+		if snap.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
+}
+
+func pollOnce(t *testing.T, s *Source) *queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -609,6 +635,79 @@ func TestLagSecondsOversizedBatch(t *testing.T) {
 	for _, pl := range g.Partitions {
 		if pl.LagSecondsEstimated || pl.LagSeconds < want-5 || pl.LagSeconds > want+5 {
 			t.Errorf("p%d: lag seconds %.0f (estimated %v), want ≈%.0f fetched", pl.Partition, pl.LagSeconds, pl.LagSecondsEstimated, want)
+		}
+	}
+}
+
+// TestLagBeforeTimestamps holds every Fetch (the reads of record timestamps)
+// until the first poll has returned: that poll must still carry every group's
+// lag, with lag seconds marked pending rather than 0, and the source must
+// signal Refreshed once the timestamps are read so the next poll fills them.
+func TestLagBeforeTimestamps(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("orders", 3)
+	now := time.Now().Truncate(time.Millisecond)
+	for p := range int32(3) {
+		tc.produce("orders", p, 10, now.Add(-time.Minute))
+	}
+	tc.commit("billing", "orders", map[int32]int64{0: 4, 1: 10, 2: 10})
+	tc.commit("shipping", "orders", map[int32]int64{0: 2, 1: 7, 2: 10})
+
+	release := make(chan struct{})
+	var held atomic.Int32
+	tc.c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		tc.c.KeepControl()
+		held.Add(1)
+		tc.c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+
+	s := tc.source(Options{})
+	start := time.Now()
+	snap := pollOnce(t, s)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("first poll took %s: it waited for the held record fetch", took)
+	}
+	want := map[string]map[int32]int64{"billing": {0: 6, 1: 0, 2: 0}, "shipping": {0: 8, 1: 3, 2: 0}}
+	for name, lags := range want {
+		g := group(t, snap, name)
+		for p, lag := range lags {
+			pl := partition(t, g, "orders", p)
+			if pl.Lag != lag {
+				t.Errorf("%s/%d: lag %d, want %d", name, p, pl.Lag, lag)
+			}
+			if pl.LagSecondsPending != (lag > 0) || pl.LagSeconds != 0 || pl.LagSecondsEstimated {
+				t.Errorf("%s/%d: lag seconds %.1f pending %v estimated %v; want pending only where lag > 0",
+					name, p, pl.LagSeconds, pl.LagSecondsPending, pl.LagSecondsEstimated)
+			}
+		}
+		if !g.LagSecondsPending() {
+			t.Errorf("%s: group not marked pending", name)
+		}
+	}
+
+	close(release)
+	select {
+	case <-s.Refreshed():
+	case <-time.After(10 * time.Second):
+		t.Fatal("no refresh signal after the record fetch was released")
+	}
+	if held.Load() == 0 {
+		t.Fatal("no fetch was held: the test did not delay timestamps")
+	}
+	snap = pollOnce(t, s)
+	for name, lags := range want {
+		g := group(t, snap, name)
+		if g.LagSecondsPending() {
+			t.Errorf("%s: lag seconds still pending after the refresh", name)
+		}
+		for p, lag := range lags {
+			pl := partition(t, g, "orders", p)
+			// Records 0..9 are a second apart, the last a minute before now.
+			age := time.Since(now.Add(-time.Minute - time.Duration(9-(10-lag))*time.Second)).Seconds()
+			if lag > 0 && (pl.LagSecondsEstimated || pl.LagSeconds < age-2 || pl.LagSeconds > age+2) {
+				t.Errorf("%s/%d: lag seconds %.1f (estimated %v), want ≈%.1f fetched", name, p, pl.LagSeconds, pl.LagSecondsEstimated, age)
+			}
 		}
 	}
 }

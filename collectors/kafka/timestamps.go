@@ -41,31 +41,59 @@ type recordCache map[offsetKey]record
 // fillLagSeconds sets LagSeconds for every lagging partition of every group:
 // the age of the record at the offset the group reads next. It also reads the
 // records at extra offsets (DLQ heads) and returns every record it knows.
+//
+// Lag never waits for lag seconds. On the first poll, when no timestamp is
+// cached, reading one record per lagging group-partition (tens of thousands
+// on a large cluster) would delay the first snapshot by seconds; those reads
+// go to the background and the partitions are marked pending, and Refreshed
+// tells the scheduler to poll again when they are done. Later polls read only
+// the records of groups that moved, and wait for them. DLQ heads are few and
+// name a DLQ's source, a label, so they are always read before returning.
 func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
+	s.collectFill()
 	next := recordCache{}
-	var missing []offsetKey
-	need := func(k offsetKey) {
-		if _, seen := next[k]; seen {
+	var missing, missingExtra []offsetKey
+	pending := map[offsetKey]bool{}
+	need := func(k offsetKey, isExtra bool) {
+		if _, seen := next[k]; seen || pending[k] {
 			return
 		}
 		if r, ok := s.records[k]; ok {
 			next[k] = r
 			return
 		}
+		switch {
+		case isExtra:
+			missingExtra = append(missingExtra, k)
+		case !s.warm:
+			pending[k] = true
+			missing = append(missing, k)
+			return
+		default:
+			missing = append(missing, k)
+		}
 		next[k] = record{ts: -1}
-		missing = append(missing, k)
 	}
 	for gi := range snap.Groups {
-		for _, pl := range snap.Groups[gi].Partitions {
-			if pl.Lag > 0 {
-				need(offsetKey{pl.Topic, pl.Partition, nextOffset(&pl)})
+		ps := snap.Groups[gi].Partitions
+		for pi := range ps {
+			if ps[pi].Lag > 0 {
+				need(offsetKey{ps[pi].Topic, ps[pi].Partition, nextOffset(&ps[pi])}, false)
 			}
 		}
 	}
 	for _, k := range extra {
-		need(k)
+		need(k, true)
 	}
-	for k, r := range s.fetchRecords(ctx, missing, meta) {
+	if !s.warm && s.fill == nil && len(missing) == 0 {
+		s.warm = true // nothing to read: the cache is complete
+	}
+	if s.warm {
+		missingExtra = append(missingExtra, missing...)
+	} else if s.fill == nil && len(missing) > 0 {
+		s.startFill(missing, meta)
+	}
+	for k, r := range s.fetchRecords(ctx, missingExtra, meta) {
 		next[k] = r
 	}
 	s.records = next
@@ -77,7 +105,12 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 				continue
 			}
 			off := nextOffset(pl)
-			if r := next[offsetKey{pl.Topic, pl.Partition, off}]; r.ts >= 0 {
+			k := offsetKey{pl.Topic, pl.Partition, off}
+			if pending[k] {
+				pl.LagSecondsPending = true
+				continue
+			}
+			if r := next[k]; r.ts >= 0 {
 				pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
 				continue
 			}
@@ -88,6 +121,60 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 		}
 	}
 	return next
+}
+
+// timestampFill is one background read of record timestamps.
+type timestampFill struct {
+	keys map[offsetKey]bool
+	done chan struct{}
+	got  map[offsetKey]record // written before done is closed
+}
+
+// fillTimeout bounds a background read; what it did not read by then is
+// interpolated like a record that could not be fetched.
+const fillTimeout = time.Minute
+
+// startFill reads the records at keys in the background and signals
+// Refreshed when done.
+func (s *Source) startFill(keys []offsetKey, meta map[tp]partitionMeta) {
+	f := &timestampFill{keys: make(map[offsetKey]bool, len(keys)), done: make(chan struct{})}
+	for _, k := range keys {
+		f.keys[k] = true
+	}
+	s.fill = f
+	go func() {
+		ctx, cancel := context.WithTimeout(s.life, fillTimeout)
+		defer cancel()
+		f.got = s.fetchRecords(ctx, keys, meta)
+		close(f.done)
+		select {
+		case s.refreshed <- struct{}{}:
+		default: // a signal is already waiting
+		}
+	}()
+}
+
+// collectFill moves a finished background read into the record cache. Keys
+// it could not read are cached as unreadable (-1), as a poll's own fetch
+// does, so they are interpolated rather than read again.
+func (s *Source) collectFill() {
+	f := s.fill
+	if f == nil {
+		return
+	}
+	select {
+	case <-f.done:
+	default:
+		return
+	}
+	for k := range f.keys {
+		r, ok := f.got[k]
+		if !ok {
+			r = record{ts: -1}
+		}
+		s.records[k] = r
+	}
+	s.fill, s.warm = nil, true
 }
 
 // nextOffset is the offset of the next record the group will read.

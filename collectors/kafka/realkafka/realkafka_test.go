@@ -100,7 +100,32 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// poll polls s until no lag seconds are pending: the first poll after a
+// start publishes lag at once and reads record timestamps in the background.
 func poll(t *testing.T, s *collector.Source) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	for pendingLagSeconds(snap) {
+		select {
+		case <-s.Refreshed():
+		case <-time.After(20 * time.Second):
+			t.Fatal("lag seconds still pending after 20 s")
+		}
+		snap = pollOnce(t, s)
+	}
+	return snap
+}
+
+func pendingLagSeconds(snap *queue.Snapshot) bool {
+	for i := range snap.Groups {
+		if snap.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
+}
+
+func pollOnce(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
