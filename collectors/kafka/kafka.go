@@ -153,26 +153,42 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.name, Time: start}
 
+	// Metadata does not depend on the groups: it is read while they are,
+	// so a poll waits for the slower of the two rather than for both.
+	var meta map[tp]partitionMeta
+	var metaErr error
+	metaDone := make(chan struct{})
+	go func() {
+		defer close(metaDone)
+		meta, metaErr = s.metadata(ctx)
+	}()
 	groups, err := s.listGroups(ctx)
 	if err != nil {
+		<-metaDone
 		return nil, err
 	}
 	// Describe and offset fetches go to each group's coordinator. A slow
 	// coordinator must cost only its own groups, not the whole poll, so
 	// these calls get a share of the deadline and what does not answer in
-	// time is marked on the groups it concerns.
+	// time is marked on the groups it concerns. They go out together.
 	groupCtx, cancel := shareOf(ctx, 3)
-	described := s.describe(groupCtx, groups)
 	names := groupNames(groups)
 	if s.opts.DLQTopic != nil {
 		names = append(names, s.cursor)
 	}
-	committed := s.adm.FetchManyOffsets(groupCtx, names...)
+	var committed kadm.FetchOffsetsResponses
+	fetched := make(chan struct{})
+	go func() {
+		defer close(fetched)
+		committed = s.adm.FetchManyOffsets(groupCtx, names...)
+	}()
+	described := s.describe(groupCtx, groups)
+	<-fetched
 	cancel()
 
-	meta, err := s.metadata(ctx)
-	if err != nil {
-		return nil, err
+	<-metaDone
+	if metaErr != nil {
+		return nil, metaErr
 	}
 	resolveTopicIDs(described, meta)
 	dlqs := s.dlqTopics(meta)
