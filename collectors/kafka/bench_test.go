@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twmb/franz-go/pkg/kmsg"
+
 	"github.com/queuewatch/queuewatch/internal/kafkaload"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
@@ -48,4 +50,49 @@ func BenchmarkPoll(b *testing.B) {
 	b.ReportMetric(float64(s.Requests(-1)-before)/float64(b.N), "requests/poll")
 	b.ReportMetric(float64(first.Milliseconds()), "first-poll-ms")
 	b.ReportMetric(float64(gp), "group-partitions")
+}
+
+// BenchmarkFetchRecords measures reading the record at the next offset of
+// every lagging group-partition of the target workload in one go: what the
+// first poll after a start leaves to the background.
+func BenchmarkFetchRecords(b *testing.B) {
+	ctx := context.Background()
+	c, err := kafkaload.Start(ctx, kafkaload.Target)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer c.Close()
+	s, err := New(Options{Cluster: testenv.KafkaCluster(b, "load", c.ListenAddrs())})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer s.Close()
+	snap, err := s.Poll(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	meta, err := s.metadata(ctx)
+	if err != nil {
+		b.Fatal(err)
+	}
+	seen := map[offsetKey]bool{}
+	var keys []offsetKey
+	for _, g := range snap.Groups {
+		for i := range g.Partitions {
+			k := offsetKey{g.Partitions[i].Topic, g.Partitions[i].Partition, nextOffset(&g.Partitions[i])}
+			if g.Partitions[i].Lag > 0 && !seen[k] {
+				seen[k] = true
+				keys = append(keys, k)
+			}
+		}
+	}
+	before := s.Requests(int16(kmsg.Fetch))
+	b.ResetTimer()
+	for b.Loop() {
+		if got := s.fetchRecords(ctx, keys, meta); len(got) < len(keys)*9/10 {
+			b.Fatalf("read %d of %d records", len(got), len(keys))
+		}
+	}
+	b.ReportMetric(float64(s.Requests(int16(kmsg.Fetch))-before)/float64(b.N), "fetches/op")
+	b.ReportMetric(float64(len(keys)), "offsets")
 }

@@ -153,18 +153,8 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.name, Time: start}
 
-	// Metadata does not depend on the groups: it is read while they are,
-	// so a poll waits for the slower of the two rather than for both.
-	var meta map[tp]partitionMeta
-	var metaErr error
-	metaDone := make(chan struct{})
-	go func() {
-		defer close(metaDone)
-		meta, metaErr = s.metadata(ctx)
-	}()
 	groups, err := s.listGroups(ctx)
 	if err != nil {
-		<-metaDone
 		return nil, err
 	}
 	// Describe and offset fetches go to each group's coordinator. A slow
@@ -186,9 +176,13 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	<-fetched
 	cancel()
 
-	<-metaDone
-	if metaErr != nil {
-		return nil, metaErr
+	// Metadata stays last, just before the offsets are listed. Read
+	// alongside the groups, it made listings fail as a whole when one
+	// broker was down (TestOneBrokerDown): franz-go routes ListOffsets by
+	// its cached metadata, and an older cache sends it asking again.
+	meta, err := s.metadata(ctx)
+	if err != nil {
+		return nil, err
 	}
 	resolveTopicIDs(described, meta)
 	dlqs := s.dlqTopics(meta)

@@ -711,3 +711,29 @@ func TestLagBeforeTimestamps(t *testing.T) {
 		}
 	}
 }
+
+// TestOneFetchForManyOffsets puts five groups at five offsets of one
+// partition: the batch read at the lowest offset holds every record they
+// need, so one Fetch must serve them all, each with its own record's age.
+func TestOneFetchForManyOffsets(t *testing.T) {
+	tc := newCluster(t, kfake.NumBrokers(1))
+	tc.topic("orders", 1)
+	now := time.Now().Truncate(time.Millisecond)
+	tc.produce("orders", 0, 10, now.Add(-time.Minute))
+	for at := range int64(5) {
+		tc.commit(fmt.Sprintf("g%d", at), "orders", map[int32]int64{0: at})
+	}
+	s := tc.source(Options{})
+	snap := poll(t, s)
+	if n := s.Requests(int16(kmsg.Fetch)); n != 1 {
+		t.Errorf("%d fetch requests for five offsets of one partition, want 1", n)
+	}
+	for at := range int64(5) {
+		pl := partition(t, group(t, snap, fmt.Sprintf("g%d", at)), "orders", 0)
+		// Record i was produced 9-i seconds before the last, a minute ago.
+		want := time.Since(now.Add(-time.Minute - time.Duration(9-at)*time.Second)).Seconds()
+		if pl.LagSecondsEstimated || pl.LagSeconds < want-2 || pl.LagSeconds > want+2 {
+			t.Errorf("g%d: lag seconds %.1f (estimated %v), want ≈%.1f", at, pl.LagSeconds, pl.LagSecondsEstimated, want)
+		}
+	}
+}
