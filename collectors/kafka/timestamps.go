@@ -47,9 +47,13 @@ type recordCache map[offsetKey]record
 // name a DLQ's source, a label, so they are always read before returning.
 func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
 	s.collectFill()
-	next := recordCache{}
+	// Sized from the last poll: most polls need about what the last one did.
+	next := make(recordCache, len(s.records))
 	var missing, missingExtra []offsetKey
-	pending := map[offsetKey]bool{}
+	var pending map[offsetKey]bool // only before the first read of the cache
+	if !s.warm {
+		pending = map[offsetKey]bool{}
+	}
 	need := func(k offsetKey, isExtra bool) {
 		if _, seen := next[k]; seen || pending[k] {
 			return
