@@ -101,6 +101,9 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 	for {
 		start := time.Now()
 		ok := c.poll(ctx, s)
+		if ok && c.finish(ctx, s) {
+			continue // poll again at once to publish what it read
+		}
 		delay := c.opts.Interval
 		if !ok {
 			delay = backoff(c.opts.Interval, s.failures())
@@ -116,25 +119,31 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 		case <-ctx.Done():
 			return
 		case <-time.After(delay):
-		case <-refreshed(s.src):
 		}
 	}
 }
 
-// Refresher is a source whose snapshots may leave parts pending (work it
-// finishes in the background, such as Kafka record timestamps after a
-// start). Refreshed is signalled when a poll would fill them; the scheduler
-// then polls at once rather than at the next interval.
-type Refresher interface {
-	Refreshed() <-chan struct{}
+// Finisher is a source whose snapshots may leave parts pending, such as
+// Kafka lag seconds after a start: publishing what is known must not wait
+// for them. Finish does the pending work and reports whether a poll would
+// now fill them.
+type Finisher interface {
+	Finish(ctx context.Context) bool
 }
 
-// refreshed is src's refresh signal, or nil (never ready) when it has none.
-func refreshed(src Source) <-chan struct{} {
-	if r, ok := src.(Refresher); ok {
-		return r.Refreshed()
+// finish runs s's pending work after its snapshot was published, within the
+// poll timeout and never alongside a poll of s, and reports whether to poll
+// again at once.
+func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
+	f, ok := s.src.(Finisher)
+	if !ok {
+		return false
 	}
-	return nil
+	s.polling.Lock()
+	defer s.polling.Unlock()
+	fctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	return f.Finish(fctx) && ctx.Err() == nil
 }
 
 // backoff doubles the interval for each consecutive failure after the first.

@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -47,20 +48,23 @@ func TestPendingLagSecondsAbsent(t *testing.T) {
 	}
 }
 
-// refreshingSource is a scripted source with a refresh signal.
-type refreshingSource struct {
+// finishingSource is a scripted source with pending work after its first
+// poll.
+type finishingSource struct {
 	scriptedSource
-	refresh chan struct{}
+	finished atomic.Int64
 }
 
-func (s *refreshingSource) Refreshed() <-chan struct{} { return s.refresh }
+func (s *finishingSource) Finish(context.Context) bool {
+	return s.finished.Add(1) == 1 // pending work after the first poll only
+}
 
-// TestRefreshPollsAtOnce checks that a source's refresh signal makes the
-// scheduler poll again at once instead of after the interval.
-func TestRefreshPollsAtOnce(t *testing.T) {
-	src := &refreshingSource{
+// TestFinishThenPollAtOnce checks that the scheduler runs a source's pending
+// work after publishing its snapshot and then polls again at once, not after
+// the interval, and only as long as there is pending work.
+func TestFinishThenPollAtOnce(t *testing.T) {
+	src := &finishingSource{
 		scriptedSource: scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
-		refresh:        make(chan struct{}, 1),
 	}
 	c := New([]Source{src}, Options{Interval: time.Hour})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -68,17 +72,15 @@ func TestRefreshPollsAtOnce(t *testing.T) {
 	go func() { c.Run(ctx); close(done) }()
 	defer func() { cancel(); <-done }()
 
-	waitCalls := func(n int64) {
-		t.Helper()
-		deadline := time.Now().Add(5 * time.Second)
-		for src.calls.Load() < n {
-			if time.Now().After(deadline) {
-				t.Fatalf("%d polls, want %d", src.calls.Load(), n)
-			}
-			time.Sleep(5 * time.Millisecond)
+	deadline := time.Now().Add(5 * time.Second)
+	for src.calls.Load() < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d polls, want a second one right after Finish", src.calls.Load())
 		}
+		time.Sleep(5 * time.Millisecond)
 	}
-	waitCalls(1)
-	src.refresh <- struct{}{}
-	waitCalls(2)
+	time.Sleep(100 * time.Millisecond)
+	if n, f := src.calls.Load(), src.finished.Load(); n != 2 || f != 2 {
+		t.Errorf("%d polls and %d finishes, want 2 and 2 (no more once nothing is pending)", n, f)
+	}
 }

@@ -17,8 +17,9 @@
 //     every group whose offset the returned batches cover is served by it.
 //
 // The first poll after a start does not wait for step 5: it publishes lag
-// at once, with lag seconds marked pending, reads the timestamps in the
-// background and signals Refreshed, so lag seconds follow a moment later.
+// at once with lag seconds marked pending, and Finish, which the scheduler
+// calls once that snapshot is published, reads the timestamps; the poll
+// right after it carries them.
 //
 // Record timestamps are cached by (topic, partition, offset): a group that does
 // not move costs no fetch on the next poll. When the record is gone (deleted by

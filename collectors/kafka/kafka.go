@@ -52,15 +52,13 @@ type Source struct {
 	requests requestCounter
 
 	records recordCache
-	// fill reads, in the background, the record timestamps that the first
-	// poll left pending; nil when none runs. warm is set once one finished:
-	// from then on polls read the few new timestamps themselves.
-	fill      *timestampFill
-	warm      bool
-	refreshed chan struct{}
-	// life bounds background work; Close cancels it.
-	life context.Context
-	stop context.CancelFunc
+	// unread are the records whose timestamps the first poll left for
+	// Finish, with the metadata to find their leaders. warm is set once
+	// Finish read them: from then on polls read the few new timestamps
+	// themselves.
+	unread     map[offsetKey]bool
+	unreadMeta map[tp]partitionMeta
+	warm       bool
 
 	ends endHistory
 	// listed is the last poll's group listing, by name.
@@ -87,10 +85,8 @@ func New(opts Options) (*Source, error) {
 		records:    recordCache{},
 		ends:       endHistory{},
 		dlqSources: map[string]string{},
-		refreshed:  make(chan struct{}, 1),
 		now:        time.Now,
 	}
-	s.life, s.stop = context.WithCancel(context.Background())
 	cl, err := opts.Cluster.NewClient(
 		kgo.WithHooks(&s.requests),
 		// A poll has its own deadline; retrying past it only delays the
@@ -122,16 +118,8 @@ func (s *Source) Requests(key int16) int64 { return s.requests.count(key) }
 // poll's alone.
 func (s *Source) Client() *kgo.Client { return s.cl }
 
-// Close stops background reads and releases the client's connections.
-func (s *Source) Close() {
-	s.stop()
-	s.cl.Close()
-}
-
-// Refreshed is signalled when a background read finished and the next poll
-// would fill what the last snapshot left pending (its lag seconds): the
-// scheduler polls again at once instead of waiting for the interval.
-func (s *Source) Refreshed() <-chan struct{} { return s.refreshed }
+// Close releases the client's connections.
+func (s *Source) Close() { s.cl.Close() }
 
 // Check verifies that the cluster answers and lists its brokers.
 func (s *Source) Check(ctx context.Context) ([]string, error) {

@@ -95,18 +95,21 @@ func (tc *testCluster) commit(group, topic string, offsets map[int32]int64) {
 	}
 }
 
-// poll polls s until no lag seconds are pending: the first poll after a
-// start publishes lag at once and reads record timestamps in the background.
+// poll polls s as the scheduler does until no lag seconds are pending: the
+// first poll after a start publishes lag at once, Finish then reads the
+// record timestamps, and the next poll has them.
 func poll(t *testing.T, s *Source) *queue.Snapshot {
 	t.Helper()
 	snap := pollOnce(t, s)
-	for pendingLagSeconds(snap) {
-		select {
-		case <-s.Refreshed():
-		case <-time.After(10 * time.Second):
-			t.Fatal("lag seconds still pending after 10 s")
+	if pendingLagSeconds(snap) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
 		}
-		snap = pollOnce(t, s)
+		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
+			t.Fatal("lag seconds still pending after Finish")
+		}
 	}
 	return snap
 }
@@ -639,10 +642,10 @@ func TestLagSecondsOversizedBatch(t *testing.T) {
 	}
 }
 
-// TestLagBeforeTimestamps holds every Fetch (the reads of record timestamps)
-// until the first poll has returned: that poll must still carry every group's
-// lag, with lag seconds marked pending rather than 0, and the source must
-// signal Refreshed once the timestamps are read so the next poll fills them.
+// TestLagBeforeTimestamps holds every Fetch (the reads of record timestamps):
+// the first poll must still return at once with every group's lag, lag
+// seconds marked pending rather than 0, having sent no Fetch; Finish then
+// reads the timestamps and the next poll carries them.
 func TestLagBeforeTimestamps(t *testing.T) {
 	tc := newCluster(t)
 	tc.topic("orders", 3)
@@ -686,14 +689,20 @@ func TestLagBeforeTimestamps(t *testing.T) {
 		}
 	}
 
+	if n := held.Load(); n != 0 {
+		t.Errorf("the first poll sent %d fetch requests; it must leave them to Finish", n)
+	}
 	close(release)
-	select {
-	case <-s.Refreshed():
-	case <-time.After(10 * time.Second):
-		t.Fatal("no refresh signal after the record fetch was released")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !s.Finish(ctx) {
+		t.Fatal("Finish read nothing after a poll left lag seconds pending")
 	}
 	if held.Load() == 0 {
-		t.Fatal("no fetch was held: the test did not delay timestamps")
+		t.Fatal("no fetch went through the held control: the test did not delay timestamps")
+	}
+	if s.Finish(ctx) {
+		t.Error("a second Finish read again: nothing was pending")
 	}
 	snap = pollOnce(t, s)
 	for name, lags := range want {

@@ -40,13 +40,13 @@ type recordCache map[offsetKey]record
 //
 // Lag never waits for lag seconds. On the first poll, when no timestamp is
 // cached, reading one record per lagging group-partition (tens of thousands
-// on a large cluster) would delay the first snapshot by seconds; those reads
-// go to the background and the partitions are marked pending, and Refreshed
-// tells the scheduler to poll again when they are done. Later polls read only
-// the records of groups that moved, and wait for them. DLQ heads are few and
-// name a DLQ's source, a label, so they are always read before returning.
+// on a large cluster) would delay the first snapshot; those partitions are
+// marked pending and their records are read by Finish, which the scheduler
+// calls once the snapshot is published, before polling again. Later polls
+// read only the records of groups that moved, and wait for them. DLQ heads
+// are few and name a DLQ's source, a label, so they are always read before
+// returning.
 func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
-	s.collectFill()
 	// Sized from the last poll: most polls need about what the last one did.
 	next := make(recordCache, len(s.records))
 	var missing, missingExtra []offsetKey
@@ -67,7 +67,6 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 			missingExtra = append(missingExtra, k)
 		case !s.warm:
 			pending[k] = true
-			missing = append(missing, k)
 			return
 		default:
 			missing = append(missing, k)
@@ -85,15 +84,11 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 	for _, k := range extra {
 		need(k, true)
 	}
-	if !s.warm && s.fill == nil && len(missing) == 0 {
-		s.warm = true // nothing to read: the cache is complete
+	if !s.warm {
+		s.unread, s.unreadMeta = pending, meta
+		s.warm = len(pending) == 0 // nothing to read: the cache is complete
 	}
-	if s.warm {
-		missingExtra = append(missingExtra, missing...)
-	} else if s.fill == nil && len(missing) > 0 {
-		s.startFill(missing, meta)
-	}
-	for k, r := range s.fetchRecords(ctx, missingExtra, meta) {
+	for k, r := range s.fetchRecords(ctx, append(missingExtra, missing...), meta) {
 		next[k] = r
 	}
 	s.records = next
@@ -123,58 +118,31 @@ func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta 
 	return next
 }
 
-// timestampFill is one background read of record timestamps.
-type timestampFill struct {
-	keys map[offsetKey]bool
-	done chan struct{}
-	got  map[offsetKey]record // written before done is closed
-}
-
-// fillTimeout bounds a background read; what it did not read by then is
-// interpolated like a record that could not be fetched.
-const fillTimeout = time.Minute
-
-// startFill reads the records at keys in the background and signals
-// Refreshed when done.
-func (s *Source) startFill(keys []offsetKey, meta map[tp]partitionMeta) {
-	f := &timestampFill{keys: make(map[offsetKey]bool, len(keys)), done: make(chan struct{})}
-	for _, k := range keys {
-		f.keys[k] = true
+// Finish reads the record timestamps the last poll left pending and
+// reports whether it read any: the next poll then fills the snapshot's lag
+// seconds from the cache. The scheduler calls it after publishing a
+// snapshot, never during a poll. Records it cannot read are cached as
+// unreadable, as a poll's own reads do, so their lag seconds are
+// interpolated.
+func (s *Source) Finish(ctx context.Context) bool {
+	keys := s.unread
+	if len(keys) == 0 {
+		return false
 	}
-	s.fill = f
-	go func() {
-		ctx, cancel := context.WithTimeout(s.life, fillTimeout)
-		defer cancel()
-		f.got = s.fetchRecords(ctx, keys, meta)
-		close(f.done)
-		select {
-		case s.refreshed <- struct{}{}:
-		default: // a signal is already waiting
-		}
-	}()
-}
-
-// collectFill moves a finished background read into the record cache. Keys
-// it could not read are cached as unreadable (-1), as a poll's own fetch
-// does, so they are interpolated rather than read again.
-func (s *Source) collectFill() {
-	f := s.fill
-	if f == nil {
-		return
+	want := make([]offsetKey, 0, len(keys))
+	for k := range keys {
+		want = append(want, k)
 	}
-	select {
-	case <-f.done:
-	default:
-		return
-	}
-	for k := range f.keys {
-		r, ok := f.got[k]
+	got := s.fetchRecords(ctx, want, s.unreadMeta)
+	for _, k := range want {
+		r, ok := got[k]
 		if !ok {
 			r = record{ts: -1}
 		}
 		s.records[k] = r
 	}
-	s.fill, s.warm = nil, true
+	s.unread, s.unreadMeta, s.warm = nil, nil, true
+	return true
 }
 
 // nextOffset is the offset of the next record the group will read.

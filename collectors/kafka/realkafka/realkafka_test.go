@@ -100,18 +100,21 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// poll polls s until no lag seconds are pending: the first poll after a
-// start publishes lag at once and reads record timestamps in the background.
+// poll polls s as the scheduler does until no lag seconds are pending: the
+// first poll after a start publishes lag at once, Finish then reads the
+// record timestamps, and the next poll has them.
 func poll(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
 	snap := pollOnce(t, s)
-	for pendingLagSeconds(snap) {
-		select {
-		case <-s.Refreshed():
-		case <-time.After(20 * time.Second):
-			t.Fatal("lag seconds still pending after 20 s")
+	if pendingLagSeconds(snap) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
 		}
-		snap = pollOnce(t, s)
+		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
+			t.Fatal("lag seconds still pending after Finish")
+		}
 	}
 	return snap
 }
