@@ -52,6 +52,7 @@ type Source struct {
 	requests requestCounter
 
 	records recordCache
+	gen     uint64 // polls so far, to mark the records each one used
 	// unread are the records whose timestamps the first poll left for
 	// Finish, with the metadata to find their leaders. warm is set once
 	// Finish read them: from then on polls read the few new timestamps

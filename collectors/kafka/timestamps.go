@@ -27,11 +27,15 @@ type offsetKey struct {
 type record struct {
 	ts     int64
 	source string
+	// gen is the last poll that used the record (Source.gen).
+	gen uint64
 }
 
 // recordCache maps (topic, partition, offset) to the record there. Each poll
 // keeps only the entries it used, so the cache is bounded by the number of
-// group-partitions and DLQ partitions.
+// group-partitions and DLQ partitions. Entries are marked with the poll that
+// used them and the rest dropped, rather than copied into a new map: one
+// lookup per group-partition, where a copy costs three.
 type recordCache map[offsetKey]record
 
 // fillLagSeconds sets LagSeconds for every lagging partition of every group:
@@ -47,75 +51,89 @@ type recordCache map[offsetKey]record
 // are few and name a DLQ's source, a label, so they are always read before
 // returning.
 func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
-	// Sized from the last poll: most polls need about what the last one did.
-	next := make(recordCache, len(s.records))
-	var missing, missingExtra []offsetKey
+	s.gen++
+	gen := s.gen
+	// use looks k up and marks it used by this poll.
+	use := func(k offsetKey) (record, bool) {
+		r, ok := s.records[k]
+		if ok && r.gen != gen {
+			r.gen = gen
+			s.records[k] = r
+		}
+		return r, ok
+	}
 	var pending map[offsetKey]bool // only before the first read of the cache
 	if !s.warm {
 		pending = map[offsetKey]bool{}
 	}
-	need := func(k offsetKey, isExtra bool) {
-		if _, seen := next[k]; seen || pending[k] {
-			return
-		}
-		if r, ok := s.records[k]; ok {
-			next[k] = r
-			return
-		}
-		switch {
-		case isExtra:
-			missingExtra = append(missingExtra, k)
-		case !s.warm:
-			pending[k] = true
-			return
-		default:
-			missing = append(missing, k)
-		}
-		next[k] = record{ts: -1}
-	}
+	var read []offsetKey // records to read before returning
+	reading := map[offsetKey]bool{}
+	var later []*queue.PartitionLag // partitions waiting for those reads
 	for gi := range snap.Groups {
 		ps := snap.Groups[gi].Partitions
 		for pi := range ps {
-			if ps[pi].Lag > 0 {
-				need(offsetKey{ps[pi].Topic, ps[pi].Partition, nextOffset(&ps[pi])}, false)
+			pl := &ps[pi]
+			if pl.Lag == 0 {
+				continue
+			}
+			k := offsetKey{pl.Topic, pl.Partition, nextOffset(pl)}
+			switch r, ok := use(k); {
+			case ok:
+				s.setLagSeconds(pl, r, k.offset, now)
+			case !s.warm:
+				pending[k] = true
+				pl.LagSecondsPending = true
+			default:
+				if !reading[k] {
+					reading[k] = true
+					read = append(read, k)
+				}
+				later = append(later, pl)
 			}
 		}
 	}
 	for _, k := range extra {
-		need(k, true)
+		if _, ok := use(k); !ok && !reading[k] {
+			reading[k] = true
+			read = append(read, k)
+		}
 	}
 	if !s.warm {
 		s.unread, s.unreadMeta = pending, meta
 		s.warm = len(pending) == 0 // nothing to read: the cache is complete
 	}
-	for k, r := range s.fetchRecords(ctx, append(missingExtra, missing...), meta) {
-		next[k] = r
+	got := s.fetchRecords(ctx, read, meta)
+	for _, k := range read {
+		r, ok := got[k]
+		if !ok {
+			r = record{ts: -1} // unreadable: interpolated from now on
+		}
+		r.gen = gen
+		s.records[k] = r
 	}
-	s.records = next
-
-	for gi := range snap.Groups {
-		for pi := range snap.Groups[gi].Partitions {
-			pl := &snap.Groups[gi].Partitions[pi]
-			if pl.Lag == 0 {
-				continue
-			}
-			off := nextOffset(pl)
-			k := offsetKey{pl.Topic, pl.Partition, off}
-			if pending[k] {
-				pl.LagSecondsPending = true
-				continue
-			}
-			if r := next[k]; r.ts >= 0 {
-				pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
-				continue
-			}
-			if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
-				pl.LagSeconds = max(now.Sub(at).Seconds(), 0)
-				pl.LagSecondsEstimated = true
-			}
+	for _, pl := range later {
+		off := nextOffset(pl)
+		s.setLagSeconds(pl, s.records[offsetKey{pl.Topic, pl.Partition, off}], off, now)
+	}
+	for k, r := range s.records {
+		if r.gen != gen {
+			delete(s.records, k)
 		}
 	}
-	return next
+	return s.records
+}
+
+// setLagSeconds sets a partition's lag seconds from the record at off, or,
+// when it could not be read, from the end-offset history.
+func (s *Source) setLagSeconds(pl *queue.PartitionLag, r record, off int64, now time.Time) {
+	if r.ts >= 0 {
+		pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
+		return
+	}
+	if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
+		pl.LagSeconds = max(now.Sub(at).Seconds(), 0)
+		pl.LagSecondsEstimated = true
+	}
 }
 
 // Finish reads the record timestamps the last poll left pending and
