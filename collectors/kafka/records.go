@@ -18,9 +18,13 @@ import (
 // (message.max.bytes): room for any batch a default broker accepts.
 const maxBatchBytes = 1 << 20
 
+// fetchResponseBytes bounds one Fetch response; partitions that do not fit
+// are read in the next round.
+const fetchResponseBytes = 4 << 20
+
 // maxFetchRounds bounds the requests one leader gets in one read: each round
 // resolves every wanted offset that the returned batches cover.
-const maxFetchRounds = 32
+const maxFetchRounds = 64
 
 // fetchRecords reads the first record at or after each offset, with Fetch
 // requests to every partition leader at once. Offsets it cannot read are
@@ -151,7 +155,9 @@ func fetchRequest(pos map[tp]int64, meta map[tp]partitionMeta, partitionBytes in
 	req.ReplicaID = -1
 	req.MaxWaitMillis = 0
 	req.MinBytes = 0
-	req.MaxBytes = 32 << 20
+	// Small responses, several rounds: every leader is read at once, and
+	// what a response holds is in memory until it is decoded.
+	req.MaxBytes = fetchResponseBytes
 	req.SessionEpoch = -1 // no fetch session: this is a one-off read
 	byTopic := map[string]int{}
 	for p, at := range pos {
