@@ -84,3 +84,21 @@ func TestFinishThenPollAtOnce(t *testing.T) {
 		t.Errorf("%d polls and %d finishes, want 2 and 2 (no more once nothing is pending)", n, f)
 	}
 }
+
+// TestPendingSnapshotAddsNoHistoryPoint checks that a snapshot whose lag
+// seconds are pending adds no point to the group's chart history (it would
+// chart as a drop to 0), and that the next one does.
+func TestPendingSnapshotAddsNoHistoryPoint(t *testing.T) {
+	pending := kafkaSnapshot()
+	pending.Groups[0].Partitions[1].LagSeconds, pending.Groups[0].Partitions[1].LagSecondsPending = 0, true
+	src := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(pending), ok(kafkaSnapshot())}}
+	c := New([]Source{src}, Options{})
+	c.PollOnce(context.Background())
+	if h := c.GroupHistory("prod", "billing"); len(h) != 0 {
+		t.Errorf("history after a pending snapshot: %+v, want no point", h)
+	}
+	c.PollOnce(context.Background())
+	if h := c.GroupHistory("prod", "billing"); len(h) != 1 || h[0].LagSeconds != 40 {
+		t.Errorf("history after a complete snapshot: %+v, want one point with 40 s", h)
+	}
+}
