@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo build test test-short test-kafka-quorum bench lint fmt generate check-generated
+.PHONY: demo build test test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -36,3 +36,6 @@ generate: ## regenerate templ components, the rule file and dashboards
 check-generated: ## fail when generated files are stale
 	$(GO) tool templ generate -path web/components >/dev/null 2>&1
 	git diff --exit-code -- web/components || (echo "templ output is stale: run make generate and commit" && exit 1)
+
+bench-kminion: ## queuewatch side by side with kminion (.cache/bin/kminion, when installed) on one seeded kfake cluster; LARGE=1 for 100k group-partitions
+	$(GO) run ./internal/bench/kminion $(if $(LARGE),-large)

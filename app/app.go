@@ -61,22 +61,31 @@ func Run(ctx context.Context, opts Options) error {
 	defer closeSources()
 	sources = append(sources, opts.ExtraSources...)
 
-	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
-	if err != nil {
-		return err
-	}
-	defer closeDLQs()
-	process := processRegistry(opts.Version)
-	process.MustRegister(replayedCollector{dlqs}, natsLostCollector{access.nats})
-	stopCapture := startNATSCapture(ctx, access.nats, log)
-	defer stopCapture()
-
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
 		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
 		Metrics: cfg.Metrics,
 	})
+	// Polling starts first: the first data waits for no other startup work
+	// (the audit store, the listener). Polling is cancelled and waited for
+	// before the DLQ tools and the sources close.
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	wg.Go(func() { col.Run(ctx) })
+
+	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
+	if err != nil {
+		return err
+	}
+	defer closeDLQs()
+	defer func() { cancel(); wg.Wait() }() // polling stops before the DLQ tools close
+	process := processRegistry(opts.Version)
+	process.MustRegister(replayedCollector{dlqs}, natsLostCollector{access.nats})
+	stopCapture := startNATSCapture(ctx, access.nats, log)
+	defer stopCapture()
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate,
@@ -93,10 +102,6 @@ func Run(ctx context.Context, opts Options) error {
 		opts.Listening(l.Addr().String())
 	}
 
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Go(func() { col.Run(ctx) })
 	err = srv.Serve(ctx, l)
 	cancel()
 	wg.Wait()

@@ -108,6 +108,9 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 	for {
 		start := time.Now()
 		ok := c.poll(ctx, s)
+		if ok && c.finish(ctx, s) {
+			continue // poll again at once to publish what it read
+		}
 		delay := c.opts.Interval
 		if !ok {
 			delay = backoff(c.opts.Interval, s.failures())
@@ -125,6 +128,29 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 		case <-time.After(delay):
 		}
 	}
+}
+
+// Finisher is a source whose snapshots may leave parts pending, such as
+// Kafka lag seconds after a start: publishing what is known must not wait
+// for them. Finish does the pending work and reports whether a poll would
+// now fill them.
+type Finisher interface {
+	Finish(ctx context.Context) bool
+}
+
+// finish runs s's pending work after its snapshot was published, within the
+// poll timeout and never alongside a poll of s, and reports whether to poll
+// again at once.
+func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
+	f, ok := s.src.(Finisher)
+	if !ok {
+		return false
+	}
+	s.polling.Lock()
+	defer s.polling.Unlock()
+	fctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+	defer cancel()
+	return f.Finish(fctx) && ctx.Err() == nil
 }
 
 // backoff doubles the interval for each consecutive failure after the first.

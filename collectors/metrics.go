@@ -210,7 +210,7 @@ func collectGroupDetails(ch sink, cl string, g *queue.ConsumerGroup) {
 		}
 		ch.gauge(descETA, eta, cl, g.Name)
 	}
-	if len(g.Partitions) > 0 {
+	if len(g.Partitions) > 0 && !g.LagSecondsPending() { // unknown, not 0, until read
 		ch.gauge(descMaxLagSecs, g.MaxLagSeconds(), cl, g.Name)
 	}
 }
@@ -219,7 +219,9 @@ func collectTopics(ch sink, cl string, g *queue.ConsumerGroup, m config.Metrics)
 	for _, t := range g.Topics() {
 		if m.PerTopic() {
 			ch.gauge(descTopicLag, float64(t.Lag), cl, g.Name, t.Topic)
-			ch.gauge(descTopicLagSecs, t.MaxLagSeconds, cl, g.Name, t.Topic)
+			if !t.LagSecondsPending {
+				ch.gauge(descTopicLagSecs, t.MaxLagSeconds, cl, g.Name, t.Topic)
+			}
 		}
 		if m.CommitGaps {
 			ch.gauge(descUncommitted, float64(t.Uncommitted), cl, g.Name, t.Topic)
@@ -237,7 +239,7 @@ func collectPartitions(ch sink, cl string, g *queue.ConsumerGroup, m config.Metr
 		if m.PerPartition() {
 			ch.gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
 		}
-		if m.PartitionLagSeconds {
+		if m.PartitionLagSeconds && !p.LagSecondsPending {
 			ch.gauge(descLagSeconds, p.LagSeconds, cl, g.Name, p.Topic, part)
 		}
 		if m.CommittedOffsets && p.HasCommit {

@@ -76,6 +76,14 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 	groups := make(map[string][]queue.GroupPoint, len(snap.Groups))
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
+		if g.LagSecondsPending() {
+			// A point without lag seconds would chart as a drop to 0; the
+			// poll that fills them follows at once.
+			if h, ok := s.groups[g.Name]; ok {
+				groups[g.Name] = h
+			}
+			continue
+		}
 		p := queue.GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
 		groups[g.Name] = appendBounded(s.groups[g.Name], p, s.maxPoints)
 	}

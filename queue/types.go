@@ -106,6 +106,17 @@ func (g *ConsumerGroup) TotalLag() int64 {
 	return n
 }
 
+// LagSecondsPending reports whether some partition's lag seconds are still
+// being read, so that MaxLagSeconds is only a lower bound.
+func (g *ConsumerGroup) LagSecondsPending() bool {
+	for i := range g.Partitions {
+		if g.Partitions[i].LagSecondsPending {
+			return true
+		}
+	}
+	return false
+}
+
 // MaxLagSeconds is the largest lag in seconds over the group's partitions.
 func (g *ConsumerGroup) MaxLagSeconds() float64 {
 	var m float64
@@ -123,6 +134,9 @@ type TopicLag struct {
 	Uncommitted   int   // partitions without a committed offset
 	Lost          int64 // records the group never read because retention deleted them
 	MaxLagSeconds float64
+	// LagSecondsPending is set while some partition's lag seconds are
+	// still being read.
+	LagSecondsPending bool
 }
 
 // Topics sums the group's partitions per topic, in topic order of first
@@ -141,6 +155,7 @@ func (g *ConsumerGroup) Topics() []TopicLag {
 			t.Uncommitted++
 		}
 		t.MaxLagSeconds = max(t.MaxLagSeconds, p.LagSeconds)
+		t.LagSecondsPending = t.LagSecondsPending || p.LagSecondsPending
 	}
 	return out
 }
@@ -164,6 +179,9 @@ type PartitionLag struct {
 	// LagSeconds is the age of the next record the group will read; 0 when
 	// caught up. LagSecondsEstimated is set when it was interpolated from the
 	// end-offset history because that record could not be fetched.
+	// LagSecondsPending is set while that record's timestamp is still being
+	// read (the first poll after a start publishes lag before it): LagSeconds
+	// is then unknown, not 0, and is left out of metrics and shown as pending.
 	LagSeconds float64
 	// Member is the client assigned this partition, if any.
 	Member string
@@ -172,6 +190,7 @@ type PartitionLag struct {
 	Partition           int32
 	HasCommit           bool
 	LagSecondsEstimated bool
+	LagSecondsPending   bool
 }
 
 // Queue is one RabbitMQ queue as of a poll.

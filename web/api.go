@@ -21,7 +21,8 @@ type groupJSON struct {
 	Status        queue.Status    `json:"status"`
 	StatusReason  string          `json:"status_reason,omitempty"`
 	Lag           int64           `json:"lag"`
-	MaxLagSeconds float64         `json:"max_lag_seconds"`
+	MaxLagSeconds *float64        `json:"max_lag_seconds"` // nil while pending
+	Pending       bool            `json:"lag_seconds_pending,omitempty"`
 	ETASeconds    *float64        `json:"eta_seconds,omitempty"`
 	FallingBehind bool            `json:"falling_behind,omitempty"`
 	Error         string          `json:"error,omitempty"`
@@ -31,26 +32,28 @@ type groupJSON struct {
 }
 
 type topicJSON struct {
-	Topic         string  `json:"topic"`
-	Lag           int64   `json:"lag"`
-	Partitions    int     `json:"partitions"`
-	Uncommitted   int     `json:"uncommitted_partitions"`
-	Lost          int64   `json:"lost_messages"`
-	MaxLagSeconds float64 `json:"max_lag_seconds"`
+	Topic         string   `json:"topic"`
+	Lag           int64    `json:"lag"`
+	Partitions    int      `json:"partitions"`
+	Uncommitted   int      `json:"uncommitted_partitions"`
+	Lost          int64    `json:"lost_messages"`
+	MaxLagSeconds *float64 `json:"max_lag_seconds"` // nil while pending
+	Pending       bool     `json:"lag_seconds_pending,omitempty"`
 }
 
 type partitionJSON struct {
-	Topic               string  `json:"topic"`
-	Partition           int32   `json:"partition"`
-	Committed           *int64  `json:"committed"`
-	End                 int64   `json:"end"`
-	LogStart            int64   `json:"log_start"`
-	Lag                 int64   `json:"lag"`
-	LagSeconds          float64 `json:"lag_seconds"`
-	LagSecondsEstimated bool    `json:"lag_seconds_estimated,omitempty"`
-	Lost                int64   `json:"lost_messages,omitempty"`
-	Member              string  `json:"member,omitempty"`
-	Host                string  `json:"host,omitempty"`
+	Topic               string   `json:"topic"`
+	Partition           int32    `json:"partition"`
+	Committed           *int64   `json:"committed"`
+	End                 int64    `json:"end"`
+	LogStart            int64    `json:"log_start"`
+	Lag                 int64    `json:"lag"`
+	LagSeconds          *float64 `json:"lag_seconds"` // nil while pending
+	Pending             bool     `json:"lag_seconds_pending,omitempty"`
+	LagSecondsEstimated bool     `json:"lag_seconds_estimated,omitempty"`
+	Lost                int64    `json:"lost_messages,omitempty"`
+	Member              string   `json:"member,omitempty"`
+	Host                string   `json:"host,omitempty"`
 }
 
 type historyJSON struct {
@@ -88,8 +91,9 @@ func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 	out := groupJSON{
 		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
 		Members: g.Members, Status: g.EffectiveStatus(), StatusReason: g.EffectiveReason(),
-		Lag: g.TotalLag(), MaxLagSeconds: g.MaxLagSeconds(), Error: g.Err,
+		Lag: g.TotalLag(), Error: g.Err,
 	}
+	out.MaxLagSeconds, out.Pending = knownSeconds(g.MaxLagSeconds(), g.LagSecondsPending())
 	if g.ETA.Known {
 		out.FallingBehind = g.ETA.FallingBehind
 		if !g.ETA.FallingBehind {
@@ -116,14 +120,17 @@ func (s *Server) apiGroup(c echo.Context) error {
 	}
 	out := toGroupJSON(g)
 	for _, t := range g.Topics() {
-		out.Topics = append(out.Topics, topicJSON{t.Topic, t.Lag, t.Partitions, t.Uncommitted, t.Lost, t.MaxLagSeconds})
+		tj := topicJSON{Topic: t.Topic, Lag: t.Lag, Partitions: t.Partitions, Uncommitted: t.Uncommitted, Lost: t.Lost}
+		tj.MaxLagSeconds, tj.Pending = knownSeconds(t.MaxLagSeconds, t.LagSecondsPending)
+		out.Topics = append(out.Topics, tj)
 	}
 	for _, p := range g.Partitions {
 		pj := partitionJSON{
 			Topic: p.Topic, Partition: p.Partition, End: p.End, LogStart: p.LogStart, Lag: p.Lag,
-			LagSeconds: p.LagSeconds, LagSecondsEstimated: p.LagSecondsEstimated, Lost: p.Lost,
+			LagSecondsEstimated: p.LagSecondsEstimated, Lost: p.Lost,
 			Member: p.Member, Host: p.Host,
 		}
+		pj.LagSeconds, pj.Pending = knownSeconds(p.LagSeconds, p.LagSecondsPending)
 		if p.HasCommit {
 			committed := p.Committed
 			pj.Committed = &committed
@@ -195,4 +202,13 @@ func withOutcomes(r dlqreplay.Receipt) dlqreplay.Receipt {
 		r.Outcomes = []dlqreplay.Outcome{}
 	}
 	return r
+}
+
+// knownSeconds is lag seconds for JSON: null, and pending true, while the
+// record timestamps are still being read, so that no client takes it for 0.
+func knownSeconds(v float64, pending bool) (*float64, bool) {
+	if pending {
+		return nil, true
+	}
+	return &v, false
 }

@@ -141,7 +141,7 @@ func TestAPIGroup(t *testing.T) {
 	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil || rec.Code != 200 {
 		t.Fatalf("%d %v: %s", rec.Code, err, rec.Body.String())
 	}
-	if len(g.Partitions) != 1 || *g.Partitions[0].Committed != 10 || g.Partitions[0].LagSeconds != 60 || len(g.History) != 1 || len(g.Topics) != 1 {
+	if len(g.Partitions) != 1 || *g.Partitions[0].Committed != 10 || g.Partitions[0].LagSeconds == nil || *g.Partitions[0].LagSeconds != 60 || len(g.History) != 1 || len(g.Topics) != 1 {
 		t.Errorf("group %+v", g)
 	}
 	rec = do(t, s, "GET", "/api/v1/groups/prod/missing")

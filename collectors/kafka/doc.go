@@ -11,8 +11,15 @@
 //  4. one Metadata request, then ListOffsets for log start, high watermark and
 //     last stable offset of the union of all consumed topics (batched per
 //     partition leader);
-//  5. Fetch, batched per leader, of the records at committed offsets whose
-//     timestamp is not cached yet, for lag in seconds.
+//  5. Fetch, one request per leader (all leaders at once), of the records at
+//     committed offsets whose timestamp is not cached yet, for lag in
+//     seconds. A partition is read once from its lowest wanted offset, and
+//     every group whose offset the returned batches cover is served by it.
+//
+// The first poll after a start does not wait for step 5: it publishes lag
+// at once with lag seconds marked pending, and Finish, which the scheduler
+// calls once that snapshot is published, reads the timestamps; the poll
+// right after it carries them.
 //
 // Record timestamps are cached by (topic, partition, offset): a group that does
 // not move costs no fetch on the next poll. When the record is gone (deleted by

@@ -52,7 +52,16 @@ type Source struct {
 	requests requestCounter
 
 	records recordCache
-	ends    endHistory
+	gen     uint64 // polls so far, to mark the records each one used
+	// unread are the records whose timestamps the first poll left for
+	// Finish, with the metadata to find their leaders. warm is set once
+	// Finish read them: from then on polls read the few new timestamps
+	// themselves.
+	unread     map[offsetKey]bool
+	unreadMeta map[tp]partitionMeta
+	warm       bool
+
+	ends endHistory
 	// listed is the last poll's group listing, by name.
 	listed kadm.ListedGroups
 	// dlqSources remembers each DLQ topic's source once a record named it,
@@ -140,16 +149,26 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	// Describe and offset fetches go to each group's coordinator. A slow
 	// coordinator must cost only its own groups, not the whole poll, so
 	// these calls get a share of the deadline and what does not answer in
-	// time is marked on the groups it concerns.
+	// time is marked on the groups it concerns. They go out together.
 	groupCtx, cancel := shareOf(ctx, 3)
-	described := s.describe(groupCtx, groups)
 	names := groupNames(groups)
 	if s.opts.DLQTopic != nil {
 		names = append(names, s.cursor)
 	}
-	committed := s.adm.FetchManyOffsets(groupCtx, names...)
+	var committed kadm.FetchOffsetsResponses
+	fetched := make(chan struct{})
+	go func() {
+		defer close(fetched)
+		committed = s.adm.FetchManyOffsets(groupCtx, names...)
+	}()
+	described := s.describe(groupCtx, groups)
+	<-fetched
 	cancel()
 
+	// Metadata stays last, just before the offsets are listed. Read
+	// alongside the groups, it made listings fail as a whole when one
+	// broker was down (TestOneBrokerDown): franz-go routes ListOffsets by
+	// its cached metadata, and an older cache sends it asking again.
 	meta, err := s.metadata(ctx)
 	if err != nil {
 		return nil, err

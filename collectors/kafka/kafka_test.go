@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -100,7 +101,35 @@ func (tc *testCluster) commit(group, topic string, offsets map[int32]int64) {
 	}
 }
 
+// poll polls s as the scheduler does until no lag seconds are pending: the
+// first poll after a start publishes lag at once, Finish then reads the
+// record timestamps, and the next poll has them.
 func poll(t *testing.T, s *Source) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	if pendingLagSeconds(snap) {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
+		}
+		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
+			t.Fatal("lag seconds still pending after Finish")
+		}
+	}
+	return snap
+}
+
+func pendingLagSeconds(snap *queue.Snapshot) bool {
+	for i := range snap.Groups {
+		if snap.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
+}
+
+func pollOnce(t *testing.T, s *Source) *queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -323,4 +352,121 @@ func TestLagSecondsOversizedBatch(t *testing.T) {
 			t.Errorf("p%d: lag seconds %.0f (estimated %v), want ≈%.0f fetched", pl.Partition, pl.LagSeconds, pl.LagSecondsEstimated, want)
 		}
 	}
+}
+
+// TestLagBeforeTimestamps holds every Fetch (the reads of record timestamps):
+// the first poll must still return at once with every group's lag, lag
+// seconds marked pending rather than 0, having sent no Fetch; Finish then
+// reads the timestamps and the next poll carries them.
+func TestLagBeforeTimestamps(t *testing.T) {
+	tc := newCluster(t)
+	tc.topic("orders", 3)
+	now := time.Now().Truncate(time.Millisecond)
+	for p := range int32(3) {
+		tc.produce("orders", p, 10, now.Add(-time.Minute))
+	}
+	tc.commit("billing", "orders", map[int32]int64{0: 4, 1: 10, 2: 10})
+	tc.commit("shipping", "orders", map[int32]int64{0: 2, 1: 7, 2: 10})
+
+	release := make(chan struct{})
+	var held atomic.Int32
+	tc.c.ControlKey(int16(kmsg.Fetch), func(kmsg.Request) (kmsg.Response, error, bool) {
+		tc.c.KeepControl()
+		held.Add(1)
+		tc.c.SleepControl(func() { <-release })
+		return nil, nil, false
+	})
+
+	s := tc.source(Options{})
+	start := time.Now()
+	snap := pollOnce(t, s)
+	if took := time.Since(start); took > 5*time.Second {
+		t.Fatalf("first poll took %s: it waited for the held record fetch", took)
+	}
+	want := map[string]map[int32]int64{"billing": {0: 6, 1: 0, 2: 0}, "shipping": {0: 8, 1: 3, 2: 0}}
+	for name, lags := range want {
+		g := group(t, snap, name)
+		for p, lag := range lags {
+			pl := partition(t, g, "orders", p)
+			if pl.Lag != lag {
+				t.Errorf("%s/%d: lag %d, want %d", name, p, pl.Lag, lag)
+			}
+			if pl.LagSecondsPending != (lag > 0) || pl.LagSeconds != 0 || pl.LagSecondsEstimated {
+				t.Errorf("%s/%d: lag seconds %.1f pending %v estimated %v; want pending only where lag > 0",
+					name, p, pl.LagSeconds, pl.LagSecondsPending, pl.LagSecondsEstimated)
+			}
+		}
+		if !g.LagSecondsPending() {
+			t.Errorf("%s: group not marked pending", name)
+		}
+	}
+
+	if n := held.Load(); n != 0 {
+		t.Errorf("the first poll sent %d fetch requests; it must leave them to Finish", n)
+	}
+	close(release)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if !s.Finish(ctx) {
+		t.Fatal("Finish read nothing after a poll left lag seconds pending")
+	}
+	if held.Load() == 0 {
+		t.Fatal("no fetch went through the held control: the test did not delay timestamps")
+	}
+	if s.Finish(ctx) {
+		t.Error("a second Finish read again: nothing was pending")
+	}
+	snap = pollOnce(t, s)
+	for name, lags := range want {
+		g := group(t, snap, name)
+		if g.LagSecondsPending() {
+			t.Errorf("%s: lag seconds still pending after the refresh", name)
+		}
+		for p, lag := range lags {
+			pl := partition(t, g, "orders", p)
+			// Records 0..9 are a second apart, the last a minute before now.
+			age := time.Since(now.Add(-time.Minute - time.Duration(9-(10-lag))*time.Second)).Seconds()
+			if lag > 0 && (pl.LagSecondsEstimated || pl.LagSeconds < age-2 || pl.LagSeconds > age+2) {
+				t.Errorf("%s/%d: lag seconds %.1f (estimated %v), want ≈%.1f fetched", name, p, pl.LagSeconds, pl.LagSecondsEstimated, age)
+			}
+		}
+	}
+}
+
+// TestOneFetchForManyOffsets puts five groups at five offsets of one
+// partition: the batch read at the lowest offset holds every record they
+// need, so one Fetch must serve them all, each with its own record's age.
+func TestOneFetchForManyOffsets(t *testing.T) {
+	tc := newCluster(t, kfake.NumBrokers(1))
+	tc.topic("orders", 1)
+	now := time.Now().Truncate(time.Millisecond)
+	tc.produce("orders", 0, 10, now.Add(-time.Minute))
+	for at := range int64(5) {
+		tc.commit(fmt.Sprintf("g%d", at), "orders", map[int32]int64{0: at})
+	}
+	s := tc.source(Options{})
+	snap := poll(t, s)
+	if n := s.Requests(int16(kmsg.Fetch)); n != 1 {
+		t.Errorf("%d fetch requests for five offsets of one partition, want 1", n)
+	}
+	for at := range int64(5) {
+		pl := partition(t, group(t, snap, fmt.Sprintf("g%d", at)), "orders", 0)
+		// Record i was produced 9-i seconds before the last, a minute ago.
+		want := time.Since(now.Add(-time.Minute - time.Duration(9-at)*time.Second)).Seconds()
+		if pl.LagSecondsEstimated || pl.LagSeconds < want-2 || pl.LagSeconds > want+2 {
+			t.Errorf("g%d: lag seconds %.1f (estimated %v), want ≈%.1f", at, pl.LagSeconds, pl.LagSecondsEstimated, want)
+		}
+	}
+}
+
+// partition returns g's lag on topic/p, failing the test when it has none.
+func partition(t *testing.T, g *queue.ConsumerGroup, topic string, p int32) queue.PartitionLag {
+	t.Helper()
+	for _, pl := range g.Partitions {
+		if pl.Topic == topic && pl.Partition == p {
+			return pl
+		}
+	}
+	t.Fatalf("group %s has no %s/%d (partitions %+v)", g.Name, topic, p, g.Partitions)
+	return queue.PartitionLag{}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"sync"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -93,17 +94,18 @@ func (s *Source) listOffsets(ctx context.Context, meta map[tp]partitionMeta, top
 	if len(used) == 0 {
 		return table, nil
 	}
-	starts, err := s.listAt(ctx, used, -2, 0)
-	if err != nil {
-		return nil, err
-	}
-	ends, err := s.listAt(ctx, used, -1, 0)
-	if err != nil {
-		return nil, err
-	}
-	stables, err := s.listAt(ctx, used, -1, 1)
-	if err != nil {
-		return nil, err
+	// The three listings are independent requests: they go out together.
+	var starts, ends, stables map[tp]int64
+	var errs [3]error
+	var wg sync.WaitGroup
+	wg.Go(func() { starts, errs[0] = s.listAt(ctx, used, -2, 0) })
+	wg.Go(func() { ends, errs[1] = s.listAt(ctx, used, -1, 0) })
+	wg.Go(func() { stables, errs[2] = s.listAt(ctx, used, -1, 1) })
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
 	}
 	for k := range used {
 		end, ok := ends[k]

@@ -5,10 +5,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/twmb/franz-go/pkg/kgo"
-	"github.com/twmb/franz-go/pkg/kmsg"
-
-	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -31,63 +27,140 @@ type offsetKey struct {
 type record struct {
 	ts     int64
 	source string
+	// gen is the last poll that used the record (Source.gen).
+	gen uint64
 }
 
 // recordCache maps (topic, partition, offset) to the record there. Each poll
 // keeps only the entries it used, so the cache is bounded by the number of
-// group-partitions and DLQ partitions.
+// group-partitions and DLQ partitions. Entries are marked with the poll that
+// used them and the rest dropped, rather than copied into a new map: one
+// lookup per group-partition, where a copy costs three.
 type recordCache map[offsetKey]record
 
 // fillLagSeconds sets LagSeconds for every lagging partition of every group:
 // the age of the record at the offset the group reads next. It also reads the
 // records at extra offsets (DLQ heads) and returns every record it knows.
+//
+// Lag never waits for lag seconds. On the first poll, when no timestamp is
+// cached, reading one record per lagging group-partition (tens of thousands
+// on a large cluster) would delay the first snapshot; those partitions are
+// marked pending and their records are read by Finish, which the scheduler
+// calls once the snapshot is published, before polling again. Later polls
+// read only the records of groups that moved, and wait for them. DLQ heads
+// are few and name a DLQ's source, a label, so they are always read before
+// returning.
 func (s *Source) fillLagSeconds(ctx context.Context, snap *queue.Snapshot, meta map[tp]partitionMeta, extra []offsetKey, now time.Time) recordCache {
-	next := recordCache{}
-	var missing []offsetKey
-	need := func(k offsetKey) {
-		if _, seen := next[k]; seen {
-			return
+	s.gen++
+	gen := s.gen
+	// use looks k up and marks it used by this poll.
+	use := func(k offsetKey) (record, bool) {
+		r, ok := s.records[k]
+		if ok && r.gen != gen {
+			r.gen = gen
+			s.records[k] = r
 		}
-		if r, ok := s.records[k]; ok {
-			next[k] = r
-			return
-		}
-		next[k] = record{ts: -1}
-		missing = append(missing, k)
+		return r, ok
 	}
+	var pending map[offsetKey]bool // only before the first read of the cache
+	if !s.warm {
+		pending = map[offsetKey]bool{}
+	}
+	var read []offsetKey // records to read before returning
+	reading := map[offsetKey]bool{}
+	var later []*queue.PartitionLag // partitions waiting for those reads
 	for gi := range snap.Groups {
-		for _, pl := range snap.Groups[gi].Partitions {
-			if pl.Lag > 0 {
-				need(offsetKey{pl.Topic, pl.Partition, nextOffset(&pl)})
+		ps := snap.Groups[gi].Partitions
+		for pi := range ps {
+			pl := &ps[pi]
+			if pl.Lag == 0 {
+				continue
+			}
+			k := offsetKey{pl.Topic, pl.Partition, nextOffset(pl)}
+			switch r, ok := use(k); {
+			case ok:
+				s.setLagSeconds(pl, r, k.offset, now)
+			case !s.warm:
+				pending[k] = true
+				pl.LagSecondsPending = true
+			default:
+				if !reading[k] {
+					reading[k] = true
+					read = append(read, k)
+				}
+				later = append(later, pl)
 			}
 		}
 	}
 	for _, k := range extra {
-		need(k)
-	}
-	for k, r := range s.fetchRecords(ctx, missing, meta) {
-		next[k] = r
-	}
-	s.records = next
-
-	for gi := range snap.Groups {
-		for pi := range snap.Groups[gi].Partitions {
-			pl := &snap.Groups[gi].Partitions[pi]
-			if pl.Lag == 0 {
-				continue
-			}
-			off := nextOffset(pl)
-			if r := next[offsetKey{pl.Topic, pl.Partition, off}]; r.ts >= 0 {
-				pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
-				continue
-			}
-			if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
-				pl.LagSeconds = max(now.Sub(at).Seconds(), 0)
-				pl.LagSecondsEstimated = true
-			}
+		if _, ok := use(k); !ok && !reading[k] {
+			reading[k] = true
+			read = append(read, k)
 		}
 	}
-	return next
+	if !s.warm {
+		s.unread, s.unreadMeta = pending, meta
+		s.warm = len(pending) == 0 // nothing to read: the cache is complete
+	}
+	got := s.fetchRecords(ctx, read, meta)
+	for _, k := range read {
+		r, ok := got[k]
+		if !ok {
+			r = record{ts: -1} // unreadable: interpolated from now on
+		}
+		r.gen = gen
+		s.records[k] = r
+	}
+	for _, pl := range later {
+		off := nextOffset(pl)
+		s.setLagSeconds(pl, s.records[offsetKey{pl.Topic, pl.Partition, off}], off, now)
+	}
+	for k, r := range s.records {
+		if r.gen != gen {
+			delete(s.records, k)
+		}
+	}
+	return s.records
+}
+
+// setLagSeconds sets a partition's lag seconds from the record at off, or,
+// when it could not be read, from the end-offset history.
+func (s *Source) setLagSeconds(pl *queue.PartitionLag, r record, off int64, now time.Time) {
+	if r.ts >= 0 {
+		pl.LagSeconds = max(now.Sub(time.UnixMilli(r.ts)).Seconds(), 0)
+		return
+	}
+	if at, ok := s.ends.producedAt(tp{pl.Topic, pl.Partition}, off); ok {
+		pl.LagSeconds = max(now.Sub(at).Seconds(), 0)
+		pl.LagSecondsEstimated = true
+	}
+}
+
+// Finish reads the record timestamps the last poll left pending and
+// reports whether it read any: the next poll then fills the snapshot's lag
+// seconds from the cache. The scheduler calls it after publishing a
+// snapshot, never during a poll. Records it cannot read are cached as
+// unreadable, as a poll's own reads do, so their lag seconds are
+// interpolated.
+func (s *Source) Finish(ctx context.Context) bool {
+	keys := s.unread
+	if len(keys) == 0 {
+		return false
+	}
+	want := make([]offsetKey, 0, len(keys))
+	for k := range keys {
+		want = append(want, k)
+	}
+	got := s.fetchRecords(ctx, want, s.unreadMeta)
+	for _, k := range want {
+		r, ok := got[k]
+		if !ok {
+			r = record{ts: -1}
+		}
+		s.records[k] = r
+	}
+	s.unread, s.unreadMeta, s.warm = nil, nil, true
+	return true
 }
 
 // nextOffset is the offset of the next record the group will read.
@@ -96,144 +169,6 @@ func nextOffset(pl *queue.PartitionLag) int64 {
 		return pl.LogStart
 	}
 	return pl.Committed
-}
-
-// fetchRecords reads the first record at or after each offset, with one
-// Fetch request per partition leader. Offsets it cannot read are absent from
-// the result.
-func (s *Source) fetchRecords(ctx context.Context, keys []offsetKey, meta map[tp]partitionMeta) map[offsetKey]record {
-	out := map[offsetKey]record{}
-	if len(keys) == 0 {
-		return out
-	}
-	byLeader := map[int32][]offsetKey{}
-	for _, k := range keys {
-		m, ok := meta[tp{k.topic, k.partition}]
-		if !ok || m.leader < 0 {
-			continue
-		}
-		byLeader[m.leader] = append(byLeader[m.leader], k)
-	}
-	for leader, ks := range byLeader {
-		s.fetchFrom(ctx, leader, ks, meta, out)
-	}
-	return out
-}
-
-// fetchFrom fetches from one leader. A partition can appear only once per
-// Fetch request, so several groups at different offsets of one partition
-// take several rounds (one per distinct offset of the busiest partition).
-//
-// A partition whose next batch is larger than fetchPartitionBytes comes back
-// empty unless it is the first in the request, so such partitions are
-// fetched again one at a time, each first in its own request, with room for
-// a batch up to Kafka's default message size.
-func (s *Source) fetchFrom(ctx context.Context, leader int32, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) {
-	var oversized []offsetKey
-	for len(keys) > 0 {
-		round, rest := splitDistinctPartitions(keys)
-		keys = rest
-		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest(round, meta, fetchPartitionBytes))
-		if err != nil {
-			s.log.Debug("fetch for lag seconds failed", "leader", leader, "err", err)
-			return
-		}
-		oversized = append(oversized, parseFetch(resp.(*kmsg.FetchResponse), round, meta, out)...)
-	}
-	for _, k := range oversized {
-		resp, err := s.cl.Broker(int(leader)).Request(ctx, fetchRequest([]offsetKey{k}, meta, maxBatchBytes))
-		if err != nil {
-			s.log.Debug("fetch for lag seconds failed", "leader", leader, "err", err)
-			return
-		}
-		parseFetch(resp.(*kmsg.FetchResponse), []offsetKey{k}, meta, out)
-	}
-}
-
-// maxBatchBytes is Kafka's default maximum record batch size
-// (message.max.bytes): room for any batch a default broker accepts.
-const maxBatchBytes = 1 << 20
-
-func splitDistinctPartitions(keys []offsetKey) (round, rest []offsetKey) {
-	seen := map[tp]bool{}
-	for _, k := range keys {
-		p := tp{k.topic, k.partition}
-		if seen[p] {
-			rest = append(rest, k)
-			continue
-		}
-		seen[p] = true
-		round = append(round, k)
-	}
-	return round, rest
-}
-
-func fetchRequest(keys []offsetKey, meta map[tp]partitionMeta, partitionBytes int32) *kmsg.FetchRequest {
-	req := kmsg.NewPtrFetchRequest()
-	req.ReplicaID = -1
-	req.MaxWaitMillis = 0
-	req.MinBytes = 0
-	req.MaxBytes = 32 << 20
-	req.SessionEpoch = -1 // no fetch session: this is a one-off read
-	byTopic := map[string]int{}
-	for _, k := range keys {
-		i, ok := byTopic[k.topic]
-		if !ok {
-			i = len(req.Topics)
-			byTopic[k.topic] = i
-			rt := kmsg.NewFetchRequestTopic()
-			rt.Topic = k.topic
-			rt.TopicID = meta[tp{k.topic, k.partition}].topicID
-			req.Topics = append(req.Topics, rt)
-		}
-		rp := kmsg.NewFetchRequestTopicPartition()
-		rp.Partition = k.partition
-		rp.FetchOffset = k.offset
-		rp.PartitionMaxBytes = partitionBytes
-		rp.CurrentLeaderEpoch = -1
-		rp.LogStartOffset = -1
-		req.Topics[i].Partitions = append(req.Topics[i].Partitions, rp)
-	}
-	return req
-}
-
-// parseFetch stores the first record at or after each key's offset in out
-// and returns the keys whose partition had records there but sent none: a
-// batch too large for the request.
-func parseFetch(resp *kmsg.FetchResponse, keys []offsetKey, meta map[tp]partitionMeta, out map[offsetKey]record) (oversized []offsetKey) {
-	want := map[tp]int64{}
-	names := map[[16]byte]string{}
-	for _, k := range keys {
-		want[tp{k.topic, k.partition}] = k.offset
-		names[meta[tp{k.topic, k.partition}].topicID] = k.topic
-	}
-	dec := kgo.DefaultDecompressor()
-	for i := range resp.Topics {
-		rt := &resp.Topics[i]
-		topic := rt.Topic
-		if topic == "" {
-			topic = names[rt.TopicID]
-		}
-		for j := range rt.Partitions {
-			rp := &rt.Partitions[j]
-			off, ok := want[tp{topic, rp.Partition}]
-			if !ok || rp.ErrorCode != 0 {
-				continue
-			}
-			fp, _ := kgo.ProcessFetchPartition(kgo.ProcessFetchPartitionOpts{
-				Offset: off, Topic: topic, Partition: rp.Partition,
-			}, rp, dec, nil)
-			k := offsetKey{topic, rp.Partition, off}
-			switch {
-			case len(fp.Records) > 0:
-				r := fp.Records[0]
-				out[k] = record{ts: r.Timestamp.UnixMilli(), source: brokerkafka.OriginalTopic(r.Headers)}
-			case len(rp.RecordBatches) == 0 && rp.HighWatermark > off:
-				oversized = append(oversized, k)
-			}
-		}
-	}
-	return oversized
 }
 
 // endSample is one observation of a partition's high watermark.

@@ -93,3 +93,8 @@ func Seed(ctx context.Context, brokers []string, w Workload) error {
 	}
 	return nil
 }
+
+// Large is the workload of the large-cluster targets: 800 topics × 20
+// partitions, 1,700 groups consuming 3 topics each (102,000
+// group-partitions, about 97,000 of them committed).
+var Large = Workload{Topics: 800, Partitions: 20, Groups: 1700, TopicsPerGroup: 3, RecordsPerPartition: 20}

@@ -215,8 +215,27 @@ func (e *env) accessWith(cursorGroup string, extra ...kgo.Opt) *brokerkafka.Clus
 	return c
 }
 
-// Poll polls s once and fails the test on an error.
+// Poll polls s as the scheduler does until no lag seconds are pending: the
+// first poll after a start publishes lag at once, Finish then reads the
+// record timestamps, and the next poll has them. It fails the test on an
+// error.
 func Poll(t *testing.T, s *collector.Source) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	if lagSecondsPending(snap) {
+		ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
+		}
+		if snap = pollOnce(t, s); lagSecondsPending(snap) {
+			t.Fatal("lag seconds still pending after Finish")
+		}
+	}
+	return snap
+}
+
+func pollOnce(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 	defer cancel()
@@ -225,6 +244,15 @@ func Poll(t *testing.T, s *collector.Source) *queue.Snapshot {
 		t.Fatalf("poll: %v", err)
 	}
 	return snap
+}
+
+func lagSecondsPending(snap *queue.Snapshot) bool {
+	for i := range snap.Groups {
+		if snap.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
 }
 
 // Group is the named group of a snapshot; the test fails without it.

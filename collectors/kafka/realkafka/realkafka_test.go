@@ -108,7 +108,35 @@ func contains(list []string, s string) bool {
 	return false
 }
 
+// poll polls s as the scheduler does until no lag seconds are pending: the
+// first poll after a start publishes lag at once, Finish then reads the
+// record timestamps, and the next poll has them.
 func poll(t *testing.T, s *collector.Source) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	if pendingLagSeconds(snap) {
+		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
+		}
+		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
+			t.Fatal("lag seconds still pending after Finish")
+		}
+	}
+	return snap
+}
+
+func pendingLagSeconds(snap *queue.Snapshot) bool {
+	for i := range snap.Groups {
+		if snap.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
+}
+
+func pollOnce(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
