@@ -47,7 +47,7 @@ func TestNATSOverview(t *testing.T) {
 		"max_ack_pending reached: 3 delivered messages unacknowledged",
 		`href="/nats/local/streams/ORDERS/consumers/mailer"`,
 		"nats:local · ORDERS",
-		"2 consumer groups are stalled or stopped",
+		"2 consumers are stalled or stopped",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("overview lacks %q", want)
