@@ -26,6 +26,13 @@ type nextMsg struct {
 	none bool
 }
 
+// coldLookups bounds the next-message reads of the first poll after a
+// start: beyond it the snapshot is published with those consumers' lag
+// seconds unknown, and Finish reads them right after, so an operator who
+// restarts queuewatch sees every consumer's backlog at once (a thousand
+// lagging consumers cost a thousand reads).
+const coldLookups = 32
+
 // nextCache maps lookups to their answers. Each poll keeps only the entries
 // it used, so the cache is bounded by the number of lagging consumers.
 type nextCache map[nextKey]nextMsg
@@ -57,6 +64,13 @@ func (s *Source) fillLagSeconds(ctx context.Context, a api, snap *queue.Snapshot
 		next[k] = nextMsg{none: true}
 		missing = append(missing, k)
 	}
+	if !s.warm && len(missing) > coldLookups {
+		for _, k := range missing {
+			delete(next, k) // unknown, not "no message"
+		}
+		s.deferred, missing = missing, nil
+	}
+	s.warm = true
 	failed := s.lookup(ctx, a, missing, next)
 	s.next = next
 
@@ -74,10 +88,31 @@ func (s *Source) fillLagSeconds(ctx context.Context, a api, snap *queue.Snapshot
 			snap.Partial = append(snap.Partial, "consumer "+c.Stream+"/"+c.Name+": lag seconds: "+err.Error())
 			continue
 		}
-		if m := next[k]; !m.none {
+		if m, ok := next[k]; ok && !m.none {
 			c.LagSeconds, c.HasLagSeconds = max(now.Sub(m.at).Seconds(), 0), true
 		}
 	}
+}
+
+// Finish reads the next messages the first poll left unread, so the poll
+// the scheduler runs at once after it carries every consumer's lag seconds.
+// It reports whether there was anything to read.
+func (s *Source) Finish(ctx context.Context) bool {
+	if len(s.deferred) == 0 {
+		return false
+	}
+	keys := s.deferred
+	s.deferred = nil
+	nc, err := s.conn(ctx)
+	if err != nil {
+		return false
+	}
+	found := nextCache{}
+	s.lookup(ctx, api{nc: nc, requests: &s.requests}, keys, found)
+	for k, m := range found {
+		s.next[k] = m
+	}
+	return true
 }
 
 // keyOf is the lookup of c's next undelivered message. Below the stream's

@@ -46,6 +46,10 @@ type Source struct {
 	requests atomic.Int64
 	next     nextCache
 	now      func() time.Time
+	// warm is set after the first poll; until then a poll reads at most
+	// coldLookups next messages and leaves the rest to Finish.
+	warm     bool
+	deferred []nextKey
 }
 
 // New creates a source; it does not connect until the first poll.

@@ -444,3 +444,57 @@ func TestCapturedDeadLettersAreDLQs(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// TestFirstPollDefersLagSeconds checks that the first poll after a start
+// publishes every consumer's backlog without reading each next message, and
+// that Finish reads them so the next poll carries every lag second.
+func TestFirstPollDefersLagSeconds(t *testing.T) {
+	w := newWorld(t)
+	w.stream(t, "ORDERS", "orders.>")
+	w.publish(t, "orders.new", 50)
+	const consumers = 40 // more than one poll reads when cold
+	for i := range consumers {
+		w.consumer(t, "ORDERS", jetstream.ConsumerConfig{
+			Durable: fmt.Sprintf("c%02d", i), DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: uint64(i + 1),
+		})
+	}
+	s := w.source(t, nil)
+	before := s.Requests()
+	snap := poll(t, s)
+	known := 0
+	for _, c := range snap.Consumers {
+		if want := uint64(50 - consumerIndex(t, c.Name)); c.Pending != want {
+			t.Errorf("%s: pending %d, want %d", c.Name, c.Pending, want)
+		}
+		if c.HasLagSeconds {
+			known++
+		}
+	}
+	if len(snap.Consumers) != consumers || known != 0 {
+		t.Fatalf("first poll: %d consumers, %d with lag seconds; want %d and none", len(snap.Consumers), known, consumers)
+	}
+	if n := s.Requests() - before; n > 5 {
+		t.Errorf("first poll made %d requests, want the listings only", n)
+	}
+	if !s.Finish(t.Context()) {
+		t.Fatal("Finish had nothing to read")
+	}
+	for _, c := range poll(t, s).Consumers {
+		want := time.Since(w.storedAt(t, "ORDERS", uint64(consumerIndex(t, c.Name)+1))).Seconds()
+		if !c.HasLagSeconds || c.LagSeconds > want+1 || c.LagSeconds < want-2 {
+			t.Errorf("%s: lag seconds %.1f (known %v), want ≈%.1f", c.Name, c.LagSeconds, c.HasLagSeconds, want)
+		}
+	}
+	if s.Finish(t.Context()) {
+		t.Error("Finish found work again after a warm poll")
+	}
+}
+
+func consumerIndex(t *testing.T, name string) int {
+	t.Helper()
+	var i int
+	if _, err := fmt.Sscanf(name, "c%02d", &i); err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
