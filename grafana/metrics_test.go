@@ -134,10 +134,15 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	for range 10 {
 		c.PollOnce(ctx)
 		if k := kafkaSnap(c.Snapshots()); k != nil && slices.ContainsFunc(k.Groups, func(g queue.ConsumerGroup) bool { return g.ETA.Known }) &&
+			!slices.ContainsFunc(k.Groups, func(g queue.ConsumerGroup) bool { return g.LagSecondsPending() }) &&
 			slices.ContainsFunc(k.DLQs, func(d queue.DLQ) bool { return d.HasOldestAge }) &&
 			natsHasLagSeconds(c.Snapshots()) {
 			break
 		}
+		// What the scheduler does after publishing: read the record
+		// timestamps and the next messages the poll left pending.
+		src.Finish(ctx)
+		natsSrc.Finish(ctx)
 		time.Sleep(200 * time.Millisecond) // let the demo move between polls
 	}
 	for _, s := range c.Statuses() {
