@@ -150,7 +150,11 @@ func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
 	defer s.polling.Unlock()
 	fctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	return f.Finish(fctx) && ctx.Err() == nil
+	if !f.Finish(fctx) || ctx.Err() != nil {
+		return false
+	}
+	s.markProvisional()
+	return true
 }
 
 // backoff doubles the interval for each consecutive failure after the first.

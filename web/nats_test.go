@@ -30,6 +30,7 @@ func natsServer() *Server {
 				},
 				{Cluster: "local", Stream: "ORDERS", Name: "mailer", Pending: 10, Status: queue.StatusStop, StatusReason: "no subscriber bound to its deliver subject, 10 pending"},
 			},
+			DLQs: []queue.DLQ{{Broker: queue.NATS, Cluster: "local", Name: "notifier", Sources: []string{"ORDERS"}, Detection: queue.DetectedConfig, Messages: 3}},
 		}}, statuses: []queue.SourceStatus{{Broker: queue.NATS, Cluster: "local", Up: true, Polled: true, LastPoll: now}}},
 	})
 }

@@ -205,6 +205,8 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	}
 	a.check(open, "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(natsServer(), "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
+	a.check(natsServer(), "GET", "/sources", "/api/v1/sources", "")
+	a.check(natsServer(), "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(groups, "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
 
@@ -212,6 +214,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	outbox, _ := outboxServer(t)
 	outboxBasic := New(Options{Monitor: outbox.opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
 	a.check(outbox, "GET", "/outbox", "/api/v1/outbox", "")
+	a.check(outbox, "GET", "/sources", "/api/v1/sources", "")
 	a.check(open, "GET", "/outbox", "/api/v1/outbox", "")
 	a.check(outboxBasic, "GET", "/outbox", "/api/v1/outbox", "")
 	a.check(outboxBasic, "GET", "/outbox", "/api/v1/outbox", "", victor)
