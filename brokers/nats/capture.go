@@ -179,7 +179,10 @@ func (w *captureWorker) handle(ctx context.Context, msg jetstream.Msg) {
 		_ = msg.Term()
 		return
 	}
-	if a.Stream == w.c.DeadLetterStream() || a.Stream == w.c.AdvisoryStream() || !w.c.cfg.Streams.Match(a.Stream) {
+	// Every stream's dead letters are captured, whatever streams selects:
+	// the advisory stream is a work queue shared by every instance, so an
+	// advisory one instance dropped would be gone for all of them.
+	if a.Stream == w.c.DeadLetterStream() || a.Stream == w.c.AdvisoryStream() {
 		_ = msg.Ack()
 		return
 	}

@@ -120,6 +120,32 @@ func SplitDeadLetterSubject(deadLetters, subject string) (stream, consumer strin
 	return stream, consumer, ok && stream != "" && consumer != "" && !strings.Contains(consumer, ".")
 }
 
+// ValidDLQName reports whether name can name a DLQ: a consumer name, or
+// "<stream>.<consumer>", neither part empty nor holding a wildcard or
+// white space. A name like ">" would otherwise select every dead letter of
+// the cluster.
+func ValidDLQName(name string) bool {
+	parts := strings.Split(name, ".")
+	if len(parts) > 2 {
+		return false
+	}
+	for _, p := range parts {
+		if p == "" || strings.ContainsAny(p, "*> \t\r\n") {
+			return false
+		}
+	}
+	return true
+}
+
+// DLQConsumer is the consumer part of a DLQ name: the DLQ names that
+// reach the same copies share it.
+func DLQConsumer(name string) string {
+	if _, consumer, ok := strings.Cut(name, "."); ok {
+		return consumer
+	}
+	return name
+}
+
 // DLQSubject is the dead-letter stream's subject filter for the DLQ named
 // name: "<stream>.<consumer>", or a consumer name alone (every stream's
 // consumer of that name; see Cluster.DeadLetterQueues).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 )
 
@@ -54,9 +55,11 @@ func (b *Backend) acquire(ctx context.Context, js jetstream.JetStream, job dlqre
 	if ttl <= 0 {
 		return nil, fmt.Errorf("lease bucket %s has no TTL: a crashed job would hold its dlq forever", b.leaseBucket())
 	}
-	// Key characters are restricted; DLQ names are not.
+	// Key characters are restricted; DLQ names are not. The key is the
+	// consumer's, so "orders" (every stream's) and "ORDERS.orders", which
+	// reach the same copies, hold one lease.
 	l := &lease{
-		kv: kv, key: "dlq." + hex.EncodeToString([]byte(job.DLQ.Name)), val: []byte(job.ID),
+		kv: kv, key: "dlq." + hex.EncodeToString([]byte(brokernats.DLQConsumer(job.DLQ.Name))), val: []byte(job.ID),
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	l.rev, err = kv.Create(ctx, l.key, l.val)

@@ -107,9 +107,13 @@ func (b *Backend) connect(ctx context.Context, purpose string) (*conn, error) {
 	return &conn{nc: nc, js: js, dl: dl}, nil
 }
 
-// filter is the dead-letter stream subject of the DLQ.
-func (b *Backend) filter(ref dlqreplay.Ref) string {
-	return brokernats.DLQSubject(b.opts.Cluster.DeadLetterStream(), ref.Name)
+// filter is the dead-letter stream subject of the DLQ; a name that is no
+// DLQ's (a wildcard, white space) is unknown rather than a subject filter.
+func (b *Backend) filter(ref dlqreplay.Ref) (string, error) {
+	if !brokernats.ValidDLQName(ref.Name) {
+		return "", fmt.Errorf("nats dlq %q: not a consumer or stream.consumer name: %w", ref.Name, dlqreplay.ErrUnknownDLQ)
+	}
+	return brokernats.DLQSubject(b.opts.Cluster.DeadLetterStream(), ref.Name), nil
 }
 
 // next reads the first copy at or after seq on filter; nil at the end.
@@ -134,13 +138,16 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		}
 		seq = n
 	}
+	filter, err := b.filter(ref)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
 	c, err := b.connect(ctx, "dlq browse")
 	if err != nil {
 		return dlqreplay.Page{}, err
 	}
 	defer c.nc.Close()
 	var page dlqreplay.Page
-	filter := b.filter(ref)
 	for len(page.Messages) < opts.Limit {
 		raw, err := c.next(ctx, filter, seq)
 		if err != nil {

@@ -2,10 +2,13 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"testing"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
+	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // A replay publish retried after a lost ack carries the same Nats-Msg-Id,
@@ -37,5 +40,26 @@ func TestReplayRetriedPublishStoredOnce(t *testing.T) {
 	}
 	if got := w.Arrived(t, "orders"); len(got) != 1 || got[0].ID != "a" || got[0].ReplayCount != "1" {
 		t.Fatalf("arrived %+v, want one copy of a", got)
+	}
+}
+
+// TestWildcardDLQNameUnknown checks that a DLQ name with a wildcard is no
+// DLQ: ">" would otherwise browse, replay or delete every dead letter of
+// the cluster under a lease of its own.
+func TestWildcardDLQNameUnknown(t *testing.T) {
+	w := newWorld(t).(*world)
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	b, err := New(Options{Cluster: w.cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{">", "*", "*.orders", "ORDERS.>", "a.b.c"} {
+		ref := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: name}
+		if _, err := b.Browse(context.Background(), ref, dlqreplay.BrowseOptions{Limit: 10}); !errors.Is(err, dlqreplay.ErrUnknownDLQ) {
+			t.Errorf("browse %q: err %v, want unknown dlq", name, err)
+		}
+		if _, err := b.Open(context.Background(), dlqreplay.JobSpec{DLQ: ref}); !errors.Is(err, dlqreplay.ErrUnknownDLQ) {
+			t.Errorf("open %q: err %v, want unknown dlq", name, err)
+		}
 	}
 }
