@@ -412,3 +412,14 @@ outbox: [{name: o, driver: postgres, dsn: "postgres://x", tables: [{table: outbo
 		}
 	}
 }
+
+func TestOutboxTableOnce(t *testing.T) {
+	_, err := Parse([]byte(`
+outbox: [{name: o, driver: postgres, dsn: x, tables: [
+  {table: outbox, created_at: created_at, pending: "status = 'new'"},
+  {table: outbox, created_at: created_at, pending: "status = 'retry'"}]}]
+`), "q.yml")
+	if err == nil || !strings.Contains(err.Error(), `outbox[0].tables[1].table: "outbox" is already watched by tables[0]`) {
+		t.Errorf("err = %v", err)
+	}
+}

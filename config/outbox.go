@@ -54,9 +54,16 @@ func (o *Outbox) validate(p *problems, path string) {
 	if len(o.ReplicationSlots) > 0 && o.Driver == OutboxMySQL {
 		p.add(path+".replication_slots", "replication slots are a PostgreSQL feature")
 	}
+	seen := map[string]int{}
 	for i := range o.Tables {
 		t := o.Tables[i]
 		tp := fmt.Sprintf("%s.tables[%d]", path, i)
+		// One entry per table: the table names its series, its publish
+		// rate and its status history.
+		if j, dup := seen[strings.ToLower(t.Table)]; dup && t.Table != "" {
+			p.add(tp+".table", "%s is already watched by tables[%d]: combine the conditions with OR", quoteScalar(t.Table), j)
+		}
+		seen[strings.ToLower(t.Table)] = i
 		switch {
 		case t.Table == "":
 			p.add(tp+".table", "required")

@@ -116,6 +116,12 @@ func open(d Dialect, dsn string) (*sql.DB, error) {
 			cfg.RuntimeParams["application_name"] = "queuewatch"
 		}
 		cfg.RuntimeParams["default_transaction_read_only"] = "on"
+		if cfg.RuntimeParams["timezone"] == "" && cfg.RuntimeParams["TimeZone"] == "" {
+			// A created_at without a time zone is read as UTC, as most
+			// applications write it, whatever the server's zone; a DSN
+			// that sets timezone says otherwise.
+			cfg.RuntimeParams["timezone"] = "UTC"
+		}
 		return stdlib.OpenDB(*cfg), nil
 	case MySQL:
 		cfg, err := mysql.ParseDSN(dsn)
@@ -124,6 +130,14 @@ func open(d Dialect, dsn string) (*sql.DB, error) {
 		}
 		if cfg.Timeout == 0 {
 			cfg.Timeout = 10 * time.Second
+		}
+		if _, set := cfg.Params["time_zone"]; !set {
+			// As for PostgreSQL: a DATETIME is read as UTC, and NOW() is
+			// UTC, unless the DSN sets time_zone.
+			if cfg.Params == nil {
+				cfg.Params = map[string]string{}
+			}
+			cfg.Params["time_zone"] = "'+00:00'"
 		}
 		conn, err := mysql.NewConnector(cfg)
 		if err != nil {

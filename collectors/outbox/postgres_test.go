@@ -342,3 +342,15 @@ func TestPostgresConnectNotBoundByStatementTimeout(t *testing.T) {
 		t.Errorf("table error %q, want none or the statement timeout", ot.Err)
 	}
 }
+
+// TestPostgresTimestampWithoutZoneIsUTC: a created_at without a time zone,
+// written in UTC as most applications do, has its true age even when the
+// database's zone is another one.
+func TestPostgresTimestampWithoutZoneIsUTC(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, "CREATE TABLE outbox (id bigserial PRIMARY KEY, created_at timestamp NOT NULL, sent_at timestamp)")
+	db.Exec(t, "INSERT INTO outbox (created_at) VALUES ((now() AT TIME ZONE 'UTC') - interval '90 seconds')")
+	db.Exec(t, "ALTER DATABASE "+db.Name+" SET timezone = 'Asia/Kolkata'") // UTC+5:30, for new sessions
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
+	wantAge(t, table(t, poll(t, s), "outbox").OldestPendingAge, 90)
+}
