@@ -209,15 +209,40 @@ func (s *Source) connect(ctx context.Context) error {
 	if known {
 		return nil
 	}
-	var version string
-	if err := s.db.QueryRowContext(ctx, "SELECT VERSION()").Scan(&version); err != nil {
-		return fmt.Errorf("read server version of %s: %w", s.name, err)
+	isMaria, err := s.probeMariaDB(ctx)
+	if err != nil {
+		return err
 	}
-	isMaria := strings.Contains(strings.ToLower(version), "mariadb")
 	s.mu.Lock()
 	s.mariaDB = &isMaria
 	s.mu.Unlock()
 	return nil
+}
+
+// probeMariaDB tells MariaDB from MySQL by the statement-timeout variable
+// each has, rather than by VERSION(), which a proxy may answer with its own
+// string: a guess wrong here would run the query with a timeout the server
+// ignores. A server with neither variable is refused: without a timeout a
+// slow query would keep running on it after queuewatch gave up.
+func (s *Source) probeMariaDB(ctx context.Context) (bool, error) {
+	var v sql.NullString
+	err := s.db.QueryRowContext(ctx, "SELECT @@max_statement_time").Scan(&v)
+	if err == nil {
+		return true, nil
+	}
+	if !unknownVariable(err) {
+		return false, fmt.Errorf("probe statement timeout of %s: %w", s.name, err)
+	}
+	if err := s.db.QueryRowContext(ctx, "SELECT @@max_execution_time").Scan(&v); err != nil {
+		return false, fmt.Errorf("%s has neither max_statement_time (MariaDB) nor max_execution_time (MySQL 5.7.8+), so its queries cannot be bounded: %w", s.name, err)
+	}
+	return false, nil
+}
+
+// unknownVariable reports MySQL's ER_UNKNOWN_SYSTEM_VARIABLE.
+func unknownVariable(err error) bool {
+	var me *mysql.MySQLError
+	return errors.As(err, &me) && me.Number == 1193
 }
 
 func (s *Source) isMariaDB() bool {
