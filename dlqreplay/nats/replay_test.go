@@ -63,3 +63,22 @@ func TestWildcardDLQNameUnknown(t *testing.T) {
 		}
 	}
 }
+
+// TestMoveRefusesInternalSubjects: a move cannot publish into JetStream's
+// own subjects (a lease bucket) or back into the dead-letter stream.
+func TestMoveRefusesInternalSubjects(t *testing.T) {
+	w := newWorld(t).(*world)
+	b, err := New(Options{Cluster: w.cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &session{b: b}
+	for _, subject := range []string{"$KV.QW_DL_LEASES.dlq.00", "$JS.API.STREAM.LIST", dlStream + ".ORDERS.billing"} {
+		if _, err := s.Route(&queue.Message{}, dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: subject}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
+			t.Errorf("move to %q: err %v, want invalid request", subject, err)
+		}
+	}
+	if r, err := s.Route(&queue.Message{}, dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: "moved"}); err != nil || r.Target != "moved" {
+		t.Errorf("move to moved: %+v %v", r, err)
+	}
+}
