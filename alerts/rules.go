@@ -290,6 +290,14 @@ func specs(cfg *config.Config) []alertSpec {
 			},
 		},
 		{
+			name: "QueuewatchCollectorPartial", severity: SeverityWarning, forDur: window, page: overviewPage,
+			summary:     `queuewatch reads only part of {{ $labels.broker }} cluster {{ $labels.cluster }}`,
+			description: `Every poll of {{ $labels.broker }} cluster {{ $labels.cluster }} for ` + hw + ` could not read {{ $value }} of its parts (groups, vhosts, streams, consumers or tables): their metrics are missing, so their alerts cannot fire. The overview's source list names them.`,
+			expr: func(string, string) string {
+				return `queuewatch_collector_partial_errors > 0`
+			},
+		},
+		{
 			name: "QueuewatchCollectorStale", severity: SeverityWarning, forDur: twoPolls, page: overviewPage,
 			summary:     `queuewatch data for {{ $labels.broker }} cluster {{ $labels.cluster }} is stale`,
 			description: `The last successful poll of {{ $labels.broker }} cluster {{ $labels.cluster }} was {{ $value | humanizeDuration }} ago, more than ` + queue.HumanDuration(a.StaleAfter) + `.`,

@@ -44,7 +44,7 @@ var wantAlerts = []string{
 	"KafkaConsumerLagHigh", "KafkaConsumerLagGrowing", "KafkaConsumerLagSecondsHigh",
 	"KafkaConsumerGroupStalled", "KafkaConsumerGroupStopped",
 	"RabbitMQQueueNoConsumers", "RabbitMQQueueBacklogHigh",
-	"QueuewatchCollectorDown", "QueuewatchCollectorStale",
+	"QueuewatchCollectorDown", "QueuewatchCollectorPartial", "QueuewatchCollectorStale",
 	"OutboxBacklogGrowing", "OutboxPublisherStalled", "OutboxPendingRowsOld",
 	"OutboxReplicationSlotInactive", "OutboxReplicationSlotLagHigh",
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
