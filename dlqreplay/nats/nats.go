@@ -35,6 +35,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -165,9 +166,10 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 	return page, nil
 }
 
-// route is a session's destination: a subject.
+// route is a session's destination: a subject, whose tokens are neither
+// wildcards nor empty (".", "a..b": the server refuses those outright).
 func route(subject string) (dlqreplay.Route, error) {
-	if subject == "" || strings.ContainsAny(subject, "*> \t\r\n") {
+	if subject == "" || strings.ContainsAny(subject, "*> \t\r\n") || slices.Contains(strings.Split(subject, "."), "") {
 		return dlqreplay.Route{}, fmt.Errorf("subject %q cannot be published to: %w", subject, dlqreplay.ErrInvalidRequest)
 	}
 	return dlqreplay.Route{Target: subject, Dest: subject}, nil

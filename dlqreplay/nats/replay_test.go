@@ -73,7 +73,7 @@ func TestMoveRefusesInternalSubjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := &session{b: b}
-	for _, subject := range []string{"$KV.QW_DL_LEASES.dlq.00", "$JS.API.STREAM.LIST", dlStream + ".ORDERS.billing"} {
+	for _, subject := range []string{"$KV.QW_DL_LEASES.dlq.00", "$JS.API.STREAM.LIST", dlStream + ".ORDERS.billing", ".", "a..b", "a.", ".a"} {
 		if _, err := s.Route(&queue.Message{}, dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: subject}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
 			t.Errorf("move to %q: err %v, want invalid request", subject, err)
 		}
