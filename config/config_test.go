@@ -108,6 +108,7 @@ func unsetEnv(t *testing.T, name string) {
 func TestLoadGood(t *testing.T) {
 	t.Setenv("KAFKA_PROD_PASSWORD", "kafka-secret")
 	t.Setenv("RABBITMQ_PASSWORD", "rabbit-secret")
+	t.Setenv("NATS_PASSWORD", "nats-secret")
 	unsetEnv(t, "RABBITMQ_MANAGEMENT_PASSWORD")
 	unsetEnv(t, "ONCALL_PASSWORD_HASH")
 
@@ -129,8 +130,14 @@ func TestLoadGood(t *testing.T) {
 	check("log", c.Log, Log{Level: "info", Format: "json"})
 	check("metrics", c.Metrics, Metrics{Granularity: GranularityPartition})
 
-	if len(c.Kafka) != 2 || len(c.RabbitMQ) != 1 {
-		t.Fatalf("clusters: %d kafka, %d rabbitmq; want 2, 1", len(c.Kafka), len(c.RabbitMQ))
+	if len(c.Kafka) != 2 || len(c.RabbitMQ) != 1 || len(c.NATS) != 1 || len(c.Outbox) != 1 {
+		t.Fatalf("clusters: %d kafka, %d rabbitmq, %d nats, %d outbox; want 2, 1, 1, 1", len(c.Kafka), len(c.RabbitMQ), len(c.NATS), len(c.Outbox))
+	}
+	if n := c.NATS[0]; len(n.URLs()) != 2 || !n.DeadLetters.Capture || n.Streams.Match("KV_locks") || !n.Streams.Match("ORDERS") {
+		t.Errorf("nats: %+v", n)
+	}
+	if o := c.Outbox[0]; o.Driver != OutboxPostgres || len(o.Tables) != 1 || o.Tables[0].Pending != "sent_at IS NULL" || o.ReplicationSlots[0] != "debezium" {
+		t.Errorf("outbox: %+v", o)
 	}
 	prod := c.Kafka[0]
 	check("kafka[0].name", prod.Name, "prod")
