@@ -349,6 +349,9 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 }
 
 func (b *Backend) checkTopic(ctx context.Context, topic string) error {
+	if !validTopic(topic) {
+		return fmt.Errorf("topic %q: Kafka topic names are 1 to 249 of [a-zA-Z0-9._-]: %w", topic, dlqreplay.ErrInvalidRequest)
+	}
 	td, err := b.adm.ListTopics(ctx, topic)
 	if err != nil {
 		return fmt.Errorf("check topic %q: %w", topic, err)
@@ -357,6 +360,20 @@ func (b *Backend) checkTopic(ctx context.Context, topic string) error {
 		return fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrTargetMissing)
 	}
 	return nil
+}
+
+// validTopic follows Kafka's own rule (org.apache.kafka.common.internals.Topic),
+// so a name the broker would refuse is the caller's mistake, not a missing topic.
+func validTopic(t string) bool {
+	if t == "" || len(t) > 249 || t == "." || t == ".." {
+		return false
+	}
+	for _, c := range []byte(t) {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
 }
 
 // commitCursor commits the cursor group's offsets for topic outside a

@@ -9,6 +9,7 @@ import (
 	"math/rand/v2"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -356,6 +357,14 @@ func TestMoveDeleteRestoreConflict(t *testing.T) {
 		Selection: dlqreplay.Selection{All: true},
 	}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
 		t.Fatalf("move to a missing topic: %v", err)
+	}
+	for _, bad := range []string{"a b", "..", strings.Repeat("t", 250), "ü"} {
+		if _, err := w.svc.Run(ctx, dlqreplay.Request{
+			DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: bad},
+			Selection: dlqreplay.Selection{All: true},
+		}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
+			t.Fatalf("move to topic %q Kafka cannot name: %v", bad, err)
+		}
 	}
 	mv, err := w.svc.Run(ctx, dlqreplay.Request{
 		DLQ: w.dlq, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "moved"},

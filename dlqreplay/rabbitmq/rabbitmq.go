@@ -301,6 +301,9 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 // checkQueue tells whether a queue exists, on a throwaway channel since a
 // failed passive declare closes the channel.
 func checkQueue(conn *amqp.Connection, name string) error {
+	if err := validName("queue", name); err != nil {
+		return err
+	}
 	ch, err := conn.Channel()
 	if err != nil {
 		return fmt.Errorf("open channel: %w", err)
@@ -315,9 +318,23 @@ func checkQueue(conn *amqp.Connection, name string) error {
 	return nil
 }
 
+// maxNameBytes is AMQP 0-9-1's limit on a queue or exchange name (a
+// short string): a longer one is the caller's mistake, not a broker error.
+const maxNameBytes = 255
+
+func validName(kind, name string) error {
+	if len(name) > maxNameBytes {
+		return fmt.Errorf("%s name is %d bytes, AMQP allows at most %d: %w", kind, len(name), maxNameBytes, dlqreplay.ErrInvalidRequest)
+	}
+	return nil
+}
+
 func checkExchange(conn *amqp.Connection, name string) error {
 	if name == "" {
 		return nil
+	}
+	if err := validName("exchange", name); err != nil {
+		return err
 	}
 	ch, err := conn.Channel()
 	if err != nil {

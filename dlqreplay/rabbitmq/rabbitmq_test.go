@@ -308,6 +308,17 @@ func TestPoisonDryRunDeleteRestore(t *testing.T) {
 	}); !errors.Is(err, dlqreplay.ErrTargetMissing) {
 		t.Fatalf("move to a missing queue: %v", err)
 	}
+	// schemathesis found a 256-byte name answered as a broker failure (502).
+	long := strings.Repeat("é", 128)
+	if _, err := w.svc.Run(ctx, dlqreplay.Request{
+		DLQ: w.dlq, Action: dlqreplay.ActionMove,
+		Target: dlqreplay.Target{Name: long}, Selection: dlqreplay.Selection{All: true},
+	}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
+		t.Fatalf("move to a 256-byte queue name: %v", err)
+	}
+	if got := w.peekIDs("work.dlq"); !slices.Equal(got, []string{"poison"}) {
+		t.Fatalf("refused move changed the dlq: %v", got)
+	}
 }
 
 func TestBigAndOneOfMany(t *testing.T) {
