@@ -369,7 +369,9 @@ func validTopic(t string) bool {
 		return false
 	}
 	for _, c := range []byte(t) {
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-') {
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '.', c == '_', c == '-':
+		default:
 			return false
 		}
 	}
