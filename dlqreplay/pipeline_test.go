@@ -124,18 +124,34 @@ func (s *fakeSession) Close(context.Context) error {
 	return nil
 }
 
-func newFakeService(t *testing.T, b *fakeBackend) *dlqreplay.Service {
+// failingArchive is the audit store with Archive refused once armed.
+type failingArchive struct {
+	*audit.Store
+	armed bool
+}
+
+var errArchive = errors.New("disk full")
+
+func (s *failingArchive) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64, error) {
+	if s.armed {
+		return nil, errArchive
+	}
+	return s.Store.Archive(ctx, msgs)
+}
+
+func newFakeService(t *testing.T, b *fakeBackend) (*dlqreplay.Service, *failingArchive) {
 	t.Helper()
 	st, err := audit.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{b}})
+	fs := &failingArchive{Store: st}
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: fs, Backends: []dlqreplay.Backend{b}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return svc
+	return svc, fs
 }
 
 // want is one message's expected outcome: its result and a part of its
@@ -151,11 +167,12 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 		// sent are deleted by a first, faultless job (the DLQ is a log,
 		// so they stay readable); the job under test then sees them as
 		// already sent.
-		sent     int
-		fake     func() *fakeSession
-		req      dlqreplay.Request
-		outcomes map[string]want
-		jobErr   error
+		sent        int
+		failArchive bool
+		fake        func() *fakeSession
+		req         dlqreplay.Request
+		outcomes    map[string]want
+		jobErr      error
 	}{
 		{
 			name: "delete: remove fails half-way through the batch",
@@ -213,6 +230,18 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 			jobErr: errRemove,
 		},
 		{
+			name:        "delete: the archive fails",
+			failArchive: true,
+			fake:        func() *fakeSession { return newFake(3) },
+			req:         dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultFailed, "archive: disk full"},
+				"m2": {dlqreplay.ResultFailed, "archive: disk full"},
+				"m3": {dlqreplay.ResultFailed, "archive: disk full"},
+			},
+			jobErr: errArchive,
+		},
+		{
 			name: "replay: settle returns outcomes and an error",
 			fake: func() *fakeSession { s := newFake(5); s.failSettle = 3; return s },
 			req:  dlqreplay.Request{Selection: dlqreplay.Selection{All: true}},
@@ -228,7 +257,7 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.fake()
 			b := &fakeBackend{newFake(tt.sent)}
-			svc := newFakeService(t, b)
+			svc, store := newFakeService(t, b)
 			if tt.sent > 0 {
 				if r, err := svc.Run(context.Background(), dlqreplay.Request{
 					DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true},
@@ -236,7 +265,7 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 					t.Fatalf("first job: %+v, %v", r.Job, err)
 				}
 			}
-			b.s = s
+			b.s, store.armed = s, tt.failArchive
 			tt.req.DLQ = fakeDLQ
 			r, err := svc.Run(context.Background(), tt.req)
 			if err != nil {
