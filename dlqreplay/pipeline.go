@@ -220,18 +220,15 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 	if r.DryRun {
 		return p.report(ctx, d, ResultWouldMove, "")
 	}
-	if err := p.flushDeletes(ctx); err != nil {
-		return err
-	}
 	if err := r.Wait(ctx); err != nil {
+		// Cancelled before its turn: kept without an outcome, like the
+		// messages the scan never read (the job's Remaining counts it).
 		return errors.Join(err, p.keep(ctx, d))
 	}
 	p.seq++
 	d.out.Result = ResultMoved
 	if err := p.s.Publish(ctx, d, route, r.ID+"."+strconv.Itoa(p.seq)); err != nil {
-		d.out.Result, d.out.Reason = ResultFailed, err.Error()
-		r.Report(d.out)
-		return errors.Join(err, p.s.Keep(d))
+		return errors.Join(err, p.fail(err.Error(), d))
 	}
 	return p.settle(ctx, false)
 }
@@ -245,22 +242,36 @@ func (p *pipeline) report(ctx context.Context, d *Delivery, res Result, reason s
 }
 
 // keep leaves a message in the DLQ; deletes selected before it are
-// handed to the session first, so a log's cursor sees them in order.
+// handed to the session first, so a log's cursor sees them in order. It
+// is kept even when they fail: the session gives back only what it was
+// told to keep.
 func (p *pipeline) keep(ctx context.Context, d *Delivery) error {
-	if err := p.flushDeletes(ctx); err != nil {
-		return err
-	}
-	return p.s.Keep(d)
+	return errors.Join(p.flushDeletes(ctx), p.s.Keep(d))
 }
 
+// remove removes a message an earlier job already sent; one that cannot
+// be removed is still in the DLQ, so it fails and is kept.
 func (p *pipeline) remove(ctx context.Context, d *Delivery) error {
-	if err := p.flushDeletes(ctx); err != nil {
-		return err
+	err := p.flushDeletes(ctx)
+	if err == nil {
+		err = p.s.Remove(ctx, d)
 	}
-	if err := p.s.Remove(ctx, d); err != nil {
-		return err
+	if err != nil {
+		return errors.Join(err, p.fail(d.out.Reason+"; not removed: "+err.Error(), d))
 	}
 	return p.settle(ctx, false)
+}
+
+// fail reports messages that stay in the DLQ as failed and keeps them, in
+// order.
+func (p *pipeline) fail(reason string, ds ...*Delivery) error {
+	var err error
+	for _, d := range ds {
+		d.out.Result, d.out.Reason = ResultFailed, reason
+		p.r.Report(d.out)
+		err = errors.Join(err, p.s.Keep(d))
+	}
+	return err
 }
 
 // check runs the target check once per target and job.
@@ -274,8 +285,10 @@ func (p *pipeline) check(ctx context.Context, route Route) error {
 }
 
 // flushDeletes archives the pending deletes in one write and only then
-// tells the session to remove them; an archive failure leaves them all in
-// the DLQ.
+// tells the session to remove them. An archive failure leaves them all in
+// the DLQ; a remove failure leaves that message and the rest of the batch
+// there (archived, which is harmless), reported failed and kept, while
+// the ones removed before it settle as deleted.
 func (p *pipeline) flushDeletes(ctx context.Context) error {
 	if len(p.deletes) == 0 {
 		return nil
@@ -287,16 +300,11 @@ func (p *pipeline) flushDeletes(ctx context.Context) error {
 		msgs[i] = &d.Message
 	}
 	if err := p.r.Archive(ctx, msgs); err != nil {
-		for _, d := range batch {
-			d.out.Result, d.out.Reason = ResultFailed, "archive: "+err.Error()
-			p.r.Report(d.out)
-			err = errors.Join(err, p.s.Keep(d))
-		}
-		return err
+		return errors.Join(err, p.fail("archive: "+err.Error(), batch...))
 	}
-	for _, d := range batch {
+	for i, d := range batch {
 		if err := p.s.Remove(ctx, d); err != nil {
-			return err
+			return errors.Join(err, p.fail("archived, not removed: "+err.Error(), batch[i:]...))
 		}
 	}
 	return p.settle(ctx, false)

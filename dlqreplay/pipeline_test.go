@@ -1,0 +1,315 @@
+package dlqreplay_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// The pipeline's answers to session faults a real broker cannot be made to
+// produce on demand (a Remove that fails half-way through a batch, a Settle
+// that returns outcomes and an error) are tested over fakeSession: the
+// Service and the audit store are the real ones.
+
+const fakeDLQ = "nats:fake::dlq"
+
+// fakeBackend opens sessions over one shared log-like DLQ.
+type fakeBackend struct{ s *fakeSession }
+
+func (b *fakeBackend) Broker() queue.Broker { return queue.NATS }
+func (b *fakeBackend) Cluster() string      { return "fake" }
+func (b *fakeBackend) Browse(context.Context, dlqreplay.Ref, dlqreplay.BrowseOptions) (dlqreplay.Page, error) {
+	return dlqreplay.Page{}, errors.New("not supported")
+}
+
+func (b *fakeBackend) Open(context.Context, dlqreplay.JobSpec) (dlqreplay.Session, error) {
+	return b.s, nil
+}
+
+func (b *fakeBackend) Restore(context.Context, dlqreplay.Ref, []dlqreplay.Archived) ([]int64, error) {
+	return nil, errors.New("not supported")
+}
+
+// fakeSession is a DLQ of ids m1…mN. Remove call number failRemove (from
+// 1) and every later one fail; Settle call number failSettle settles what
+// is pending, the last of it failed, and returns an error.
+type fakeSession struct {
+	ids        []string
+	logLike    bool // KeepsHandled
+	failRemove int
+	failSettle int
+
+	removes, settles int
+	pending          []dlqreplay.Settled
+	read, gone, kept []string // gone: settled removed or moved
+	closed           bool
+}
+
+var (
+	errRemove = errors.New("remove refused by the broker")
+	errSettle = errors.New("connection lost while settling")
+)
+
+func newFake(n int) *fakeSession {
+	s := &fakeSession{}
+	for i := range n {
+		s.ids = append(s.ids, "m"+fmt.Sprint(i+1))
+	}
+	return s
+}
+
+func (s *fakeSession) Depth() int64       { return int64(len(s.ids)) }
+func (s *fakeSession) KeepsHandled() bool { return s.logLike }
+
+func (s *fakeSession) Scan(_ context.Context, each func(*dlqreplay.Delivery) error) error {
+	for _, id := range s.ids {
+		s.read = append(s.read, id)
+		if err := each(&dlqreplay.Delivery{Message: queue.Message{ID: id}, Handle: id}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *fakeSession) Route(*queue.Message, dlqreplay.Target) (dlqreplay.Route, error) {
+	return dlqreplay.Route{Target: "orders"}, nil
+}
+func (s *fakeSession) CheckRoute(context.Context, dlqreplay.Route) error { return nil }
+
+func (s *fakeSession) Keep(d *dlqreplay.Delivery) error {
+	s.kept = append(s.kept, d.Message.ID)
+	return nil
+}
+
+func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, _ string) error {
+	s.pending = append(s.pending, dlqreplay.Settled{Delivery: d})
+	return nil
+}
+
+func (s *fakeSession) Remove(_ context.Context, d *dlqreplay.Delivery) error {
+	s.removes++
+	if s.failRemove > 0 && s.removes >= s.failRemove {
+		return fmt.Errorf("%s: %w", d.Message.ID, errRemove)
+	}
+	s.pending = append(s.pending, dlqreplay.Settled{Delivery: d})
+	return nil
+}
+
+func (s *fakeSession) Settle(context.Context, bool) ([]dlqreplay.Settled, error) {
+	s.settles++
+	out := s.pending
+	s.pending = nil
+	var err error
+	if s.settles == s.failSettle && len(out) > 0 {
+		out[len(out)-1].Err, err = errSettle, errSettle
+		s.kept = append(s.kept, out[len(out)-1].Delivery.Message.ID)
+	}
+	for _, st := range out {
+		if st.Err == nil {
+			s.gone = append(s.gone, st.Delivery.Message.ID)
+		}
+	}
+	return out, err
+}
+
+func (s *fakeSession) Close(context.Context) error {
+	s.closed = true
+	return nil
+}
+
+// failingArchive is the audit store with Archive refused once armed.
+type failingArchive struct {
+	*audit.Store
+	armed bool
+}
+
+var errArchive = errors.New("disk full")
+
+func (s *failingArchive) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64, error) {
+	if s.armed {
+		return nil, errArchive
+	}
+	return s.Store.Archive(ctx, msgs)
+}
+
+func newFakeService(t *testing.T, b *fakeBackend) (*dlqreplay.Service, *failingArchive) {
+	t.Helper()
+	st, err := audit.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	fs := &failingArchive{Store: st}
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: fs, Backends: []dlqreplay.Backend{b}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return svc, fs
+}
+
+// want is one message's expected outcome: its result and a part of its
+// reason.
+type want struct {
+	result dlqreplay.Result
+	reason string
+}
+
+func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
+	tests := []struct {
+		name string
+		// sent are deleted by a first, faultless job (the DLQ is a log,
+		// so they stay readable); the job under test then sees them as
+		// already sent.
+		sent        int
+		failArchive bool
+		fake        func() *fakeSession
+		req         dlqreplay.Request
+		outcomes    map[string]want
+		jobErr      error
+	}{
+		{
+			name: "delete: remove fails half-way through the batch",
+			fake: func() *fakeSession { s := newFake(6); s.failRemove = 3; return s },
+			req:  dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultDeleted, ""},
+				"m2": {dlqreplay.ResultDeleted, ""},
+				"m3": {dlqreplay.ResultFailed, "archived, not removed: m3: remove refused"},
+				"m4": {dlqreplay.ResultFailed, "archived, not removed: m3: remove refused"},
+				"m5": {dlqreplay.ResultFailed, "archived, not removed: m3: remove refused"},
+				"m6": {dlqreplay.ResultFailed, "archived, not removed: m3: remove refused"},
+			},
+			jobErr: errRemove,
+		},
+		{
+			name: "delete: the unselected message that flushes the batch is kept",
+			fake: func() *fakeSession { s := newFake(6); s.failRemove = 2; return s },
+			req: dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{
+				IDs: []string{"m1", "m2", "m3", "m5", "m6"},
+			}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultDeleted, ""},
+				"m2": {dlqreplay.ResultFailed, "archived, not removed: m2: remove refused"},
+				"m3": {dlqreplay.ResultFailed, "archived, not removed: m2: remove refused"},
+			},
+			jobErr: errRemove,
+		},
+		{
+			name: "delete: a message already sent that cannot be removed",
+			sent: 3,
+			fake: func() *fakeSession { s := newFake(5); s.logLike = true; s.failRemove = 2; return s },
+			req:  dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultSkipped, "already sent by an earlier job"},
+				"m2": {dlqreplay.ResultFailed, "already sent by an earlier job; not removed: m2: remove refused"},
+			},
+			jobErr: errRemove,
+		},
+		{
+			name: "delete: a message already sent after deletes that cannot be removed",
+			sent: 1,
+			fake: func() *fakeSession {
+				s := newFake(4)
+				s.ids = []string{"m2", "m3", "m1", "m4"}
+				s.logLike, s.failRemove = true, 2
+				return s
+			},
+			req: dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m2": {dlqreplay.ResultDeleted, ""},
+				"m3": {dlqreplay.ResultFailed, "archived, not removed: m3: remove refused"},
+				"m1": {dlqreplay.ResultFailed, "already sent by an earlier job; not removed: m3: remove refused"},
+			},
+			jobErr: errRemove,
+		},
+		{
+			name:        "delete: the archive fails",
+			failArchive: true,
+			fake:        func() *fakeSession { return newFake(3) },
+			req:         dlqreplay.Request{Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultFailed, "archive: disk full"},
+				"m2": {dlqreplay.ResultFailed, "archive: disk full"},
+				"m3": {dlqreplay.ResultFailed, "archive: disk full"},
+			},
+			jobErr: errArchive,
+		},
+		{
+			name: "replay: settle returns outcomes and an error",
+			fake: func() *fakeSession { s := newFake(5); s.failSettle = 3; return s },
+			req:  dlqreplay.Request{Selection: dlqreplay.Selection{All: true}},
+			outcomes: map[string]want{
+				"m1": {dlqreplay.ResultMoved, ""},
+				"m2": {dlqreplay.ResultMoved, ""},
+				"m3": {dlqreplay.ResultFailed, errSettle.Error()},
+			},
+			jobErr: errSettle,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			s := tt.fake()
+			b := &fakeBackend{newFake(tt.sent)}
+			svc, store := newFakeService(t, b)
+			if tt.sent > 0 {
+				if r, err := svc.Run(context.Background(), dlqreplay.Request{
+					DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true},
+				}); err != nil || r.Job.State != dlqreplay.StateSucceeded {
+					t.Fatalf("first job: %+v, %v", r.Job, err)
+				}
+			}
+			b.s, store.armed = s, tt.failArchive
+			tt.req.DLQ = fakeDLQ
+			r, err := svc.Run(context.Background(), tt.req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Job.State != dlqreplay.StateFailed || !strings.Contains(r.Job.Error, tt.jobErr.Error()) {
+				t.Errorf("job %s %q, want failed with %q", r.Job.State, r.Job.Error, tt.jobErr)
+			}
+			got := map[string]dlqreplay.Outcome{}
+			for _, o := range r.Outcomes {
+				if _, dup := got[o.MessageID]; dup {
+					t.Errorf("%s has two outcomes", o.MessageID)
+				}
+				got[o.MessageID] = o
+			}
+			for id, w := range tt.outcomes {
+				o, ok := got[id]
+				if !ok {
+					t.Errorf("%s has no outcome", id)
+					continue
+				}
+				if o.Result != w.result || !strings.Contains(o.Reason, w.reason) {
+					t.Errorf("%s: %s %q, want %s %q", id, o.Result, o.Reason, w.result, w.reason)
+				}
+			}
+			if len(got) != len(tt.outcomes) {
+				t.Errorf("outcomes %+v, want %d", r.Outcomes, len(tt.outcomes))
+			}
+			// Every message read is either gone or kept in the DLQ for
+			// Close to give back, and its outcome says which.
+			for _, id := range s.read {
+				isGone, isKept := slices.Contains(s.gone, id), slices.Contains(s.kept, id)
+				res := got[id].Result
+				if isGone == isKept || isGone && res == dlqreplay.ResultFailed ||
+					isKept && (res == dlqreplay.ResultMoved || res == dlqreplay.ResultDeleted) {
+					t.Errorf("%s: outcome %q, gone %v, kept %v", id, res, isGone, isKept)
+				}
+			}
+			if p := r.Job.Progress; p.Moved+p.Failed+p.Skipped != int64(len(tt.outcomes)) {
+				t.Errorf("progress %+v does not count the %d outcomes", p, len(tt.outcomes))
+			}
+			if !s.closed {
+				t.Error("session not closed")
+			}
+		})
+	}
+}
