@@ -77,7 +77,10 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	}
 	hist := []*queue.Snapshot{mk(0, 1000, true), mk(1, 5000, true)}
 	latest := mk(2, 3<<20, true)
-	NewEvaluator(StatusOptions{Window: 3}).Evaluate(hist, latest) // the Evaluator covers outboxes too
+	e := NewEvaluator(StatusOptions{Window: 3}) // the Evaluator covers outboxes too
+	for _, s := range append(hist, latest) {
+		e.Evaluate(s)
+	}
 	if tb := latest.OutboxTables[0]; tb.Status != queue.StatusError || tb.StatusReason != `relation "gone" does not exist` {
 		t.Errorf("dropped table: %s %q", tb.Status, tb.StatusReason)
 	}

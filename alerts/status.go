@@ -35,48 +35,83 @@ func (o StatusOptions) window() int {
 }
 
 // Evaluate fills Status, StatusReason and ETA of every group in latest from
-// history, the earlier snapshots of the same cluster, oldest first and not
+// history, the earlier snapshots of the same source, oldest first and not
 // including latest. It mutates latest only. Callers that evaluate every poll
-// should keep an Evaluator instead, which indexes each snapshot once.
+// should keep an Evaluator instead, which remembers the window itself.
 func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOptions) {
-	NewEvaluator(opts).Evaluate(history, latest)
+	if latest == nil {
+		return
+	}
+	e := NewEvaluator(opts)
+	key := keyOf(latest)
+	for _, s := range history {
+		if s != nil && s != latest && keyOf(s) == key && s.Time.Before(latest.Time) {
+			e.polls[key] = e.remember(e.polls[key], s)
+		}
+	}
+	e.Evaluate(latest)
 }
 
-// Evaluator evaluates successive snapshots of one cluster. It caches an index
-// of each past snapshot's groups, keyed by the snapshot pointer, which is
-// sound because published snapshots are immutable; entries are dropped as
-// soon as their snapshot leaves the window. Use one Evaluator per cluster:
-// snapshots of other clusters are ignored as history. It is safe for
-// concurrent use, though calls are serialized.
+// Evaluator evaluates the successive snapshots of its sources and remembers
+// of each only what status needs later: per partition its offsets and lag,
+// per group its member count, and the small NATS and outbox parts. A window
+// of ten polls of 100,000 group-partitions so costs about 5 MB a poll rather
+// than the 15 MB of a snapshot. It is safe for concurrent use, though calls
+// are serialized.
 type Evaluator struct {
 	window int
 
 	mu    sync.Mutex
-	cache map[*queue.Snapshot]snapshotIndex
+	polls map[sourceKey][]pastPoll // per source, oldest first, at most window-1
 	// Scratch space reused across calls, so that evaluation does not
 	// allocate per group or partition.
-	past []*queue.Snapshot // usable history in the window, oldest first
-	idx  []snapshotIndex   // idx[i] indexes past[i]
-	refs []groupRef        // the evaluated group in each of past
-	obs  []observation     // one partition's window, oldest first
+	past []*queue.Snapshot // the window's polls without their groups, oldest first
+	idx  []map[string]*pastGroup
+	refs []*pastGroup // the evaluated group in each of past
+	obs  []observation
 }
 
 // NewEvaluator returns an Evaluator with the given options.
 func NewEvaluator(opts StatusOptions) *Evaluator {
-	return &Evaluator{
-		window: opts.window(),
-		cache:  make(map[*queue.Snapshot]snapshotIndex),
-	}
+	return &Evaluator{window: opts.window(), polls: make(map[sourceKey][]pastPoll)}
 }
 
-// snapshotIndex finds a snapshot's groups by name.
-type snapshotIndex map[string]groupRef
+// sourceKey names a source: cluster names are unique per broker only.
+type sourceKey struct {
+	broker  queue.Broker
+	cluster string
+}
 
-// groupRef is a group of a past snapshot. sorted records whether its
-// partitions are in (topic, partition) order, which permits binary search.
-type groupRef struct {
-	g      *queue.ConsumerGroup
+func keyOf(s *queue.Snapshot) sourceKey { return sourceKey{s.Broker, s.Cluster} }
+
+// pastPoll is what the window keeps of one poll.
+type pastPoll struct {
+	// rest is the snapshot without its groups and partitions: its time and
+	// the NATS and outbox parts, which are small.
+	rest   *queue.Snapshot
+	groups map[string]*pastGroup
+	// pending is set when the poll's lag seconds were still being read:
+	// the poll that completes it follows at once and takes its place, so
+	// the window spans polling intervals.
+	pending bool
+}
+
+// pastGroup is a group as a past poll saw it.
+type pastGroup struct {
+	members int
+	parts   []pastPartition // in the snapshot's order
+	// sorted records whether parts are in (topic, partition) order, which
+	// permits binary search.
 	sorted bool
+}
+
+// pastPartition is the part of a queue.PartitionLag status reads: half its
+// size.
+type pastPartition struct {
+	topic               string
+	committed, end, lag int64
+	partition           int32
+	hasCommit           bool
 }
 
 // observation is one partition as seen by one poll.
@@ -89,73 +124,92 @@ type observation struct {
 	members   int
 }
 
-// Evaluate fills Status, StatusReason and ETA of every group in latest from
-// history, the earlier snapshots of the cluster, oldest first and not
-// including latest. Only the last Window-1 usable snapshots of history are
-// read: those of latest's cluster, without a poll error, taken before latest.
-// It mutates latest only.
-func (e *Evaluator) Evaluate(history []*queue.Snapshot, latest *queue.Snapshot) {
+// Evaluate fills Status, StatusReason and ETA of every group (and the status
+// of every NATS consumer and outbox) in latest from the last Window-1 polls
+// of its source this Evaluator saw before it, then remembers latest. A poll
+// that failed as a whole is evaluated as an error and not remembered. It
+// mutates latest only.
+func (e *Evaluator) Evaluate(latest *queue.Snapshot) {
 	if latest == nil {
 		return
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.cache == nil { // zero Evaluator
+	if e.polls == nil { // zero Evaluator
 		e.window = StatusOptions{}.window()
-		e.cache = make(map[*queue.Snapshot]snapshotIndex)
+		e.polls = make(map[sourceKey][]pastPoll)
 	}
-	e.selectWindow(history, latest)
+	key := keyOf(latest)
+	polls := e.polls[key]
+	if n := len(polls); n > 0 && polls[n-1].pending {
+		polls = polls[:n-1]
+	}
+	e.selectWindow(polls, latest)
 	for i := range latest.Groups {
 		e.evaluateGroup(latest, &latest.Groups[i])
 	}
 	evaluateOutbox(e.past, latest, e.window)
 	e.evaluateConsumers(latest)
+	e.polls[key] = e.remember(polls, latest)
 }
 
-// selectWindow picks the past snapshots of the window into e.past and their
-// indexes into e.idx, building missing indexes and dropping stale ones.
-func (e *Evaluator) selectWindow(history []*queue.Snapshot, latest *queue.Snapshot) {
-	e.past = e.past[:0]
-	for i := len(history) - 1; i >= 0 && len(e.past) < e.window-1; i-- {
-		s := history[i]
-		if s == nil || s == latest || s.Err != nil || s.Cluster != latest.Cluster || !s.Time.Before(latest.Time) {
-			continue
+// selectWindow picks the last window-1 polls taken before latest into e.past
+// and their groups into e.idx.
+func (e *Evaluator) selectWindow(polls []pastPoll, latest *queue.Snapshot) {
+	e.past, e.idx = e.past[:0], e.idx[:0]
+	for i := len(polls) - 1; i >= 0 && len(e.past) < e.window-1; i-- {
+		if p := polls[i]; p.rest.Time.Before(latest.Time) {
+			e.past = append(e.past, p.rest)
+			e.idx = append(e.idx, p.groups)
 		}
-		e.past = append(e.past, s)
 	}
 	slices.Reverse(e.past)
-
-	for s := range e.cache {
-		if !slices.Contains(e.past, s) {
-			delete(e.cache, s)
-		}
-	}
-	e.idx = e.idx[:0]
-	for _, s := range e.past {
-		ix, ok := e.cache[s]
-		if !ok {
-			ix = indexSnapshot(s)
-			e.cache[s] = ix
-		}
-		e.idx = append(e.idx, ix)
-	}
+	slices.Reverse(e.idx)
 }
 
-func indexSnapshot(s *queue.Snapshot) snapshotIndex {
-	ix := make(snapshotIndex, len(s.Groups))
+// remember appends what the window needs of s to polls, keeping the last
+// window-1. A pending last poll is replaced.
+func (e *Evaluator) remember(polls []pastPoll, s *queue.Snapshot) []pastPoll {
+	if s.Err != nil {
+		return polls
+	}
+	if n := len(polls); n > 0 && polls[n-1].pending {
+		polls = polls[:n-1]
+	}
+	rest := *s
+	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, nil, nil
+	polls = append(polls, pastPoll{rest: &rest, groups: pastGroups(s), pending: s.LagSecondsPending()})
+	if keep := e.window - 1; len(polls) > keep {
+		// Copy rather than reslice, so the dropped polls can be freed.
+		polls = append([]pastPoll(nil), polls[len(polls)-keep:]...)
+	}
+	return polls
+}
+
+func pastGroups(s *queue.Snapshot) map[string]*pastGroup {
+	groups := make(map[string]*pastGroup, len(s.Groups))
 	for i := range s.Groups {
 		g := &s.Groups[i]
 		if g.Err != "" {
 			// A group that could not be read has no observations to give.
 			continue
 		}
-		ix[g.Name] = groupRef{g: g, sorted: slices.IsSortedFunc(g.Partitions, comparePartitions)}
+		pg := &pastGroup{members: g.Members, parts: make([]pastPartition, len(g.Partitions))}
+		for j := range g.Partitions {
+			p := &g.Partitions[j]
+			pg.parts[j] = pastPartition{
+				topic: p.Topic, partition: p.Partition, committed: p.Committed,
+				hasCommit: p.HasCommit, end: p.End, lag: p.Lag,
+			}
+		}
+		pg.sorted = slices.IsSortedFunc(pg.parts, comparePast)
+		groups[g.Name] = pg
 	}
-	return ix
+	return groups
 }
 
-func comparePartitions(a, b queue.PartitionLag) int {
-	return cmp.Or(strings.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
+func comparePast(a, b pastPartition) int {
+	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
 }
 
 // evaluateGroup sets g's status, reason and ETA.
@@ -169,8 +223,8 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 		return
 	}
 	e.refs = e.refs[:0]
-	for _, ix := range e.idx {
-		e.refs = append(e.refs, ix[g.Name])
+	for _, groups := range e.idx {
+		e.refs = append(e.refs, groups[g.Name])
 	}
 
 	var (
@@ -206,44 +260,43 @@ func setError(g *queue.ConsumerGroup, reason string) {
 }
 
 // observe returns the window of partition i of g: its observations in the
-// past snapshots that have it, then the latest one.
+// past polls that have it, then the latest one.
 func (e *Evaluator) observe(now time.Time, g *queue.ConsumerGroup, i int) []observation {
 	p := &g.Partitions[i]
 	e.obs = e.obs[:0]
-	for k, ref := range e.refs {
-		if ref.g == nil {
+	for k, pg := range e.refs {
+		if pg == nil {
 			continue
 		}
-		if pp := ref.find(i, p.Topic, p.Partition); pp != nil {
-			e.obs = append(e.obs, observe(e.past[k].Time, pp, ref.g.Members))
+		if pp := pg.find(i, p.Topic, p.Partition); pp != nil {
+			e.obs = append(e.obs, observation{
+				time: e.past[k].Time, committed: pp.committed, hasCommit: pp.hasCommit && pp.committed >= 0,
+				end: pp.end, lag: pp.lag, members: pg.members,
+			})
 		}
 	}
-	return append(e.obs, observe(now, p, g.Members))
-}
-
-func observe(t time.Time, p *queue.PartitionLag, members int) observation {
-	return observation{
-		time: t, committed: p.Committed, hasCommit: p.HasCommit && p.Committed >= 0,
-		end: p.End, lag: p.Lag, members: members,
-	}
+	return append(e.obs, observation{
+		time: now, committed: p.Committed, hasCommit: p.HasCommit && p.Committed >= 0,
+		end: p.End, lag: p.Lag, members: g.Members,
+	})
 }
 
 // find returns the group's partition topic/partition, trying index hint
 // first: partitions rarely change between polls, so they line up.
-func (r groupRef) find(hint int, topic string, partition int32) *queue.PartitionLag {
-	ps := r.g.Partitions
-	if hint < len(ps) && ps[hint].Partition == partition && ps[hint].Topic == topic {
+func (g *pastGroup) find(hint int, topic string, partition int32) *pastPartition {
+	ps := g.parts
+	if hint < len(ps) && ps[hint].partition == partition && ps[hint].topic == topic {
 		return &ps[hint]
 	}
-	if r.sorted {
-		i, ok := slices.BinarySearchFunc(ps, queue.PartitionLag{Topic: topic, Partition: partition}, comparePartitions)
+	if g.sorted {
+		i, ok := slices.BinarySearchFunc(ps, pastPartition{topic: topic, partition: partition}, comparePast)
 		if ok {
 			return &ps[i]
 		}
 		return nil
 	}
 	for i := range ps {
-		if ps[i].Partition == partition && ps[i].Topic == topic {
+		if ps[i].partition == partition && ps[i].topic == topic {
 			return &ps[i]
 		}
 	}

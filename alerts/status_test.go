@@ -475,7 +475,7 @@ func TestEvaluatorRolling(t *testing.T) {
 		fresh := snap(i, slices.Clone(latest.Groups)...)
 		fresh.Groups[0].Partitions = slices.Clone(latest.Groups[0].Partitions)
 
-		e.Evaluate(history, latest)
+		e.Evaluate(latest)
 		Evaluate(history, fresh, StatusOptions{Window: window})
 
 		got, want := latest.Groups[0], fresh.Groups[0]
@@ -483,8 +483,8 @@ func TestEvaluatorRolling(t *testing.T) {
 			t.Fatalf("poll %d: evaluator %q %q %+v; fresh %q %q %+v",
 				i, got.Status, got.StatusReason, got.ETA, want.Status, want.StatusReason, want.ETA)
 		}
-		if len(e.cache) > window-1 {
-			t.Fatalf("poll %d: cache holds %d snapshots; want at most %d", i, len(e.cache), window-1)
+		if n := len(e.polls[keyOf(latest)]); n > window-1 {
+			t.Fatalf("poll %d: the evaluator remembers %d polls; want at most %d", i, n, window-1)
 		}
 		wantStatus := queue.StatusOK
 		switch {
@@ -511,11 +511,13 @@ func TestZeroEvaluator(t *testing.T) {
 		points = append(points, point{1000, 1500, 1})
 	}
 	history, latest := series(points...)
-	e.Evaluate(history, latest)
+	for _, s := range append(history, latest) {
+		e.Evaluate(s)
+	}
 	if g := latest.Groups[0]; g.Status != queue.StatusStall {
 		t.Errorf("status %q; want stall", g.Status)
 	}
-	e.Evaluate(nil, nil) // no latest: nothing to do, no panic
+	e.Evaluate(nil) // no latest: nothing to do, no panic
 }
 
 // benchSnapshots builds n polls of 500 groups × 36 partitions (4 topics × 9),
@@ -553,12 +555,13 @@ func BenchmarkEvaluate(b *testing.B) {
 	const window = 10
 	snaps := benchSnapshots(40)
 	e := NewEvaluator(StatusOptions{Window: window})
-	span := len(snaps) - window + 1
 	b.ReportAllocs()
 	i := 0
 	for b.Loop() {
-		start := i % span
-		e.Evaluate(snaps[start:start+window-1], snaps[start+window-1])
+		// The snapshots come round again as later polls.
+		s := snaps[i%len(snaps)]
+		s.Time = t0.Add(time.Duration(i) * time.Minute)
+		e.Evaluate(s)
 		i++
 	}
 }
@@ -571,5 +574,56 @@ func BenchmarkEvaluateFunc(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		Evaluate(snaps[:window-1], snaps[window-1], StatusOptions{Window: window})
+	}
+}
+
+// TestCompletePollReplacesPendingPoll checks that the poll run at once after
+// the first one of a start, whose lag seconds were still pending, takes its
+// place in the window: it is evaluated without it, and the window then holds
+// one poll, not two taken a moment apart.
+func TestCompletePollReplacesPendingPoll(t *testing.T) {
+	e := NewEvaluator(StatusOptions{Window: 3})
+	first := snap(0, group(1, part("orders", 0, 100, 500)))
+	first.Groups[0].Partitions[0].LagSecondsPending = true
+	e.Evaluate(first)
+	complete := snap(0, group(1, part("orders", 0, 100, 500)))
+	complete.Time = first.Time.Add(300 * time.Millisecond)
+	e.Evaluate(complete)
+	if polls := e.polls[keyOf(complete)]; len(polls) != 1 || polls[0].rest.Time != complete.Time {
+		t.Fatalf("window after the complete poll: %d polls; want only the complete one", len(polls))
+	}
+	// A full window of unmoving offsets stalls; the pending poll would
+	// have counted as one of them.
+	next := snap(1, group(1, part("orders", 0, 100, 500)))
+	e.Evaluate(next)
+	if g := next.Groups[0]; g.Status != queue.StatusOK {
+		t.Errorf("after two polls a minute apart: %s (%s); want ok until the window is full", g.Status, g.StatusReason)
+	}
+	last := snap(2, group(1, part("orders", 0, 100, 500)))
+	e.Evaluate(last)
+	if g := last.Groups[0]; g.Status != queue.StatusStall {
+		t.Errorf("after a full window: %s (%s); want stall", g.Status, g.StatusReason)
+	}
+}
+
+// TestEvaluatorKeepsSourcesApart checks that one Evaluator serves every
+// source: two clusters of the same name on different brokers, and two
+// clusters of one broker, have windows of their own.
+func TestEvaluatorKeepsSourcesApart(t *testing.T) {
+	e := NewEvaluator(StatusOptions{Window: 3})
+	for i := range 3 {
+		stalled := snap(i, group(1, part("orders", 0, 100, 500)))
+		e.Evaluate(stalled)
+		moving := snap(i, group(1, part("orders", 0, int64(100+50*i), 500)))
+		moving.Broker = queue.NATS // the same cluster name, another broker
+		e.Evaluate(moving)
+		if i == 2 {
+			if g := stalled.Groups[0]; g.Status != queue.StatusStall {
+				t.Errorf("stalled group: %s; want stall", g.Status)
+			}
+			if g := moving.Groups[0]; g.Status != queue.StatusOK {
+				t.Errorf("moving group: %s (%s); want ok", g.Status, g.StatusReason)
+			}
+		}
 	}
 }

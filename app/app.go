@@ -64,7 +64,7 @@ func Run(ctx context.Context, opts Options) error {
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
-		Window: cfg.Alerts.Window, Evaluate: evaluator.Evaluate, Logger: log,
+		Evaluate: evaluator.Evaluate, Logger: log,
 		Metrics: cfg.Metrics,
 	})
 	// Polling starts first: the first data waits for no other startup work

@@ -21,12 +21,10 @@ type Options struct {
 	Timeout time.Duration
 	// History is how far back group and DLQ aggregates are kept for charts.
 	History time.Duration
-	// Window is how many recent full snapshots are kept per source for
-	// status evaluation (default 10).
-	Window int
-	// Evaluate, when set, fills derived fields (status, ETA) of a new
-	// snapshot from the recent ones (oldest first) before it is published.
-	Evaluate func(recent []*queue.Snapshot, latest *queue.Snapshot)
+	// Evaluate, when set, fills derived fields (status, ETA) of each new
+	// snapshot before it is published; it remembers the earlier ones it
+	// needs (alerts.Evaluator).
+	Evaluate func(latest *queue.Snapshot)
 	Logger   *slog.Logger
 	// Metrics selects the Kafka series /metrics exports; the zero value is
 	// the default, partition granularity without opt-in families.
@@ -42,9 +40,6 @@ func (o *Options) setDefaults() {
 	}
 	if o.History <= 0 {
 		o.History = time.Hour
-	}
-	if o.Window <= 0 {
-		o.Window = 10
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -73,7 +68,7 @@ func New(sources []Source, opts Options) *Collector {
 	maxPoints := int(opts.History/opts.Interval) + 1
 	for _, s := range sources {
 		c.sources = append(c.sources, &sourceState{
-			src: s, maxPoints: maxPoints, window: opts.Window,
+			src: s, maxPoints: maxPoints,
 			log: opts.Logger.With("broker", s.Broker(), "cluster", s.Cluster()),
 		})
 	}
@@ -150,11 +145,7 @@ func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
 	defer s.polling.Unlock()
 	fctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	if !f.Finish(fctx) || ctx.Err() != nil {
-		return false
-	}
-	s.markProvisional()
-	return true
+	return f.Finish(fctx) && ctx.Err() == nil
 }
 
 // backoff doubles the interval for each consecutive failure after the first.
@@ -190,7 +181,7 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 		s.log.Warn("poll partially failed", "problems", len(snap.Partial), "first", snap.Partial[0])
 	}
 	if c.opts.Evaluate != nil {
-		c.opts.Evaluate(s.recentSnapshots(), snap)
+		c.opts.Evaluate(snap)
 	}
 	s.publish(snap, took)
 	s.log.Debug("polled", "took", took, "groups", len(snap.Groups), "queues", len(snap.Queues), "dlqs", len(snap.DLQs))

@@ -226,20 +226,24 @@ func TestRunPollsOnInterval(t *testing.T) {
 	}
 }
 
-func TestEvaluateSeesRecentSnapshots(t *testing.T) {
+func TestEvaluateSeesEverySnapshotBeforeItIsPublished(t *testing.T) {
 	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){
-		func() (*queue.Snapshot, error) { return kafkaSnapshot(), nil },
+		ok(kafkaSnapshot()), failing("down"), ok(kafkaSnapshot()), failing("down"), ok(kafkaSnapshot()),
 	}}
-	var lens []int
-	c := New([]Source{s}, Options{Window: 3, Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
-		lens = append(lens, len(recent))
+	var c *Collector
+	var seen []*queue.Snapshot
+	c = New([]Source{s}, Options{Evaluate: func(latest *queue.Snapshot) {
+		if snaps := c.Snapshots(); len(snaps) > 0 && snaps[0] == latest {
+			t.Error("evaluated after it was published")
+		}
+		seen = append(seen, latest)
 		latest.Groups[0].Status = queue.StatusStall
 	}})
 	for range 5 {
 		c.PollOnce(context.Background())
 	}
-	if want := []int{0, 1, 2, 3, 3}; !equal(lens, want) {
-		t.Errorf("evaluate saw %v recent snapshots, want %v", lens, want)
+	if len(seen) != 3 { // the failed polls are not evaluated
+		t.Errorf("evaluate saw %d snapshots, want 3", len(seen))
 	}
 	if got := c.Snapshots()[0].Groups[0].Status; got != queue.StatusStall {
 		t.Errorf("published status %q", got)

@@ -5,7 +5,6 @@ import (
 	"io"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -106,37 +105,3 @@ func TestPendingSnapshotAddsNoHistoryPoint(t *testing.T) {
 	}
 }
 
-// TestCompletePollReplacesProvisionalSnapshot checks that the poll run at
-// once after Finish replaces the provisional snapshot in the status window:
-// it is evaluated without it, and the window holds one snapshot, not two
-// taken a moment apart.
-func TestCompletePollReplacesProvisionalSnapshot(t *testing.T) {
-	src := &finishingSource{
-		scriptedSource: scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
-	}
-	var windows []int
-	var mu sync.Mutex
-	c := New([]Source{src}, Options{Interval: time.Hour, Window: 10, Evaluate: func(recent []*queue.Snapshot, _ *queue.Snapshot) {
-		mu.Lock()
-		defer mu.Unlock()
-		windows = append(windows, len(recent))
-	}})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan struct{})
-	go func() { c.Run(ctx); close(done) }()
-	deadline := time.Now().Add(5 * time.Second)
-	for src.calls.Load() < 2 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
-	time.Sleep(50 * time.Millisecond)
-	cancel()
-	<-done
-	mu.Lock()
-	defer mu.Unlock()
-	if len(windows) != 2 || windows[1] != 0 {
-		t.Errorf("windows evaluated %v, want [0 0]: the complete poll is evaluated without the provisional one", windows)
-	}
-	if n := len(c.sources[0].recentSnapshots()); n != 1 {
-		t.Errorf("status window holds %d snapshots, want 1", n)
-	}
-}

@@ -15,12 +15,11 @@ type sourceState struct {
 	src       Source
 	log       *slog.Logger
 	maxPoints int
-	window    int
 
 	polling sync.Mutex // held for the whole poll: polls never overlap
 
 	mu          sync.RWMutex
-	recent      []*queue.Snapshot // last `window` good snapshots, oldest first
+	latest      *queue.Snapshot // the last good snapshot
 	polled      bool
 	up          bool
 	lastPoll    time.Time
@@ -34,11 +33,6 @@ type sourceState struct {
 	slots       map[string][]queue.SlotPoint   // by slot
 	// consumers is JetStream consumers' history: pending as Lag.
 	consumers map[consumerKey][]queue.GroupPoint
-	// provisional marks the latest snapshot as one with pending parts
-	// whose complete poll follows at once: that poll replaces it in
-	// recent rather than counting as a poll of its own, so the status
-	// window spans polling intervals and holds one snapshot fewer.
-	provisional bool
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -47,7 +41,6 @@ func (s *sourceState) fail(err error, at time.Time) {
 	s.polled, s.up = true, false
 	s.lastPoll, s.lastErr = at, err.Error()
 	s.consecutive++
-	s.provisional = false // the snapshot stays, as a poll of its own
 }
 
 func (s *sourceState) failures() int {
@@ -69,15 +62,7 @@ func (s *sourceState) publish(snap *queue.Snapshot, took time.Duration) {
 	s.lastPoll, s.lastSuccess, s.lastErr = snap.Time, snap.Time, ""
 	s.duration = took
 	s.consecutive = 0
-	if n := len(s.recent); s.provisional && n > 0 {
-		s.recent[n-1] = snap
-	} else {
-		s.recent = append(s.recent, snap)
-	}
-	s.provisional = false
-	if len(s.recent) > s.window {
-		s.recent = append(s.recent[:0:0], s.recent[len(s.recent)-s.window:]...)
-	}
+	s.latest = snap
 	s.recordHistory(snap)
 }
 
@@ -149,32 +134,10 @@ func appendBounded[T any](points []T, p T, limit int) []T {
 	return append(out, p)
 }
 
-// recentSnapshots is the status window before the next poll: without the
-// provisional snapshot that poll replaces.
-func (s *sourceState) recentSnapshots() []*queue.Snapshot {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	recent := s.recent
-	if n := len(recent); s.provisional && n > 0 {
-		recent = recent[:n-1]
-	}
-	return append([]*queue.Snapshot(nil), recent...)
-}
-
-// markProvisional records that the latest snapshot's complete poll follows.
-func (s *sourceState) markProvisional() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.provisional = true
-}
-
 func (s *sourceState) latestSnapshot() *queue.Snapshot {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if len(s.recent) == 0 {
-		return nil
-	}
-	return s.recent[len(s.recent)-1]
+	return s.latest
 }
 
 func (s *sourceState) status() queue.SourceStatus {
@@ -184,8 +147,8 @@ func (s *sourceState) status() queue.SourceStatus {
 		Broker: s.src.Broker(), Cluster: s.src.Cluster(), Up: s.up, Polled: s.polled,
 		LastPoll: s.lastPoll, LastSuccess: s.lastSuccess, LastError: s.lastErr, Duration: s.duration,
 	}
-	if n := len(s.recent); n > 0 {
-		st.Partial = s.recent[n-1].Partial
+	if s.latest != nil {
+		st.Partial = s.latest.Partial
 	}
 	return st
 }

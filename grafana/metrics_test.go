@@ -113,20 +113,12 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 		t.Fatal(err)
 	}
 	defer natsSrc.Close()
-	// One evaluator per cluster, as alerts.Evaluator requires.
-	evaluators := map[string]*alerts.Evaluator{
-		"demo":      alerts.NewEvaluator(alerts.StatusOptions{}),
-		"rabbit":    alerts.NewEvaluator(alerts.StatusOptions{}),
-		"orders-db": alerts.NewEvaluator(alerts.StatusOptions{}),
-		"nats":      alerts.NewEvaluator(alerts.StatusOptions{}),
-	}
+	evaluator := alerts.NewEvaluator(alerts.StatusOptions{})
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
 	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, natsSrc}, collectors.Options{
 		Interval: 10 * time.Second,
-		Evaluate: func(recent []*queue.Snapshot, latest *queue.Snapshot) {
-			evaluators[latest.Cluster].Evaluate(recent, latest)
-		},
+		Evaluate: evaluator.Evaluate,
 	})
 	// Poll until the demo's snapshot has what needs history (the ETA needs
 	// two polls that both saw a group) and its DLQs with their age: on a

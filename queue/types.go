@@ -42,6 +42,17 @@ type Snapshot struct {
 	Slots        []ReplicationSlot
 }
 
+// LagSecondsPending reports whether some group's lag seconds are still being
+// read: the first poll after a start publishes lag before them.
+func (s *Snapshot) LagSecondsPending() bool {
+	for i := range s.Groups {
+		if s.Groups[i].LagSecondsPending() {
+			return true
+		}
+	}
+	return false
+}
+
 // Group returns the consumer group with the given name, if the snapshot has it.
 func (s *Snapshot) Group(name string) (*ConsumerGroup, bool) {
 	for i := range s.Groups {

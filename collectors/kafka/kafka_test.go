@@ -107,26 +107,17 @@ func (tc *testCluster) commit(group, topic string, offsets map[int32]int64) {
 func poll(t *testing.T, s *Source) *queue.Snapshot {
 	t.Helper()
 	snap := pollOnce(t, s)
-	if pendingLagSeconds(snap) {
+	if snap.LagSecondsPending() {
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
 		if !s.Finish(ctx) {
 			t.Fatal("lag seconds pending, but Finish had nothing to read")
 		}
-		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
+		if snap = pollOnce(t, s); snap.LagSecondsPending() {
 			t.Fatal("lag seconds still pending after Finish")
 		}
 	}
 	return snap
-}
-
-func pendingLagSeconds(snap *queue.Snapshot) bool {
-	for i := range snap.Groups {
-		if snap.Groups[i].LagSecondsPending() {
-			return true
-		}
-	}
-	return false
 }
 
 func pollOnce(t *testing.T, s *Source) *queue.Snapshot {

@@ -356,12 +356,10 @@ func TestStatusSignatures(t *testing.T) {
 
 	s := w.source(t, nil)
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 3})
-	var recent []*queue.Snapshot
 	var snap *queue.Snapshot
 	for range 3 {
 		snap = poll(t, s)
-		ev.Evaluate(recent, snap)
-		recent = append(recent, snap)
+		ev.Evaluate(snap)
 		time.Sleep(10 * time.Millisecond)
 	}
 	for _, tc := range []struct {

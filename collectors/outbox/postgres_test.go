@@ -82,7 +82,7 @@ func TestPostgresStalledWorker(t *testing.T) {
 	var hist []*queue.Snapshot
 	for i := range 3 {
 		snap := poll(t, s)
-		ev.Evaluate(hist, snap)
+		ev.Evaluate(snap)
 		hist = append(hist, snap)
 		ot := snap.OutboxTables[0]
 		if i < 2 && ot.Status != queue.StatusOK {
@@ -98,7 +98,7 @@ func TestPostgresStalledWorker(t *testing.T) {
 	// The worker comes back: one published row is progress.
 	db.Exec(t, "UPDATE outbox SET sent_at = now() WHERE id = (SELECT min(id) FROM outbox)")
 	snap := poll(t, s)
-	ev.Evaluate(hist, snap)
+	ev.Evaluate(snap)
 	if ot := snap.OutboxTables[0]; ot.Status != queue.StatusOK || ot.Pending != 6 {
 		t.Errorf("after a publish: %s %q pending %d, want ok with 6", ot.Status, ot.StatusReason, ot.Pending)
 	}

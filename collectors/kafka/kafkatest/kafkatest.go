@@ -222,13 +222,13 @@ func (e *env) accessWith(cursorGroup string, extra ...kgo.Opt) *brokerkafka.Clus
 func Poll(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
 	snap := pollOnce(t, s)
-	if lagSecondsPending(snap) {
+	if snap.LagSecondsPending() {
 		ctx, cancel := context.WithTimeout(context.Background(), pollTimeout)
 		defer cancel()
 		if !s.Finish(ctx) {
 			t.Fatal("lag seconds pending, but Finish had nothing to read")
 		}
-		if snap = pollOnce(t, s); lagSecondsPending(snap) {
+		if snap = pollOnce(t, s); snap.LagSecondsPending() {
 			t.Fatal("lag seconds still pending after Finish")
 		}
 	}
@@ -244,15 +244,6 @@ func pollOnce(t *testing.T, s *collector.Source) *queue.Snapshot {
 		t.Fatalf("poll: %v", err)
 	}
 	return snap
-}
-
-func lagSecondsPending(snap *queue.Snapshot) bool {
-	for i := range snap.Groups {
-		if snap.Groups[i].LagSecondsPending() {
-			return true
-		}
-	}
-	return false
 }
 
 // Group is the named group of a snapshot; the test fails without it.

@@ -16,6 +16,7 @@ import (
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -108,43 +109,10 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-// poll polls s as the scheduler does until no lag seconds are pending: the
-// first poll after a start publishes lag at once, Finish then reads the
-// record timestamps, and the next poll has them.
+// poll polls s as the scheduler does; see kafkatest.Poll.
 func poll(t *testing.T, s *collector.Source) *queue.Snapshot {
 	t.Helper()
-	snap := pollOnce(t, s)
-	if pendingLagSeconds(snap) {
-		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-		defer cancel()
-		if !s.Finish(ctx) {
-			t.Fatal("lag seconds pending, but Finish had nothing to read")
-		}
-		if snap = pollOnce(t, s); pendingLagSeconds(snap) {
-			t.Fatal("lag seconds still pending after Finish")
-		}
-	}
-	return snap
-}
-
-func pendingLagSeconds(snap *queue.Snapshot) bool {
-	for i := range snap.Groups {
-		if snap.Groups[i].LagSecondsPending() {
-			return true
-		}
-	}
-	return false
-}
-
-func pollOnce(t *testing.T, s *collector.Source) *queue.Snapshot {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	snap, err := s.Poll(ctx)
-	if err != nil {
-		t.Fatalf("poll: %v", err)
-	}
-	return snap
+	return kafkatest.Poll(t, s)
 }
 
 // consoleConsume runs the Java console consumer of kafka-tools: it reads
