@@ -104,4 +104,3 @@ func TestPendingSnapshotAddsNoHistoryPoint(t *testing.T) {
 		t.Errorf("history after a complete snapshot: %+v, want one point with 40 s", h)
 	}
 }
-

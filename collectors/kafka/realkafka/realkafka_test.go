@@ -14,9 +14,9 @@ import (
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
-	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
