@@ -128,11 +128,12 @@ func (l *lease) release(ctx context.Context) error {
 	close(l.stop)
 	<-l.done
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost != nil {
+	lost, rev := l.lost, l.rev
+	l.mu.Unlock()
+	if lost != nil {
 		return nil
 	}
-	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
+	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev)); err != nil {
 		return fmt.Errorf("release the dlq's lease: %w", err)
 	}
 	return nil

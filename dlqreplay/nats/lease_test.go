@@ -2,7 +2,9 @@ package nats
 
 import (
 	"context"
+	"log/slog"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -14,6 +16,8 @@ import (
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -75,4 +79,87 @@ func TestLeaseErrNotBlockedBySlowRenew(t *testing.T) {
 	if l.err() == nil {
 		t.Fatal("a renewal that timed out left the lease held")
 	}
+}
+
+// faultyCloseBackend opens real sessions whose Close first applies fault:
+// the server fails after the job's work is done and before its lease is
+// released.
+type faultyCloseBackend struct {
+	*Backend
+	fault func()
+}
+
+func (b faultyCloseBackend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
+	s, err := b.Backend.Open(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return faultyCloseSession{Session: s, fault: b.fault}, nil
+}
+
+type faultyCloseSession struct {
+	dlqreplay.Session
+	fault func()
+}
+
+func (s faultyCloseSession) Close(ctx context.Context) error {
+	s.fault()
+	return s.Session.Close(ctx)
+}
+
+// TestReleaseFailureKeepsJobSucceeded checks that a job whose messages
+// were all replayed stays succeeded when its lease cannot be released
+// (JetStream is gone by then): the lease runs out with the bucket's TTL,
+// and the failure is logged as a warning.
+func TestReleaseFailureKeepsJobSucceeded(t *testing.T) {
+	w := newWorld(t).(*world)
+	w.DeadLetter(t, conformance.Message{ID: "a"}, conformance.Message{ID: "b"})
+	var logged strings.Builder
+	var mu sync.Mutex
+	be, err := New(Options{Cluster: w.cl, LeaseTTL: 2 * time.Second, Logger: slog.New(slog.NewTextHandler(lockedWriter{&mu, &logged}, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := audit.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	svc, err := dlqreplay.New(dlqreplay.Options{
+		Store: st, FlushInterval: 20 * time.Millisecond,
+		Backends: []dlqreplay.Backend{faultyCloseBackend{Backend: be, fault: func() {
+			if err := w.server().DisableJetStream(); err != nil {
+				t.Error(err)
+			}
+		}}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(svc.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	r, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.State != dlqreplay.StateSucceeded || r.Job.Progress.Moved != 2 {
+		t.Fatalf("job %+v (error %q), want succeeded with 2 moved", r.Job, r.Job.Error)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if !strings.Contains(logged.String(), "level=WARN") || !strings.Contains(logged.String(), "lease") {
+		t.Fatalf("no warning about the lease in %q", logged.String())
+	}
+}
+
+type lockedWriter struct {
+	mu *sync.Mutex
+	b  *strings.Builder
+}
+
+func (w lockedWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.b.Write(p)
 }
