@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,6 +148,83 @@ func (c *Cluster) EnsureCapture(ctx context.Context, js jetstream.JetStream) (je
 	return cons, nil
 }
 
+// CaptureAdvice names what in the capture streams, when they already
+// exist, differs from what capture relies on: EnsureCapture leaves an
+// existing stream as it is (made by hand or by an older version), so
+// nothing else would tell. Nil when capture is off.
+func (c *Cluster) CaptureAdvice(ctx context.Context, js jetstream.JetStream) ([]string, error) {
+	if !c.cfg.DeadLetters.Capture {
+		return nil, nil
+	}
+	var advice []string
+	for _, name := range []string{c.DeadLetterStream(), c.AdvisoryStream()} {
+		s, err := js.Stream(ctx, name)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			continue // capture creates it as it needs it
+		}
+		if err != nil {
+			return advice, fmt.Errorf("stream %s: %w", name, err)
+		}
+		cfg := s.CachedInfo().Config
+		for _, a := range captureStreamAdvice(c.DeadLetterStream(), name == c.AdvisoryStream(), cfg) {
+			advice = append(advice, "stream "+name+": "+a)
+		}
+	}
+	return advice, nil
+}
+
+// captureStreamAdvice compares an existing capture stream's configuration
+// with what capture relies on: the dead-letter stream keeps every copy
+// (limits retention) on deadLetters.> with a duplicate window of at least
+// captureDuplicates (a copy stored again after a restart is dropped); the
+// advisory stream keeps both advisory subjects on disk until they are
+// captured (work queue).
+func captureStreamAdvice(deadLetters string, advisories bool, cfg jetstream.StreamConfig) []string {
+	var out []string
+	want := []string{deadLetters + ".>"}
+	if advisories {
+		want = []string{AdvisoryMaxDeliveries + ".>", AdvisoryTerminated + ".>"}
+	}
+	for _, w := range want {
+		if !slices.ContainsFunc(cfg.Subjects, func(p string) bool { return subjectCovers(p, w) }) {
+			out = append(out, "subjects do not include "+w+": those dead letters are not captured")
+		}
+	}
+	if cfg.Storage == jetstream.MemoryStorage {
+		out = append(out, "memory storage: its messages are lost when the server restarts")
+	}
+	if advisories {
+		if cfg.Retention != jetstream.WorkQueuePolicy {
+			out = append(out, fmt.Sprintf("%s retention, not workqueue: captured advisories stay until its limits remove them", strings.ToLower(cfg.Retention.String())))
+		}
+		return out
+	}
+	if cfg.Retention != jetstream.LimitsPolicy {
+		out = append(out, fmt.Sprintf("%s retention, not limits: copies may be removed before they are replayed", strings.ToLower(cfg.Retention.String())))
+	}
+	if cfg.Duplicates < captureDuplicates {
+		out = append(out, fmt.Sprintf("duplicate window %s is shorter than %s: an advisory captured again later than that after a restart is stored twice", cfg.Duplicates, captureDuplicates))
+	}
+	return out
+}
+
+// subjectCovers reports whether the subject filter pattern matches every
+// subject that want matches ('*' one token, '>' the rest).
+func subjectCovers(pattern, want string) bool {
+	p, w := strings.Split(pattern, "."), strings.Split(want, ".")
+	for i, tok := range p {
+		switch {
+		case tok == ">":
+			return true
+		case i >= len(w), w[i] == ">":
+			return false
+		case tok != "*" && tok != w[i]:
+			return false
+		}
+	}
+	return len(p) == len(w)
+}
+
 func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.StreamConfig) error {
 	_, err := js.Stream(ctx, cfg.Name)
 	if errors.Is(err, jetstream.ErrStreamNotFound) {
@@ -193,6 +272,15 @@ func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) error {
 	defer nc.Close()
 	cctx, cancel = context.WithTimeout(ctx, 30*time.Second)
 	cons, err := c.EnsureCapture(cctx, js)
+	if err == nil {
+		advice, aerr := c.CaptureAdvice(cctx, js)
+		for _, a := range advice {
+			log.Warn("a capture stream differs from what capture relies on; edit it, or delete it to have it made again", "advice", a)
+		}
+		if aerr != nil {
+			log.Warn("dead-letter capture: check the capture streams", "err", aerr)
+		}
+	}
 	cancel()
 	if err != nil {
 		return err
