@@ -178,12 +178,13 @@ func (c *Cluster) CaptureAdvice(ctx context.Context, js jetstream.JetStream) ([]
 // (limits retention) on deadLetters.> with a duplicate window of at least
 // captureDuplicates (a copy stored again after a restart is dropped); the
 // advisory stream keeps both advisory subjects on disk until they are
-// captured (work queue).
+// captured (work queue; interest does too).
 func captureStreamAdvice(deadLetters string, advisories bool, cfg jetstream.StreamConfig) []string {
 	var out []string
-	want := []string{deadLetters + ".>"}
+	// Both subjects end in "<stream>.<consumer>".
+	want := []string{deadLetters + ".*.*"}
 	if advisories {
-		want = []string{AdvisoryMaxDeliveries + ".>", AdvisoryTerminated + ".>"}
+		want = []string{AdvisoryMaxDeliveries + ".*.*", AdvisoryTerminated + ".*.*"}
 	}
 	for _, w := range want {
 		if !slices.ContainsFunc(cfg.Subjects, func(p string) bool { return subjectCovers(p, w) }) {
@@ -194,8 +195,8 @@ func captureStreamAdvice(deadLetters string, advisories bool, cfg jetstream.Stre
 		out = append(out, "memory storage: its messages are lost when the server restarts")
 	}
 	if advisories {
-		if cfg.Retention != jetstream.WorkQueuePolicy {
-			out = append(out, fmt.Sprintf("%s retention, not workqueue: captured advisories stay until its limits remove them", strings.ToLower(cfg.Retention.String())))
+		if cfg.Retention == jetstream.LimitsPolicy {
+			out = append(out, "limits retention, not workqueue: captured advisories stay until its limits remove them")
 		}
 		return out
 	}

@@ -440,18 +440,19 @@ func TestCaptureStreamAdvice(t *testing.T) {
 	}{
 		{"dead letters as made", false, good, nil},
 		{"advisories as made", true, goodAdv, nil},
+		{"dead letters on exactly their tokens", false, jetstream.StreamConfig{Subjects: []string{"QW_DL.*.*"}, Duplicates: 2 * time.Hour}, nil},
 		{"advisories under one wider filter", true, jetstream.StreamConfig{Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.*.>"}, Retention: jetstream.WorkQueuePolicy}, nil},
 		{"short duplicate window, memory", false, jetstream.StreamConfig{Subjects: []string{">"}, Duplicates: 2 * time.Minute, Storage: jetstream.MemoryStorage}, []string{
 			"memory storage: its messages are lost when the server restarts",
 			"duplicate window 2m0s is shorter than 1h0m0s: an advisory captured again later than that after a restart is stored twice",
 		}},
 		{"narrower subjects, interest", false, jetstream.StreamConfig{Subjects: []string{"QW_DL.*"}, Retention: jetstream.InterestPolicy, Duplicates: 2 * time.Hour}, []string{
-			"subjects do not include QW_DL.>: those dead letters are not captured",
+			"subjects do not include QW_DL.*.*: those dead letters are not captured",
 			"interest retention, not limits: copies may be removed before they are replayed",
 		}},
 		{"advisories: one subject, limits", true, jetstream.StreamConfig{Subjects: []string{AdvisoryTerminated + ".ORDERS.*"}}, []string{
-			"subjects do not include " + AdvisoryMaxDeliveries + ".>: those dead letters are not captured",
-			"subjects do not include " + AdvisoryTerminated + ".>: those dead letters are not captured",
+			"subjects do not include " + AdvisoryMaxDeliveries + ".*.*: those dead letters are not captured",
+			"subjects do not include " + AdvisoryTerminated + ".*.*: those dead letters are not captured",
 			"limits retention, not workqueue: captured advisories stay until its limits remove them",
 		}},
 	} {
