@@ -69,6 +69,7 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		if s.Broker() == queue.NATS {
 			fmt.Fprintf(w, "ok   %s: %d streams, %d consumers, %d DLQs in %s\n", name,
 				len(snap.Streams), len(snap.Consumers), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
+			printAdvice(ctx, s, w)
 		} else {
 			fmt.Fprintf(w, "ok   %s: %d groups, %d queues, %d DLQs in %s\n", name,
 				len(snap.Groups), len(snap.Queues), len(snap.DLQs), time.Since(start).Round(time.Millisecond))

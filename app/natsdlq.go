@@ -40,19 +40,31 @@ func startNATSCapture(ctx context.Context, clusters []*brokernats.Cluster, log *
 }
 
 // natsLostCollector exports how many dead letters capture found without
-// their payload, per cluster that captures.
+// their payload, per cluster that captures, and how many captures failed,
+// per stream.
 type natsLostCollector struct{ clusters []*brokernats.Cluster }
 
-var descNATSLost = prometheus.NewDesc("queuewatch_nats_dead_letters_lost_total",
-	"JetStream dead letters captured without their payload because the original was gone (WorkQueue or Limits retention removed it first), since start.",
-	[]string{"cluster"}, nil)
+var (
+	descNATSLost = prometheus.NewDesc("queuewatch_nats_dead_letters_lost_total",
+		"JetStream dead letters captured without their payload because the original was gone (WorkQueue or Limits retention removed it first) or could not be read, since start.",
+		[]string{"cluster"}, nil)
+	descNATSCaptureFailures = prometheus.NewDesc("queuewatch_nats_capture_failures_total",
+		"Failed attempts to capture a JetStream dead letter of the stream (retried; after 10 deliveries kept without payload), since start.",
+		[]string{"cluster", "stream"}, nil)
+)
 
-func (c natsLostCollector) Describe(ch chan<- *prometheus.Desc) { ch <- descNATSLost }
+func (c natsLostCollector) Describe(ch chan<- *prometheus.Desc) {
+	ch <- descNATSLost
+	ch <- descNATSCaptureFailures
+}
 
 func (c natsLostCollector) Collect(ch chan<- prometheus.Metric) {
 	for _, cl := range c.clusters {
 		if cl.Config().DeadLetters.Capture {
 			ch <- prometheus.MustNewConstMetric(descNATSLost, prometheus.CounterValue, float64(cl.LostDeadLetters()), cl.Name())
+			for stream, n := range cl.CaptureFailures() {
+				ch <- prometheus.MustNewConstMetric(descNATSCaptureFailures, prometheus.CounterValue, float64(n), cl.Name(), stream)
+			}
 		}
 	}
 }

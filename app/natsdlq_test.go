@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -122,5 +123,53 @@ func TestNATSDeadLettersServed(t *testing.T) {
 	eventually(t, "billing's dlq empty", func() bool {
 		code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
 		return code == 200 && json.Unmarshal([]byte(body), &page) == nil && len(page.Messages) == 0
+	})
+}
+
+// TestNATSCaptureFailuresExported checks that dead letters capture cannot
+// store (here: the dead-letter stream, made by hand, is full and refuses
+// new messages) are counted per stream on /metrics.
+func TestNATSCaptureFailuresExported(t *testing.T) {
+	s, err := server.NewServer(&server.Options{Port: -1, JetStream: true, StoreDir: t.TempDir(), NoLog: true, NoSigs: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(10 * time.Second) {
+		t.Fatal("nats server not ready")
+	}
+	t.Cleanup(s.Shutdown)
+	nc, err := nats.Connect(s.ClientURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	ctx := context.Background()
+	dl := config.DefaultNATSDeadLetterStream
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{
+		Name: dl, Subjects: []string{dl + ".>"}, MaxMsgs: 1, Discard: jetstream.DiscardNew, Duplicates: time.Hour,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders"}}); err != nil {
+		t.Fatal(err)
+	}
+	cfg := testConfig(t)
+	cfg.NATS = []config.NATS{{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true}}}
+	r := start(t, cfg)
+	eventually(t, "the capture streams", func() bool {
+		_, err := js.Stream(ctx, dl+"_ADVISORIES")
+		return err == nil
+	})
+	termAll(t, js, "ORDERS", "billing", "orders", 3) // one copy fits, two are refused
+	// Two refusals at first, two more per retry.
+	series := `queuewatch_nats_capture_failures_total{cluster="n",stream="ORDERS"} `
+	eventually(t, "the failure counter", func() bool {
+		_, body := r.get(t, "/metrics")
+		_, rest, ok := strings.Cut(body, series)
+		line, _, _ := strings.Cut(rest, "\n")
+		n, err := strconv.Atoi(line)
+		return ok && err == nil && n >= 2 && n%2 == 0
 	})
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,8 +55,14 @@ func newCaptureFixture(t *testing.T, retention jetstream.RetentionPolicy) *captu
 // (3) is reached — fetching 3n messages.
 func (f *captureFixture) deadLetter(t *testing.T, consumer, subject string, n int, term bool) {
 	t.Helper()
+	f.deadLetterIn(t, "ORDERS", consumer, subject, n, term)
+}
+
+// deadLetterIn is deadLetter on stream.
+func (f *captureFixture) deadLetterIn(t *testing.T, stream, consumer, subject string, n int, term bool) {
+	t.Helper()
 	ctx := context.Background()
-	cons, err := f.js.CreateOrUpdateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{
+	cons, err := f.js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable: consumer, AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: 3, FilterSubject: subject,
 		AckWait: time.Minute,
 	})
@@ -302,4 +309,157 @@ func TestCaptureAfterStreamRecreated(t *testing.T) {
 	}
 	f.deadLetter(t, "worker", "orders.new", 2, true)
 	f.waitDLQs(t, 4)
+}
+
+// newSlowStreamFixture is a capture fixture whose server has a second
+// stream, SLOW, that the capture worker cannot read: its user may not
+// send SLOW's "get message" requests, which then go unanswered until they
+// time out, as they do while a stream has no leader. The fixture's own
+// client may do everything; capture is the returned cluster's.
+func newSlowStreamFixture(t *testing.T) (*captureFixture, *Cluster) {
+	t.Helper()
+	s := startServer(t, &server.Options{Users: []*server.User{
+		{Username: "admin", Password: "admin"},
+		{Username: "qw", Password: "qw", Permissions: &server.Permissions{Publish: &server.SubjectPermission{
+			Allow: []string{">"},
+			Deny:  []string{"$JS.API.STREAM.MSG.GET.SLOW", "$JS.API.DIRECT.GET.SLOW", "$JS.API.DIRECT.GET.SLOW.>"},
+		}}},
+	}})
+	dl := config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}
+	admin, err := New(config.NATS{Name: "n", URL: s.ClientURL(), User: "admin", Password: "admin", DeadLetters: dl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	capture, err := New(config.NATS{Name: "n", URL: s.ClientURL(), User: "qw", Password: "qw", DeadLetters: dl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := admin.Connect(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	for _, name := range []string{"ORDERS", "SLOW"} {
+		if _, err := js.CreateStream(context.Background(), jetstream.StreamConfig{
+			Name: name, Subjects: []string{strings.ToLower(name) + ".>"},
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := capture.EnsureCapture(context.Background(), js); err != nil {
+		t.Fatal(err)
+	}
+	return &captureFixture{s: s, c: capture, nc: nc, js: js}, capture
+}
+
+// TestCaptureSlowStreamHoldsBackNoOther checks that the dead letters of a
+// stream that answers nothing do not wait behind it: advisories are
+// captured per stream, side by side.
+func TestCaptureSlowStreamHoldsBackNoOther(t *testing.T) {
+	f, _ := newSlowStreamFixture(t)
+	// SLOW's advisories come first in the advisory stream.
+	f.deadLetterIn(t, "SLOW", "stuck", "slow.new", 5, true)
+	f.deadLetter(t, "billing", "orders.new", 5, true)
+	f.runCapture(t)
+	start := time.Now()
+	for {
+		dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(dlqs) == 1 && dlqs[0].Name == "billing" && dlqs[0].Messages == 5 {
+			break
+		}
+		if time.Since(start) > 3*time.Second {
+			t.Fatalf("after %v ORDERS' dead letters are not captured: %+v", time.Since(start), dlqs)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestCaptureGivesUpKeepingPayloadLost checks that an advisory whose
+// original cannot be read is retried a bounded number of times, each
+// failure counted, and then kept as a dead letter without payload that
+// says why, rather than retried forever or dropped.
+func TestCaptureGivesUpKeepingPayloadLost(t *testing.T) {
+	f, capture := newSlowStreamFixture(t)
+	capture.tune = captureTuning{timeout: 200 * time.Millisecond, retryDelay: 50 * time.Millisecond, maxDeliveries: 3}
+	f.deadLetterIn(t, "SLOW", "stuck", "slow.new", 2, true)
+	f.deadLetter(t, "billing", "orders.new", 1, true)
+	f.runCapture(t)
+	dlqs := f.waitDLQs(t, 3)
+	if len(dlqs) != 2 || dlqs[1].Name != "stuck" || dlqs[1].Messages != 2 {
+		t.Fatalf("dlqs %+v, want billing 1 and stuck 2", dlqs)
+	}
+	if got := capture.CaptureFailures(); len(got) != 1 || got["SLOW"] != 2*3 {
+		t.Errorf("failures %v, want SLOW: 6 (two advisories, three deliveries each)", got)
+	}
+	if capture.LostDeadLetters() != 2 || capture.CapturedDeadLetters() != 3 {
+		t.Errorf("lost %d captured %d, want 2 and 3", capture.LostDeadLetters(), capture.CapturedDeadLetters())
+	}
+	dl, err := f.js.Stream(context.Background(), "QW_DL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := dl.GetMsg(context.Background(), 1, jetstream.WithGetMsgSubject("QW_DL.SLOW.stuck"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := DecodeDeadLetter(raw)
+	cause, _ := d.Message.Header(HeaderCaptureError)
+	if !d.Lost || d.Stream != "SLOW" || d.StreamSeq == 0 ||
+		!strings.Contains(string(cause), "gave up after 3 attempts") || !strings.Contains(string(cause), "SLOW") {
+		t.Fatalf("copy %+v, cause %q: want a payload-lost dead letter saying why", d, cause)
+	}
+	adv, err := f.js.Stream(context.Background(), "QW_DL_ADVISORIES")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		info, err := adv.Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info.State.Msgs == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d advisories left in the advisory stream", info.State.Msgs)
+		}
+	}
+}
+
+func TestCaptureStreamAdvice(t *testing.T) {
+	good := jetstream.StreamConfig{Subjects: []string{"QW_DL.>"}, Retention: jetstream.LimitsPolicy, Duplicates: time.Hour}
+	goodAdv := jetstream.StreamConfig{Subjects: []string{AdvisoryMaxDeliveries + ".>", AdvisoryTerminated + ".>"}, Retention: jetstream.WorkQueuePolicy}
+	for _, tc := range []struct {
+		name       string
+		advisories bool
+		cfg        jetstream.StreamConfig
+		want       []string
+	}{
+		{"dead letters as made", false, good, nil},
+		{"advisories as made", true, goodAdv, nil},
+		{"dead letters on exactly their tokens", false, jetstream.StreamConfig{Subjects: []string{"QW_DL.*.*"}, Duplicates: 2 * time.Hour}, nil},
+		{"advisories under one wider filter", true, jetstream.StreamConfig{Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.*.>"}, Retention: jetstream.WorkQueuePolicy}, nil},
+		{"short duplicate window, memory", false, jetstream.StreamConfig{Subjects: []string{">"}, Duplicates: 2 * time.Minute, Storage: jetstream.MemoryStorage}, []string{
+			"memory storage: its messages are lost when the server restarts",
+			"duplicate window 2m0s is shorter than 1h0m0s: an advisory captured again later than that after a restart is stored twice",
+		}},
+		{"narrower subjects, interest", false, jetstream.StreamConfig{Subjects: []string{"QW_DL.*"}, Retention: jetstream.InterestPolicy, Duplicates: 2 * time.Hour}, []string{
+			"subjects do not include QW_DL.*.*: those dead letters are not captured",
+			"interest retention, not limits: copies may be removed before they are replayed",
+		}},
+		{"advisories: one subject, limits", true, jetstream.StreamConfig{Subjects: []string{AdvisoryTerminated + ".ORDERS.*"}}, []string{
+			"subjects do not include " + AdvisoryMaxDeliveries + ".*.*: those dead letters are not captured",
+			"subjects do not include " + AdvisoryTerminated + ".*.*: those dead letters are not captured",
+			"limits retention, not workqueue: captured advisories stay until its limits remove them",
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := captureStreamAdvice("QW_DL", tc.advisories, tc.cfg); fmt.Sprint(got) != fmt.Sprint(tc.want) {
+				t.Errorf("advice\n%q\nwant\n%q", got, tc.want)
+			}
+		})
+	}
 }

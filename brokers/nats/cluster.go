@@ -28,6 +28,9 @@ type Cluster struct {
 	DialTimeout time.Duration
 
 	counters // dead-letter capture
+	// tune is capture's timing; the zero value is the defaults (tests
+	// shorten it).
+	tune captureTuning
 }
 
 // New builds the access to cfg's cluster. It loads the TLS files; it does

@@ -55,12 +55,15 @@ const (
 	// could be copied (WorkQueue or Limits retention removed it): the copy
 	// is the advisory alone.
 	HeaderPayloadLost = "Qw-Dead-Payload-Lost"
+	// HeaderCaptureError says why a copy has no payload although its
+	// original may still exist: capture could not read it and gave up.
+	HeaderCaptureError = "Qw-Dead-Capture-Error"
 )
 
 // captureHeaders are the headers capture adds, in display order.
 var captureHeaders = []string{
 	HeaderStream, HeaderSequence, HeaderSubject, HeaderConsumer, HeaderDeliveries,
-	HeaderReason, HeaderTermReason, HeaderTime, HeaderStored, HeaderMsgID, HeaderPayloadLost,
+	HeaderReason, HeaderTermReason, HeaderTime, HeaderStored, HeaderMsgID, HeaderPayloadLost, HeaderCaptureError,
 }
 
 // IsCaptureHeader reports whether key is a header capture added.

@@ -187,6 +187,23 @@ func (s *Source) addDeadLetters(ctx context.Context, nc *nats.Conn, snap *queue.
 	}
 }
 
+// Advise names what in the cluster's existing capture streams differs
+// from what dead-letter capture relies on (check prints it as warnings).
+func (s *Source) Advise(ctx context.Context) ([]string, error) {
+	if !s.opts.Cluster.Config().DeadLetters.Capture {
+		return nil, nil
+	}
+	nc, err := s.conn(ctx)
+	if err != nil {
+		return nil, err
+	}
+	js, err := jetstream.New(nc)
+	if err != nil {
+		return nil, fmt.Errorf("jetstream: %w", err)
+	}
+	return s.opts.Cluster.CaptureAdvice(ctx, js)
+}
+
 func (s *Source) included(stream string) bool {
 	return s.opts.IncludeStream == nil || s.opts.IncludeStream(stream)
 }

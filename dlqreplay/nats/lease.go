@@ -90,20 +90,30 @@ func (l *lease) renew(every time.Duration) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		l.mu.Lock()
-		rev, err := l.kv.Update(ctx, l.key, l.val, l.rev)
-		if err != nil {
-			l.lost = fmt.Errorf("renew the dlq's lease: %w", err)
-		} else {
-			l.rev = rev
-		}
-		l.mu.Unlock()
-		cancel()
-		if err != nil {
+		if err := l.renewOnce(every); err != nil {
 			return
 		}
 	}
+}
+
+// renewOnce updates the key once. The mutex guards only the state, not
+// the network call: the job asks err() before every message and must not
+// wait behind a slow server.
+func (l *lease) renewOnce(timeout time.Duration) error {
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	l.mu.Lock()
+	prev := l.rev
+	l.mu.Unlock()
+	rev, err := l.kv.Update(ctx, l.key, l.val, prev)
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if err != nil {
+		l.lost = fmt.Errorf("renew the dlq's lease: %w", err)
+		return l.lost
+	}
+	l.rev = rev
+	return nil
 }
 
 // err is non-nil once the lease may be held by someone else.
@@ -118,11 +128,12 @@ func (l *lease) release(ctx context.Context) error {
 	close(l.stop)
 	<-l.done
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.lost != nil {
+	lost, rev := l.lost, l.rev
+	l.mu.Unlock()
+	if lost != nil {
 		return nil
 	}
-	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(l.rev)); err != nil {
+	if err := l.kv.Delete(ctx, l.key, jetstream.LastRevision(rev)); err != nil {
 		return fmt.Errorf("release the dlq's lease: %w", err)
 	}
 	return nil
