@@ -15,6 +15,7 @@ import (
 	"github.com/queuewatch/queuewatch/alerts"
 	qwcollectors "github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/tune"
 	"github.com/queuewatch/queuewatch/web"
 )
 
@@ -75,6 +76,13 @@ func Run(ctx context.Context, opts Options) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	wg.Go(func() { col.Run(ctx) })
+	go func() {
+		select {
+		case <-col.WhenReady():
+			tune.Started()
+		case <-ctx.Done():
+		}
+	}()
 
 	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
 	if err != nil {

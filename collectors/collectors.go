@@ -59,12 +59,15 @@ type Collector struct {
 	// exposition knows it is stale.
 	generation atomic.Uint64
 	exposition *exposition
+
+	ready     chan struct{}
+	readyOnce sync.Once
 }
 
 // New returns a collector for the given sources. Call Run to start polling.
 func New(sources []Source, opts Options) *Collector {
 	opts.setDefaults()
-	c := &Collector{opts: opts, metrics: newMetrics()}
+	c := &Collector{opts: opts, metrics: newMetrics(), ready: make(chan struct{})}
 	maxPoints := int(opts.History/opts.Interval) + 1
 	for _, s := range sources {
 		c.sources = append(c.sources, &sourceState{
@@ -167,7 +170,7 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	start := time.Now()
 	snap, err := safePoll(ctx, s.src)
 	took := time.Since(start)
-	defer c.refreshExposition() // after the state below changed
+	defer c.published() // after the state below changed
 	c.metrics.observe(s.src, took, err)
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
@@ -187,6 +190,19 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	s.log.Debug("polled", "took", took, "groups", len(snap.Groups), "queues", len(snap.Queues), "dlqs", len(snap.DLQs))
 	return true
 }
+
+// published refreshes the exposition after a poll changed the state, and
+// closes WhenReady once every source has been polled.
+func (c *Collector) published() {
+	c.refreshExposition()
+	if c.Ready() {
+		c.readyOnce.Do(func() { close(c.ready) })
+	}
+}
+
+// WhenReady is closed once every source has been polled at least once and
+// /metrics shows it.
+func (c *Collector) WhenReady() <-chan struct{} { return c.ready }
 
 // refreshExposition marks the cached /metrics output stale and rebuilds it
 // now, on the poller's goroutine, so that scrapes only ever copy bytes.

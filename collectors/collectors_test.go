@@ -432,3 +432,20 @@ func TestOutboxHistoryBoundedAndForgetsGone(t *testing.T) {
 		t.Errorf("outbox history after drop %+v", h)
 	}
 }
+
+func TestWhenReadyClosesOnceEverySourceWasPolled(t *testing.T) {
+	slow := &scriptedSource{broker: queue.RabbitMQ, cluster: "main", delay: 200 * time.Millisecond, results: []func() (*queue.Snapshot, error){failing("refused")}}
+	fast := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+	c := New([]Source{fast, slow}, Options{})
+	go c.PollOnce(context.Background())
+	select {
+	case <-c.WhenReady():
+		t.Fatal("ready before the slow source was polled")
+	case <-time.After(100 * time.Millisecond):
+	}
+	select {
+	case <-c.WhenReady(): // a failed poll counts: its error is the data
+	case <-time.After(5 * time.Second):
+		t.Fatal("not ready after every source was polled")
+	}
+}

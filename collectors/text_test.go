@@ -128,6 +128,28 @@ func TestHandlerGzipAndProcessMetrics(t *testing.T) {
 	}
 }
 
+// TestPlainWhileGzipIsBuilt checks that a gzip scrape arriving while the
+// compressed copy is being built gets the plain text, correctly labelled.
+func TestPlainWhileGzipIsBuilt(t *testing.T) {
+	c := New([]Source{&scriptedSource{
+		broker: queue.Kafka, cluster: "prod",
+		results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())},
+	}}, Options{})
+	c.PollOnce(context.Background())
+	built := c.exposition.current.Load()
+	c.exposition.current.Store(&encoded{gen: built.gen, plain: built.plain}) // as between the two stores
+	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
+	req.Header.Set("Accept-Encoding", "gzip")
+	rec := httptest.NewRecorder()
+	c.Handler(prometheus.NewRegistry()).ServeHTTP(rec, req)
+	if enc := rec.Header().Get("Content-Encoding"); enc != "" {
+		t.Fatalf("Content-Encoding %q with no gzipped copy yet", enc)
+	}
+	if mfs := parseText(t, rec.Body); mfs["queuewatch_kafka_consumergroup_lag"] == nil {
+		t.Error("lag missing from the plain exposition")
+	}
+}
+
 // TestExpositionFollowsPolls checks the cache is rebuilt after every poll.
 func TestExpositionFollowsPolls(t *testing.T) {
 	n := 0

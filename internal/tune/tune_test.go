@@ -1,6 +1,7 @@
 package tune
 
 import (
+	"math"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -13,7 +14,6 @@ func TestApply(t *testing.T) {
 		command, gomaxprocs, gogc string
 		wantProcs, wantGC         int
 	}{
-		{"serve", "", "", 1, 50},
 		{"replay", "", "", 1, 50},
 		{"demo", "", "", 3, 50},
 		{"serve", "3", "200", 3, 100}, // the environment wins; the runtime read it at start
@@ -32,5 +32,42 @@ func TestApply(t *testing.T) {
 				t.Errorf("GOGC %d, want %d", got, tt.wantGC)
 			}
 		})
+	}
+}
+
+// TestServeStartsWithoutGCUntilStarted checks serve's start-up mode: no
+// collection below startLimit until the first data is out, then GOGC=50
+// and no limit.
+func TestServeStartsWithoutGCUntilStarted(t *testing.T) {
+	procs, gc, limit := runtime.GOMAXPROCS(0), debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { runtime.GOMAXPROCS(procs); debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) })
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	Apply("serve")
+	if got := debug.SetGCPercent(-1); got != -1 {
+		t.Errorf("GOGC %d while starting, want off", got)
+	}
+	if got := debug.SetMemoryLimit(-1); got != startLimit {
+		t.Errorf("memory limit %d while starting, want %d", got, startLimit)
+	}
+	Started()
+	if got := debug.SetGCPercent(-1); got != steadyGC {
+		t.Errorf("GOGC %d once started, want %d", got, steadyGC)
+	}
+	debug.SetGCPercent(steadyGC)
+	if got := debug.SetMemoryLimit(-1); got != math.MaxInt64 {
+		t.Errorf("memory limit %d once started, want none", got)
+	}
+	Started() // a second call changes nothing
+	if got := debug.SetGCPercent(-1); got != steadyGC {
+		t.Errorf("GOGC %d after a second Started, want %d", got, steadyGC)
+	}
+
+	// A GOMEMLIMIT of the operator's own is left alone, and so is GOGC.
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	debug.SetGCPercent(100)
+	Apply("serve")
+	if got := debug.SetGCPercent(100); got != steadyGC {
+		t.Errorf("GOGC %d with GOMEMLIMIT set, want %d", got, steadyGC)
 	}
 }
