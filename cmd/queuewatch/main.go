@@ -1,5 +1,6 @@
 // Command queuewatch is the operations console for asynchronous messaging:
-// it polls Kafka consumer groups and RabbitMQ queues, exports lag and
+// it polls Kafka consumer groups, RabbitMQ queues, NATS JetStream consumers
+// and transactional outboxes, exports lag and
 // dead-letter depth as Prometheus metrics and serves a web UI.
 //
 // Only this package touches signals and os.Exit; everything else runs inside
@@ -32,7 +33,7 @@ func main() {
 	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-const usage = `queuewatch — consumer lag, dead-letter queues and safe replay for Kafka and RabbitMQ
+const usage = `queuewatch — consumer lag, dead-letter queues and safe replay for Kafka, RabbitMQ and NATS JetStream, and the outbox backlog behind them
 
 Usage:
   queuewatch demo    [--listen 127.0.0.1:8080] [--rabbitmq-url URL]
