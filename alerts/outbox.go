@@ -22,7 +22,8 @@ import (
 //
 // A slot is error when it could not be read, stop when no client streams
 // from it (WAL piles up on the server), warn when its lag in bytes grew
-// across the window, and ok otherwise.
+// across the window, and ok otherwise; a slot whose lag is unknown says
+// why in its reason, and its polls are no part of a trend.
 //
 // For example, with a window of 3, pending 40, 40, 40 and a publish rate of
 // 0 at the last two polls make the table stall: "40 rows pending and none
@@ -127,9 +128,15 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 	case sl.Err != "":
 		sl.Status, sl.StatusReason = queue.StatusError, sl.Err
 		return
+	case !sl.Active && sl.LagUnknown != "":
+		sl.Status, sl.StatusReason = queue.StatusStop, "no client is streaming from the slot; its lag is unknown: "+sl.LagUnknown
+		return
 	case !sl.Active:
 		sl.Status = queue.StatusStop
 		sl.StatusReason = "no client is streaming from the slot; the server retains " + HumanBytes(sl.LagBytes) + " of WAL for it"
+		return
+	case sl.LagUnknown != "":
+		sl.Status, sl.StatusReason = queue.StatusOK, "active, lag is unknown: "+sl.LagUnknown
 		return
 	}
 	sl.Status, sl.StatusReason = queue.StatusOK, "active, "+HumanBytes(sl.LagBytes)+" behind"
@@ -137,7 +144,8 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 	var since time.Time
 	for _, s := range past {
 		for i := range s.Slots {
-			if p := &s.Slots[i]; p.Slot == sl.Slot && p.Err == "" {
+			// A poll that could not tell the lag is no step of a trend.
+			if p := &s.Slots[i]; p.Slot == sl.Slot && p.Err == "" && p.LagUnknown == "" {
 				if since.IsZero() {
 					since = s.Time
 				}

@@ -94,4 +94,26 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	if sl := latest.Slots[0]; sl.Status != queue.StatusOK || sl.StatusReason != "active, 10 B behind" {
 		t.Errorf("caught-up slot: %s %q", sl.Status, sl.StatusReason)
 	}
+
+	// An unknown lag is neither 0 nor a step of a trend: the status says
+	// why it is unknown.
+	const why = "physical slot that reserves no WAL yet: no standby has streamed from it"
+	latest = mk(2, 0, true)
+	latest.Slots[0].LagUnknown = why
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusOK || sl.StatusReason != "active, lag is unknown: "+why {
+		t.Errorf("active slot of unknown lag: %s %q", sl.Status, sl.StatusReason)
+	}
+	latest.Slots[0].Active = false
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusStop || sl.StatusReason != "no client is streaming from the slot; its lag is unknown: "+why {
+		t.Errorf("inactive slot of unknown lag: %s %q", sl.Status, sl.StatusReason)
+	}
+	unknown := mk(0, 0, true)
+	unknown.Slots[0].LagUnknown = why
+	latest = mk(2, 3<<20, true)
+	EvaluateOutbox([]*queue.Snapshot{unknown, mk(1, 1000, true)}, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusOK {
+		t.Errorf("a poll of unknown lag counted in the trend: %s %q", sl.Status, sl.StatusReason)
+	}
 }

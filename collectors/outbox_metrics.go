@@ -21,8 +21,8 @@ var (
 )
 
 // collectOutbox emits an outbox source's tables and slots. A table or slot
-// that could not be read has only its status (error): a stale or zero
-// count would look like an answer.
+// that could not be read has only its status (error), and a slot whose lag
+// is unknown has no lag: a stale or zero count would look like an answer.
 func collectOutbox(ch sink, snap *queue.Snapshot) {
 	for i := range snap.OutboxTables {
 		t := &snap.OutboxTables[i]
@@ -47,7 +47,9 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 		if s.Err != "" {
 			continue
 		}
-		ch.gauge(descSlotLag, float64(s.LagBytes), snap.Cluster, s.Slot)
+		if s.LagUnknown == "" {
+			ch.gauge(descSlotLag, float64(s.LagBytes), snap.Cluster, s.Slot)
+		}
 		ch.gauge(descSlotActive, boolf(s.Active), snap.Cluster, s.Slot)
 	}
 }

@@ -28,10 +28,15 @@ type ReplicationSlot struct {
 	Source string
 	Slot   string
 	// LagBytes is the current WAL position minus the slot's confirmed
-	// flush position.
+	// flush position (its restart position when it confirms none).
 	LagBytes int64
-	Active   bool
-	Err      string
+	// LagUnknown says why the slot has no lag, such as a physical slot
+	// no standby has used, which has neither position; empty when
+	// LagBytes is known. An unknown lag is not 0: it is left out of
+	// /metrics.
+	LagUnknown string
+	Active     bool
+	Err        string
 
 	Status       Status
 	StatusReason string

@@ -13,7 +13,10 @@
 // on PostgreSQL a partial index such as
 // CREATE INDEX ON outbox (created_at) WHERE sent_at IS NULL, which stays as
 // small as the backlog. For the replication slots, one query on
-// pg_replication_slots reads every configured slot.
+// pg_replication_slots reads every configured slot. A slot with neither a
+// confirmed flush nor a restart position (a physical slot no standby has
+// used, an invalidated slot) has an unknown lag, which is not 0: it says
+// why and is left out of /metrics.
 //
 // The publish rate comes from successive polls: rows pending at the previous
 // poll (created at or before its database time) that are pending no longer
@@ -22,8 +25,8 @@
 // again, or that commit later with an older created_at, can only make the
 // estimate low, and it is clamped at zero.
 //
-// Safety on a production database: each table query runs in a read-only
-// transaction with a statement timeout (PostgreSQL SET LOCAL
+// Safety on a production database: each table query, and the slot query,
+// runs in a read-only transaction with a statement timeout (PostgreSQL SET LOCAL
 // statement_timeout, MariaDB SET STATEMENT max_statement_time, MySQL
 // MAX_EXECUTION_TIME), on a pool of its own of at most two connections; the
 // pending condition was validated by config as one boolean expression and is

@@ -5,9 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/config"
@@ -353,4 +358,74 @@ func TestPostgresTimestampWithoutZoneIsUTC(t *testing.T) {
 	db.Exec(t, "ALTER DATABASE "+db.Name+" SET timezone = 'Asia/Kolkata'") // UTC+5:30, for new sessions
 	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
 	wantAge(t, table(t, poll(t, s), "outbox").OldestPendingAge, 90)
+}
+
+// TestPostgresPhysicalSlotLagUnknown: a physical slot no standby has used
+// has neither a confirmed flush nor a restart position, so its lag is
+// unknown, not 0: the slot says why, and status repeats it.
+func TestPostgresPhysicalSlotLagUnknown(t *testing.T) {
+	db := testenv.Postgres(t)
+	slot := db.Name + "_physical"
+	db.Exec(t, "SELECT pg_create_physical_replication_slot('"+slot+"')")
+	t.Cleanup(func() {
+		_, _ = db.DB.ExecContext(context.Background(), "SELECT pg_drop_replication_slot($1)", slot)
+	})
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Slots: []string{slot}})
+	snap := poll(t, s)
+	sl := snap.Slots[0]
+	if sl.Err != "" || sl.Active || sl.LagBytes != 0 || !strings.Contains(sl.LagUnknown, "physical slot") {
+		t.Fatalf("unused physical slot: %+v, want no error and an unknown lag that says why", sl)
+	}
+	alerts.EvaluateOutbox(nil, snap, alerts.StatusOptions{})
+	if sl := snap.Slots[0]; sl.Status != queue.StatusStop || !strings.Contains(sl.StatusReason, "lag is unknown: "+sl.LagUnknown) {
+		t.Errorf("status %s %q, want stop saying the lag is unknown and why", sl.Status, sl.StatusReason)
+	}
+}
+
+// TestPostgresSlotQueryReadOnlyWithTimeout traces the statements the
+// source sends: the slot query, like the table queries, runs inside a
+// read-only transaction whose statement timeout is set first.
+func TestPostgresSlotQueryReadOnlyWithTimeout(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutbox)
+	cfg, err := pgx.ParseConfig(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &statementRecorder{}
+	cfg.Tracer = rec
+	pool := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = pool.Close() })
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DB: pool, Tables: []Table{pgTable}, Slots: []string{"no_such_slot"}, StatementTimeout: 1500 * time.Millisecond})
+	poll(t, s)
+	got := rec.statements()
+	at := slices.IndexFunc(got, func(q string) bool { return strings.Contains(q, "pg_replication_slots") })
+	if at < 2 || at+1 >= len(got) {
+		t.Fatalf("statements %q: want the slot query between begin and rollback", got)
+	}
+	if b, set, end := got[at-2], got[at-1], got[at+1]; !strings.HasPrefix(b, "begin") || !strings.Contains(b, "read only") ||
+		set != "SET LOCAL statement_timeout = 1500" || end != "rollback" {
+		t.Errorf("around the slot query: %q, %q, …, %q; want begin read only, SET LOCAL statement_timeout = 1500, …, rollback", b, set, end)
+	}
+}
+
+// statementRecorder is a pgx tracer that records every statement sent.
+type statementRecorder struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (r *statementRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, data.SQL)
+	return ctx
+}
+
+func (r *statementRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *statementRecorder) statements() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sent)
 }
