@@ -113,7 +113,8 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 // before the last, never dipped below where the window started, and ended
 // higher by more than a tenth of the rows inserted meanwhile. Inserted is
 // the growth plus the rows published, the publish rate times the time
-// between polls, summed (a step without a rate counts none). The margin
+// between polls, summed (a step without a rate counts none); like the
+// rate, it is a lower bound, so the margin errs toward warning. The margin
 // keeps a busy table's jitter, a few rows up while thousands are
 // published, from reading as a publisher falling behind.
 //

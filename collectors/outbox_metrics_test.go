@@ -43,7 +43,7 @@ queuewatch_outbox_oldest_pending_age_seconds{source="orders-db",table="outbox"} 
 # HELP queuewatch_outbox_pending_rows Rows of the outbox table its publisher has not sent yet (matching the pending condition).
 # TYPE queuewatch_outbox_pending_rows gauge
 queuewatch_outbox_pending_rows{source="orders-db",table="outbox"} 42
-# HELP queuewatch_outbox_published_rows_per_second Rows published (no longer pending) per second between the last two polls.
+# HELP queuewatch_outbox_published_rows_per_second Rows per second that stopped matching the pending condition between the last two polls, of those already pending at the earlier poll: rows inserted and published between two polls are not counted, so on a busy table this is a lower bound of the publish rate.
 # TYPE queuewatch_outbox_published_rows_per_second gauge
 queuewatch_outbox_published_rows_per_second{source="orders-db",table="outbox"} 2.5
 # HELP queuewatch_outbox_replication_slot_active 1 if a client is streaming from the replication slot.

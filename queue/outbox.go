@@ -12,7 +12,10 @@ type OutboxTable struct {
 	// OldestPendingAge is the age of the oldest unsent row; zero with no
 	// pending rows.
 	OldestPendingAge time.Duration
-	// PublishRate is rows sent per second, derived from successive polls;
+	// PublishRate is rows sent per second, derived from successive polls:
+	// the rows pending at the previous poll that are pending no longer,
+	// divided by the time between the polls. Rows inserted and sent
+	// between two polls are not seen, so it is a lower bound.
 	// HasPublishRate is false until two polls are known.
 	PublishRate    float64
 	HasPublishRate bool

@@ -23,7 +23,13 @@
 // were published, so published = previous pending − those still pending, and
 // the rate divides by the time between the polls. Rows that become pending
 // again, or that commit later with an older created_at, can only make the
-// estimate low, and it is clamped at zero.
+// estimate low, and it is clamped at zero. Rows inserted and published
+// between two polls are never seen pending, so the rate is a lower bound,
+// low on a publisher that keeps up within a poll. Counting them would take
+// a second query over all rows created since the last poll (a full index
+// on created_at, and blind to publishers that delete sent rows) or a
+// sequence's position (whose rollback gaps would read as publishes and
+// hide a stall); neither is worth it.
 //
 // Safety on a production database: each table query, and the slot query,
 // runs in a read-only transaction with a statement timeout (PostgreSQL SET LOCAL

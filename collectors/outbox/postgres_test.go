@@ -228,6 +228,8 @@ func TestPostgresHostileConditionRefusedByConfig(t *testing.T) {
 		"sent_at IS NULL; DROP TABLE outbox",
 		"id IN (WITH d AS (DELETE FROM outbox RETURNING id) SELECT id FROM d)",
 		"pg_sleep(30) IS NULL",
+		"pg_catalog.lower(payload) = 'x'",
+		"outbox.evil IS NULL",
 	} {
 		yml := fmt.Sprintf("outbox: [{name: o, driver: postgres, dsn: %q, tables: [{table: outbox, created_at: created_at, pending: %q}]}]", db.DSN, pending)
 		if _, err := config.Parse([]byte(yml), "q.yml"); err == nil || !strings.Contains(err.Error(), "outbox[0].tables[0].pending") {
@@ -428,4 +430,27 @@ func (r *statementRecorder) statements() []string {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.sent)
+}
+
+// TestPostgresPublishRateIsALowerBound pins down what the publish rate
+// means: rows inserted and published between two polls are never seen
+// pending, so they do not count; only rows pending at the earlier poll do.
+func TestPostgresPublishRateIsALowerBound(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutbox)
+	pgInsert(t, db, 2, 10)
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
+	poll(t, s)
+	start := time.Now()
+	// Between the polls: 5 new rows come and go, and 1 of the 2 old ones is sent.
+	pgInsert(t, db, 5, 0)
+	db.Exec(t, "UPDATE outbox SET sent_at = now() WHERE id IN (SELECT id FROM outbox ORDER BY id DESC LIMIT 5)",
+		"UPDATE outbox SET sent_at = now() WHERE id = (SELECT min(id) FROM outbox)")
+	time.Sleep(100 * time.Millisecond)
+	minGap := time.Since(start)
+	ot := table(t, poll(t, s), "outbox")
+	if ot.Pending != 1 {
+		t.Fatalf("pending = %d, want 1", ot.Pending)
+	}
+	wantPublished(t, ot, 1, minGap, time.Since(start)+time.Second)
 }
