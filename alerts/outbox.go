@@ -16,13 +16,16 @@ import (
 //   - error when it could not be read;
 //   - stall when it had pending rows at every poll of the window and no row
 //     was published between any two of them (the worker is stuck);
-//   - warn when its backlog never fell below where the window began and
-//     ended higher (rows arrive faster than they are published);
+//   - warn when its backlog grew across the window: it never touched zero
+//     nor fell below where the window began, and ended higher by more than
+//     a tenth of the rows inserted meanwhile (rows arrive faster than they
+//     are published; see backlogRising);
 //   - ok otherwise, including whenever nothing is pending.
 //
 // A slot is error when it could not be read, stop when no client streams
 // from it (WAL piles up on the server), warn when its lag in bytes grew
-// across the window, and ok otherwise.
+// across the window, and ok otherwise; a slot whose lag is unknown says
+// why in its reason, and its polls are no part of a trend.
 //
 // For example, with a window of 3, pending 40, 40, 40 and a publish rate of
 // 0 at the last two polls make the table stall: "40 rows pending and none
@@ -84,7 +87,7 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 	}
 	first := obs[0]
 	span := latest.Time.Sub(first.at)
-	stalled, rising := true, t.Pending > first.t.Pending
+	stalled := true
 	for i, o := range obs {
 		if o.t.Pending == 0 {
 			stalled = false
@@ -92,20 +95,48 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 		if i > 0 && (!o.t.HasPublishRate || o.t.PublishRate > 0) {
 			stalled = false
 		}
-		if o.t.Pending < first.t.Pending {
-			rising = false
-		}
 	}
 	switch {
 	case stalled:
 		t.Status = queue.StatusStall
 		t.StatusReason = fmt.Sprintf("%s rows pending and none published for %s; the oldest is %s old",
 			queue.ExactCount(t.Pending), queue.HumanDuration(span), queue.HumanDuration(t.OldestPendingAge))
-	case rising:
+	case backlogRising(obs):
 		t.Status = queue.StatusWarn
 		t.StatusReason = fmt.Sprintf("backlog growing from %s to %s rows over %s while %s rows/s are published",
 			queue.ExactCount(first.t.Pending), queue.ExactCount(t.Pending), queue.HumanDuration(span), rate(t.PublishRate))
 	}
+}
+
+// backlogRising reports whether a table's backlog grew across the window,
+// by the rule consumer groups' lag follows: it touched zero at no poll
+// before the last, never dipped below where the window started, and ended
+// higher by more than a tenth of the rows inserted meanwhile. Inserted is
+// the growth plus the rows published, the publish rate times the time
+// between polls, summed (a step without a rate counts none); like the
+// rate, it is a lower bound, so the margin errs toward warning. The margin
+// keeps a busy table's jitter, a few rows up while thousands are
+// published, from reading as a publisher falling behind.
+//
+// For example, pending 10, 20, 30 a minute apart at 0.5 rows/s published
+// grew by 20 while 80 rows were inserted: 200 > 80, so it is rising;
+// pending 100, 104, 103 at 50 rows/s grew by 3 of 6,003: it is not.
+func backlogRising(obs []tableObs) bool {
+	first, last := obs[0], obs[len(obs)-1]
+	growth := last.t.Pending - first.t.Pending
+	if growth <= 0 {
+		return false
+	}
+	var published float64
+	for i, o := range obs {
+		if o.t.Pending < first.t.Pending || o.t.Pending == 0 && i < len(obs)-1 {
+			return false
+		}
+		if i > 0 && o.t.HasPublishRate {
+			published += o.t.PublishRate * o.at.Sub(obs[i-1].at).Seconds()
+		}
+	}
+	return float64(growth)*10 > float64(growth)+published
 }
 
 // tableSummary is a healthy table's sentence.
@@ -127,9 +158,15 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 	case sl.Err != "":
 		sl.Status, sl.StatusReason = queue.StatusError, sl.Err
 		return
+	case !sl.Active && sl.LagUnknown != "":
+		sl.Status, sl.StatusReason = queue.StatusStop, "no client is streaming from the slot; its lag is unknown: "+sl.LagUnknown
+		return
 	case !sl.Active:
 		sl.Status = queue.StatusStop
 		sl.StatusReason = "no client is streaming from the slot; the server retains " + HumanBytes(sl.LagBytes) + " of WAL for it"
+		return
+	case sl.LagUnknown != "":
+		sl.Status, sl.StatusReason = queue.StatusOK, "active, lag is unknown: "+sl.LagUnknown
 		return
 	}
 	sl.Status, sl.StatusReason = queue.StatusOK, "active, "+HumanBytes(sl.LagBytes)+" behind"
@@ -137,7 +174,8 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 	var since time.Time
 	for _, s := range past {
 		for i := range s.Slots {
-			if p := &s.Slots[i]; p.Slot == sl.Slot && p.Err == "" {
+			// A poll that could not tell the lag is no step of a trend.
+			if p := &s.Slots[i]; p.Slot == sl.Slot && p.Err == "" && p.LagUnknown == "" {
 				if since.IsZero() {
 					since = s.Time
 				}

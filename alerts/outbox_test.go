@@ -45,13 +45,21 @@ func TestEvaluateOutboxTable(t *testing.T) {
 			"40 rows pending and none published for 2m; the oldest is 3m old",
 		},
 		{"stalled but window not full", []tablePoll{{40, -1}, {40, 0}}, queue.StatusOK, "40 rows pending"},
-		{"one publish in the window is progress, not a stall", []tablePoll{{40, -1}, {41, 0.5}, {41, 0}}, queue.StatusWarn, "backlog growing from 40 to 41"},
+		// 30 rows published and one more pending: progress, and jitter, not growth.
+		{"one publish in the window is progress, not a stall", []tablePoll{{40, -1}, {41, 0.5}, {41, 0}}, queue.StatusOK, "41 rows pending"},
 		{
 			"growing backlog",
 			[]tablePoll{{10, -1}, {50, 2}, {90, 2}},
 			queue.StatusWarn,
 			"backlog growing from 10 to 90 rows over 2m while 2.0 rows/s are published",
 		},
+		// The flaps of the old rule, which warned whenever the backlog
+		// ended above where the window began and never dipped below it.
+		{"jitter at high throughput is not growth", []tablePoll{{100, -1}, {104, 50}, {103, 50}}, queue.StatusOK, "103 rows pending"},
+		{"a backlog that touched zero is not growing", []tablePoll{{0, -1}, {0, 0.2}, {3, 0.1}}, queue.StatusOK, "3 rows pending"},
+		{"caught up within the window", []tablePoll{{5, -1}, {0, 1}, {9, 0.1}}, queue.StatusOK, "9 rows pending"},
+		{"slow growth past a tenth of the inserts", []tablePoll{{10, -1}, {20, 0.5}, {30, 0.5}}, queue.StatusWarn, "backlog growing from 10 to 30 rows over 2m while 0.5 rows/s are published"},
+		{"an unknown rate counts no publish", []tablePoll{{10, -1}, {50, -1}, {90, 2}}, queue.StatusWarn, "backlog growing from 10 to 90"},
 		{"dip is not growth", []tablePoll{{10, -1}, {5, 2}, {90, 2}}, queue.StatusOK, "90 rows pending, the oldest 3m old, 2.0 rows/s published"},
 		{"draining", []tablePoll{{90, -1}, {50, 2}, {10, 2}}, queue.StatusOK, "10 rows pending"},
 	}
@@ -96,5 +104,27 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
 	if sl := latest.Slots[0]; sl.Status != queue.StatusOK || sl.StatusReason != "active, 10 B behind" {
 		t.Errorf("caught-up slot: %s %q", sl.Status, sl.StatusReason)
+	}
+
+	// An unknown lag is neither 0 nor a step of a trend: the status says
+	// why it is unknown.
+	const why = "physical slot that reserves no WAL yet: no standby has streamed from it"
+	latest = mk(2, 0, true)
+	latest.Slots[0].LagUnknown = why
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusOK || sl.StatusReason != "active, lag is unknown: "+why {
+		t.Errorf("active slot of unknown lag: %s %q", sl.Status, sl.StatusReason)
+	}
+	latest.Slots[0].Active = false
+	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusStop || sl.StatusReason != "no client is streaming from the slot; its lag is unknown: "+why {
+		t.Errorf("inactive slot of unknown lag: %s %q", sl.Status, sl.StatusReason)
+	}
+	unknown := mk(0, 0, true)
+	unknown.Slots[0].LagUnknown = why
+	latest = mk(2, 3<<20, true)
+	EvaluateOutbox([]*queue.Snapshot{unknown, mk(1, 1000, true)}, latest, StatusOptions{Window: 3})
+	if sl := latest.Slots[0]; sl.Status != queue.StatusOK {
+		t.Errorf("a poll of unknown lag counted in the trend: %s %q", sl.Status, sl.StatusReason)
 	}
 }

@@ -8,7 +8,7 @@ var (
 
 	descOutboxPending     = desc("outbox_pending_rows", "Rows of the outbox table its publisher has not sent yet (matching the pending condition).", outboxTableLabels...)
 	descOutboxOldestAge   = desc("outbox_oldest_pending_age_seconds", "Age in seconds of the oldest pending row, by the database's clock; 0 when none is pending.", outboxTableLabels...)
-	descOutboxPublishRate = desc("outbox_published_rows_per_second", "Rows published (no longer pending) per second between the last two polls.", outboxTableLabels...)
+	descOutboxPublishRate = desc("outbox_published_rows_per_second", "Rows per second that stopped matching the pending condition between the last two polls, of those already pending at the earlier poll: rows inserted and published between two polls are not counted, so on a busy table this is a lower bound of the publish rate.", outboxTableLabels...)
 	descOutboxStatus      = desc("outbox_status", "Evaluated outbox table status: 1 for the current one of ok, warn, rewind, error, stall, stop.", "source", "table", "status")
 	descSlotLag           = desc("outbox_replication_slot_lag_bytes", "Bytes of WAL the replication slot's client has not confirmed: current WAL position minus confirmed flush position.", outboxSlotLabels...)
 	descSlotActive        = desc("outbox_replication_slot_active", "1 if a client is streaming from the replication slot.", outboxSlotLabels...)
@@ -21,8 +21,8 @@ var (
 )
 
 // collectOutbox emits an outbox source's tables and slots. A table or slot
-// that could not be read has only its status (error): a stale or zero
-// count would look like an answer.
+// that could not be read has only its status (error), and a slot whose lag
+// is unknown has no lag: a stale or zero count would look like an answer.
 func collectOutbox(ch sink, snap *queue.Snapshot) {
 	for i := range snap.OutboxTables {
 		t := &snap.OutboxTables[i]
@@ -47,7 +47,9 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 		if s.Err != "" {
 			continue
 		}
-		ch.gauge(descSlotLag, float64(s.LagBytes), snap.Cluster, s.Slot)
+		if s.LagUnknown == "" {
+			ch.gauge(descSlotLag, float64(s.LagBytes), snap.Cluster, s.Slot)
+		}
 		ch.gauge(descSlotActive, boolf(s.Active), snap.Cluster, s.Slot)
 	}
 }

@@ -25,7 +25,11 @@ func outboxMetricsSnapshot() *queue.Snapshot {
 			},
 			{Source: "orders-db", Table: "billing_outbox", Err: `relation "billing_outbox" does not exist`},
 		},
-		Slots: []queue.ReplicationSlot{{Source: "orders-db", Slot: "debezium", LagBytes: 4096, Active: false, Status: queue.StatusStop}},
+		Slots: []queue.ReplicationSlot{
+			{Source: "orders-db", Slot: "debezium", LagBytes: 4096, Active: false, Status: queue.StatusStop},
+			// An unknown lag is left out, not exported as 0.
+			{Source: "orders-db", Slot: "standby", LagUnknown: "physical slot that reserves no WAL yet", Active: true, Status: queue.StatusOK},
+		},
 	}
 }
 
@@ -39,12 +43,13 @@ queuewatch_outbox_oldest_pending_age_seconds{source="orders-db",table="outbox"} 
 # HELP queuewatch_outbox_pending_rows Rows of the outbox table its publisher has not sent yet (matching the pending condition).
 # TYPE queuewatch_outbox_pending_rows gauge
 queuewatch_outbox_pending_rows{source="orders-db",table="outbox"} 42
-# HELP queuewatch_outbox_published_rows_per_second Rows published (no longer pending) per second between the last two polls.
+# HELP queuewatch_outbox_published_rows_per_second Rows per second that stopped matching the pending condition between the last two polls, of those already pending at the earlier poll: rows inserted and published between two polls are not counted, so on a busy table this is a lower bound of the publish rate.
 # TYPE queuewatch_outbox_published_rows_per_second gauge
 queuewatch_outbox_published_rows_per_second{source="orders-db",table="outbox"} 2.5
 # HELP queuewatch_outbox_replication_slot_active 1 if a client is streaming from the replication slot.
 # TYPE queuewatch_outbox_replication_slot_active gauge
 queuewatch_outbox_replication_slot_active{slot="debezium",source="orders-db"} 0
+queuewatch_outbox_replication_slot_active{slot="standby",source="orders-db"} 1
 # HELP queuewatch_outbox_replication_slot_lag_bytes Bytes of WAL the replication slot's client has not confirmed: current WAL position minus confirmed flush position.
 # TYPE queuewatch_outbox_replication_slot_lag_bytes gauge
 queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"} 4096
@@ -84,7 +89,7 @@ queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"}
 			}
 		}
 	}
-	wantStatus := map[string]string{"outbox": "stall", "billing_outbox": "error", "debezium": "stop"}
+	wantStatus := map[string]string{"outbox": "stall", "billing_outbox": "error", "debezium": "stop", "standby": "ok"}
 	for k, v := range wantStatus {
 		if current[k] != v {
 			t.Errorf("status of %s = %q, want %q", k, current[k], v)

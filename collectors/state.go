@@ -96,8 +96,9 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 
 // recordOutboxHistory does for outbox tables and replication slots what
 // recordHistory does for groups: one point per poll, gone ones forgotten.
-// A table or slot that could not be read this poll gets no point, so a
-// chart shows a gap's neighbours rather than a false zero.
+// A table or slot that could not be read this poll, or a slot whose lag
+// is unknown, gets no point, so a chart shows a gap's neighbours rather
+// than a false zero.
 func (s *sourceState) recordOutboxHistory(snap *queue.Snapshot) {
 	tables := make(map[string][]queue.OutboxPoint, len(snap.OutboxTables))
 	for i := range snap.OutboxTables {
@@ -113,7 +114,7 @@ func (s *sourceState) recordOutboxHistory(snap *queue.Snapshot) {
 	slots := make(map[string][]queue.SlotPoint, len(snap.Slots))
 	for i := range snap.Slots {
 		sl := &snap.Slots[i]
-		if sl.Err != "" {
+		if sl.Err != "" || sl.LagUnknown != "" {
 			slots[sl.Slot] = s.slots[sl.Slot]
 			continue
 		}

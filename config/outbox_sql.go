@@ -37,6 +37,8 @@ var forbiddenWords = map[string]bool{
 	"NOTIFY": true, "SHOW": true, "EXPLAIN": true, "KILL": true, "SHUTDOWN": true, "FOR": true,
 	"PROCEDURE": true, "OUTFILE": true, "DUMPFILE": true, "WINDOW": true, "OVER": true, "LATERAL": true,
 	"EXISTS": true, "ANY": true, "SOME": true, "ALL": true, "ARRAY": true, "ROW": true,
+	// UESCAPE changes what a U&'...' string or U&"..." name spells.
+	"UESCAPE": true,
 }
 
 // allowedFunctions are the functions a pending condition may call: pure,
@@ -50,12 +52,44 @@ var allowedFunctions = map[string]bool{
 	"CURRENT_TIMESTAMP": true, "UTC_TIMESTAMP": true, "TRIM": true, "DATE_SUB": true, "DATE_ADD": true,
 }
 
+// allowedCasts are the types a value may be cast to (x::text) or a typed
+// literal may name (TIMESTAMP '...'). Any other type is refused: a cast
+// runs the target type's input function, a user-defined CREATE CAST
+// function or a domain's CHECK, all of which may be user code, and reg*
+// types read the catalogs.
+var allowedCasts = map[string]bool{
+	"TEXT": true, "VARCHAR": true, "CHAR": true, "INT": true, "INTEGER": true, "INT2": true, "INT4": true,
+	"INT8": true, "SMALLINT": true, "BIGINT": true, "NUMERIC": true, "DECIMAL": true, "REAL": true,
+	"FLOAT4": true, "FLOAT8": true, "BOOLEAN": true, "BOOL": true, "DATE": true, "TIME": true,
+	"TIMESTAMP": true, "TIMESTAMPTZ": true, "INTERVAL": true, "JSON": true, "JSONB": true, "UUID": true,
+}
+
+// allowedOperators are the operators a condition may use. Operators are
+// lexed as PostgreSQL does, as the longest run of operator characters, so
+// that a user-defined operator (PostgreSQL lets any user define ===, say,
+// over any function) is one refused token. MySQL's := assigns.
+var allowedOperators = map[string]bool{
+	"=": true, "<>": true, "!=": true, "<": true, ">": true, "<=": true, ">=": true,
+	"+": true, "-": true, "*": true, "/": true, "%": true, "||": true, "&": true, "|": true, "^": true,
+	"~": true, "~*": true, "!~": true, "!~*": true, "->": true, "->>": true, "::": true, ".": true,
+}
+
+// beforeString are the keywords a string literal may follow. Any other
+// word before a string makes a typed literal (type 'text'), checked
+// against allowedCasts.
+var beforeString = map[string]bool{
+	"LIKE": true, "ILIKE": true, "AND": true, "OR": true, "NOT": true, "IS": true, "WHEN": true,
+	"THEN": true, "ELSE": true, "CASE": true, "BETWEEN": true, "ESCAPE": true, "TO": true, "IN": true,
+}
+
 // CheckCondition reports why cond cannot be an outbox table's pending
 // condition, or nil. A condition is accepted only when it is one boolean
 // expression over the row: no statement separator, no comment, no
-// subquery, no dollar-quoting or backslash escapes (whose meaning differs
-// between databases), balanced parentheses, no top-level comma, only
-// allowlisted function calls. The collector still parenthesizes it, and
+// subquery, no dollar-quoting, backslash or unicode escapes (whose meaning
+// differs between databases), balanced parentheses, no top-level comma,
+// only allowlisted function calls, casts and operators, and no qualified
+// names (myschema.lower(x) may be anyone's function, and PostgreSQL reads
+// outbox.f as f(outbox)). The collector still parenthesizes it, and
 // runs it in a read-only transaction with a statement timeout; this check
 // is what keeps "x) OR (SELECT pg_sleep(60)" out.
 //
@@ -95,6 +129,9 @@ const (
 type token struct {
 	kind tokKind
 	text string
+	// end is the offset after the token in the condition, which tells a
+	// string prefix (E'x') from a typed literal (date 'x').
+	pos, end int
 }
 
 // lexCondition splits cond into tokens, refusing characters that have no
@@ -112,46 +149,33 @@ func lexCondition(s string) ([]token, error) {
 			return nil, fmt.Errorf("%q is not allowed in a condition", c)
 		case strings.HasPrefix(s[i:], "--") || strings.HasPrefix(s[i:], "/*") || strings.HasPrefix(s[i:], "*/"):
 			return nil, fmt.Errorf("comments are not allowed")
-		case c == '\'':
-			end, err := endOfQuoted(s, i, '\'')
+		case (c == 'u' || c == 'U') && strings.HasPrefix(s[i+1:], "&") && len(s) > i+2 && (s[i+2] == '\'' || s[i+2] == '"'):
+			return nil, fmt.Errorf("unicode escapes (U&) are not allowed")
+		case c == '\'' || c == '"':
+			end, err := endOfQuoted(s, i, c)
 			if err != nil {
 				return nil, err
 			}
-			toks = append(toks, token{tokString, s[i:end]})
-			i = end
-		case c == '"':
-			end, err := endOfQuoted(s, i, '"')
-			if err != nil {
-				return nil, err
+			kind := tokString
+			if c == '"' {
+				kind = tokQuotedIdent
 			}
-			toks = append(toks, token{tokQuotedIdent, s[i:end]})
+			toks = append(toks, token{kind, s[i:end], i, end})
 			i = end
 		case isWordStart(c):
-			j := i + 1
-			for j < len(s) && isWordPart(s[j]) {
-				j++
-			}
-			toks = append(toks, token{tokWord, s[i:j]})
-			i = j
-		case c >= '0' && c <= '9':
-			j := i + 1
-			for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.') {
-				j++
-			}
-			toks = append(toks, token{tokNumber, s[i:j]})
-			i = j
+			toks, i = appendRun(toks, s, i, tokWord, isWordPart)
+		case c >= '0' && c <= '9' || c == '.' && i+1 < len(s) && s[i+1] >= '0' && s[i+1] <= '9':
+			toks, i = appendRun(toks, s, i, tokNumber, func(c byte) bool { return c >= '0' && c <= '9' || c == '.' })
 		case c == '(':
-			toks = append(toks, token{tokOpen, "("})
-			i++
+			toks, i = append(toks, token{tokOpen, "(", i, i + 1}), i+1
 		case c == ')':
-			toks = append(toks, token{tokClose, ")"})
-			i++
+			toks, i = append(toks, token{tokClose, ")", i, i + 1}), i+1
 		case c == ',':
-			toks = append(toks, token{tokComma, ","})
-			i++
-		case strings.IndexByte("=<>!+-*/%|&^~:.", c) >= 0:
-			toks = append(toks, token{tokOp, string(c)})
-			i++
+			toks, i = append(toks, token{tokComma, ",", i, i + 1}), i+1
+		case c == '.':
+			toks, i = append(toks, token{tokOp, ".", i, i + 1}), i+1
+		case isOpChar(c):
+			toks, i = appendOperator(toks, s, i)
 		default:
 			return nil, fmt.Errorf("character %q is not allowed in a condition", c)
 		}
@@ -175,6 +199,34 @@ func endOfQuoted(s string, i int, q byte) (int, error) {
 	return 0, fmt.Errorf("unterminated %c quote", q)
 }
 
+// appendRun appends the token of kind that starts at s[i] and continues
+// while in accepts, and returns the offset after it.
+func appendRun(toks []token, s string, i int, kind tokKind, in func(byte) bool) ([]token, int) {
+	j := i + 1
+	for j < len(s) && in(s[j]) {
+		j++
+	}
+	return append(toks, token{kind, s[i:j], i, j}), j
+}
+
+// appendOperator appends the operator that starts at s[i] as PostgreSQL
+// lexes it: the longest run of operator characters, less any trailing '+'
+// or '-' unless the run has one of ~ ! % ^ & |, so that x=-1 is x = -1.
+func appendOperator(toks []token, s string, i int) ([]token, int) {
+	j := i + 1
+	for j < len(s) && isOpChar(s[j]) {
+		j++
+	}
+	if !strings.ContainsAny(s[i:j], "~!%^&|") {
+		for j > i+1 && (s[j-1] == '+' || s[j-1] == '-') {
+			j--
+		}
+	}
+	return append(toks, token{tokOp, s[i:j], i, j}), j
+}
+
+func isOpChar(c byte) bool { return strings.IndexByte("=<>!+-*/%|&^~:", c) >= 0 }
+
 func isWordStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }
 func isWordPart(c byte) bool  { return isWordStart(c) || c >= '0' && c <= '9' }
 
@@ -185,19 +237,10 @@ func checkTokens(toks []token) error {
 	// call or an IN list, where commas are allowed.
 	var lists []bool
 	for i, t := range toks {
+		if err := checkToken(toks, i); err != nil {
+			return err
+		}
 		switch t.kind {
-		case tokWord:
-			up := strings.ToUpper(t.text)
-			if forbiddenWords[up] {
-				return fmt.Errorf("%s is not allowed: the condition must be a plain boolean expression over the row (no statements or subqueries)", up)
-			}
-			if i+1 < len(toks) && toks[i+1].kind == tokOpen && !isKeywordBeforeParen(up) && !allowedFunctions[up] {
-				return fmt.Errorf("function %s is not allowed (allowed: %s)", t.text, allowedFunctionList())
-			}
-		case tokQuotedIdent:
-			if i+1 < len(toks) && toks[i+1].kind == tokOpen {
-				return fmt.Errorf("function %s is not allowed", t.text)
-			}
 		case tokOpen:
 			depth++
 			list := i > 0 && toks[i-1].kind == tokWord &&
@@ -221,6 +264,76 @@ func checkTokens(toks []token) error {
 	return nil
 }
 
+// checkToken checks toks[i] against what precedes and follows it: words,
+// calls, qualified names, casts, typed literals and operators.
+func checkToken(toks []token, i int) error {
+	t := toks[i]
+	next := func(k int) (token, bool) {
+		if i+k < len(toks) {
+			return toks[i+k], true
+		}
+		return token{}, false
+	}
+	n, hasNext := next(1)
+	call := hasNext && n.kind == tokOpen
+	switch t.kind {
+	case tokWord:
+		up := strings.ToUpper(t.text)
+		if forbiddenWords[up] {
+			return fmt.Errorf("%s is not allowed: the condition must be a plain boolean expression over the row (no statements or subqueries)", up)
+		}
+		if call && !isKeywordBeforeParen(up) && !allowedFunctions[up] {
+			return fmt.Errorf("function %s is not allowed (allowed: %s)", t.text, allowedFunctionList())
+		}
+		if hasNext && n.kind == tokString && !beforeString[up] && !allowedCasts[up] && !isStringPrefix(up, t, n) {
+			return fmt.Errorf("%s %s is not allowed: a typed literal runs its type's input function (allowed types: %s)", t.text, n.text, allowedCastList())
+		}
+	case tokQuotedIdent:
+		if call {
+			return fmt.Errorf("function %s is not allowed", t.text)
+		}
+	case tokOp:
+		if !allowedOperators[t.text] {
+			return fmt.Errorf("operator %s is not allowed (allowed: %s)", t.text, allowedOperatorList())
+		}
+		switch t.text {
+		case ".":
+			return qualifiedName(toks, i)
+		case "::":
+			if !hasNext || n.kind != tokWord || !allowedCasts[strings.ToUpper(n.text)] {
+				return fmt.Errorf("cast to %s is not allowed (allowed types: %s)", n.text, allowedCastList())
+			}
+		}
+	}
+	return nil
+}
+
+// qualifiedName explains why the name around the '.' at toks[i] is
+// refused. A qualified function may be anyone's (a user's
+// myschema.lower shadows nothing yet runs their code), and PostgreSQL
+// reads table.name as the function call name(table) when the table has no
+// column of that name. Conditions name their columns plainly.
+func qualifiedName(toks []token, i int) error {
+	var left, right string
+	if i > 0 {
+		left = toks[i-1].text
+	}
+	if i+1 < len(toks) {
+		right = toks[i+1].text
+	}
+	if i+2 < len(toks) && toks[i+2].kind == tokOpen {
+		return fmt.Errorf("qualified function call %s.%s is not allowed: call allow-listed functions by their plain name", left, right)
+	}
+	return fmt.Errorf("qualified name %s.%s is not allowed: name the column plainly (PostgreSQL reads table.name as a call of function name when no column has that name)", left, right)
+}
+
+// isStringPrefix reports whether word w, written right against the string
+// s, is a literal's prefix: E'...' (escapes, harmless without backslashes),
+// N'...', B'...' and X'...'.
+func isStringPrefix(w string, t, s token) bool {
+	return t.end == s.pos && len(w) == 1 && strings.Contains("ENBX", w)
+}
+
 // isKeywordBeforeParen reports whether w is an operator keyword that may be
 // followed by a parenthesis without being a call: x IN ('a', 'b'),
 // NOT (a OR b), CAST is refused (it is not needed; use ::type).
@@ -232,9 +345,13 @@ func isKeywordBeforeParen(w string) bool {
 	return false
 }
 
-func allowedFunctionList() string {
-	names := make([]string, 0, len(allowedFunctions))
-	for n := range allowedFunctions {
+func allowedFunctionList() string { return sortedList(allowedFunctions) }
+func allowedCastList() string     { return sortedList(allowedCasts) }
+func allowedOperatorList() string { return sortedList(allowedOperators) }
+
+func sortedList(set map[string]bool) string {
+	names := make([]string, 0, len(set))
+	for n := range set {
 		names = append(names, strings.ToLower(n))
 	}
 	slices.Sort(names)

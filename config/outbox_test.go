@@ -18,6 +18,11 @@ func TestCheckConditionAccepts(t *testing.T) {
 		"topic::text LIKE 'orders.%'",
 		`"Sent" IS NULL`,
 		"CASE WHEN kind = 'a' THEN sent_at IS NULL ELSE true END",
+		"lower (kind) LIKE 'a%' ESCAPE '!'",
+		"attempts::int >= 0 AND payload::jsonb ->> 'type' = 'x'",
+		"created_at < TIMESTAMP '2030-01-01 00:00:00' AND kind <> E'x' AND flags & 4 = 0",
+		"attempts <= 5 OR attempts >= 9 OR attempts != 7 OR kind || 'x' = 'ax'",
+		"amount > 1.5 AND ratio < .5 AND attempts=-1 AND attempts<-1",
 	} {
 		if err := CheckCondition(cond); err != nil {
 			t.Errorf("CheckCondition(%q) = %v, want nil", cond, err)
@@ -59,6 +64,48 @@ func TestCheckConditionRefusesHostile(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("CheckCondition(%q) = %v, want an error containing %q", tc.cond, err, tc.want)
 		}
+	}
+}
+
+// TestCheckConditionRefusesBypasses lists ways to reach a function the
+// allow-list does not name: by qualifying it (a user's myschema.lower, or
+// table.func, which PostgreSQL reads as func(table)), by quoting or
+// unicode-escaping its name, through a cast or a typed literal (whose
+// target type's input function or domain check runs), or through an
+// operator, which PostgreSQL users can define over any function.
+func TestCheckConditionRefusesBypasses(t *testing.T) {
+	for _, tc := range []struct{ name, cond, want string }{
+		{"schema-qualified allow-listed", "myschema.lower(kind) = 'a'", "qualified function call myschema.lower is not allowed"},
+		{"pg_catalog-qualified", "pg_catalog.pg_sleep(10) IS NULL", "qualified function call pg_catalog.pg_sleep is not allowed"},
+		{"public user function", "public.evil() IS NULL", "qualified function call public.evil is not allowed"},
+		{"qualified with a space", "myschema.lower (kind) = 'a'", "qualified function call myschema.lower is not allowed"},
+		{"quoted schema", `"myschema".lower(kind) = 'a'`, "qualified function call"},
+		{"quoted function", `"lower"(kind) = 'a'`, `function "lower" is not allowed`},
+		{"attribute notation calls a function", "outbox.evil IS NULL", "qualified name outbox.evil is not allowed"},
+		{"unicode-escaped identifier", `U&"pg_sl!0065ep" UESCAPE '!' (1) IS NULL`, "unicode escapes (U&) are not allowed"},
+		{"unicode-escaped string", `kind = U&'!0041' UESCAPE '!'`, "unicode escapes (U&) are not allowed"},
+		{"block comment", "lower/**/(kind) = 'a'", "comments are not allowed"},
+		{"line comment", "sent_at IS NULL --\n OR true", "comments are not allowed"},
+		{"dollar quoting", "kind = $$a$$", `'$' is not allowed`},
+		{"tagged dollar quoting", "kind = $q$a$q$", `'$' is not allowed`},
+		{"E-string escape", `kind = E'\\'' OR pg_sleep(1) IS NULL --'`, "backslashes are not allowed"},
+		{"cast to regclass", "'outbox'::regclass IS NOT NULL", "cast to regclass is not allowed"},
+		{"cast to a user domain", "kind::evil_domain IS NOT NULL", "cast to evil_domain is not allowed"},
+		{"cast to a qualified type", "kind::pg_catalog.text = 'a'", "cast to pg_catalog is not allowed"},
+		{"cast to a quoted type", `kind::"text" = 'a'`, "cast to \"text\" is not allowed"},
+		{"typed literal of a user type", "evil_domain 'x' IS NOT NULL", "evil_domain 'x' is not allowed"},
+		{"subquery", "(select true)", "SELECT is not allowed"},
+		{"spaced call", "pg_sleep (10) IS NULL", "function pg_sleep is not allowed"},
+		{"custom operator", "kind === 'a'", "operator === is not allowed"},
+		{"OPERATOR syntax", "kind OPERATOR(myschema.=) 'a'", "function OPERATOR is not allowed"},
+		{"MySQL assignment", "kind := 'a'", "operator := is not allowed"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := CheckCondition(tc.cond)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("CheckCondition(%q) = %v, want an error containing %q", tc.cond, err, tc.want)
+			}
+		})
 	}
 }
 

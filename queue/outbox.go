@@ -12,7 +12,10 @@ type OutboxTable struct {
 	// OldestPendingAge is the age of the oldest unsent row; zero with no
 	// pending rows.
 	OldestPendingAge time.Duration
-	// PublishRate is rows sent per second, derived from successive polls;
+	// PublishRate is rows sent per second, derived from successive polls:
+	// the rows pending at the previous poll that are pending no longer,
+	// divided by the time between the polls. Rows inserted and sent
+	// between two polls are not seen, so it is a lower bound.
 	// HasPublishRate is false until two polls are known.
 	PublishRate    float64
 	HasPublishRate bool
@@ -28,10 +31,15 @@ type ReplicationSlot struct {
 	Source string
 	Slot   string
 	// LagBytes is the current WAL position minus the slot's confirmed
-	// flush position.
+	// flush position (its restart position when it confirms none).
 	LagBytes int64
-	Active   bool
-	Err      string
+	// LagUnknown says why the slot has no lag, such as a physical slot
+	// no standby has used, which has neither position; empty when
+	// LagBytes is known. An unknown lag is not 0: it is left out of
+	// /metrics.
+	LagUnknown string
+	Active     bool
+	Err        string
 
 	Status       Status
 	StatusReason string

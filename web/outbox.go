@@ -193,7 +193,7 @@ func outboxAttention(cards []components.OutboxCard) []attentionItem {
 			items = append(items, attentionItem{status: sl.Status, a: components.Attention{
 				Class: string(sl.Status), Glyph: components.StatusGlyph(sl.Status), Word: string(sl.Status),
 				Name: "slot " + sl.S.Slot, Where: where,
-				Metric: components.ByteCount(sl.S.LagBytes), MetricExact: components.Exact(sl.S.LagBytes) + " bytes of WAL behind",
+				Metric: components.SlotLag(sl.S), MetricExact: components.SlotLagTitle(sl.S),
 				Reason: sl.Reason, Href: href, Action: "open",
 			}})
 		}
@@ -239,6 +239,13 @@ func (s *Server) outboxParam(c echo.Context) (components.OutboxCard, error) {
 	return components.OutboxCard{}, echo.NewHTTPError(http.StatusNotFound, "no such outbox source")
 }
 
+func lagOrZero(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
 // outboxTableJSON is an outbox table in API responses.
 type outboxTableJSON struct {
 	Source                  string       `json:"source"`
@@ -256,7 +263,7 @@ type slotJSON struct {
 	Slot         string       `json:"slot"`
 	Status       queue.Status `json:"status"`
 	StatusReason string       `json:"status_reason,omitempty"`
-	LagBytes     int64        `json:"lag_bytes"`
+	LagBytes     *int64       `json:"lag_bytes"` // null when unknown
 	Active       bool         `json:"active"`
 	Error        string       `json:"error,omitempty"`
 }
@@ -277,10 +284,15 @@ func (s *Server) apiOutbox(c echo.Context) error {
 			tables = append(tables, tj)
 		}
 		for _, sl := range card.Slots {
-			slots = append(slots, slotJSON{
+			sj := slotJSON{
 				Source: card.Source, Slot: sl.S.Slot, Status: sl.Status, StatusReason: sl.Reason,
-				LagBytes: sl.S.LagBytes, Active: sl.S.Active, Error: sl.S.Err,
-			})
+				Active: sl.S.Active, Error: sl.S.Err,
+			}
+			if sl.S.LagUnknown == "" {
+				lag := sl.S.LagBytes
+				sj.LagBytes = &lag
+			}
+			slots = append(slots, sj)
 		}
 	}
 	// Worst first across sources, as /api/v1/groups lists groups.
@@ -294,7 +306,7 @@ func (s *Server) apiOutbox(c echo.Context) error {
 		if d := b.Status.Severity() - a.Status.Severity(); d != 0 {
 			return d
 		}
-		return cmpInt(b.LagBytes, a.LagBytes)
+		return cmpInt(lagOrZero(b.LagBytes), lagOrZero(a.LagBytes))
 	})
 	return c.JSON(http.StatusOK, map[string]any{"tables": tables, "slots": slots})
 }

@@ -80,10 +80,19 @@ func billingDB(n int, _ time.Time) *queue.Snapshot {
 	return &queue.Snapshot{OutboxTables: []queue.OutboxTable{{Table: "events", Pending: 1, OldestPendingAge: time.Second, Status: queue.StatusOK}}}
 }
 
-// hostileDB is healthy, with a hostile name.
+// hostileDB is healthy, with a hostile name, and has a physical slot
+// whose lag is unknown.
 func hostileDB(int, time.Time) *queue.Snapshot {
-	return &queue.Snapshot{OutboxTables: []queue.OutboxTable{{Table: "outbox", Pending: 2, Status: queue.StatusOK}}}
+	return &queue.Snapshot{
+		OutboxTables: []queue.OutboxTable{{Table: "outbox", Pending: 2, Status: queue.StatusOK}},
+		Slots: []queue.ReplicationSlot{{
+			Slot: "standby", LagUnknown: unknownLag, Active: true,
+			Status: queue.StatusOK, StatusReason: "active, lag is unknown: " + unknownLag,
+		}},
+	}
 }
+
+const unknownLag = "physical slot that reserves no WAL yet: no standby has streamed from it"
 
 // outboxServer runs the real collector over three outbox sources and a
 // Kafka cluster with a stopped group, polled six times, and the web
@@ -222,6 +231,9 @@ func TestOutboxPage(t *testing.T) {
 		t.Errorf("hostile source page: %d", rec.Code)
 	}
 	markupFree(t, "hostile source page", rec.Body.String())
+	if !strings.Contains(rec.Body.String(), `<td class="num" title="lag unknown: `+unknownLag+`">—</td>`) {
+		t.Error("a slot of unknown lag must show —, with the reason on hover, not 0 B")
+	}
 
 	down := do(t, s, "GET", "/outbox/billing-db").Body.String()
 	if !strings.Contains(down, "The last poll of this source failed") || !strings.Contains(down, "connection refused") || !strings.Contains(down, `data-table="events"`) {
@@ -270,8 +282,11 @@ func TestOutboxAPI(t *testing.T) {
 	if !strings.Contains(rec.Body.String(), `"publish_rate":null`) {
 		t.Error("an unknown publish rate must be null, not 0")
 	}
-	if len(out.Slots) != 2 || out.Slots[0].Slot != "debezium" || out.Slots[0].Status != queue.StatusStop || out.Slots[0].Active || out.Slots[0].LagBytes != 3<<20 {
+	if len(out.Slots) != 3 || out.Slots[0].Slot != "debezium" || out.Slots[0].Status != queue.StatusStop || out.Slots[0].Active || out.Slots[0].LagBytes == nil || *out.Slots[0].LagBytes != 3<<20 {
 		t.Errorf("slots %+v", out.Slots)
+	}
+	if sl := out.Slots[2]; sl.Slot != "standby" || sl.LagBytes != nil || !strings.Contains(rec.Body.String(), `"lag_bytes":null`) {
+		t.Errorf("a slot of unknown lag: %+v, want lag_bytes null, not 0", sl)
 	}
 
 	rec = do(t, s, "GET", "/api/v1/outbox/orders-db/history")

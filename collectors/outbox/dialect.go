@@ -70,10 +70,13 @@ func (d Dialect) explainQuery(t Table) string {
 }
 
 // slotsQuery reads the configured replication slots: name, whether a
-// client is streaming from it, and how many bytes of WAL it has not
-// confirmed. On a standby the current position is the last WAL received.
+// client is streaming from it, how many bytes of WAL it has not confirmed
+// (NULL when it has no position at all), and its type and WAL status,
+// which say why. On a standby the current position is the last WAL
+// received.
 const slotsQuery = `SELECT slot_name, active,
   pg_wal_lsn_diff(
     CASE WHEN pg_is_in_recovery() THEN pg_last_wal_receive_lsn() ELSE pg_current_wal_lsn() END,
-    coalesce(confirmed_flush_lsn, restart_lsn))::bigint
+    coalesce(confirmed_flush_lsn, restart_lsn))::bigint,
+  slot_type, wal_status
 FROM pg_replication_slots WHERE slot_name = ANY($1)`

@@ -13,17 +13,26 @@
 // on PostgreSQL a partial index such as
 // CREATE INDEX ON outbox (created_at) WHERE sent_at IS NULL, which stays as
 // small as the backlog. For the replication slots, one query on
-// pg_replication_slots reads every configured slot.
+// pg_replication_slots reads every configured slot. A slot with neither a
+// confirmed flush nor a restart position (a physical slot no standby has
+// used, an invalidated slot) has an unknown lag, which is not 0: it says
+// why and is left out of /metrics.
 //
 // The publish rate comes from successive polls: rows pending at the previous
 // poll (created at or before its database time) that are pending no longer
 // were published, so published = previous pending − those still pending, and
 // the rate divides by the time between the polls. Rows that become pending
 // again, or that commit later with an older created_at, can only make the
-// estimate low, and it is clamped at zero.
+// estimate low, and it is clamped at zero. Rows inserted and published
+// between two polls are never seen pending, so the rate is a lower bound,
+// low on a publisher that keeps up within a poll. Counting them would take
+// a second query over all rows created since the last poll (a full index
+// on created_at, and blind to publishers that delete sent rows) or a
+// sequence's position (whose rollback gaps would read as publishes and
+// hide a stall); neither is worth it.
 //
-// Safety on a production database: each table query runs in a read-only
-// transaction with a statement timeout (PostgreSQL SET LOCAL
+// Safety on a production database: each table query, and the slot query,
+// runs in a read-only transaction with a statement timeout (PostgreSQL SET LOCAL
 // statement_timeout, MariaDB SET STATEMENT max_statement_time, MySQL
 // MAX_EXECUTION_TIME), on a pool of its own of at most two connections; the
 // pending condition was validated by config as one boolean expression and is

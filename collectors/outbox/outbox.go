@@ -297,29 +297,41 @@ var ErrStatementTimeout = errors.New("statement timeout")
 // the statement timeout.
 func (s *Source) readTable(ctx context.Context, t Table, cutoff any) (tableRead, error) {
 	var r tableRead
+	err := s.readOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		q := s.dialect.pendingQuery(t, s.timeout, s.isMariaDB())
+		return tx.QueryRowContext(ctx, q, cutoff).Scan(&r.pending, &r.oldest, &r.stillPending, &r.dbNow)
+	})
+	if err != nil {
+		return r, fmt.Errorf("count pending rows: %w", err)
+	}
+	return r, nil
+}
+
+// readOnly runs read in a read-only transaction bounded by the statement
+// timeout, and marks a query the server cancelled for running past it
+// with ErrStatementTimeout.
+func (s *Source) readOnly(ctx context.Context, read func(context.Context, *sql.Tx) error) error {
 	// The context deadline is a backstop a little after the server's own
 	// timeout, which is the one that frees the server's resources.
 	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
 	defer cancel()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.dialect != SQLite})
 	if err != nil {
-		return r, fmt.Errorf("begin read-only transaction: %w", err)
+		return fmt.Errorf("begin read-only transaction: %w", err)
 	}
 	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep, and a failed rollback closes the connection
 	if s.dialect == Postgres {
 		if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", max(s.timeout.Milliseconds(), 1))); err != nil {
-			return r, fmt.Errorf("set statement timeout: %w", err)
+			return fmt.Errorf("set statement timeout: %w", err)
 		}
 	}
-	q := s.dialect.pendingQuery(t, s.timeout, s.isMariaDB())
-	err = tx.QueryRowContext(ctx, q, cutoff).Scan(&r.pending, &r.oldest, &r.stillPending, &r.dbNow)
-	if err != nil {
+	if err := read(ctx, tx); err != nil {
 		if isTimeout(err) {
-			return r, fmt.Errorf("count pending rows: %w after %s: %w", ErrStatementTimeout, s.timeout, err)
+			return fmt.Errorf("%w after %s: %w", ErrStatementTimeout, s.timeout, err)
 		}
-		return r, fmt.Errorf("count pending rows: %w", err)
+		return err
 	}
-	return r, nil
+	return nil
 }
 
 // isTimeout recognizes the servers' statement-timeout errors: PostgreSQL
@@ -332,45 +344,67 @@ func isTimeout(err error) bool {
 	return strings.Contains(err.Error(), "SQLSTATE 57014")
 }
 
-// pollSlots reads every configured replication slot in one query.
+// pollSlots reads every configured replication slot in one query, in a
+// read-only transaction bounded by the statement timeout like the tables'.
 func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
-	defer cancel()
 	out := make([]queue.ReplicationSlot, len(s.slots))
 	for i, name := range s.slots {
 		out[i] = queue.ReplicationSlot{Source: s.name, Slot: name}
 	}
-	fail := func(err error) []queue.ReplicationSlot {
-		for i := range out {
-			out[i].Err = err.Error()
+	var found map[string]queue.ReplicationSlot
+	err := s.readOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		found, err = readSlots(ctx, tx, s.slots)
+		return err
+	})
+	for i := range out {
+		sl, ok := found[out[i].Slot]
+		switch {
+		case err != nil:
+			out[i].Err = fmt.Sprintf("read pg_replication_slots: %v", err)
+		case !ok:
+			out[i].Err = "no replication slot named " + out[i].Slot
+		default:
+			out[i].Active, out[i].LagBytes, out[i].LagUnknown = sl.Active, sl.LagBytes, sl.LagUnknown
 		}
-		return out
 	}
-	rows, err := s.db.QueryContext(ctx, slotsQuery, s.slots)
+	return out
+}
+
+// readSlots runs slotsQuery for names, keyed by slot name.
+func readSlots(ctx context.Context, tx *sql.Tx, names []string) (map[string]queue.ReplicationSlot, error) {
+	rows, err := tx.QueryContext(ctx, slotsQuery, names)
 	if err != nil {
-		return fail(fmt.Errorf("read pg_replication_slots: %w", err))
+		return nil, err
 	}
 	defer rows.Close() //nolint:errcheck // rows.Err reports a failed read; Close only returns the connection
 	found := map[string]queue.ReplicationSlot{}
 	for rows.Next() {
 		var sl queue.ReplicationSlot
 		var lag sql.NullInt64
-		if err := rows.Scan(&sl.Slot, &sl.Active, &lag); err != nil {
-			return fail(fmt.Errorf("read pg_replication_slots: %w", err))
+		var slotType, walStatus sql.NullString
+		if err := rows.Scan(&sl.Slot, &sl.Active, &lag, &slotType, &walStatus); err != nil {
+			return nil, err
 		}
-		sl.LagBytes = max(lag.Int64, 0)
+		if lag.Valid {
+			sl.LagBytes = max(lag.Int64, 0)
+		} else {
+			sl.LagUnknown = lagUnknownReason(slotType.String, walStatus.String)
+		}
 		found[sl.Slot] = sl
 	}
-	if err := rows.Err(); err != nil {
-		return fail(fmt.Errorf("read pg_replication_slots: %w", err))
+	return found, rows.Err()
+}
+
+// lagUnknownReason says why a slot has neither a confirmed flush nor a
+// restart position, from its pg_replication_slots slot_type and
+// wal_status.
+func lagUnknownReason(slotType, walStatus string) string {
+	switch {
+	case walStatus == "lost":
+		return "the slot was invalidated (wal_status lost): the WAL it needed is gone"
+	case slotType == "physical":
+		return "physical slot that reserves no WAL yet: no standby has streamed from it"
 	}
-	for i := range out {
-		sl, ok := found[out[i].Slot]
-		if !ok {
-			out[i].Err = "no replication slot named " + out[i].Slot
-			continue
-		}
-		out[i].Active, out[i].LagBytes = sl.Active, sl.LagBytes
-	}
-	return out
+	return "the slot has neither a confirmed flush nor a restart position"
 }

@@ -5,9 +5,14 @@ import (
 	"database/sql"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/stdlib"
 
 	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/config"
@@ -223,6 +228,8 @@ func TestPostgresHostileConditionRefusedByConfig(t *testing.T) {
 		"sent_at IS NULL; DROP TABLE outbox",
 		"id IN (WITH d AS (DELETE FROM outbox RETURNING id) SELECT id FROM d)",
 		"pg_sleep(30) IS NULL",
+		"pg_catalog.lower(payload) = 'x'",
+		"outbox.evil IS NULL",
 	} {
 		yml := fmt.Sprintf("outbox: [{name: o, driver: postgres, dsn: %q, tables: [{table: outbox, created_at: created_at, pending: %q}]}]", db.DSN, pending)
 		if _, err := config.Parse([]byte(yml), "q.yml"); err == nil || !strings.Contains(err.Error(), "outbox[0].tables[0].pending") {
@@ -353,4 +360,97 @@ func TestPostgresTimestampWithoutZoneIsUTC(t *testing.T) {
 	db.Exec(t, "ALTER DATABASE "+db.Name+" SET timezone = 'Asia/Kolkata'") // UTC+5:30, for new sessions
 	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
 	wantAge(t, table(t, poll(t, s), "outbox").OldestPendingAge, 90)
+}
+
+// TestPostgresPhysicalSlotLagUnknown: a physical slot no standby has used
+// has neither a confirmed flush nor a restart position, so its lag is
+// unknown, not 0: the slot says why, and status repeats it.
+func TestPostgresPhysicalSlotLagUnknown(t *testing.T) {
+	db := testenv.Postgres(t)
+	slot := db.Name + "_physical"
+	db.Exec(t, "SELECT pg_create_physical_replication_slot('"+slot+"')")
+	t.Cleanup(func() {
+		_, _ = db.DB.ExecContext(context.Background(), "SELECT pg_drop_replication_slot($1)", slot)
+	})
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Slots: []string{slot}})
+	snap := poll(t, s)
+	sl := snap.Slots[0]
+	if sl.Err != "" || sl.Active || sl.LagBytes != 0 || !strings.Contains(sl.LagUnknown, "physical slot") {
+		t.Fatalf("unused physical slot: %+v, want no error and an unknown lag that says why", sl)
+	}
+	alerts.EvaluateOutbox(nil, snap, alerts.StatusOptions{})
+	if sl := snap.Slots[0]; sl.Status != queue.StatusStop || !strings.Contains(sl.StatusReason, "lag is unknown: "+sl.LagUnknown) {
+		t.Errorf("status %s %q, want stop saying the lag is unknown and why", sl.Status, sl.StatusReason)
+	}
+}
+
+// TestPostgresSlotQueryReadOnlyWithTimeout traces the statements the
+// source sends: the slot query, like the table queries, runs inside a
+// read-only transaction whose statement timeout is set first.
+func TestPostgresSlotQueryReadOnlyWithTimeout(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutbox)
+	cfg, err := pgx.ParseConfig(db.DSN)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &statementRecorder{}
+	cfg.Tracer = rec
+	pool := stdlib.OpenDB(*cfg)
+	t.Cleanup(func() { _ = pool.Close() })
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DB: pool, Tables: []Table{pgTable}, Slots: []string{"no_such_slot"}, StatementTimeout: 1500 * time.Millisecond})
+	poll(t, s)
+	got := rec.statements()
+	at := slices.IndexFunc(got, func(q string) bool { return strings.Contains(q, "pg_replication_slots") })
+	if at < 2 || at+1 >= len(got) {
+		t.Fatalf("statements %q: want the slot query between begin and rollback", got)
+	}
+	if b, set, end := got[at-2], got[at-1], got[at+1]; !strings.HasPrefix(b, "begin") || !strings.Contains(b, "read only") ||
+		set != "SET LOCAL statement_timeout = 1500" || end != "rollback" {
+		t.Errorf("around the slot query: %q, %q, …, %q; want begin read only, SET LOCAL statement_timeout = 1500, …, rollback", b, set, end)
+	}
+}
+
+// statementRecorder is a pgx tracer that records every statement sent.
+type statementRecorder struct {
+	mu   sync.Mutex
+	sent []string
+}
+
+func (r *statementRecorder) TraceQueryStart(ctx context.Context, _ *pgx.Conn, data pgx.TraceQueryStartData) context.Context {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.sent = append(r.sent, data.SQL)
+	return ctx
+}
+
+func (r *statementRecorder) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
+
+func (r *statementRecorder) statements() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.sent)
+}
+
+// TestPostgresPublishRateIsALowerBound pins down what the publish rate
+// means: rows inserted and published between two polls are never seen
+// pending, so they do not count; only rows pending at the earlier poll do.
+func TestPostgresPublishRateIsALowerBound(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutbox)
+	pgInsert(t, db, 2, 10)
+	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
+	poll(t, s)
+	start := time.Now()
+	// Between the polls: 5 new rows come and go, and 1 of the 2 old ones is sent.
+	pgInsert(t, db, 5, 0)
+	db.Exec(t, "UPDATE outbox SET sent_at = now() WHERE id IN (SELECT id FROM outbox ORDER BY id DESC LIMIT 5)",
+		"UPDATE outbox SET sent_at = now() WHERE id = (SELECT min(id) FROM outbox)")
+	time.Sleep(100 * time.Millisecond)
+	minGap := time.Since(start)
+	ot := table(t, poll(t, s), "outbox")
+	if ot.Pending != 1 {
+		t.Fatalf("pending = %d, want 1", ot.Pending)
+	}
+	wantPublished(t, ot, 1, minGap, time.Since(start)+time.Second)
 }

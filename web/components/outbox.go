@@ -116,7 +116,25 @@ func RateTitle(r float64, known bool) string {
 	if !known {
 		return "known after two polls"
 	}
-	return strconv.FormatFloat(r, 'f', 3, 64) + " rows published per second, from the last two polls"
+	return strconv.FormatFloat(r, 'f', 3, 64) + " rows published per second between the last two polls, counting rows pending at the earlier one only (a lower bound)"
+}
+
+// SlotLag is a slot's lag for a table cell: — when it is unknown, which
+// is not 0.
+func SlotLag(s *queue.ReplicationSlot) string {
+	if s.LagUnknown != "" {
+		return "—"
+	}
+	return ByteCount(s.LagBytes)
+}
+
+// SlotLagTitle is the hover text of SlotLag: the exact bytes, or why the
+// lag is unknown.
+func SlotLagTitle(s *queue.ReplicationSlot) string {
+	if s.LagUnknown != "" {
+		return "lag unknown: " + s.LagUnknown
+	}
+	return Exact(s.LagBytes) + " bytes of WAL behind"
 }
 
 // ByteCount humanizes a size of any magnitude in IEC units, as Grafana's
