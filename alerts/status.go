@@ -90,10 +90,6 @@ type pastPoll struct {
 	// the NATS and outbox parts, which are small.
 	rest   *queue.Snapshot
 	groups map[string]*pastGroup
-	// pending is set when the poll's lag seconds were still being read:
-	// the poll that completes it follows at once and takes its place, so
-	// the window spans polling intervals.
-	pending bool
 }
 
 // pastGroup is a group as a past poll saw it.
@@ -129,7 +125,15 @@ type observation struct {
 // of its source this Evaluator saw before it, then remembers latest. A poll
 // that failed as a whole is evaluated as an error and not remembered. It
 // mutates latest only.
-func (e *Evaluator) Evaluate(latest *queue.Snapshot) {
+func (e *Evaluator) Evaluate(latest *queue.Snapshot) { e.evaluate(latest, false) }
+
+// Complete is Evaluate for the poll run at once after the previous one of
+// its source, to fill what that one left pending (Kafka lag seconds, NATS
+// lag seconds after a start): it is evaluated without that poll and takes
+// its place, so the window spans polling intervals.
+func (e *Evaluator) Complete(latest *queue.Snapshot) { e.evaluate(latest, true) }
+
+func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	if latest == nil {
 		return
 	}
@@ -141,7 +145,7 @@ func (e *Evaluator) Evaluate(latest *queue.Snapshot) {
 	}
 	key := keyOf(latest)
 	polls := e.polls[key]
-	if n := len(polls); n > 0 && polls[n-1].pending {
+	if n := len(polls); completes && n > 0 {
 		polls = polls[:n-1]
 	}
 	e.selectWindow(polls, latest)
@@ -151,6 +155,10 @@ func (e *Evaluator) Evaluate(latest *queue.Snapshot) {
 	evaluateOutbox(e.past, latest, e.window)
 	e.evaluateConsumers(latest)
 	e.polls[key] = e.remember(polls, latest)
+	// The scratch space must not keep a poll alive once it left the window.
+	clear(e.past[:cap(e.past)])
+	clear(e.idx[:cap(e.idx)])
+	clear(e.refs[:cap(e.refs)])
 }
 
 // selectWindow picks the last window-1 polls taken before latest into e.past
@@ -168,17 +176,14 @@ func (e *Evaluator) selectWindow(polls []pastPoll, latest *queue.Snapshot) {
 }
 
 // remember appends what the window needs of s to polls, keeping the last
-// window-1. A pending last poll is replaced.
+// window-1.
 func (e *Evaluator) remember(polls []pastPoll, s *queue.Snapshot) []pastPoll {
 	if s.Err != nil {
 		return polls
 	}
-	if n := len(polls); n > 0 && polls[n-1].pending {
-		polls = polls[:n-1]
-	}
 	rest := *s
 	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, nil, nil
-	polls = append(polls, pastPoll{rest: &rest, groups: pastGroups(s), pending: s.LagSecondsPending()})
+	polls = append(polls, pastPoll{rest: &rest, groups: pastGroups(s)})
 	if keep := e.window - 1; len(polls) > keep {
 		// Copy rather than reslice, so the dropped polls can be freed.
 		polls = append([]pastPoll(nil), polls[len(polls)-keep:]...)

@@ -577,18 +577,18 @@ func BenchmarkEvaluateFunc(b *testing.B) {
 	}
 }
 
-// TestCompletePollReplacesPendingPoll checks that the poll run at once after
-// the first one of a start, whose lag seconds were still pending, takes its
+// TestCompleteReplacesThePollItCompletes checks that the poll run at once
+// after the first one of a start, to fill what it left pending, takes its
 // place in the window: it is evaluated without it, and the window then holds
 // one poll, not two taken a moment apart.
-func TestCompletePollReplacesPendingPoll(t *testing.T) {
+func TestCompleteReplacesThePollItCompletes(t *testing.T) {
 	e := NewEvaluator(StatusOptions{Window: 3})
 	first := snap(0, group(1, part("orders", 0, 100, 500)))
 	first.Groups[0].Partitions[0].LagSecondsPending = true
 	e.Evaluate(first)
 	complete := snap(0, group(1, part("orders", 0, 100, 500)))
 	complete.Time = first.Time.Add(300 * time.Millisecond)
-	e.Evaluate(complete)
+	e.Complete(complete)
 	if polls := e.polls[keyOf(complete)]; len(polls) != 1 || polls[0].rest.Time != complete.Time {
 		t.Fatalf("window after the complete poll: %d polls; want only the complete one", len(polls))
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -65,7 +66,7 @@ func Run(ctx context.Context, opts Options) error {
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
-		Evaluate: evaluator.Evaluate, Logger: log,
+		Evaluator: evaluator, Logger: log,
 		Metrics: cfg.Metrics,
 	})
 	// Polling starts first: the first data waits for no other startup work
@@ -77,11 +78,15 @@ func Run(ctx context.Context, opts Options) error {
 	defer cancel()
 	wg.Go(func() { col.Run(ctx) })
 	go func() {
+		// The poll timeout bounds the first polls; the second bound is for
+		// a source that would not honour it.
 		select {
 		case <-col.WhenReady():
-			tune.Started()
+		case <-time.After(cfg.PollTimeout + 30*time.Second):
 		case <-ctx.Done():
+			return
 		}
+		tune.Started()
 	}()
 
 	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)

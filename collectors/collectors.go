@@ -21,11 +21,10 @@ type Options struct {
 	Timeout time.Duration
 	// History is how far back group and DLQ aggregates are kept for charts.
 	History time.Duration
-	// Evaluate, when set, fills derived fields (status, ETA) of each new
-	// snapshot before it is published; it remembers the earlier ones it
-	// needs (alerts.Evaluator).
-	Evaluate func(latest *queue.Snapshot)
-	Logger   *slog.Logger
+	// Evaluator, when set, fills derived fields (status, ETA) of each new
+	// snapshot before it is published (alerts.Evaluator).
+	Evaluator Evaluator
+	Logger    *slog.Logger
 	// Metrics selects the Kafka series /metrics exports; the zero value is
 	// the default, partition granularity without opt-in families.
 	Metrics config.Metrics
@@ -47,6 +46,16 @@ func (o *Options) setDefaults() {
 	if o.Metrics.Granularity == "" {
 		o.Metrics.Granularity = config.GranularityPartition
 	}
+}
+
+// Evaluator fills a snapshot's derived fields from the polls before it,
+// which it remembers itself.
+type Evaluator interface {
+	Evaluate(latest *queue.Snapshot)
+	// Complete evaluates latest as the completion of its source's previous
+	// poll, whose pending parts a Finisher has just read: latest takes that
+	// poll's place in the window.
+	Complete(latest *queue.Snapshot)
 }
 
 // Collector polls sources and holds what they reported.
@@ -148,7 +157,11 @@ func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
 	defer s.polling.Unlock()
 	fctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
 	defer cancel()
-	return f.Finish(fctx) && ctx.Err() == nil
+	if !f.Finish(fctx) || ctx.Err() != nil {
+		return false
+	}
+	s.markCompleting()
+	return true
 }
 
 // backoff doubles the interval for each consecutive failure after the first.
@@ -183,8 +196,12 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	if len(snap.Partial) > 0 {
 		s.log.Warn("poll partially failed", "problems", len(snap.Partial), "first", snap.Partial[0])
 	}
-	if c.opts.Evaluate != nil {
-		c.opts.Evaluate(snap)
+	if ev := c.opts.Evaluator; ev != nil {
+		if s.takeCompleting() {
+			ev.Complete(snap)
+		} else {
+			ev.Evaluate(snap)
+		}
 	}
 	s.publish(snap, took)
 	s.log.Debug("polled", "took", took, "groups", len(snap.Groups), "queues", len(snap.Queues), "dlqs", len(snap.DLQs))

@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -230,20 +231,14 @@ func TestEvaluateSeesEverySnapshotBeforeItIsPublished(t *testing.T) {
 	s := &scriptedSource{broker: queue.Kafka, cluster: "x", results: []func() (*queue.Snapshot, error){
 		ok(kafkaSnapshot()), failing("down"), ok(kafkaSnapshot()), failing("down"), ok(kafkaSnapshot()),
 	}}
-	var c *Collector
-	var seen []*queue.Snapshot
-	c = New([]Source{s}, Options{Evaluate: func(latest *queue.Snapshot) {
-		if snaps := c.Snapshots(); len(snaps) > 0 && snaps[0] == latest {
-			t.Error("evaluated after it was published")
-		}
-		seen = append(seen, latest)
-		latest.Groups[0].Status = queue.StatusStall
-	}})
+	ev := &recordingEvaluator{}
+	c := New([]Source{s}, Options{Evaluator: ev})
+	ev.published = c.Snapshots
 	for range 5 {
 		c.PollOnce(context.Background())
 	}
-	if len(seen) != 3 { // the failed polls are not evaluated
-		t.Errorf("evaluate saw %d snapshots, want 3", len(seen))
+	if want := "evaluate evaluate evaluate"; ev.calls() != want { // the failed polls are not evaluated
+		t.Errorf("evaluator calls %q, want %q", ev.calls(), want)
 	}
 	if got := c.Snapshots()[0].Groups[0].Status; got != queue.StatusStall {
 		t.Errorf("published status %q", got)
@@ -442,18 +437,60 @@ func TestOutboxHistoryBoundedAndForgetsGone(t *testing.T) {
 }
 
 func TestWhenReadyClosesOnceEverySourceWasPolled(t *testing.T) {
-	slow := &scriptedSource{broker: queue.RabbitMQ, cluster: "main", delay: 200 * time.Millisecond, results: []func() (*queue.Snapshot, error){failing("refused")}}
+	release := make(chan struct{})
+	slow := &scriptedSource{broker: queue.RabbitMQ, cluster: "main", results: []func() (*queue.Snapshot, error){
+		func() (*queue.Snapshot, error) { <-release; return nil, errors.New("refused") },
+	}}
 	fast := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
 	c := New([]Source{fast, slow}, Options{})
 	go c.PollOnce(context.Background())
+	for deadline := time.Now().Add(5 * time.Second); fast.calls.Load() == 0 || c.Snapshots() == nil; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the fast source was not polled")
+		}
+	}
 	select {
 	case <-c.WhenReady():
 		t.Fatal("ready before the slow source was polled")
-	case <-time.After(100 * time.Millisecond):
+	default:
 	}
+	close(release)
 	select {
 	case <-c.WhenReady(): // a failed poll counts: its error is the data
 	case <-time.After(5 * time.Second):
 		t.Fatal("not ready after every source was polled")
 	}
+}
+
+// recordingEvaluator records its calls and marks each group stalled, failing
+// a snapshot evaluated after it was published.
+type recordingEvaluator struct {
+	mu        sync.Mutex
+	log       []string
+	published func() []*queue.Snapshot
+}
+
+func (e *recordingEvaluator) Evaluate(s *queue.Snapshot) { e.record("evaluate", s) }
+func (e *recordingEvaluator) Complete(s *queue.Snapshot) { e.record("complete", s) }
+
+func (e *recordingEvaluator) record(call string, s *queue.Snapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.published != nil {
+		for _, p := range e.published() {
+			if p == s {
+				e.log = append(e.log, "after-publish")
+			}
+		}
+	}
+	e.log = append(e.log, call)
+	for i := range s.Groups {
+		s.Groups[i].Status = queue.StatusStall
+	}
+}
+
+func (e *recordingEvaluator) calls() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return strings.Join(e.log, " ")
 }

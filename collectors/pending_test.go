@@ -87,6 +87,42 @@ func TestFinishThenPollAtOnce(t *testing.T) {
 	}
 }
 
+// TestPollAfterFinishCompletesTheLastOne checks that the poll run at once
+// after Finish is evaluated as completing the one before (it takes that
+// poll's place in the status window), and the polls after it as polls of
+// their own; and that a failed poll in between cancels the completion.
+func TestPollAfterFinishCompletesTheLastOne(t *testing.T) {
+	src := &finishingSource{
+		scriptedSource: scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}},
+	}
+	ev := &recordingEvaluator{}
+	c := New([]Source{src}, Options{Interval: time.Hour, Evaluator: ev})
+	s := c.sources[0]
+	ctx := context.Background()
+	for range 3 {
+		if c.poll(ctx, s) {
+			c.finish(ctx, s)
+		}
+	}
+	if want := "evaluate complete evaluate"; ev.calls() != want {
+		t.Errorf("evaluator calls %q, want %q", ev.calls(), want)
+	}
+
+	results := []func() (*queue.Snapshot, error){ok(kafkaSnapshot()), failing("refused"), ok(kafkaSnapshot())}
+	flaky := &finishingSource{scriptedSource: scriptedSource{broker: queue.Kafka, cluster: "prod", results: results}}
+	ev = &recordingEvaluator{}
+	c = New([]Source{flaky}, Options{Interval: time.Hour, Evaluator: ev})
+	s = c.sources[0]
+	for range 3 {
+		if c.poll(ctx, s) {
+			c.finish(ctx, s)
+		}
+	}
+	if want := "evaluate evaluate"; ev.calls() != want {
+		t.Errorf("with a failed poll after Finish: evaluator calls %q, want %q", ev.calls(), want)
+	}
+}
+
 // TestPendingSnapshotAddsNoHistoryPoint checks that a snapshot whose lag
 // seconds are pending adds no point to the group's chart history (it would
 // chart as a drop to 0), and that the next one does.

@@ -73,7 +73,7 @@ func pollTarget(t *testing.T) *queue.Snapshot {
 	defer src.Close()
 	ev := alerts.NewEvaluator(alerts.StatusOptions{})
 	col := collectors.New([]collectors.Source{src}, collectors.Options{
-		Interval: time.Minute, Evaluate: ev.Evaluate,
+		Interval: time.Minute, Evaluator: ev,
 	})
 	col.PollOnce(ctx)
 	col.PollOnce(ctx)

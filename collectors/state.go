@@ -33,6 +33,9 @@ type sourceState struct {
 	slots       map[string][]queue.SlotPoint   // by slot
 	// consumers is JetStream consumers' history: pending as Lag.
 	consumers map[consumerKey][]queue.GroupPoint
+	// completing is set when the next poll completes the latest snapshot:
+	// it runs at once after Finish read what that one left pending.
+	completing bool
 }
 
 func (s *sourceState) fail(err error, at time.Time) {
@@ -41,6 +44,7 @@ func (s *sourceState) fail(err error, at time.Time) {
 	s.polled, s.up = true, false
 	s.lastPoll, s.lastErr = at, err.Error()
 	s.consecutive++
+	s.completing = false // the snapshot stays, as a poll of its own
 }
 
 func (s *sourceState) failures() int {
@@ -133,6 +137,22 @@ func appendBounded[T any](points []T, p T, limit int) []T {
 	out := make([]T, 0, limit)
 	out = append(out, points[len(points)-limit+1:]...)
 	return append(out, p)
+}
+
+func (s *sourceState) markCompleting() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.completing = true
+}
+
+// takeCompleting reports whether this poll completes the latest snapshot,
+// and clears it.
+func (s *sourceState) takeCompleting() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.completing
+	s.completing = false
+	return c
 }
 
 func (s *sourceState) latestSnapshot() *queue.Snapshot {

@@ -117,8 +117,8 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
 	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, natsSrc}, collectors.Options{
-		Interval: 10 * time.Second,
-		Evaluate: evaluator.Evaluate,
+		Interval:  10 * time.Second,
+		Evaluator: evaluator,
 	})
 	// Poll until the demo's snapshot has what needs history (the ETA needs
 	// two polls that both saw a group) and its DLQs with their age: on a

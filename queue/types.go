@@ -172,8 +172,9 @@ func (g *ConsumerGroup) Topics() []TopicLag {
 }
 
 // PartitionLag is one group's position on one partition. There is one per
-// group-partition in every kept snapshot (18,000 × the status window for a
-// large cluster), so fields are ordered to pack tightly.
+// group-partition in a snapshot (100,000 for a large cluster, and a poll
+// builds the next while the last is served), so fields are ordered to pack
+// tightly.
 type PartitionLag struct {
 	Topic string
 	// Committed is the group's committed offset: the next record it will

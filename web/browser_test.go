@@ -76,7 +76,7 @@ func demoServer(t *testing.T) (base string, brokers []string) {
 	t.Cleanup(src.Close)
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 5})
 	col := collectors.New([]collectors.Source{src}, collectors.Options{
-		Interval: time.Second, Timeout: 5 * time.Second, History: time.Hour, Evaluate: ev.Evaluate,
+		Interval: time.Second, Timeout: 5 * time.Second, History: time.Hour, Evaluator: ev,
 	})
 	var wg sync.WaitGroup
 	wg.Go(func() { col.Run(ctx) })

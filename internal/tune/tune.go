@@ -7,14 +7,38 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"strconv"
+	"strings"
 	"sync/atomic"
 )
 
-// steadyGC is GOGC once running; startLimit bounds the heap before that.
+// steadyGC is GOGC once running; startLimit bounds the heap before that,
+// unless a container allows less (see limitFor).
 const (
 	steadyGC   = 50
 	startLimit = 128 << 20
 )
+
+// cgroupLimits are the files that hold a container's memory limit, cgroup
+// v2 first.
+var cgroupLimits = []string{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}
+
+// limitFor returns the start-up heap limit: startLimit, or a quarter of the
+// container's memory limit when that is smaller, so that a small container
+// is never pushed towards its OOM killer by the start-up mode.
+func limitFor(files []string) int64 {
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			continue
+		}
+		if n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64); err == nil && n > 0 {
+			return min(startLimit, n/4)
+		}
+		break // "max": no limit
+	}
+	return startLimit
+}
 
 // starting is set while Apply's start-up mode lasts.
 var starting atomic.Bool
@@ -45,7 +69,7 @@ func Apply(command string) {
 		// restart spent before every group's lag was in /metrics.
 		if command == "serve" && os.Getenv("GOMEMLIMIT") == "" {
 			debug.SetGCPercent(-1)
-			debug.SetMemoryLimit(startLimit)
+			debug.SetMemoryLimit(limitFor(cgroupLimits))
 			starting.Store(true)
 		}
 	}

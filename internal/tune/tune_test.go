@@ -2,6 +2,8 @@ package tune
 
 import (
 	"math"
+	"os"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"testing"
@@ -69,5 +71,32 @@ func TestServeStartsWithoutGCUntilStarted(t *testing.T) {
 	Apply("serve")
 	if got := debug.SetGCPercent(100); got != steadyGC {
 		t.Errorf("GOGC %d with GOMEMLIMIT set, want %d", got, steadyGC)
+	}
+}
+
+func TestLimitForContainers(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, text string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	tests := []struct {
+		name  string
+		files []string
+		want  int64
+	}{
+		{"no cgroup files", []string{filepath.Join(dir, "absent")}, startLimit},
+		{"v2 without a limit", []string{write("v2max", "max\n"), write("v1big", "268435456\n")}, startLimit},
+		{"v2 large limit", []string{write("v2large", "8589934592\n")}, startLimit},
+		{"v2 256 MiB container", []string{write("v2small", "268435456\n")}, 64 << 20},
+		{"v1 128 MiB container", []string{filepath.Join(dir, "absent"), write("v1small", "134217728\n")}, 32 << 20},
+	}
+	for _, tt := range tests {
+		if got := limitFor(tt.files); got != tt.want {
+			t.Errorf("%s: limit %d, want %d", tt.name, got, tt.want)
+		}
 	}
 }
