@@ -24,8 +24,10 @@ import (
 //
 // A slot is error when it could not be read, stop when no client streams
 // from it (WAL piles up on the server), warn when its lag in bytes grew
-// across the window, and ok otherwise; a slot whose lag is unknown says
-// why in its reason, and its polls are no part of a trend.
+// across the window (it never fell below where the window began and stood
+// more than a WAL segment above it through the window's later half; see
+// slotLagRising), and ok otherwise; a slot whose lag is unknown says why
+// in its reason, and its polls are no part of a trend.
 //
 // For example, with a window of 3, pending 40, 40, 40 and a publish rate of
 // 0 at the last two polls make the table stall: "40 rows pending and none
@@ -184,16 +186,43 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 		}
 	}
 	lags = append(lags, sl.LagBytes)
-	if len(lags) < window || sl.LagBytes <= lags[0] {
+	if len(lags) < window || !slotLagRising(lags) {
 		return
-	}
-	for _, l := range lags {
-		if l < lags[0] {
-			return
-		}
 	}
 	sl.Status = queue.StatusWarn
 	sl.StatusReason = fmt.Sprintf("lag growing from %s to %s over %s", HumanBytes(lags[0]), HumanBytes(sl.LagBytes), queue.HumanDuration(latest.Time.Sub(since)))
+}
+
+// walSegment is PostgreSQL's default WAL segment size (wal_segment_size).
+const walSegment = 16 << 20
+
+// slotLagRising reports whether a slot's lag grew across the window, by
+// the rule outbox tables and consumer groups follow, with the slot's own
+// notion of jitter: its lag never dipped below where the window started,
+// and at every poll of the window's later half it stood more than one WAL
+// segment (16 MiB) above that start. A slot's lag is a sawtooth even when
+// its client keeps up: it climbs with the WAL written between two of the
+// client's confirms (Debezium confirms on its offset flush interval) and
+// falls back at each. Only a client that falls behind raises the troughs
+// too, so a later trough as low as the start means the client caught up,
+// as a table that touched zero did. The margin is a segment because
+// PostgreSQL retains and recycles WAL in whole segments: less growth keeps
+// no extra file on disk, and a quiet database's creep (a few hundred bytes
+// a minute of checkpoint and running-transaction records until the client
+// next confirms) and a busy one's jitter stay below it. A slot whose lag
+// is high but steady is the lag threshold's alert, not this one.
+//
+// For example, a window of lags 10, 40, 70 MiB is rising; 5, 20, 35, 50,
+// 5, 20 MiB (a confirm every fourth poll) and 10, 200, 12 MiB (growth then
+// drain) are not.
+func slotLagRising(lags []int64) bool {
+	start := lags[0]
+	for i, l := range lags {
+		if l < start || i >= len(lags)/2 && l-start <= walSegment {
+			return false
+		}
+	}
+	return true
 }
 
 // HumanBytes formats n bytes with a binary unit: 512 B, 1.5 MiB.

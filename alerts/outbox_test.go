@@ -83,8 +83,8 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 			Slots:        []queue.ReplicationSlot{{Slot: "debezium", LagBytes: lag, Active: active}},
 		}
 	}
-	hist := []*queue.Snapshot{mk(0, 1000, true), mk(1, 5000, true)}
-	latest := mk(2, 3<<20, true)
+	hist := []*queue.Snapshot{mk(0, 1<<20, true), mk(1, 20<<20, true)}
+	latest := mk(2, 40<<20, true)
 	e := NewEvaluator(StatusOptions{Window: 3}) // the Evaluator covers outboxes too
 	for _, s := range append(hist, latest) {
 		e.Evaluate(s)
@@ -92,7 +92,7 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	if tb := latest.OutboxTables[0]; tb.Status != queue.StatusError || tb.StatusReason != `relation "gone" does not exist` {
 		t.Errorf("dropped table: %s %q", tb.Status, tb.StatusReason)
 	}
-	if sl := latest.Slots[0]; sl.Status != queue.StatusWarn || sl.StatusReason != "lag growing from 1000 B to 3.0 MiB over 2m" {
+	if sl := latest.Slots[0]; sl.Status != queue.StatusWarn || sl.StatusReason != "lag growing from 1.0 MiB to 40.0 MiB over 2m" {
 		t.Errorf("growing slot: %s %q", sl.Status, sl.StatusReason)
 	}
 	latest = mk(2, 2048, false)
@@ -122,9 +122,72 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	}
 	unknown := mk(0, 0, true)
 	unknown.Slots[0].LagUnknown = why
-	latest = mk(2, 3<<20, true)
-	EvaluateOutbox([]*queue.Snapshot{unknown, mk(1, 1000, true)}, latest, StatusOptions{Window: 3})
+	latest = mk(2, 40<<20, true)
+	EvaluateOutbox([]*queue.Snapshot{unknown, mk(1, 20<<20, true)}, latest, StatusOptions{Window: 3})
 	if sl := latest.Slots[0]; sl.Status != queue.StatusOK {
 		t.Errorf("a poll of unknown lag counted in the trend: %s %q", sl.Status, sl.StatusReason)
+	}
+}
+
+// slotSeries is one poll a minute of active replication slot "debezium"
+// with these lags in bytes.
+func slotSeries(lags ...int64) ([]*queue.Snapshot, *queue.Snapshot) {
+	var snaps []*queue.Snapshot
+	for i, l := range lags {
+		snaps = append(snaps, &queue.Snapshot{
+			Broker: queue.Outbox, Cluster: "db", Time: t0.Add(time.Duration(i) * time.Minute),
+			Slots: []queue.ReplicationSlot{{Source: "db", Slot: "debezium", LagBytes: l, Active: true}},
+		})
+	}
+	return snaps[:len(snaps)-1], snaps[len(snaps)-1]
+}
+
+func TestEvaluateOutboxSlotTrend(t *testing.T) {
+	const kib, mib = 1 << 10, 1 << 20
+	tests := []struct {
+		name   string
+		window int
+		lags   []int64
+		want   queue.Status
+		reason string
+	}{
+		{"sustained growth", 3, []int64{10 * mib, 40 * mib, 70 * mib}, queue.StatusWarn, "lag growing from 10.0 MiB to 70.0 MiB over 2m"},
+		// Confirming, but confirming less than is written: the troughs rise.
+		{
+			"a slow client that falls behind between confirms", 10,
+			[]int64{100 * mib, 150 * mib, 120 * mib, 170 * mib, 140 * mib, 190 * mib, 160 * mib, 210 * mib, 180 * mib, 230 * mib},
+			queue.StatusWarn, "lag growing from 100.0 MiB to 230.0 MiB over 9m",
+		},
+		{"window not full", 3, []int64{10 * mib, 400 * mib}, queue.StatusOK, "active, 400.0 MiB behind"},
+		// The flaps of the old rule, which warned whenever the lag ended
+		// above where the window began and never dipped below it.
+		{"WAL jitter around a steady lag", 3, []int64{40 * kib, 44 * kib, 43 * kib}, queue.StatusOK, "active, 43.0 KiB behind"},
+		{"a quiet database's creep", 3, []int64{1000, 1100, 1200}, queue.StatusOK, "active, 1.2 KiB behind"},
+		{"growth under one WAL segment", 3, []int64{1 * mib, 9 * mib, 16 * mib}, queue.StatusOK, "active, 16.0 MiB behind"},
+		// A client that confirms every fourth poll: the lag climbs
+		// between confirms and falls back at each; the window began at a
+		// trough, and a later trough is as low.
+		{
+			"the sawtooth of periodic confirms", 10,
+			[]int64{5 * mib, 20 * mib, 35 * mib, 50 * mib, 5 * mib, 20 * mib, 35 * mib, 50 * mib, 5 * mib, 20 * mib},
+			queue.StatusOK, "active, 20.0 MiB behind",
+		},
+		{"growth then drain", 3, []int64{10 * mib, 200 * mib, 12 * mib}, queue.StatusOK, "active, 12.0 MiB behind"},
+		{
+			"growth then drain over a long window", 10,
+			[]int64{10 * mib, 50 * mib, 90 * mib, 130 * mib, 170 * mib, 130 * mib, 90 * mib, 50 * mib, 10 * mib, 11 * mib},
+			queue.StatusOK, "active, 11.0 MiB behind",
+		},
+		{"dip below the start", 3, []int64{50 * mib, 40 * mib, 200 * mib}, queue.StatusOK, "active, 200.0 MiB behind"},
+		{"draining", 3, []int64{200 * mib, 100 * mib, 10 * mib}, queue.StatusOK, "active, 10.0 MiB behind"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			hist, latest := slotSeries(tc.lags...)
+			EvaluateOutbox(hist, latest, StatusOptions{Window: tc.window})
+			if got := latest.Slots[0]; got.Status != tc.want || got.StatusReason != tc.reason {
+				t.Errorf("status %s %q, want %s %q", got.Status, got.StatusReason, tc.want, tc.reason)
+			}
+		})
 	}
 }

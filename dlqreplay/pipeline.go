@@ -93,7 +93,8 @@ type Delivery struct {
 	// tag, a record).
 	Handle any
 
-	out Outcome // the outcome the pipeline will report once it settles
+	out       Outcome // the outcome the pipeline will report once it settles
+	archiveID int64   // a delete's archive row, 0 for other messages
 }
 
 // Route is where a copy goes.
@@ -287,8 +288,13 @@ func (p *pipeline) check(ctx context.Context, route Route) error {
 // flushDeletes archives the pending deletes in one write and only then
 // tells the session to remove them. An archive failure leaves them all in
 // the DLQ; a remove failure leaves that message and the rest of the batch
-// there (archived, which is harmless), reported failed and kept, while
-// the ones removed before it settle as deleted.
+// there, reported failed and kept, while the ones removed before it settle
+// as deleted. The archive rows of the kept messages stay, unmarked: a row
+// is marked deleted only once the session settled its removal (see
+// settle), and a restore publishes marked rows only, so it never copies a
+// message that is still in the DLQ. Marking after the fact rather than
+// dropping the rows of kept messages also covers a crash between the
+// archive and the removal, which leaves rows no code gets to drop.
 func (p *pipeline) flushDeletes(ctx context.Context) error {
 	if len(p.deletes) == 0 {
 		return nil
@@ -299,8 +305,12 @@ func (p *pipeline) flushDeletes(ctx context.Context) error {
 	for i, d := range batch {
 		msgs[i] = &d.Message
 	}
-	if err := p.r.Archive(ctx, msgs); err != nil {
+	ids, err := p.r.Archive(ctx, msgs)
+	if err != nil {
 		return errors.Join(err, p.fail("archive: "+err.Error(), batch...))
+	}
+	for i, d := range batch {
+		d.archiveID = ids[i]
 	}
 	for i, d := range batch {
 		if err := p.s.Remove(ctx, d); err != nil {
@@ -310,10 +320,17 @@ func (p *pipeline) flushDeletes(ctx context.Context) error {
 	return p.settle(ctx, false)
 }
 
-// settle records what the session settled.
+// settle records what the session settled, and marks the archive rows of
+// the deletes it settled as deleted. A failure to mark stops the job:
+// those messages are gone from the DLQ, but a restore will skip them until
+// their rows say so.
 func (p *pipeline) settle(ctx context.Context, all bool) error {
 	done, err := p.s.Settle(ctx, all)
+	var deleted []int64
 	for _, st := range done {
+		if st.Err == nil && st.Delivery.archiveID != 0 {
+			deleted = append(deleted, st.Delivery.archiveID)
+		}
 		o := st.Delivery.out
 		switch {
 		case st.Err != nil:
@@ -324,7 +341,9 @@ func (p *pipeline) settle(ctx context.Context, all bool) error {
 		o.PossibleDuplicate = st.PossibleDuplicate
 		p.r.Report(o)
 	}
-	return err
+	// The removals happened: record them even when the job was just
+	// cancelled.
+	return errors.Join(err, p.r.MarkDeleted(context.WithoutCancel(ctx), deleted))
 }
 
 // prepare checks a named target before anything moves and records the

@@ -20,8 +20,12 @@ import (
 
 const fakeDLQ = "nats:fake::dlq"
 
-// fakeBackend opens sessions over one shared log-like DLQ.
-type fakeBackend struct{ s *fakeSession }
+// fakeBackend opens sessions over one shared log-like DLQ; restored
+// lists the message ids its Restore published, in order.
+type fakeBackend struct {
+	s        *fakeSession
+	restored []string
+}
 
 func (b *fakeBackend) Broker() queue.Broker { return queue.NATS }
 func (b *fakeBackend) Cluster() string      { return "fake" }
@@ -33,8 +37,13 @@ func (b *fakeBackend) Open(context.Context, dlqreplay.JobSpec) (dlqreplay.Sessio
 	return b.s, nil
 }
 
-func (b *fakeBackend) Restore(context.Context, dlqreplay.Ref, []dlqreplay.Archived) ([]int64, error) {
-	return nil, errors.New("not supported")
+func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+	var ids []int64
+	for _, m := range msgs {
+		b.restored = append(b.restored, m.MessageID)
+		ids = append(ids, m.ID)
+	}
+	return ids, nil
 }
 
 // fakeSession is a DLQ of ids m1…mN. Remove call number failRemove (from
@@ -256,7 +265,7 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.fake()
-			b := &fakeBackend{newFake(tt.sent)}
+			b := &fakeBackend{s: newFake(tt.sent)}
 			svc, store := newFakeService(t, b)
 			if tt.sent > 0 {
 				if r, err := svc.Run(context.Background(), dlqreplay.Request{
@@ -309,6 +318,78 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 			}
 			if !s.closed {
 				t.Error("session not closed")
+			}
+		})
+	}
+}
+
+// TestRestoreRepublishesOnlyWhatTheDeleteRemoved: a delete archives a
+// batch before removing it, so a fault part-way leaves messages in the DLQ
+// with archive rows. Restoring that delete job, by its id or by every
+// archive id it wrote, must publish only the messages that really left the
+// DLQ; a copy of one still there would be a duplicate.
+func TestRestoreRepublishesOnlyWhatTheDeleteRemoved(t *testing.T) {
+	tests := []struct {
+		name    string
+		fake    func() *fakeSession
+		deleted []string
+	}{
+		{
+			name:    "remove fails half-way through the batch",
+			fake:    func() *fakeSession { s := newFake(6); s.failRemove = 3; return s },
+			deleted: []string{"m1", "m2"},
+		},
+		{
+			name:    "settle reports the last remove failed",
+			fake:    func() *fakeSession { s := newFake(4); s.failSettle = 1; return s },
+			deleted: []string{"m1", "m2", "m3"},
+		},
+	}
+	const target = "nats:fake::orders"
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			s := tt.fake()
+			b := &fakeBackend{s: s}
+			svc, _ := newFakeService(t, b)
+			del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+			if err != nil || del.Job.State != dlqreplay.StateFailed {
+				t.Fatalf("delete: %+v, %v", del.Job, err)
+			}
+			if !slices.Equal(s.gone, tt.deleted) {
+				t.Fatalf("the fault removed %v, want %v", s.gone, tt.deleted)
+			}
+			arch, err := svc.Archived(ctx, fakeDLQ, 100)
+			if err != nil || len(arch) != len(s.ids) {
+				t.Fatalf("archived %+v, %v; want a row per message", arch, err)
+			}
+			var archIDs []int64
+			for _, a := range arch {
+				archIDs = append(archIDs, a.ID)
+			}
+			for _, req := range []dlqreplay.RestoreRequest{
+				{JobID: del.Job.ID, Target: target},
+				{ArchiveIDs: archIDs, Target: target},
+			} {
+				b.restored = nil
+				r, err := svc.Restore(ctx, req)
+				if err != nil {
+					t.Fatalf("restore %+v: %v", req, err)
+				}
+				if !slices.Equal(b.restored, tt.deleted) {
+					t.Errorf("restore %+v published %v, want only the deleted %v", req, b.restored, tt.deleted)
+				}
+				for _, o := range r.Outcomes {
+					wasDeleted := slices.Contains(tt.deleted, o.MessageID)
+					if wasDeleted && o.Result != dlqreplay.ResultMoved ||
+						!wasDeleted && (o.Result != dlqreplay.ResultSkipped || !strings.Contains(o.Reason, "not deleted")) {
+						t.Errorf("restore %+v: %s %s %q", req, o.MessageID, o.Result, o.Reason)
+					}
+				}
+				if p := r.Job.Progress; len(r.Outcomes) != len(s.ids) || p.Moved != int64(len(tt.deleted)) ||
+					p.Skipped != int64(len(s.ids)-len(tt.deleted)) || r.Job.State != dlqreplay.StateSucceeded {
+					t.Errorf("restore %+v: job %+v, %d outcomes", req, r.Job, len(r.Outcomes))
+				}
 			}
 		})
 	}

@@ -2,6 +2,7 @@ package dlqreplay
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -118,9 +119,10 @@ func (r *jobRun) Report(o Outcome) {
 	r.j.report(o, r.DryRun)
 }
 
-// Archive saves messages in the audit store; the Backend removes them from
-// the DLQ only after it returns nil.
-func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) error {
+// Archive saves messages in the audit store and returns their archive ids
+// in order; the Backend removes them from the DLQ only after it returns
+// nil.
+func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) ([]int64, error) {
 	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
 		recs[i] = Archived{
@@ -128,8 +130,19 @@ func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) error {
 			Headers: m.Headers, Key: m.Key, Body: m.Body,
 		}
 	}
-	_, err := r.store.Archive(ctx, recs)
-	return err
+	return r.store.Archive(ctx, recs)
+}
+
+// MarkDeleted records that archived messages left the DLQ, so a restore
+// may publish them.
+func (r *jobRun) MarkDeleted(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	if err := r.store.MarkDeleted(ctx, ids); err != nil {
+		return fmt.Errorf("mark %d archived messages deleted: %w", len(ids), err)
+	}
+	return nil
 }
 
 // Done reports which of ids (all, when ids is nil) earlier jobs already

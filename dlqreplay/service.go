@@ -440,7 +440,10 @@ type RestoreRequest struct {
 
 // Restore publishes archived messages into any queue or topic and records
 // it as a restore job. Messages are restored in archive order; each is
-// marked restored once confirmed.
+// marked restored once confirmed. An archived message whose delete never
+// removed it from the DLQ (the row is not Deleted: the removal failed, or
+// a crash left it unsettled) is skipped, not published: it may still be in
+// the DLQ, and a copy would be a duplicate.
 func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, error) {
 	ref, b, err := s.backend(req.Target)
 	if err != nil {
@@ -465,7 +468,17 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	if err := s.opts.Store.CreateJob(ctx, info); err != nil {
 		return Receipt{}, err
 	}
-	done, rerr := b.Restore(ctx, ref, msgs)
+	var deleted []Archived
+	for _, m := range msgs {
+		if m.Deleted {
+			deleted = append(deleted, m)
+		}
+	}
+	var done []int64
+	var rerr error
+	if len(deleted) > 0 {
+		done, rerr = b.Restore(ctx, ref, deleted)
+	}
 	if err := s.opts.Store.MarkRestored(ctx, done, ref.ID()); err != nil && rerr == nil {
 		rerr = err
 	}
@@ -476,7 +489,10 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	}
 	for _, m := range msgs {
 		o := Outcome{MessageID: m.MessageID, Result: ResultMoved, Target: ref.Name}
-		if !ok[m.ID] {
+		switch {
+		case !m.Deleted:
+			o.Result, o.Reason = ResultSkipped, "not deleted from the DLQ by its delete job (the removal failed or was never settled), so it may still be there"
+		case !ok[m.ID]:
 			o.Result, o.Reason = ResultFailed, "not confirmed"
 		}
 		j.report(o, true)

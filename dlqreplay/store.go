@@ -26,8 +26,12 @@ type Store interface {
 	// dlqID recorded with one of results.
 	Done(ctx context.Context, dlqID string, ids []string, results ...Result) (map[string]bool, error)
 	// Archive saves messages before they are deleted, all or none, stamps
-	// their ArchivedAt and returns their archive IDs in order.
+	// their ArchivedAt and returns their archive IDs in order. The rows
+	// are not Deleted until MarkDeleted says so.
 	Archive(ctx context.Context, msgs []Archived) ([]int64, error)
+	// MarkDeleted records that archived messages were removed from their
+	// DLQ (the session settled the removal).
+	MarkDeleted(ctx context.Context, ids []int64) error
 	// Archived returns archived messages, oldest first.
 	Archived(ctx context.Context, q ArchiveQuery) ([]Archived, error)
 	// MarkRestored records that archived messages were published to target

@@ -222,6 +222,12 @@ type Archived struct {
 	Headers []queue.Header
 	Key     []byte
 	Body    []byte
+	// Deleted is set once the session settled the message's removal from
+	// its DLQ. A message the delete could not remove (or whose removal a
+	// crash left unsettled) keeps its row unset, and Service.Restore never
+	// publishes it: it may still be in the DLQ, and a copy would be a
+	// duplicate.
+	Deleted bool
 	// RestoredAt and RestoredTo (a DLQ-style ID) are set once a restore
 	// confirmed the message in its target.
 	RestoredAt time.Time

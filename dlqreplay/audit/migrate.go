@@ -28,6 +28,13 @@ var migrations = []migration{
 ALTER TABLE jobs ADD COLUMN would_move INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE jobs ADD COLUMN note TEXT NOT NULL DEFAULT '';
 `},
+	// Archive inserts deleted = 0 and the pipeline sets 1 once the removal
+	// settled. Rows archived before this version default to 1: they stay
+	// restorable, as they were, since whether their removal succeeded was
+	// not recorded.
+	{version: 3, what: "whether an archived message left its DLQ", sql: `
+ALTER TABLE archive ADD COLUMN deleted INTEGER NOT NULL DEFAULT 1;
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

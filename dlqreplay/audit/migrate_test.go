@@ -100,7 +100,7 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	// Recorded as version 1 as it stood, then upgraded by the later
-	// migrations (which only add to the jobs table).
+	// migrations (which only add columns to the jobs and archive tables).
 	if v := applied(t, s.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
@@ -112,9 +112,11 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	if !strings.Contains(after["jobs"], "would_move") || !strings.Contains(after["jobs"], "note") {
 		t.Fatalf("jobs after the upgrade = %s", after["jobs"])
 	}
-	delete(after, "jobs")
+	if !strings.Contains(after["archive"], "deleted INTEGER NOT NULL DEFAULT 1") {
+		t.Fatalf("archive after the upgrade = %s", after["archive"])
+	}
 	for name, stmt := range before {
-		if name == "jobs" {
+		if name == "jobs" || name == "archive" {
 			continue
 		}
 		if after[name] != stmt {
@@ -164,15 +166,27 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	wantHeaders := []queue.Header{{Key: "k\xff", Value: []byte{0xff, 0x00, 0xfe}, Kind: "bytes"}, {Key: "retries", Value: []byte("3")}}
 	if a.ID != 1 || a.JobID != "job-del" || a.MessageID != "m1" || string(a.Key) != "k1" ||
 		!bytes.Equal(a.Body, []byte{0xff, 0x00, 0xfe}) || a.Properties["offset"] != "41" ||
-		a.RestoredTo != "kafka:prod::orders" || a.RestoredAt.IsZero() || a.ArchivedAt.IsZero() ||
+		a.RestoredTo != "kafka:prod::orders" || a.RestoredAt.IsZero() || a.ArchivedAt.IsZero() || !a.Deleted ||
 		len(a.Headers) != 2 || a.Headers[0].Key != wantHeaders[0].Key || !bytes.Equal(a.Headers[0].Value, wantHeaders[0].Value) ||
 		a.Headers[0].Kind != "bytes" || a.Headers[1].Key != "retries" || string(a.Headers[1].Value) != "3" || a.Headers[1].Kind != "" {
 		t.Fatalf("archived = %+v", a)
 	}
-	// The archive keeps numbering after the old rows.
+	// The archive keeps numbering after the old rows; a new row is not
+	// deleted until marked, while the old row, archived before removals
+	// were recorded, stays restorable as it was.
 	ids, err := s.Archive(ctx, []dlqreplay.Archived{{JobID: "job-del", DLQ: a.DLQ, MessageID: "m2"}})
 	if err != nil || !slices.Equal(ids, []int64{2}) {
 		t.Fatalf("archive after upgrade = %v, %v", ids, err)
+	}
+	arch, err = s.Archived(ctx, dlqreplay.ArchiveQuery{DLQ: a.DLQ})
+	if err != nil || len(arch) != 2 || !arch[0].Deleted || arch[1].Deleted {
+		t.Fatalf("archived after a new archive = %+v, %v", arch, err)
+	}
+	if err := s.MarkDeleted(ctx, ids); err != nil {
+		t.Fatal(err)
+	}
+	if arch, err = s.Archived(ctx, dlqreplay.ArchiveQuery{IDs: ids}); err != nil || len(arch) != 1 || !arch[0].Deleted {
+		t.Fatalf("archived after MarkDeleted = %+v, %v", arch, err)
 	}
 }
 

@@ -352,8 +352,8 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
@@ -404,7 +404,7 @@ func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqre
 		q.Limit = 1000
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, job_id, dlq, message_id, archived_at, properties, headers, key, body,
-		restored_at, restored_to FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
+		restored_at, restored_to, deleted FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("read archive: %w", err)
 	}
@@ -424,7 +424,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 	var a dlqreplay.Archived
 	var at, restored int64
 	var props, hdrs string
-	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo); err != nil {
+	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo, &a.Deleted); err != nil {
 		return a, fmt.Errorf("read archive: %w", err)
 	}
 	a.ArchivedAt = time.UnixMilli(at)
@@ -439,6 +439,22 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 		return a, fmt.Errorf("read archived message %d headers: %w", a.ID, err)
 	}
 	return a, nil
+}
+
+// MarkDeleted records that archived messages were removed from their DLQ.
+func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	_, err := s.db.ExecContext(ctx, `UPDATE archive SET deleted = 1 WHERE id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
+	if err != nil {
+		return fmt.Errorf("mark deleted: %w", err)
+	}
+	return nil
 }
 
 // MarkRestored records that archived messages were published to target.
