@@ -178,7 +178,9 @@ func pollAll(cl *kgo.Client) []*kgo.Record {
 			return slices.Clip(out)
 		}
 		out = append(out, fs.Records()...)
-		wait = 500 * time.Millisecond
+		// Once records flow, a quiet poll means the end; under load on a
+		// 2-core machine half a second of quiet was not (one flaky read).
+		wait = 1500 * time.Millisecond
 	}
 }
 
