@@ -207,6 +207,13 @@ func buildGroup(opts Options, g kadm.ListedGroup, d described, f kadm.FetchOffse
 	}
 	slices.Sort(names)
 
+	n := 0
+	for _, t := range names {
+		n += len(offsets[t])
+	}
+	// Sized once: growing it by appends left a third of a large
+	// snapshot's biggest array as slack.
+	cg.Partitions = make([]queue.PartitionLag, 0, n)
 	for _, t := range names {
 		parts, ok := offsets[t]
 		if !ok {
