@@ -90,6 +90,9 @@ func TestNATSConsumerPage(t *testing.T) {
 	if strings.Contains(body, "<script>alert") {
 		t.Error("a consumer name was rendered as markup")
 	}
+	if healthy := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/healthy").Body.String(); !strings.Contains(healthy, `<p class="sentence">no stall, stop or rising pending over the status window</p>`) {
+		t.Error("an ok consumer's sentence is not the consumer one")
+	}
 	for _, target := range []string{
 		"/nats/local/streams/ORDERS/consumers/nope", "/nats/nope/streams/ORDERS/consumers/healthy",
 		"/nats/prod/streams/ORDERS/consumers/healthy",

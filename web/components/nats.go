@@ -98,3 +98,13 @@ func deadLetterAge(d *queue.DLQ) string {
 	}
 	return " · oldest " + OldestAge(d)
 }
+
+// consumerSentence is a consumer's status sentence. An ok consumer gets its
+// own: a JetStream consumer cannot rewind, so the groups' sentence would
+// name a check that never ran.
+func consumerSentence(s queue.Status, reason string) string {
+	if reason == "" && s == queue.StatusOK {
+		return "no stall, stop or rising pending over the status window"
+	}
+	return statusSentence(s, reason)
+}

@@ -620,9 +620,9 @@ func natsConsumerHead(d NATSConsumerData, oob bool) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var32 string
-		templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(statusSentence(d.Status, d.Consumer.EffectiveReason()))
+		templ_7745c5c3_Var32, templ_7745c5c3_Err = templ.JoinStringErrs(consumerSentence(d.Status, d.Consumer.EffectiveReason()))
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `nats.templ`, Line: 83, Col: 78}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `nats.templ`, Line: 83, Col: 80}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var32))
 		if templ_7745c5c3_Err != nil {
