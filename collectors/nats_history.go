@@ -5,33 +5,36 @@ import "github.com/queuewatch/queuewatch/queue"
 // consumerKey names a JetStream consumer within a source.
 type consumerKey struct{ stream, consumer string }
 
-// recordConsumers appends each consumer's pending messages (as Lag) and lag
-// seconds, and forgets consumers that are gone. The caller holds s.mu.
+// recordConsumers appends each consumer's pending and ack pending messages
+// and lag seconds, and forgets consumers that are gone. The caller holds s.mu.
 func (s *sourceState) recordConsumers(snap *queue.Snapshot) {
 	if len(snap.Consumers) == 0 {
 		s.consumers = nil
 		return
 	}
-	out := make(map[consumerKey][]queue.GroupPoint, len(snap.Consumers))
+	out := make(map[consumerKey][]queue.ConsumerPoint, len(snap.Consumers))
 	for i := range snap.Consumers {
 		c := &snap.Consumers[i]
 		k := consumerKey{c.Stream, c.Name}
-		p := queue.GroupPoint{At: snap.Time, Lag: int64(c.Pending), LagSeconds: c.LagSeconds}
+		p := queue.ConsumerPoint{
+			At: snap.Time, Pending: int64(c.Pending), AckPending: c.AckPending,
+			LagSeconds: c.LagSeconds, HasLagSeconds: c.HasLagSeconds,
+		}
 		out[k] = appendBounded(s.consumers[k], p, s.maxPoints)
 	}
 	s.consumers = out
 }
 
 // ConsumerHistory returns the kept history of one JetStream consumer,
-// oldest first: pending messages as Lag, and lag seconds.
-func (c *Collector) ConsumerHistory(cluster, stream, consumer string) []queue.GroupPoint {
+// oldest first.
+func (c *Collector) ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint {
 	for _, s := range c.sources {
 		if s.src.Broker() != queue.NATS || s.src.Cluster() != cluster {
 			continue
 		}
 		s.mu.RLock()
 		defer s.mu.RUnlock()
-		return append([]queue.GroupPoint(nil), s.consumers[consumerKey{stream, consumer}]...)
+		return append([]queue.ConsumerPoint(nil), s.consumers[consumerKey{stream, consumer}]...)
 	}
 	return nil
 }

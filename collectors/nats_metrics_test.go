@@ -111,7 +111,8 @@ func TestConsumerHistory(t *testing.T) {
 	c.PollOnce(context.Background())
 	c.PollOnce(context.Background())
 	h := c.ConsumerHistory("local", "ORDERS", "billing")
-	if len(h) != 2 || h[0].Lag != 6 || h[1].Lag != 9 || h[1].LagSeconds != 12.5 || !h[1].At.Equal(second.Time) {
+	if len(h) != 2 || h[0].Pending != 6 || h[1].Pending != 9 || h[1].AckPending != 3 ||
+		h[1].LagSeconds != 12.5 || !h[1].HasLagSeconds || !h[1].At.Equal(second.Time) {
 		t.Errorf("billing history %+v", h)
 	}
 	if h := c.ConsumerHistory("local", "ORDERS", "caught-up"); len(h) != 0 {

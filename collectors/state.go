@@ -31,8 +31,8 @@ type sourceState struct {
 	dlqs        map[string][]queue.DLQPoint
 	outbox      map[string][]queue.OutboxPoint // by table
 	slots       map[string][]queue.SlotPoint   // by slot
-	// consumers is JetStream consumers' history: pending as Lag.
-	consumers map[consumerKey][]queue.GroupPoint
+	// consumers is JetStream consumers' history.
+	consumers map[consumerKey][]queue.ConsumerPoint
 	// completing is set when the next poll completes the latest snapshot:
 	// it runs at once after Finish read what that one left pending.
 	completing bool

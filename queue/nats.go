@@ -91,3 +91,14 @@ func (s *Snapshot) Consumer(stream, name string) (*StreamConsumer, bool) {
 	}
 	return nil, false
 }
+
+// ConsumerPoint is one poll's numbers of a JetStream consumer: what its
+// page charts. HasLagSeconds is false while the lag was not known, so a
+// chart draws a gap rather than a false zero.
+type ConsumerPoint struct {
+	At            time.Time
+	Pending       int64
+	AckPending    int
+	LagSeconds    float64
+	HasLagSeconds bool
+}

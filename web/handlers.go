@@ -117,7 +117,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		sortRows(consumers, consumerSorts[d.Table.Sort], d.Table.Dir, compareConsumerNames)
 		d.Consumers = page(&d.Table, consumers)
 		for i := range d.Consumers {
-			d.Consumers[i].Trend, _ = s.consumerSparks(d.Consumers[i].C)
+			d.Consumers[i].Trend = s.consumerSpark(d.Consumers[i].C)
 		}
 	default:
 		d.Table = tableState(c, "/", tab, groupSorts, "status")

@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -86,11 +88,34 @@ func consumerAttention(consumers []components.ConsumerRow) []attentionItem {
 
 // natsConsumerPage is /nats/{cluster}/streams/{stream}/consumers/{consumer}.
 func (s *Server) natsConsumerPage(c echo.Context) error {
+	snap, con, err := s.consumerParam(c)
+	if err != nil {
+		return err
+	}
+	d := components.NATSConsumerData{
+		Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus(),
+		HistoryURL: consumerHistoryURL(con), Range: "1h",
+	}
+	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
+		d.Range = r
+	}
+	if st, ok := snap.Stream(con.Stream); ok {
+		d.Stream, d.HasStream = *st, true
+	}
+	d.DeadLetters, d.HasDeadLetters = consumerDLQ(snap, con)
+	if partial(c) {
+		return render(c, http.StatusOK, components.NATSConsumerPartial(d))
+	}
+	return render(c, http.StatusOK, components.NATSConsumer(d))
+}
+
+// consumerParam finds the consumer the path names in the latest snapshots.
+func (s *Server) consumerParam(c echo.Context) (*queue.Snapshot, *queue.StreamConsumer, error) {
 	var names [3]string
 	for i, p := range []string{"cluster", "stream", "consumer"} {
 		v, err := pathParam(c, p)
 		if err != nil {
-			return err
+			return nil, nil, err
 		}
 		names[i] = v
 	}
@@ -98,21 +123,62 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 		if snap.Broker != queue.NATS || snap.Cluster != names[0] {
 			continue
 		}
-		con, ok := snap.Consumer(names[1], names[2])
-		if !ok {
-			break
+		if con, ok := snap.Consumer(names[1], names[2]); ok {
+			return snap, con, nil
 		}
-		d := components.NATSConsumerData{Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus()}
-		d.Pending, d.LagTime = s.consumerSparks(con)
-		if st, ok := snap.Stream(con.Stream); ok {
-			d.Stream, d.HasStream = *st, true
-		}
-		if partial(c) {
-			return render(c, http.StatusOK, components.NATSConsumerPartial(d))
-		}
-		return render(c, http.StatusOK, components.NATSConsumer(d))
+		break
 	}
-	return echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
+	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
+}
+
+// consumerHistoryURL is the JSON endpoint a consumer page's chart reads.
+func consumerHistoryURL(c *queue.StreamConsumer) string {
+	return "/api/v1/nats/consumers/" + url.PathEscape(c.Cluster) + "/" + url.PathEscape(c.Stream) + "/" + url.PathEscape(c.Name) + "/history"
+}
+
+// consumerDLQ is the DLQ of the dead letters captured from c, if it has
+// any. Capture names it after the consumer, or stream.consumer when
+// consumers of several streams share the name.
+func consumerDLQ(snap *queue.Snapshot, c *queue.StreamConsumer) (queue.DLQ, bool) {
+	for _, d := range snap.DLQs {
+		if d.Broker != queue.NATS || len(d.Sources) == 0 || d.Sources[0] != c.Stream {
+			continue
+		}
+		if d.Name == c.Name || d.Name == c.Stream+"."+c.Name {
+			return d, true
+		}
+	}
+	return queue.DLQ{}, false
+}
+
+// consumerPointJSON is one poll of a JetStream consumer in its history;
+// lag_seconds is null while the lag was not known.
+type consumerPointJSON struct {
+	At         time.Time `json:"at"`
+	Pending    int64     `json:"pending"`
+	AckPending int       `json:"ack_pending"`
+	LagSeconds *float64  `json:"lag_seconds"`
+}
+
+// apiNATSConsumerHistory is the consumer chart's data: the kept history of
+// one JetStream consumer, oldest first.
+func (s *Server) apiNATSConsumerHistory(c echo.Context) error {
+	_, con, err := s.consumerParam(c)
+	if err != nil {
+		return err
+	}
+	points := s.consumerHistory(con)
+	out := make([]consumerPointJSON, len(points))
+	for i, p := range points {
+		out[i] = consumerPointJSON{At: p.At, Pending: p.Pending, AckPending: p.AckPending}
+		if p.HasLagSeconds {
+			lag := p.LagSeconds
+			out[i].LagSeconds = &lag
+		}
+	}
+	return c.JSON(http.StatusOK, map[string]any{
+		"cluster": con.Cluster, "stream": con.Stream, "consumer": con.Name, "history": out,
+	})
 }
 
 // consumerJSON is a JetStream consumer in the API.
@@ -168,23 +234,28 @@ func (s *Server) apiNATSConsumers(c echo.Context) error {
 // history (the collector does). It is optional, so monitors that watch no
 // NATS cluster need not implement it.
 type consumerHistorian interface {
-	ConsumerHistory(cluster, stream, consumer string) []queue.GroupPoint
+	ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint
 }
 
-// consumerSparks are the sparklines of a consumer's pending messages and
-// lag seconds over the kept history.
-func (s *Server) consumerSparks(c *queue.StreamConsumer) (pending, lag components.Spark) {
+// consumerHistory is c's kept history, or none when the monitor keeps no
+// consumer history.
+func (s *Server) consumerHistory(c *queue.StreamConsumer) []queue.ConsumerPoint {
 	h, ok := s.opts.Monitor.(consumerHistorian)
 	if !ok {
-		return components.Spark{}, components.Spark{}
+		return nil
 	}
-	points := h.ConsumerHistory(c.Cluster, c.Stream, c.Name)
-	pv, lv := make([]float64, len(points)), make([]float64, len(points))
+	return h.ConsumerHistory(c.Cluster, c.Stream, c.Name)
+}
+
+// consumerSpark is the sparkline of a consumer's pending messages over the
+// kept history, for the overview's NATS tab.
+func (s *Server) consumerSpark(c *queue.StreamConsumer) components.Spark {
+	points := s.consumerHistory(c)
+	pv := make([]float64, len(points))
 	var peak int64
 	for i, p := range points {
-		pv[i], lv[i] = float64(p.Lag), p.LagSeconds
-		peak = max(peak, p.Lag)
+		pv[i] = float64(p.Pending)
+		peak = max(peak, p.Pending)
 	}
-	return components.NewSpark(pv, "pending of "+c.Name+" · now "+components.Exact(int64(c.Pending))+" · peak "+components.Exact(peak)),
-		components.NewSpark(lv, "lag time of "+c.Name+", kept history")
+	return components.NewSpark(pv, "pending of "+c.Name+" · now "+components.Exact(int64(c.Pending))+" · peak "+components.Exact(peak))
 }

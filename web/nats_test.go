@@ -81,7 +81,7 @@ func TestNATSConsumerPage(t *testing.T) {
 	}
 	for _, want := range []string{
 		"max_ack_pending reached: 3 delivered messages unacknowledged, so nothing more is delivered while 7 are pending",
-		">3 / 3<", ">1m 30s ", "all subjects", "nats:local",
+		">3 / 3<", ">1m 30s<", "all subjects", "nats:local",
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("consumer page lacks %q", want)
@@ -90,6 +90,9 @@ func TestNATSConsumerPage(t *testing.T) {
 	if strings.Contains(body, "<script>alert") {
 		t.Error("a consumer name was rendered as markup")
 	}
+	if healthy := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/healthy").Body.String(); !strings.Contains(healthy, `<p class="sentence">no stall, stop or rising pending over the status window</p>`) {
+		t.Error("an ok consumer's sentence is not the consumer one")
+	}
 	for _, target := range []string{
 		"/nats/local/streams/ORDERS/consumers/nope", "/nats/nope/streams/ORDERS/consumers/healthy",
 		"/nats/prod/streams/ORDERS/consumers/healthy",
@@ -97,6 +100,30 @@ func TestNATSConsumerPage(t *testing.T) {
 		if rec := do(t, s, "GET", target); rec.Code != 404 {
 			t.Errorf("%s: %d", target, rec.Code)
 		}
+	}
+}
+
+// TestNATSConsumerDeadLetters: the consumer page links the DLQ of its
+// captured dead letters, named after the consumer or stream.consumer, and
+// never another stream's.
+func TestNATSConsumerDeadLetters(t *testing.T) {
+	s := natsServer()
+	snap := s.opts.Monitor.(staticMonitor).snaps[1]
+	mailer := queue.DLQ{Broker: queue.NATS, Cluster: "local", Name: "mailer", Sources: []string{"ORDERS"}, Messages: 1284, OldestAge: 2 * time.Hour, HasOldestAge: true}
+	snap.DLQs = append(snap.DLQs, mailer,
+		queue.DLQ{Broker: queue.NATS, Cluster: "local", Name: "ORDERS.healthy", Sources: []string{"ORDERS"}, Messages: 5},
+		queue.DLQ{Broker: queue.NATS, Cluster: "local", Name: "invoicing/stalled " + hostile, Sources: []string{"OTHER"}, Messages: 9})
+	page := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/mailer").Body.String()
+	if want := `<a href="/dlq/` + url.PathEscape(mailer.ID()) + `" title="1,284 captured dead letters">1,284 captured</a><span class="muted"> · oldest 2h</span>`; !strings.Contains(page, want) {
+		t.Errorf("mailer's page lacks its dead letters %q", want)
+	}
+	healthyID := queue.DLQRef{Broker: queue.NATS, Cluster: "local", Name: "ORDERS.healthy"}.ID()
+	if page := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/healthy").Body.String(); !strings.Contains(page, `href="/dlq/`+url.PathEscape(healthyID)+`"`) {
+		t.Error("healthy's page does not link the DLQ named ORDERS.healthy")
+	}
+	stalled := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/"+url.PathEscape("invoicing/stalled "+hostile)).Body.String()
+	if strings.Contains(stalled, "captured</a>") || !strings.Contains(stalled, ">none</dd>") {
+		t.Error("a consumer's page links the dead letters of a namesake on another stream")
 	}
 }
 
@@ -135,33 +162,89 @@ func TestAPINATSConsumers(t *testing.T) {
 // natsHistoryMonitor adds JetStream consumer history to staticMonitor.
 type natsHistoryMonitor struct {
 	staticMonitor
-	points []queue.GroupPoint
+	points []queue.ConsumerPoint
 }
 
-func (m natsHistoryMonitor) ConsumerHistory(cluster, stream, consumer string) []queue.GroupPoint {
+func (m natsHistoryMonitor) ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint {
 	if cluster == "local" && stream == "ORDERS" && consumer == "mailer" {
 		return m.points
 	}
 	return nil
 }
 
-// TestNATSSparklines: with history, the NATS tab and the consumer page draw
-// the pending trend; without it they say there is none.
-func TestNATSSparklines(t *testing.T) {
+// natsHistoryServer is natsServer with three polls of mailer's history,
+// the first before its lag time was known.
+func natsHistoryServer(now time.Time) *Server {
 	s := natsServer()
-	now := time.Now()
-	s.opts.Monitor = natsHistoryMonitor{staticMonitor: s.opts.Monitor.(staticMonitor), points: []queue.GroupPoint{
-		{At: now.Add(-30 * time.Second), Lag: 2}, {At: now.Add(-15 * time.Second), Lag: 6}, {At: now, Lag: 10, LagSeconds: 40},
+	s.opts.Monitor = natsHistoryMonitor{staticMonitor: s.opts.Monitor.(staticMonitor), points: []queue.ConsumerPoint{
+		{At: now.Add(-30 * time.Second), Pending: 2, AckPending: 1},
+		{At: now.Add(-15 * time.Second), Pending: 6, AckPending: 4, LagSeconds: 12.5, HasLagSeconds: true},
+		{At: now, Pending: 10, AckPending: 3, LagSeconds: 40, HasLagSeconds: true},
 	}}
+	return s
+}
+
+// TestNATSConsumerChart: the NATS tab keeps its pending sparkline; the
+// consumer page has the group page's chart, reading the consumer's history
+// endpoint, instead of sparklines.
+func TestNATSConsumerChart(t *testing.T) {
+	s := natsHistoryServer(time.Now())
 	tab := do(t, s, "GET", "/?tab=nats").Body.String()
 	if !strings.Contains(tab, "<title>pending of mailer · now 10 · peak 10</title>") {
 		t.Error("the NATS tab has no pending sparkline for mailer")
 	}
-	page := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/mailer").Body.String()
-	if !strings.Contains(page, "<title>pending of mailer · now 10 · peak 10</title>") || !strings.Contains(page, "<title>lag time of mailer, kept history</title>") {
-		t.Error("the consumer page has no pending and lag time sparklines")
+	page := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/mailer?range=6h").Body.String()
+	for _, want := range []string{
+		`<h2>Backlog over time</h2>`,
+		`data-chart="consumer" data-url="/api/v1/nats/consumers/local/ORDERS/mailer/history" data-range="6h"`,
+		`<button type="button" data-range="6h" class="active">`,
+	} {
+		if !strings.Contains(page, want) {
+			t.Errorf("consumer page lacks %q", want)
+		}
 	}
-	if healthy := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/healthy").Body.String(); !strings.Contains(healthy, "no history yet") {
-		t.Error("a consumer without history does not say so")
+	if strings.Contains(page, "<svg") {
+		t.Error("the consumer page still draws sparklines next to its chart")
+	}
+	hostileURL := "/nats/local/streams/ORDERS/consumers/" + url.PathEscape("invoicing/stalled "+hostile)
+	wantURL := "/api/v1/nats/consumers/local/ORDERS/" + url.PathEscape("invoicing/stalled "+hostile) + "/history"
+	if h := do(t, s, "GET", hostileURL).Body.String(); !strings.Contains(h, `data-url="`+strings.ReplaceAll(wantURL, "&", "&amp;")+`"`) {
+		t.Errorf("the hostile consumer's chart does not read %s", wantURL)
+	}
+	// The live refresh swaps the facts and sequences, never the chart.
+	p := do(t, s, "GET", "/nats/local/streams/ORDERS/consumers/mailer?partial=1").Body.String()
+	if strings.Contains(p, "<html") || !strings.Contains(p, `id="ghead" class="ghead" hx-swap-oob="true"`) || !strings.Contains(p, `id="nseqs" hx-swap-oob="true"`) || strings.Contains(p, "data-chart=") {
+		t.Errorf("partial refresh: %s", p)
+	}
+}
+
+// TestAPINATSConsumerHistory: the chart's JSON is the kept history point
+// for point, with null lag seconds where a poll did not know them.
+func TestAPINATSConsumerHistory(t *testing.T) {
+	now := time.Date(2026, 12, 3, 17, 0, 0, 0, time.UTC)
+	s := natsHistoryServer(now)
+	rec := do(t, s, "GET", "/api/v1/nats/consumers/local/ORDERS/mailer/history")
+	if rec.Code != 200 {
+		t.Fatalf("history %d: %s", rec.Code, rec.Body)
+	}
+	want := `{"cluster":"local","consumer":"mailer","history":[` +
+		`{"at":"2026-12-03T16:59:30Z","pending":2,"ack_pending":1,"lag_seconds":null},` +
+		`{"at":"2026-12-03T16:59:45Z","pending":6,"ack_pending":4,"lag_seconds":12.5},` +
+		`{"at":"2026-12-03T17:00:00Z","pending":10,"ack_pending":3,"lag_seconds":40}],"stream":"ORDERS"}`
+	if got := strings.TrimSpace(rec.Body.String()); got != want {
+		t.Errorf("history\n got %s\nwant %s", got, want)
+	}
+	empty := do(t, s, "GET", "/api/v1/nats/consumers/local/ORDERS/healthy/history").Body.String()
+	if !strings.Contains(empty, `"history":[]`) {
+		t.Errorf("a consumer without history: %s", empty)
+	}
+	for target, code := range map[string]int{
+		"/api/v1/nats/consumers/local/ORDERS/nope/history":     404,
+		"/api/v1/nats/consumers/prod/ORDERS/healthy/history":   404,
+		"/api/v1/nats/consumers/local/ORDERS/%25zz%2F/history": 404,
+	} {
+		if rec := do(t, s, "GET", target); rec.Code != code {
+			t.Errorf("%s: %d, want %d", target, rec.Code, code)
+		}
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
@@ -205,6 +206,11 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	}
 	a.check(open, "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(natsServer(), "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
+	nh, natsHist := "/nats/consumers/{cluster}/{stream}/{consumer}/history", natsHistoryServer(time.Now())
+	a.check(natsHist, "GET", nh, "/api/v1/nats/consumers/local/ORDERS/mailer/history", "")
+	a.check(natsHist, "GET", nh, "/api/v1/nats/consumers/local/ORDERS/healthy/history", "")
+	a.check(natsHist, "GET", nh, "/api/v1/nats/consumers/local/ORDERS/"+url.PathEscape("invoicing/stalled "+hostile)+"/history", "")
+	a.check(natsHist, "GET", nh, "/api/v1/nats/consumers/local/ORDERS/nope/history", "")
 	a.check(natsServer(), "GET", "/sources", "/api/v1/sources", "")
 	a.check(natsServer(), "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(groups, "GET", "/nats/consumers", "/api/v1/nats/consumers", "")

@@ -84,6 +84,7 @@ func New(opts Options) *Server {
 	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
 	api.GET("/dlqs", s.apiDLQs)
 	api.GET("/nats/consumers", s.apiNATSConsumers)
+	api.GET("/nats/consumers/:cluster/:stream/:consumer/history", s.apiNATSConsumerHistory)
 	api.GET("/sources", s.apiSources)
 	api.GET("/outbox", s.apiOutbox)
 	api.GET("/outbox/:source/history", s.apiOutboxHistory)

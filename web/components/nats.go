@@ -26,9 +26,14 @@ type NATSConsumerData struct {
 	// is false when the stream was not in it.
 	Stream    queue.Stream
 	HasStream bool
-	// Pending and LagTime are the kept history of pending messages and
-	// lag seconds.
-	Pending, LagTime Spark
+	// DeadLetters is the DLQ of the consumer's captured dead letters;
+	// HasDeadLetters is false when none are kept.
+	DeadLetters    queue.DLQ
+	HasDeadLetters bool
+	// HistoryURL is the JSON endpoint the chart reads; Range its initial
+	// time range.
+	HistoryURL string
+	Range      string
 }
 
 // NATSConsumerURL is the path of a JetStream consumer's page.
@@ -83,4 +88,23 @@ func filters(c *queue.StreamConsumer) string {
 // atMaxAck reports whether the consumer has reached max_ack_pending.
 func atMaxAck(c *queue.StreamConsumer) bool {
 	return c.MaxAckPending > 0 && c.AckPending >= c.MaxAckPending
+}
+
+// deadLetterAge writes how old a consumer's oldest dead letter is, when
+// known: "oldest 2h".
+func deadLetterAge(d *queue.DLQ) string {
+	if !d.HasOldestAge {
+		return ""
+	}
+	return " · oldest " + OldestAge(d)
+}
+
+// consumerSentence is a consumer's status sentence. An ok consumer gets its
+// own: a JetStream consumer cannot rewind, so the groups' sentence would
+// name a check that never ran.
+func consumerSentence(s queue.Status, reason string) string {
+	if reason == "" && s == queue.StatusOK {
+		return "no stall, stop or rising pending over the status window"
+	}
+	return statusSentence(s, reason)
 }

@@ -125,7 +125,7 @@
     });
   }
 
-  // ---- group chart (uPlot) ----
+  // ---- group and consumer charts (uPlot) ----
   var RANGES = { '15m': 900, '1h': 3600, '6h': 21600 };
 
   function cssVar(name) { return getComputedStyle(root).getPropertyValue(name).trim(); }
@@ -149,64 +149,85 @@
     return Math.floor(s / 86400) + 'd' + (Math.floor(s / 3600) % 24 ? ' ' + (Math.floor(s / 3600) % 24) + 'h' : '');
   }
 
-  function GroupChart(el) {
+  // CHART_KINDS are the series of each history chart, by the element's
+  // data-chart: the JSON field each reads, its scale (messages on the left,
+  // seconds on the right) and how it looks. A null value is a gap.
+  var CHART_KINDS = {
+    group: [
+      { label: 'total lag', field: 'lag', scale: 'lag', colour: '--link', fill: true },
+      { label: 'max lag time', field: 'lag_seconds', scale: 'sec', colour: '--warn' }
+    ],
+    consumer: [
+      { label: 'pending', field: 'pending', scale: 'lag', colour: '--link', fill: true },
+      { label: 'in flight', field: 'ack_pending', scale: 'lag', colour: '--rewind' },
+      { label: 'lag time', field: 'lag_seconds', scale: 'sec', colour: '--warn' }
+    ]
+  };
+
+  // HistoryChart is the uPlot chart of a group's or a JetStream consumer's
+  // kept history, read from the JSON at data-url every 5 s.
+  function HistoryChart(el) {
     this.el = el;
     this.url = el.getAttribute('data-url');
+    this.kind = CHART_KINDS[el.getAttribute('data-chart')];
     this.range = RANGES[el.getAttribute('data-range')] ? el.getAttribute('data-range') : '1h';
-    this.data = [[], [], []];
+    this.data = [[]].concat(this.kind.map(function () { return []; }));
     this.plot = null;
   }
-  GroupChart.prototype.build = function () {
+  HistoryChart.prototype.build = function () {
     if (this.plot) { this.plot.destroy(); this.plot = null; }
     var grid = { stroke: cssVar('--line'), width: 1 };
     var axis = { stroke: cssVar('--muted'), grid: grid, ticks: { stroke: cssVar('--line'), width: 1 } };
+    var fromZero = { range: function (u, mn, mx) { return [0, Math.max(1, mx * 1.1)]; } };
+    var series = [{}].concat(this.kind.map(function (k) {
+      var sec = k.scale === 'sec';
+      var s = { label: k.label, scale: k.scale, stroke: cssVar(k.colour), width: 1.5, value: function (u, v) { return sec ? humanSeconds(v) : humanCount(v); } };
+      if (k.fill) s.fill = cssVar('--lagfill');
+      if (sec) s.dash = [4, 3];
+      return s;
+    }));
     var opts = {
       width: Math.max(320, this.el.clientWidth),
       height: 220,
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, lag: { range: function (u, mn, mx) { return [0, Math.max(1, mx * 1.1)]; } }, sec: { range: function (u, mn, mx) { return [0, Math.max(1, mx * 1.1)]; } } },
-      series: [
-        {},
-        { label: 'total lag', scale: 'lag', stroke: cssVar('--link'), width: 1.5, fill: cssVar('--lagfill'), value: function (u, v) { return humanCount(v); } },
-        { label: 'max lag time', scale: 'sec', stroke: cssVar('--warn'), width: 1.5, dash: [4, 3], value: function (u, v) { return humanSeconds(v); } }
-      ],
+      scales: { x: { time: true }, lag: fromZero, sec: fromZero },
+      series: series,
       axes: [
         Object.assign({}, axis),
-        Object.assign({}, axis, { scale: 'lag', size: 56, values: function (u, vals) { return vals.map(humanCount); } }),
-        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
+        Object.assign({}, axis, { scale: 'lag', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } }),
+        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
       ]
     };
     this.el.textContent = '';
     this.plot = new window.uPlot(opts, this.windowed(), this.el);
   };
-  GroupChart.prototype.windowed = function () {
+  HistoryChart.prototype.windowed = function () {
     var xs = this.data[0];
     if (!xs.length) return this.data;
     var from = Date.now() / 1000 - RANGES[this.range];
     var i = 0;
     while (i < xs.length && xs[i] < from) i++;
-    return [xs.slice(i), this.data[1].slice(i), this.data[2].slice(i)];
+    return this.data.map(function (col) { return col.slice(i); });
   };
-  GroupChart.prototype.load = function () {
+  HistoryChart.prototype.load = function () {
     var self = this;
     return fetch(this.url, { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
       .then(function (r) { if (!r.ok) throw new Error('history ' + r.status); return r.json(); })
       .then(function (j) {
         var h = j.history || [];
-        var xs = [], lag = [], sec = [];
-        for (var k = 0; k < h.length; k++) {
-          xs.push(Date.parse(h[k].at) / 1000);
-          lag.push(h[k].lag);
-          sec.push(h[k].lag_seconds);
-        }
-        self.data = [xs, lag, sec];
+        var data = [h.map(function (p) { return Date.parse(p.at) / 1000; })];
+        self.kind.forEach(function (k) {
+          data.push(h.map(function (p) { return p[k.field] == null ? null : p[k.field]; }));
+        });
+        self.data = data;
         if (!self.plot) self.build(); else self.plot.setData(self.windowed());
-        self.el.classList.toggle('chart-empty', xs.length === 0);
+        self.el.classList.toggle('chart-empty', h.length === 0);
+        self.el.removeAttribute('data-error');
       })
       .catch(function (err) { self.el.setAttribute('data-error', String(err)); });
   };
-  GroupChart.prototype.setRange = function (r) {
+  HistoryChart.prototype.setRange = function (r) {
     if (!RANGES[r]) return;
     this.range = r;
     if (this.plot) this.plot.setData(this.windowed());
@@ -216,9 +237,9 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"]');
     if (!el || !window.uPlot) return;
-    var chart = new GroupChart(el);
+    var chart = new HistoryChart(el);
     chart.load();
     window.setInterval(function () { if (!document.hidden) chart.load(); }, 5000);
     document.querySelectorAll('[data-range]').forEach(function (b) {
