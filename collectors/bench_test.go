@@ -1,8 +1,11 @@
 package collectors
 
 import (
+	"bytes"
+	"compress/gzip"
 	"context"
 	"fmt"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"testing"
@@ -105,9 +108,13 @@ func BenchmarkExposition(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		n := 0
-		for _, c := range enc.plain {
-			n += len(c)
+		zr, err := gzip.NewReader(bytes.NewReader(enc.gz))
+		if err != nil {
+			b.Fatal(err)
+		}
+		n, err := io.Copy(io.Discard, zr)
+		if err != nil {
+			b.Fatal(err)
 		}
 		b.ReportMetric(float64(n)/1024, "KiB-plain")
 		b.ReportMetric(float64(len(enc.gz))/1024, "KiB-gzip")

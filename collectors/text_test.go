@@ -137,7 +137,15 @@ func TestPlainWhileGzipIsBuilt(t *testing.T) {
 	}}, Options{})
 	c.PollOnce(context.Background())
 	built := c.exposition.current.Load()
-	c.exposition.current.Store(&encoded{gen: built.gen, plain: built.plain}) // as between the two stores
+	zr, err := gzip.NewReader(bytes.NewReader(built.gz))
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.exposition.current.Store(&encoded{gen: built.gen, plain: [][]byte{plain}}) // as between the two stores
 	req := httptest.NewRequest(http.MethodGet, "/metrics", nil)
 	req.Header.Set("Accept-Encoding", "gzip")
 	rec := httptest.NewRecorder()
