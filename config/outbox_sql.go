@@ -74,13 +74,19 @@ var allowedOperators = map[string]bool{
 	"~": true, "~*": true, "!~": true, "!~*": true, "->": true, "->>": true, "::": true, ".": true,
 }
 
-// beforeString are the keywords a string literal may follow. Any other
-// word before a string makes a typed literal (type 'text'), checked
-// against allowedCasts.
-var beforeString = map[string]bool{
-	"LIKE": true, "ILIKE": true, "AND": true, "OR": true, "NOT": true, "IS": true, "WHEN": true,
-	"THEN": true, "ELSE": true, "CASE": true, "BETWEEN": true, "ESCAPE": true, "TO": true, "IN": true,
+// reservedBeforeString are the keywords a string literal may always
+// follow: PostgreSQL allows none of them as a type name. Any other word
+// before a string makes a typed literal (type 'text'), checked against
+// allowedCasts, except where afterValue places it.
+var reservedBeforeString = map[string]bool{
+	"AND": true, "OR": true, "NOT": true, "WHEN": true, "THEN": true, "ELSE": true,
+	"CASE": true, "BETWEEN": true, "TO": true, "IN": true,
 }
+
+// operatorWords are keywords that take a value on their left. LIKE, ILIKE
+// and ESCAPE may also name a type ("like 'x'" is a typed literal), so a
+// string may follow them only where they come after a value.
+var operatorWords = map[string]bool{"LIKE": true, "ILIKE": true, "ESCAPE": true}
 
 // CheckCondition reports why cond cannot be an outbox table's pending
 // condition, or nil. A condition is accepted only when it is one boolean
@@ -279,18 +285,21 @@ func checkToken(toks []token, i int) error {
 	switch t.kind {
 	case tokWord:
 		up := strings.ToUpper(t.text)
-		if forbiddenWords[up] {
+		if forbiddenWords[up] && (up != "FROM" || !follows(toks, i, "DISTINCT")) {
 			return fmt.Errorf("%s is not allowed: the condition must be a plain boolean expression over the row (no statements or subqueries)", up)
 		}
 		if call && !isKeywordBeforeParen(up) && !allowedFunctions[up] {
 			return fmt.Errorf("function %s is not allowed (allowed: %s)", t.text, allowedFunctionList())
 		}
-		if hasNext && n.kind == tokString && !beforeString[up] && !allowedCasts[up] && !isStringPrefix(up, t, n) {
+		if hasNext && n.kind == tokString && !allowedCasts[up] && !isStringPrefix(up, t, n) && !keywordBeforeString(toks, i, up) {
 			return fmt.Errorf("%s %s is not allowed: a typed literal runs its type's input function (allowed types: %s)", t.text, n.text, allowedCastList())
 		}
 	case tokQuotedIdent:
 		if call {
 			return fmt.Errorf("function %s is not allowed", t.text)
+		}
+		if hasNext && n.kind == tokString {
+			return fmt.Errorf("%s %s is not allowed: a typed literal runs its type's input function, and a quoted type name is never needed", t.text, n.text)
 		}
 	case tokOp:
 		if !allowedOperators[t.text] {
@@ -300,12 +309,53 @@ func checkToken(toks []token, i int) error {
 		case ".":
 			return qualifiedName(toks, i)
 		case "::":
-			if !hasNext || n.kind != tokWord || !allowedCasts[strings.ToUpper(n.text)] {
+			if !hasNext || n.kind == tokOp || n.kind == tokOpen || n.kind == tokClose || n.kind == tokComma {
+				return fmt.Errorf("a cast needs a type (allowed types: %s)", allowedCastList())
+			}
+			if n.kind != tokWord || !allowedCasts[strings.ToUpper(n.text)] {
 				return fmt.Errorf("cast to %s is not allowed (allowed types: %s)", n.text, allowedCastList())
 			}
 		}
 	}
 	return nil
+}
+
+// keywordBeforeString reports whether the keyword w at toks[i] may be
+// followed by a string without making it a typed literal.
+func keywordBeforeString(toks []token, i int, w string) bool {
+	switch {
+	case reservedBeforeString[w]:
+		return true
+	case operatorWords[w]:
+		// x LIKE 'a', x NOT LIKE 'a', x LIKE 'a' ESCAPE '!'
+		if i > 1 && strings.EqualFold(toks[i-1].text, "NOT") && toks[i-1].kind == tokWord {
+			return isValue(toks[i-2])
+		}
+		return i > 0 && isValue(toks[i-1])
+	case w == "FROM": // IS [NOT] DISTINCT FROM 'a'; any other FROM is refused
+		return follows(toks, i, "DISTINCT")
+	case w == "ZONE": // AT TIME ZONE 'UTC'
+		return follows(toks, i, "TIME") && follows(toks, i-1, "AT")
+	}
+	return false
+}
+
+// follows reports whether the token before toks[i] is the word w.
+func follows(toks []token, i int, w string) bool {
+	return i > 0 && toks[i-1].kind == tokWord && strings.EqualFold(toks[i-1].text, w)
+}
+
+// isValue reports whether t ends a value: a column, a literal, a quoted
+// name or a closing parenthesis, not a keyword that needs one.
+func isValue(t token) bool {
+	switch t.kind {
+	case tokString, tokNumber, tokQuotedIdent, tokClose:
+		return true
+	case tokWord:
+		up := strings.ToUpper(t.text)
+		return !reservedBeforeString[up] && !operatorWords[up] && !forbiddenWords[up] && up != "IS"
+	}
+	return false
 }
 
 // qualifiedName explains why the name around the '.' at toks[i] is

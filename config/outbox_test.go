@@ -23,6 +23,10 @@ func TestCheckConditionAccepts(t *testing.T) {
 		"created_at < TIMESTAMP '2030-01-01 00:00:00' AND kind <> E'x' AND flags & 4 = 0",
 		"attempts <= 5 OR attempts >= 9 OR attempts != 7 OR kind || 'x' = 'ax'",
 		"amount > 1.5 AND ratio < .5 AND attempts=-1 AND attempts<-1",
+		"status NOT LIKE 'x%' AND kind NOT ILIKE 'y%' ESCAPE '!'",
+		"created_at AT TIME ZONE 'UTC' < now()",
+		"status IS DISTINCT FROM 'sent' AND kind IS NOT DISTINCT FROM 'a'",
+		"(kind) LIKE 'a%' AND 'x' LIKE kind",
 	} {
 		if err := CheckCondition(cond); err != nil {
 			t.Errorf("CheckCondition(%q) = %v, want nil", cond, err)
@@ -99,6 +103,18 @@ func TestCheckConditionRefusesBypasses(t *testing.T) {
 		{"custom operator", "kind === 'a'", "operator === is not allowed"},
 		{"OPERATOR syntax", "kind OPERATOR(myschema.=) 'a'", "function OPERATOR is not allowed"},
 		{"MySQL assignment", "kind := 'a'", "operator := is not allowed"},
+		// Review found these: PostgreSQL takes a quoted name, and the
+		// keywords LIKE, ILIKE, ESCAPE and IS, as type names too.
+		{"typed literal of a quoted type", `"evil_domain" 'x' IS NOT NULL`, `"evil_domain" 'x' is not allowed`},
+		{"typed literal of quoted regclass", `"regclass" 'pg_authid' IS NOT NULL`, `"regclass" 'pg_authid' is not allowed`},
+		{"type named escape", "escape 'x' IS NOT NULL", "escape 'x' is not allowed"},
+		{"type named like", "like 'x' IS NOT NULL", "like 'x' is not allowed"},
+		{"type named like after AND", "sent_at IS NULL AND like 'x' IS NOT NULL", "like 'x' is not allowed"},
+		{"type named is", "is 'x' IS NOT NULL", "is 'x' is not allowed"},
+		{"type named zone", "zone 'x' IS NOT NULL", "zone 'x' is not allowed"},
+		{"type named from", "from 'x' IS NOT NULL", "FROM is not allowed"},
+		{"from after a value", "kind from 'x' IS NOT NULL", "FROM is not allowed"},
+		{"cast with no type", "kind :: = 'a'", "a cast needs a type"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := CheckCondition(tc.cond)
