@@ -333,10 +333,12 @@ type advisoryMsg struct {
 	reason string
 }
 
-// laneBuffer is how many advisories of one stream may wait for their
-// lane: the capture consumer's default max_ack_pending, so the fetch loop
-// never blocks on a slow stream.
-const laneBuffer = 1000
+// laneBuffer is how many advisories of one stream may wait for their lane;
+// more are handed back with a delay, so the fetch loop never blocks on a
+// slow stream. Kept small so that what waits is taken before the capture
+// consumer's AckWait (30 s) sends it again, and so that many streams cost
+// little.
+const laneBuffer = 64
 
 // dispatch hands an advisory to its stream's lane.
 func (w *captureWorker) dispatch(ctx context.Context, msg jetstream.Msg) {
@@ -397,7 +399,9 @@ func (w *captureWorker) runLane(ctx context.Context, lane <-chan advisoryMsg) {
 			continue
 		}
 		err := failed
-		if err == nil || time.Now().After(retryAt) {
+		tried := err == nil || time.Now().After(retryAt) || w.lastDelivery(m)
+		if tried {
+			_ = m.msg.InProgress() // it may have waited in the lane
 			err = w.captureOne(ctx, m)
 			failed, retryAt = err, time.Now().Add(w.c.tuning().retryDelay)
 		}
@@ -406,7 +410,7 @@ func (w *captureWorker) runLane(ctx context.Context, lane <-chan advisoryMsg) {
 		case ctx.Err() != nil:
 			_ = m.msg.Nak() // stopped mid-capture: not the stream's failure
 		default:
-			w.failed(ctx, m, err)
+			w.failed(ctx, m, err, tried)
 		}
 	}
 }
@@ -431,18 +435,38 @@ func (w *captureWorker) ack(ctx context.Context, m advisoryMsg) {
 	}
 }
 
-// failed counts a failed capture and hands the advisory back with a delay
-// that doubles per delivery; at its last delivery the dead letter is kept
-// without payload, with the error as the reason, so it is never dropped.
-func (w *captureWorker) failed(ctx context.Context, m advisoryMsg, cause error) {
-	w.c.captureFailed(m.a.Stream)
-	t := w.c.tuning()
-	n := uint64(1)
+// deliveries is how many times the advisory was delivered.
+func deliveries(m advisoryMsg) uint64 {
 	if md, err := m.msg.Metadata(); err == nil {
-		n = md.NumDelivered
+		return md.NumDelivered
 	}
+	return 1
+}
+
+// lastDelivery reports whether the advisory is due to be given up on if
+// this attempt fails: it is always tried then, never failed unseen.
+func (w *captureWorker) lastDelivery(m advisoryMsg) bool {
+	return deliveries(m) >= w.c.tuning().maxDeliveries
+}
+
+// errUnreadable marks a failure to read an advisory's original, as opposed
+// to one to store its copy.
+var errUnreadable = errors.New("original unreadable")
+
+// failed counts a failed attempt (tried: not one skipped after its
+// stream's last failure) and hands the advisory back with a delay that
+// doubles per delivery. At its last delivery, when the original is what
+// could not be read, the dead letter is kept without payload, with the
+// error as the reason, so it is never dropped; a copy that could not be
+// stored is retried for as long as it takes.
+func (w *captureWorker) failed(ctx context.Context, m advisoryMsg, cause error, tried bool) {
+	if tried {
+		w.c.captureFailed(m.a.Stream)
+	}
+	t := w.c.tuning()
+	n := deliveries(m)
 	log := w.log.With("stream", m.a.Stream, "seq", m.a.StreamSeq, "consumer", m.a.Consumer, "delivery", n)
-	if n >= t.maxDeliveries {
+	if n >= t.maxDeliveries && tried && errors.Is(cause, errUnreadable) {
 		ctx, cancel := context.WithTimeout(ctx, t.timeout)
 		defer cancel()
 		err := w.keepLost(ctx, m.a, m.reason, fmt.Errorf("gave up after %d attempts: %w", n, cause))
@@ -470,7 +494,7 @@ func retryDelay(base time.Duration, delivery uint64) time.Duration {
 func (w *captureWorker) capture(ctx context.Context, a Advisory, reason string) error {
 	orig, err := w.original(ctx, a)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w: %w", errUnreadable, err)
 	}
 	return w.store(ctx, copyMsg(w.c.DeadLetterStream(), a, reason, orig), a, orig == nil)
 }

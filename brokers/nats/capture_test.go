@@ -391,8 +391,11 @@ func TestCaptureGivesUpKeepingPayloadLost(t *testing.T) {
 	if len(dlqs) != 2 || dlqs[1].Name != "stuck" || dlqs[1].Messages != 2 {
 		t.Fatalf("dlqs %+v, want billing 1 and stuck 2", dlqs)
 	}
-	if got := capture.CaptureFailures(); len(got) != 1 || got["SLOW"] != 2*3 {
-		t.Errorf("failures %v, want SLOW: 6 (two advisories, three deliveries each)", got)
+	// Each advisory is tried at its last delivery; earlier ones may be
+	// handed back untried within the retry delay after a failure, and are
+	// not attempts.
+	if got := capture.CaptureFailures(); len(got) != 1 || got["SLOW"] < 2 || got["SLOW"] > 2*3 {
+		t.Errorf("failures %v, want SLOW: 2 to 6 (two advisories, three deliveries each, the last always tried)", got)
 	}
 	if capture.LostDeadLetters() != 2 || capture.CapturedDeadLetters() != 3 {
 		t.Errorf("lost %d captured %d, want 2 and 3", capture.LostDeadLetters(), capture.CapturedDeadLetters())
