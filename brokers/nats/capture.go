@@ -333,12 +333,13 @@ type advisoryMsg struct {
 	reason string
 }
 
-// laneBuffer is how many advisories of one stream may wait for their lane;
-// more are handed back with a delay, so the fetch loop never blocks on a
-// slow stream. Kept small so that what waits is taken before the capture
-// consumer's AckWait (30 s) sends it again, and so that many streams cost
-// little.
-const laneBuffer = 64
+// laneBuffer is how many advisories of one stream may wait for their lane:
+// the capture consumer's default max_ack_pending, so the fetch loop never
+// blocks on a slow stream and never has to hand one back (a smaller buffer
+// made every fetch of 100 past it wait out the retry delay). An advisory
+// that waits past the consumer's AckWait is sent again; its second copy is
+// dropped by the dead-letter stream as a duplicate.
+const laneBuffer = 1000
 
 // dispatch hands an advisory to its stream's lane.
 func (w *captureWorker) dispatch(ctx context.Context, msg jetstream.Msg) {

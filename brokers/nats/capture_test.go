@@ -466,3 +466,18 @@ func TestCaptureStreamAdvice(t *testing.T) {
 		})
 	}
 }
+
+// TestCaptureBurstHandsNothingBack checks that a burst of one stream's
+// advisories larger than a fetch is captured without any being handed
+// back to wait out the retry delay (a lane smaller than the consumer's
+// max_ack_pending did that to every fetch past it).
+func TestCaptureBurstHandsNothingBack(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	f.c.tune = captureTuning{timeout: 10 * time.Second, retryDelay: time.Hour, maxDeliveries: 10}
+	f.deadLetter(t, "billing", "orders.new", 250, true)
+	f.runCapture(t)
+	f.waitDLQs(t, 250)
+	if got := f.c.CaptureFailures(); len(got) != 0 {
+		t.Errorf("failures %v during a burst, want none", got)
+	}
+}
