@@ -19,10 +19,9 @@
 //
 //	go run ./internal/bench/kminion [-large] [-kminion .cache/bin/kminion] [-steady 60s]
 //
-// kminion is looked for at -kminion (default .cache/bin/kminion, where
-// `GOBIN=$PWD/.cache/bin go install github.com/cloudhut/kminion/v2@v2.3.5`
-// puts it). When it is not there, queuewatch is measured alone and the table
-// says so. Exporters run one after the other, never together, so neither
+// kminion is looked for at -kminion (default .cache/bin/kminion, an ignored
+// folder): a kminion v2.3.5 binary you built from its source yourself. When
+// it is not there, queuewatch is measured alone and the table says so. Exporters run one after the other, never together, so neither
 // takes CPU from the other on a small machine; both see the same seeded
 // cluster, which nothing writes to during the run.
 package main
@@ -108,7 +107,7 @@ func run(large bool, kminionBin string, steady time.Duration, only string) error
 	kminionNote := ""
 	if only == "" || only == "kminion" {
 		if _, err := os.Stat(kminionBin); err != nil {
-			kminionNote = fmt.Sprintf("kminion not measured: %s not found (install it with GOBIN=$PWD/.cache/bin go install github.com/cloudhut/kminion/v2@v2.3.5)", kminionBin)
+			kminionNote = fmt.Sprintf("kminion not measured: %s not found (put a kminion v2.3.5 binary there)", kminionBin)
 		} else {
 			r, err := measure(ctx, kminion(ctx, kminionBin, dir, brokers), groups, steady)
 			if err != nil {
