@@ -239,13 +239,16 @@ func linkVar(prefix, label string) string {
 	return "${" + prefix + label + ":percentencode}"
 }
 
-// statusExpr encodes each group's current status (its one status series)
-// as its queue.Status.Severity, so that "max by", sorting a table by status
-// and colour thresholds all rank statuses in the one order the UI uses;
-// statusMappings turns the code back into a word, shape and colour.
-var statusExpr = func() string {
+// statusExpr encodes each reader's current status (its one status series,
+// 1 with the status as a label, collectors.statusDesc) as its
+// queue.Status.Severity, so that "max by", sorting a table by status and
+// colour thresholds all rank statuses in the one order the UI uses;
+// statusMappings turns the code back into a word, shape and colour. metric
+// is a broker's status family, sel the dashboard's label matchers and
+// identity the labels that name one reader (cluster and group for Kafka).
+func statusExpr(metric, sel string, identity ...string) string {
 	var b strings.Builder
-	b.WriteString("max by (cluster, group) (\n")
+	b.WriteString("max by (" + strings.Join(identity, ", ") + ") (\n")
 	for i, st := range queue.Statuses {
 		b.WriteString("  ")
 		if i == 0 {
@@ -253,11 +256,11 @@ var statusExpr = func() string {
 		} else {
 			b.WriteString("or ")
 		}
-		fmt.Fprintf(&b, `(queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status=%q} == 1) * %d`+"\n", string(st), st.Severity())
+		fmt.Fprintf(&b, `(%s{%s, status=%q} == 1) * %d`+"\n", metric, sel, string(st), st.Severity())
 	}
 	b.WriteString(")")
 	return b.String()
-}()
+}
 
 // statusColors is the UI's palette: ● ok green, ▲ warn amber, ↺ rewind
 // violet, ? error grey, ■ stall and ■ stop red.
