@@ -13,7 +13,7 @@ var groupPage = `/kafka/` + pathLabel("cluster") + `/groups/` + pathLabel("group
 func kafkaSpecs(p ruleParams) []alertSpec {
 	lag := lagSeries{p.cfg.Metrics}
 	groups := readers{
-		status: "queuewatch_kafka_consumergroup_status", identity: []string{"cluster", "group"}, page: groupPage,
+		status: "queuewatch_kafka_consumergroup_status", identity: []string{"cluster", "group"}, name: "group", page: groupPage,
 		backlog: lag.group, lagSeconds: lag.maxSeconds, backlogKind: lagHigh, lagSecondsKind: lagSecondsHigh,
 	}
 	w := promDuration(p.window)

@@ -11,10 +11,10 @@ var consumerPage = `/nats/` + pathLabel("cluster") + `/streams/` + pathLabel("st
 func natsSpecs(p ruleParams) []alertSpec {
 	const who = `Consumer {{ $labels.consumer }} of stream {{ $labels.stream }} on NATS cluster {{ $labels.cluster }}`
 	consumers := readers{
-		status: "queuewatch_nats_consumer_status", identity: []string{"cluster", "stream", "consumer"}, page: consumerPage,
+		status: "queuewatch_nats_consumer_status", identity: []string{"cluster", "stream", "consumer"}, name: "consumer", page: consumerPage,
 		backlog:     func(m string) string { return selector("queuewatch_nats_consumer_pending_messages", m) },
 		lagSeconds:  func(m string) string { return selector("queuewatch_nats_consumer_lag_seconds", m) },
-		backlogKind: natsPendingHigh, lagSecondsKind: natsLagSecondsHigh,
+		backlogKind: lagHigh, lagSecondsKind: lagSecondsHigh,
 	}
 	return []alertSpec{
 		consumers.backlogHigh(p, alertText{

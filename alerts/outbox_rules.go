@@ -15,7 +15,7 @@ import (
 func outboxSpecs(p ruleParams) []alertSpec {
 	a := p.cfg.Alerts.Outbox
 	tables := readers{
-		status: "queuewatch_outbox_status", identity: []string{"source", "table"}, page: outboxPage,
+		status: "queuewatch_outbox_status", identity: []string{"source", "table"}, name: "table", page: outboxPage,
 		backlog: func(m string) string { return selector("queuewatch_outbox_pending_rows", m) },
 	}
 	return []alertSpec{

@@ -46,9 +46,11 @@ type readers struct {
 	// status is the reader status family (one series per reader, its
 	// status label the current status).
 	status string
-	// identity lists the labels that name one reader, as PromQL writes
-	// them in "on (…)": "cluster, group".
+	// identity lists the labels that name one reader: cluster and group.
 	identity []string
+	// name is the identity label that override patterns select on: group
+	// for groups, consumer for JetStream consumers.
+	name string
 	// page is the reader's page in the UI, as an alert template.
 	page string
 	// backlog is each reader's backlog (messages or rows) over the readers
@@ -96,7 +98,7 @@ func (r readers) lagSecondsHigh(p ruleParams, a alertText) alertSpec {
 
 func (r readers) spec(a alertText, forDur time.Duration, kind thresholdKind, expr func(matchers, threshold string) string) alertSpec {
 	return alertSpec{
-		name: a.name, severity: a.severity, forDur: forDur, kind: kind, page: r.page,
+		name: a.name, severity: a.severity, forDur: forDur, kind: kind, label: r.name, page: r.page,
 		summary: a.summary, description: a.description, expr: expr,
 	}
 }

@@ -71,8 +71,6 @@ const (
 	lagHigh
 	lagSecondsHigh
 	dlqAgeHigh
-	natsPendingHigh
-	natsLagSecondsHigh
 )
 
 // thresholdMark in a description stands for the threshold, written for
@@ -83,10 +81,13 @@ const thresholdMark = "<threshold>"
 // label matchers of one override segment and the threshold as a PromQL
 // number (both empty for alerts without thresholds).
 type alertSpec struct {
-	name        string
-	severity    string
-	forDur      time.Duration
-	kind        thresholdKind
+	name     string
+	severity string
+	forDur   time.Duration
+	kind     thresholdKind
+	// label is the label the override patterns of kind select on, when
+	// not the kind's own (see kindSegments).
+	label       string
 	summary     string
 	description string
 	page        string
@@ -140,7 +141,13 @@ func Rules(cfg *config.Config) ([]byte, error) {
 	p := newRuleParams(cfg)
 	for _, set := range ruleSets {
 		for _, s := range set(p) {
-			for _, seg := range segs[s.kind] {
+			ss := segs[s.kind]
+			if s.label != "" {
+				if ss, err = kindSegments(cfg.Alerts, s.kind, s.label); err != nil {
+					return nil, fmt.Errorf("generate rules: %w", err)
+				}
+			}
+			for _, seg := range ss {
 				g.Rules = append(g.Rules, s.rule(seg))
 			}
 		}
@@ -255,50 +262,62 @@ type segment struct {
 	override  string // config path of the override, empty for the default
 }
 
+// thresholdKinds lists, for each threshold kind, the label its overrides
+// select on unless a rule names another (group, or dlq) and the threshold
+// it takes from config.Thresholds.
+var thresholdKinds = map[thresholdKind]struct {
+	label string
+	pick  func(config.Thresholds) segment
+}{
+	lagHigh: {"group", func(t config.Thresholds) segment {
+		return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
+	}},
+	lagSecondsHigh: {"group", func(t config.Thresholds) segment {
+		return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
+	}},
+	dlqAgeHigh: {"dlq", func(t config.Thresholds) segment {
+		return segment{threshold: seconds(t.DLQAgeHigh), human: queue.HumanDuration(t.DLQAgeHigh)}
+	}},
+}
+
 // overrideSegments splits the groups and DLQs by the threshold that applies
 // to them, for each threshold kind, default first and then the overrides in
 // config order.
 func overrideSegments(a config.Alerts) (map[thresholdKind][]segment, error) {
-	kinds := map[thresholdKind]struct {
-		label string
-		pick  func(config.Thresholds) segment
-	}{
-		lagHigh: {"group", func(t config.Thresholds) segment {
-			return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
-		}},
-		lagSecondsHigh: {"group", func(t config.Thresholds) segment {
-			return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
-		}},
-		dlqAgeHigh: {"dlq", func(t config.Thresholds) segment {
-			return segment{threshold: seconds(t.DLQAgeHigh), human: queue.HumanDuration(t.DLQAgeHigh)}
-		}},
-		// JetStream consumers take the group thresholds, selected by the
-		// override's group pattern on the consumer label.
-		natsPendingHigh: {"consumer", func(t config.Thresholds) segment {
-			return segment{threshold: strconv.FormatInt(t.LagHigh, 10), human: queue.ExactCount(t.LagHigh) + " messages"}
-		}},
-		natsLagSecondsHigh: {"consumer", func(t config.Thresholds) segment {
-			return segment{threshold: seconds(t.LagSecondsHigh), human: queue.HumanDuration(t.LagSecondsHigh)}
-		}},
-	}
-	global := a.Global()
 	out := map[thresholdKind][]segment{noThreshold: {{}}}
-	for kind, k := range kinds {
-		var ovs []override
-		for i, o := range a.Overrides {
-			pattern, ok, err := overrideFor(k.label, o)
-			if err != nil {
-				return nil, fmt.Errorf("alerts.overrides[%d]: %w", i, err)
-			}
-			if ok {
-				limit := k.pick(o.Apply(global))
-				limit.override = fmt.Sprintf("alerts.overrides[%d]", i)
-				ovs = append(ovs, override{pattern: pattern, limit: limit})
-			}
+	for kind, k := range thresholdKinds {
+		segs, err := kindSegments(a, kind, k.label)
+		if err != nil {
+			return nil, err
 		}
-		out[kind] = segments(k.label, k.pick(global), ovs)
+		out[kind] = segs
 	}
 	return out, nil
+}
+
+// kindSegments is overrideSegments for one threshold kind, its matchers on
+// label: a reader whose name has another label than the kind's (a
+// JetStream consumer's is consumer) takes the same thresholds, selected by
+// the same override patterns, on its own label.
+func kindSegments(a config.Alerts, kind thresholdKind, label string) ([]segment, error) {
+	k, ok := thresholdKinds[kind]
+	if !ok {
+		return []segment{{}}, nil
+	}
+	global := a.Global()
+	var ovs []override
+	for i, o := range a.Overrides {
+		pattern, ok, err := overrideFor(k.label, o)
+		if err != nil {
+			return nil, fmt.Errorf("alerts.overrides[%d]: %w", i, err)
+		}
+		if ok {
+			limit := k.pick(o.Apply(global))
+			limit.override = fmt.Sprintf("alerts.overrides[%d]", i)
+			ovs = append(ovs, override{pattern: pattern, limit: limit})
+		}
+	}
+	return segments(label, k.pick(global), ovs), nil
 }
 
 // override is one config override as seen by the rules of one label.
