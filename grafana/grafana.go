@@ -74,11 +74,17 @@ func Dashboards() (map[string]dashboard.Dashboard, error) {
 // DashboardsFor builds every dashboard for the metrics settings m, keyed by
 // file name.
 func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
-	builders := map[string]*dashboard.DashboardBuilder{
-		"consumer-lag.json":       withOutbox(consumerLag(m)),
-		"dead-letter-queues.json": deadLetterQueues(),
-		"queuewatch.json":         self(),
-		"nats-jetstream.json":     natsJetStream(),
+	builders := map[string]*dashboard.DashboardBuilder{}
+	for _, p := range dashboardParts {
+		b, started := builders[p.file]
+		switch {
+		case p.start != nil && !started:
+			builders[p.file] = p.start(m)
+		case p.rows != nil && started:
+			builders[p.file] = p.rows(b)
+		default:
+			return nil, fmt.Errorf("build dashboard %s: a part must start it once, before the parts that add rows", p.file)
+		}
 	}
 	out := make(map[string]dashboard.Dashboard, len(builders))
 	for file, b := range builders {
@@ -90,6 +96,28 @@ func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
 		out[file] = d
 	}
 	return out, nil
+}
+
+// dashboardPart is what one broker, or the broker-neutral DLQ and self
+// views, adds to the dashboards: either a dashboard of its own (start) or
+// rows on one that a part before it started (rows). One is set.
+type dashboardPart struct {
+	file  string // under grafana/dashboards
+	start func(config.Metrics) *dashboard.DashboardBuilder
+	rows  func(*dashboard.DashboardBuilder) *dashboard.DashboardBuilder
+}
+
+// dashboardParts registers every broker's dashboard part once, one line
+// each, in the order they build: a new broker adds a line and a file, and
+// DashboardsFor never names one.
+var dashboardParts = []dashboardPart{
+	{file: "consumer-lag.json", start: consumerLag},
+	// The outbox is the producer side of lag: its row sits next to the
+	// consumer lag it causes.
+	{file: "consumer-lag.json", rows: withOutbox},
+	{file: "nats-jetstream.json", start: natsJetStream},
+	{file: "dead-letter-queues.json", start: deadLetterQueues},
+	{file: "queuewatch.json", start: self},
 }
 
 // Marshal renders a dashboard the way it is committed: indented JSON ending

@@ -465,3 +465,20 @@ func darkPalette(t *testing.T) map[string]string {
 	}
 	return out
 }
+
+// TestDashboardPartsOrder: a broker's rows need a dashboard started by a
+// line before theirs, and a file is started once; a table that breaks
+// either is an error, not a dashboard missing its rows.
+func TestDashboardPartsOrder(t *testing.T) {
+	saved := dashboardParts
+	t.Cleanup(func() { dashboardParts = saved })
+	for name, parts := range map[string][]dashboardPart{
+		"rows before start": {{file: "consumer-lag.json", rows: withOutbox}, {file: "consumer-lag.json", start: consumerLag}},
+		"started twice":     {{file: "queuewatch.json", start: self}, {file: "queuewatch.json", start: self}},
+	} {
+		dashboardParts = parts
+		if _, err := DashboardsFor(config.Default().Metrics); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
+}

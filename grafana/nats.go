@@ -6,6 +6,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/queuewatch/queuewatch/config"
 )
 
 // UIDNATS is the NATS JetStream dashboard's UID.
@@ -26,7 +28,7 @@ var natsStatusExpr = statusExpr("queuewatch_nats_consumer_status", natsConsumerS
 
 // natsJetStream is the "NATS JetStream" dashboard: consumer status, pending
 // and in-flight messages, lag seconds and the streams' size.
-func natsJetStream() *dashboard.DashboardBuilder {
+func natsJetStream(config.Metrics) *dashboard.DashboardBuilder {
 	const open = "Open consumer in queuewatch"
 	return newDashboard(UIDNATS, "NATS JetStream",
 		"JetStream consumer backlog, in-flight messages, lag seconds and status, and stream size, as exported by queuewatch. Click a series to open the consumer in queuewatch.").
