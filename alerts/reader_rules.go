@@ -46,7 +46,8 @@ type readers struct {
 	// status is the reader status family (one series per reader, its
 	// status label the current status).
 	status string
-	// identity lists the labels that name one reader: cluster and group.
+	// identity lists the labels that name one reader (cluster and group
+	// for a consumer group).
 	identity []string
 	// name is the identity label that override patterns select on: group
 	// for groups, consumer for JetStream consumers.
