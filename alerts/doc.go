@@ -1,4 +1,9 @@
-// Package alerts evaluates consumer-group health for queuewatch.
+// Package alerts evaluates the health of every reader queuewatch watches
+// (Kafka consumer groups, JetStream consumers, outbox tables and replication
+// slots) and generates the Prometheus rule file from the same thresholds.
+// The sections below describe consumer groups; the doc comments of
+// EvaluateOutbox and the comment at the top of nats.go say how the other
+// readers' statuses differ.
 //
 // # Lag status
 //
@@ -70,9 +75,16 @@
 // overrides become extra rules over disjoint label selections; which
 // override applies to groups or DLQs and what thresholds it sets come from
 // config (Override.AppliesToGroups, Override.Apply), so every group and DLQ is
-// judged by the threshold config.Alerts.For gives it. The stall and stop
-// alerts fire on the status metric, that is on exactly the status the UI
-// shows.
+// judged by the threshold config.Alerts.For gives it. The status alerts
+// (stall, stop, a growing outbox) fire on the status metric, that is on
+// exactly the status the UI shows.
+//
+// The alert shapes every kind of reader shares (in a status for two polls,
+// backlog or lag seconds over a threshold for the window) are written once,
+// by the readers type; each broker describes its readers (status metric,
+// identity labels, backlog, page) and words its alerts in its own file, and
+// registers its rule set with one line of ruleSets, whose order is the rule
+// file's.
 //
 // # Cost
 //

@@ -34,9 +34,10 @@ func (o StatusOptions) window() int {
 	return o.Window
 }
 
-// Evaluate fills Status, StatusReason and ETA of every group in latest from
-// history, the earlier snapshots of the same source, oldest first and not
-// including latest. It mutates latest only. Callers that evaluate every poll
+// Evaluate fills the Status and StatusReason of every reader in latest
+// (consumer groups, JetStream consumers, outbox tables and replication
+// slots) and each group's ETA from history, the earlier snapshots of the
+// same source, oldest first and not including latest. It mutates latest only. Callers that evaluate every poll
 // should keep an Evaluator instead, which remembers the window itself.
 func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOptions) {
 	if latest == nil {

@@ -70,7 +70,7 @@ var (
 	descMaxLagSecs   = desc("kafka_consumergroup_max_lag_seconds", "Largest lag in seconds over the group's partitions.", groupLabels...)
 	descMembers      = desc("kafka_consumergroup_members", "Members currently in the group.", groupLabels...)
 	descInfo         = desc("kafka_consumergroup_info", "Group state, assignor and type as labels; always 1.", "cluster", "group", "state", "protocol", "group_type")
-	descStatus       = desc("kafka_consumergroup_status", "Evaluated group status, one of ok, warn, rewind, error, stall, stop (least to most severe), as a label; always 1.", "cluster", "group", "status")
+	descStatus       = statusDesc("kafka_consumergroup_status", "group", groupLabels...)
 	descETA          = desc("kafka_consumergroup_catchup_eta_seconds", "Expected seconds until the group reaches zero lag at current rates; +Inf when it is falling behind.", groupLabels...)
 	descHighWater    = desc("kafka_partition_high_watermark", "Offset the next record produced to the partition will get.", "cluster", "topic", "partition")
 	descLogStart     = desc("kafka_partition_log_start_offset", "First offset still stored on the partition.", "cluster", "topic", "partition")
@@ -85,6 +85,40 @@ var (
 	descLastSuccess  = desc("collector_last_success_timestamp_seconds", "Unix time of the last successful poll of the source.", sourceLabels...)
 	descPartial      = desc("collector_partial_errors", "Parts (groups, vhosts) the last successful poll could not read.", sourceLabels...)
 )
+
+// statusDesc is the status family of one kind of reader (a Kafka group, a
+// JetStream consumer, an outbox table, a replication slot), named by the
+// identity labels: they and a last label, status.
+//
+// Every broker exports a reader's status in one shape, emitted by
+// emitStatus: one series per reader, whose status label is its effective
+// status and whose value is always 1. Not the six-series stateset (one
+// series per status, 1 or 0): a status matcher, with or without "== 1",
+// selects the same readers from either, while the stateset's five zeros
+// per reader say nothing and cost five series each, 2,500 at 500 groups,
+// on clusters where the lag families are already sized to the series
+// budget. When a reader's status changes its old series goes stale and the
+// new one appears; the alert rules and the Grafana status expression only
+// ever select the current one.
+func statusDesc(name, reader string, identity ...string) *family {
+	help := "Evaluated " + reader + " status, one of " + statusNames() + " (least to most severe), as a label; always 1."
+	return desc(name, help, append(slices.Clip(identity), "status")...)
+}
+
+// statusNames lists queue.Statuses in severity order, for help texts.
+func statusNames() string {
+	names := make([]string, len(queue.Statuses))
+	for i, st := range queue.Statuses {
+		names[i] = string(st)
+	}
+	return strings.Join(names, ", ")
+}
+
+// emitStatus emits a reader's status series (see statusDesc): st is its
+// effective status, identity its label values in f's order.
+func emitStatus(ch sink, f *family, st queue.Status, identity ...string) {
+	ch.gauge(f, 1, append(identity, string(st))...)
+}
 
 // metrics holds the self-metrics that need state across polls.
 type metrics struct {
@@ -166,9 +200,7 @@ func (c *Collector) emit(ch sink) {
 
 // collectKafka emits the Kafka families that m selects (config.Metrics
 // says which exist at each granularity). A group's status is one series,
-// the current status, rather than a stateset of six: at 500 groups the
-// five zeros would cost 2,500 series that say nothing a query of the one
-// series cannot.
+// the current status, as every reader's is (statusDesc).
 func collectKafka(ch sink, snap *queue.Snapshot, m config.Metrics) {
 	cl := snap.Cluster
 	if m.PartitionOffsets {
@@ -181,7 +213,7 @@ func collectKafka(ch sink, snap *queue.Snapshot, m config.Metrics) {
 	}
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
-		ch.gauge(descStatus, 1, cl, g.Name, string(g.EffectiveStatus()))
+		emitStatus(ch, descStatus, g.EffectiveStatus(), cl, g.Name)
 		if m.GroupDetails() {
 			collectGroupDetails(ch, cl, g)
 		}

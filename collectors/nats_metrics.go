@@ -14,7 +14,7 @@ var (
 	descNATSRedelivered = desc("nats_consumer_redelivered_messages", "Unacknowledged messages delivered more than once (num_redelivered).", natsConsumerLabels...)
 	descNATSWaiting     = desc("nats_consumer_waiting_pulls", "Pull requests waiting for messages (num_waiting); 0 for push consumers.", natsConsumerLabels...)
 	descNATSLagSeconds  = desc("nats_consumer_lag_seconds", "Age in seconds of the next message the consumer has not been delivered; 0 when nothing is pending.", natsConsumerLabels...)
-	descNATSStatus      = desc("nats_consumer_status", "Evaluated consumer status: 1 for the current one of ok, warn, rewind, error, stall, stop (least to most severe).", "cluster", "stream", "consumer", "status")
+	descNATSStatus      = statusDesc("nats_consumer_status", "consumer", natsConsumerLabels...)
 	descNATSMessages    = desc("nats_stream_messages", "Messages stored in the stream.", natsStreamLabels...)
 	descNATSBytes       = desc("nats_stream_bytes", "Bytes stored in the stream.", natsStreamLabels...)
 	descNATSFirstSeq    = desc("nats_stream_first_sequence", "Sequence of the first message still stored in the stream.", natsStreamLabels...)
@@ -39,9 +39,7 @@ func collectNATS(ch sink, snap *queue.Snapshot) {
 	}
 	for i := range snap.Consumers {
 		c := &snap.Consumers[i]
-		for _, st := range queue.Statuses {
-			ch.gauge(descNATSStatus, boolf(c.EffectiveStatus() == st), cl, c.Stream, c.Name, string(st))
-		}
+		emitStatus(ch, descNATSStatus, c.EffectiveStatus(), cl, c.Stream, c.Name)
 		if c.Err != "" {
 			continue
 		}

@@ -9,10 +9,10 @@ var (
 	descOutboxPending     = desc("outbox_pending_rows", "Rows of the outbox table its publisher has not sent yet (matching the pending condition).", outboxTableLabels...)
 	descOutboxOldestAge   = desc("outbox_oldest_pending_age_seconds", "Age in seconds of the oldest pending row, by the database's clock; 0 when none is pending.", outboxTableLabels...)
 	descOutboxPublishRate = desc("outbox_published_rows_per_second", "Rows per second that stopped matching the pending condition between the last two polls, of those already pending at the earlier poll: rows inserted and published between two polls are not counted, so on a busy table this is a lower bound of the publish rate.", outboxTableLabels...)
-	descOutboxStatus      = desc("outbox_status", "Evaluated outbox table status: 1 for the current one of ok, warn, rewind, error, stall, stop.", "source", "table", "status")
+	descOutboxStatus      = statusDesc("outbox_status", "outbox table", outboxTableLabels...)
 	descSlotLag           = desc("outbox_replication_slot_lag_bytes", "Bytes of WAL the replication slot's client has not confirmed: current WAL position minus confirmed flush position.", outboxSlotLabels...)
 	descSlotActive        = desc("outbox_replication_slot_active", "1 if a client is streaming from the replication slot.", outboxSlotLabels...)
-	descSlotStatus        = desc("outbox_replication_slot_status", "Evaluated replication slot status: 1 for the current one of ok, warn, rewind, error, stall, stop.", "source", "slot", "status")
+	descSlotStatus        = statusDesc("outbox_replication_slot_status", "replication slot", outboxSlotLabels...)
 
 	outboxFamilies = []*family{
 		descOutboxPending, descOutboxOldestAge, descOutboxPublishRate, descOutboxStatus,
@@ -27,9 +27,7 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 	for i := range snap.OutboxTables {
 		t := &snap.OutboxTables[i]
 		src := snap.Cluster
-		for _, st := range queue.Statuses {
-			ch.gauge(descOutboxStatus, boolf(outboxStatus(t.Status, t.Err) == st), src, t.Table, string(st))
-		}
+		emitStatus(ch, descOutboxStatus, outboxStatus(t.Status, t.Err), src, t.Table)
 		if t.Err != "" {
 			continue
 		}
@@ -41,9 +39,7 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 	}
 	for i := range snap.Slots {
 		s := &snap.Slots[i]
-		for _, st := range queue.Statuses {
-			ch.gauge(descSlotStatus, boolf(outboxStatus(s.Status, s.Err) == st), snap.Cluster, s.Slot, string(st))
-		}
+		emitStatus(ch, descSlotStatus, outboxStatus(s.Status, s.Err), snap.Cluster, s.Slot)
 		if s.Err != "" {
 			continue
 		}

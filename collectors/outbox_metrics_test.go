@@ -66,8 +66,8 @@ queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"}
 		t.Errorf("lint: %v %+v", err, problems)
 	}
 
-	// The stateset: exactly one status is 1 per table and slot; the table
-	// that could not be read is error.
+	// The status: one series per table and slot, always 1, its label the
+	// current status; the table that could not be read is error.
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
 	mfs, err := reg.Gather()
@@ -80,13 +80,14 @@ queuewatch_outbox_replication_slot_lag_bytes{slot="debezium",source="orders-db"}
 			continue
 		}
 		for _, m := range mf.GetMetric() {
-			if m.GetGauge().GetValue() == 1 {
-				key := metricLabel(m, "table") + metricLabel(m, "slot")
-				if prev, dup := current[key]; dup {
-					t.Errorf("%s has two statuses: %s and %s", key, prev, metricLabel(m, "status"))
-				}
-				current[key] = metricLabel(m, "status")
+			key := metricLabel(m, "table") + metricLabel(m, "slot")
+			if v := m.GetGauge().GetValue(); v != 1 {
+				t.Errorf("%s status %s = %v, want only the current status, at 1", key, metricLabel(m, "status"), v)
 			}
+			if prev, dup := current[key]; dup {
+				t.Errorf("%s has two statuses: %s and %s", key, prev, metricLabel(m, "status"))
+			}
+			current[key] = metricLabel(m, "status")
 		}
 	}
 	wantStatus := map[string]string{"outbox": "stall", "billing_outbox": "error", "debezium": "stop", "standby": "ok"}

@@ -7,6 +7,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/stat"
 	"github.com/grafana/grafana-foundation-sdk/go/table"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/queuewatch/queuewatch/config"
 )
 
 // dlqSel selects the DLQs of the dashboard's variables.
@@ -14,7 +16,7 @@ const dlqSel = `broker=~"$broker", cluster=~"$cluster", dlq=~"$dlq"`
 
 // deadLetterQueues is the "Dead-letter queues" dashboard: depth, age,
 // inflow and replays of every DLQ, by broker and by source.
-func deadLetterQueues() *dashboard.DashboardBuilder {
+func deadLetterQueues(config.Metrics) *dashboard.DashboardBuilder {
 	return newDashboard(UIDDLQ, "Dead-letter queues",
 		"Depth, age, inflow and replays of the Kafka and RabbitMQ dead-letter queues queuewatch watches. Click a series to browse and replay the DLQ in queuewatch.").
 		WithVariable(urlVariable()).

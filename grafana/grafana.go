@@ -74,11 +74,17 @@ func Dashboards() (map[string]dashboard.Dashboard, error) {
 // DashboardsFor builds every dashboard for the metrics settings m, keyed by
 // file name.
 func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
-	builders := map[string]*dashboard.DashboardBuilder{
-		"consumer-lag.json":       withOutbox(consumerLag(m)),
-		"dead-letter-queues.json": deadLetterQueues(),
-		"queuewatch.json":         self(),
-		"nats-jetstream.json":     natsJetStream(),
+	builders := map[string]*dashboard.DashboardBuilder{}
+	for _, p := range dashboardParts {
+		b, started := builders[p.file]
+		switch {
+		case p.start != nil && !started:
+			builders[p.file] = p.start(m)
+		case p.rows != nil && started:
+			builders[p.file] = p.rows(b)
+		default:
+			return nil, fmt.Errorf("build dashboard %s: a part must start it once, before the parts that add rows", p.file)
+		}
 	}
 	out := make(map[string]dashboard.Dashboard, len(builders))
 	for file, b := range builders {
@@ -90,6 +96,28 @@ func DashboardsFor(m config.Metrics) (map[string]dashboard.Dashboard, error) {
 		out[file] = d
 	}
 	return out, nil
+}
+
+// dashboardPart is what one broker, or the broker-neutral DLQ and self
+// views, adds to the dashboards: either a dashboard of its own (start) or
+// rows on one that a part before it started (rows). One is set.
+type dashboardPart struct {
+	file  string // under grafana/dashboards
+	start func(config.Metrics) *dashboard.DashboardBuilder
+	rows  func(*dashboard.DashboardBuilder) *dashboard.DashboardBuilder
+}
+
+// dashboardParts registers every broker's dashboard part once, one line
+// each, in the order they build: a new broker adds a line and a file, and
+// DashboardsFor never names one.
+var dashboardParts = []dashboardPart{
+	{file: "consumer-lag.json", start: consumerLag},
+	// The outbox is the producer side of lag: its row sits next to the
+	// consumer lag it causes.
+	{file: "consumer-lag.json", rows: withOutbox},
+	{file: "nats-jetstream.json", start: natsJetStream},
+	{file: "dead-letter-queues.json", start: deadLetterQueues},
+	{file: "queuewatch.json", start: self},
 }
 
 // Marshal renders a dashboard the way it is committed: indented JSON ending
@@ -239,13 +267,16 @@ func linkVar(prefix, label string) string {
 	return "${" + prefix + label + ":percentencode}"
 }
 
-// statusExpr encodes each group's current status (its one status series)
-// as its queue.Status.Severity, so that "max by", sorting a table by status
-// and colour thresholds all rank statuses in the one order the UI uses;
-// statusMappings turns the code back into a word, shape and colour.
-var statusExpr = func() string {
+// statusExpr encodes each reader's current status (its one status series,
+// 1 with the status as a label, collectors.statusDesc) as its
+// queue.Status.Severity, so that "max by", sorting a table by status and
+// colour thresholds all rank statuses in the one order the UI uses;
+// statusMappings turns the code back into a word, shape and colour. metric
+// is a broker's status family, sel the dashboard's label matchers and
+// identity the labels that name one reader (cluster and group for Kafka).
+func statusExpr(metric, sel string, identity ...string) string {
 	var b strings.Builder
-	b.WriteString("max by (cluster, group) (\n")
+	b.WriteString("max by (" + strings.Join(identity, ", ") + ") (\n")
 	for i, st := range queue.Statuses {
 		b.WriteString("  ")
 		if i == 0 {
@@ -253,11 +284,11 @@ var statusExpr = func() string {
 		} else {
 			b.WriteString("or ")
 		}
-		fmt.Fprintf(&b, `(queuewatch_kafka_consumergroup_status{cluster=~"$cluster", group=~"$group", status=%q} == 1) * %d`+"\n", string(st), st.Severity())
+		fmt.Fprintf(&b, `(%s{%s, status=%q} == 1) * %d`+"\n", metric, sel, string(st), st.Severity())
 	}
 	b.WriteString(")")
 	return b.String()
-}()
+}
 
 // statusColors is the UI's palette: ● ok green, ▲ warn amber, ↺ rewind
 // violet, ? error grey, ■ stall and ■ stop red.

@@ -383,22 +383,13 @@ func TestVariablesDefined(t *testing.T) {
 	}
 }
 
-// TestStatusPalette checks the status panel shows each status as the word,
-// shape and colour of the queuewatch UI, and that statusExpr encodes each
-// status as its rank in queue's one severity order, so that "max by" and
-// sorting by status put the worst first, as the UI does.
+// TestStatusPalette checks that every status panel (Kafka groups, NATS
+// consumers, outbox tables) shows each status as the word, shape and colour
+// of the queuewatch UI, and that its query encodes each status as its rank
+// in queue's one severity order, so that "max by" and sorting by status put
+// the worst first, as the UI does.
 func TestStatusPalette(t *testing.T) {
-	d := dashboards(t)[dashboardDir+"/consumer-lag.json"]
-	var status *dashboard.Panel
-	for _, p := range panels(d) {
-		if deref(p.Title) == "Group status" {
-			status = &p
-		}
-	}
-	if status == nil || status.FieldConfig == nil || len(status.FieldConfig.Defaults.Mappings) != 1 {
-		t.Fatal("Group status panel with one value mapping not found")
-	}
-	got := status.FieldConfig.Defaults.Mappings[0].ValueMap.Options
+	ds := dashboards(t)
 	// The UI's palette (its dark theme, which suits Grafana's default),
 	// least to most severe.
 	ui := darkPalette(t)
@@ -410,21 +401,45 @@ func TestStatusPalette(t *testing.T) {
 		{"4", "■ stall", ui["bad"]},
 		{"5", "■ stop", ui["bad"]},
 	}
-	if len(got) != len(want) {
-		t.Errorf("%d mappings; want %d", len(got), len(want))
-	}
-	for _, w := range want {
-		r, ok := got[w.code]
-		if !ok || deref(r.Text) != w.text || deref(r.Color) != w.color {
-			t.Errorf("code %s: got %q %q, want %q %q", w.code, deref(r.Text), deref(r.Color), w.text, w.color)
-		}
-		word := strings.Fields(w.text)[1]
-		if !strings.Contains(statusExpr, `status="`+word+`"} == 1) * `+w.code+"\n") {
-			t.Errorf("statusExpr does not encode %s as %s:\n%s", word, w.code, statusExpr)
-		}
-		if sev := queue.Status(word).Severity(); strconv.Itoa(sev) != w.code {
-			t.Errorf("%s has severity %d in queue; the dashboard pins %s", word, sev, w.code)
-		}
+	for _, tt := range []struct{ file, title, metric string }{
+		{"consumer-lag.json", "Group status", "queuewatch_kafka_consumergroup_status"},
+		{"nats-jetstream.json", "Consumer status", "queuewatch_nats_consumer_status"},
+		{"consumer-lag.json", "Outbox status", "queuewatch_outbox_status"},
+	} {
+		t.Run(tt.title, func(t *testing.T) {
+			d := ds[dashboardDir+"/"+tt.file]
+			var status *dashboard.Panel
+			for _, p := range panels(d) {
+				if deref(p.Title) == tt.title {
+					status = &p
+				}
+			}
+			if status == nil || status.FieldConfig == nil || len(status.FieldConfig.Defaults.Mappings) != 1 {
+				t.Fatalf("%s panel with one value mapping not found", tt.title)
+			}
+			qs := dashboardQueries(t, tt.file, dashboard.Dashboard{Panels: []dashboard.PanelOrRowPanel{{Panel: status}}})
+			if len(qs) != 1 {
+				t.Fatalf("%s panel has %d queries; want 1", tt.title, len(qs))
+			}
+			expr := qs[0].expr
+			got := status.FieldConfig.Defaults.Mappings[0].ValueMap.Options
+			if len(got) != len(want) {
+				t.Errorf("%d mappings; want %d", len(got), len(want))
+			}
+			for _, w := range want {
+				r, ok := got[w.code]
+				if !ok || deref(r.Text) != w.text || deref(r.Color) != w.color {
+					t.Errorf("code %s: got %q %q, want %q %q", w.code, deref(r.Text), deref(r.Color), w.text, w.color)
+				}
+				word := strings.Fields(w.text)[1]
+				if !regexp.MustCompile(`\(` + tt.metric + `\{[^}]*status="` + word + `"\} == 1\) \* ` + w.code + "\n").MatchString(expr) {
+					t.Errorf("the query does not encode %s as %s:\n%s", word, w.code, expr)
+				}
+				if sev := queue.Status(word).Severity(); strconv.Itoa(sev) != w.code {
+					t.Errorf("%s has severity %d in queue; the dashboard pins %s", word, sev, w.code)
+				}
+			}
+		})
 	}
 }
 
@@ -449,4 +464,21 @@ func darkPalette(t *testing.T) map[string]string {
 		t.Fatalf("dark theme status colours %v; want ok, warn, bad, rewind and err", out)
 	}
 	return out
+}
+
+// TestDashboardPartsOrder: a broker's rows need a dashboard started by a
+// line before theirs, and a file is started once; a table that breaks
+// either is an error, not a dashboard missing its rows.
+func TestDashboardPartsOrder(t *testing.T) {
+	saved := dashboardParts
+	t.Cleanup(func() { dashboardParts = saved })
+	for name, parts := range map[string][]dashboardPart{
+		"rows before start": {{file: "consumer-lag.json", rows: withOutbox}, {file: "consumer-lag.json", start: consumerLag}},
+		"started twice":     {{file: "queuewatch.json", start: self}, {file: "queuewatch.json", start: self}},
+	} {
+		dashboardParts = parts
+		if _, err := DashboardsFor(config.Default().Metrics); err == nil {
+			t.Errorf("%s: no error", name)
+		}
+	}
 }

@@ -17,6 +17,9 @@ const (
 	lagTopicSel = `cluster=~"$cluster", group=~"$group", topic=~"$topic"`
 )
 
+// groupStatusExpr is each consumer group's status as its severity rank.
+var groupStatusExpr = statusExpr("queuewatch_kafka_consumergroup_status", lagGroupSel, "cluster", "group")
+
 // fallingBehind is the ETA from which a group is shown as falling behind:
 // queuewatch exports +Inf then, and nothing real takes 30 years.
 const fallingBehind = 1e9
@@ -45,7 +48,7 @@ func consumerLag(m config.Metrics) *dashboard.DashboardBuilder {
 		Datasource(datasource()).
 		Legend(legend()).
 		Tooltip(tooltip()).
-		WithTarget(rangeQuery("A", statusExpr, "{{cluster}}/{{group}}")).
+		WithTarget(rangeQuery("A", groupStatusExpr, "{{cluster}}/{{group}}")).
 		Mappings(statusMappings()).
 		ColorScheme(dashboard.NewFieldColorBuilder().Mode(dashboard.FieldColorModeIdFixed).FixedColor(colorError)).
 		ShowValue(common.VisibilityModeNever).

@@ -1,16 +1,13 @@
 package grafana
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/grafana/grafana-foundation-sdk/go/bargauge"
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
 
-	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/config"
 )
 
 // UIDNATS is the NATS JetStream dashboard's UID.
@@ -26,27 +23,12 @@ const (
 var consumerPath = "/nats/" + linkVar("__field.labels.", "cluster") + "/streams/" +
 	linkVar("__field.labels.", "stream") + "/consumers/" + linkVar("__field.labels.", "consumer")
 
-// natsStatusExpr is statusExpr for JetStream consumers: each consumer's
-// status as its severity rank, so statusMappings and sorting apply as is.
-var natsStatusExpr = func() string {
-	var b strings.Builder
-	b.WriteString("max by (cluster, stream, consumer) (\n")
-	for i, st := range queue.Statuses {
-		b.WriteString("  ")
-		if i == 0 {
-			b.WriteString("  ")
-		} else {
-			b.WriteString("or ")
-		}
-		fmt.Fprintf(&b, `(queuewatch_nats_consumer_status{%s, status=%q} == 1) * %d`+"\n", natsConsumerSel, string(st), st.Severity())
-	}
-	b.WriteString(")")
-	return b.String()
-}()
+// natsStatusExpr is each JetStream consumer's status as its severity rank.
+var natsStatusExpr = statusExpr("queuewatch_nats_consumer_status", natsConsumerSel, "cluster", "stream", "consumer")
 
 // natsJetStream is the "NATS JetStream" dashboard: consumer status, pending
 // and in-flight messages, lag seconds and the streams' size.
-func natsJetStream() *dashboard.DashboardBuilder {
+func natsJetStream(config.Metrics) *dashboard.DashboardBuilder {
 	const open = "Open consumer in queuewatch"
 	return newDashboard(UIDNATS, "NATS JetStream",
 		"JetStream consumer backlog, in-flight messages, lag seconds and status, and stream size, as exported by queuewatch. Click a series to open the consumer in queuewatch.").

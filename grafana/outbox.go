@@ -1,15 +1,10 @@
 package grafana
 
 import (
-	"fmt"
-	"strings"
-
 	"github.com/grafana/grafana-foundation-sdk/go/common"
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
-
-	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Selectors of the outbox row's variable.
@@ -18,24 +13,8 @@ const outboxSel = `source=~"$source"`
 // outboxPath is the outbox source's page in the queuewatch UI.
 var outboxPath = "/outbox/" + linkVar("__field.labels.", "source")
 
-// outboxStatusExpr encodes each outbox table's current status as its
-// queue.Status.Severity, like statusExpr does for groups, so the same
-// mappings show it.
-var outboxStatusExpr = func() string {
-	var b strings.Builder
-	b.WriteString("max by (source, table) (\n")
-	for i, st := range queue.Statuses {
-		b.WriteString("  ")
-		if i == 0 {
-			b.WriteString("  ")
-		} else {
-			b.WriteString("or ")
-		}
-		fmt.Fprintf(&b, `(queuewatch_outbox_status{`+outboxSel+`, status=%q} == 1) * %d`+"\n", string(st), st.Severity())
-	}
-	b.WriteString(")")
-	return b.String()
-}()
+// outboxStatusExpr is each outbox table's status as its severity rank.
+var outboxStatusExpr = statusExpr("queuewatch_outbox_status", outboxSel, "source", "table")
 
 // slotActiveMappings shows a replication slot's active flag as a word,
 // shape and colour: an inactive slot keeps WAL and publishes nothing.

@@ -5,6 +5,8 @@ import (
 	"github.com/grafana/grafana-foundation-sdk/go/dashboard"
 	"github.com/grafana/grafana-foundation-sdk/go/statetimeline"
 	"github.com/grafana/grafana-foundation-sdk/go/timeseries"
+
+	"github.com/queuewatch/queuewatch/config"
 )
 
 // selfSel selects the collectors of the dashboard's variables.
@@ -12,7 +14,7 @@ const selfSel = `job=~"$job", broker=~"$broker", cluster=~"$cluster"`
 
 // self is the "queuewatch" dashboard: is queuewatch itself healthy — can
 // it poll every broker, how long polls take, and how Prometheus scrapes it.
-func self() *dashboard.DashboardBuilder {
+func self(config.Metrics) *dashboard.DashboardBuilder {
 	return newDashboard(UIDSelf, "queuewatch",
 		"queuewatch's own health: collector status per broker cluster, poll durations and errors, and Prometheus's scrapes of /metrics.").
 		WithVariable(urlVariable()).
