@@ -42,6 +42,29 @@ func (c *Cluster) DeadLetterStream() string { return c.cfg.DeadLetters.Stream }
 // they are captured.
 func (c *Cluster) AdvisoryStream() string { return c.cfg.DeadLetters.Stream + advisorySuffix }
 
+// LeaseBucket is the key-value bucket of the replay jobs' leases (one job
+// per DLQ across instances).
+func (c *Cluster) LeaseBucket() string { return c.cfg.DeadLetters.Stream + "_LEASES" }
+
+// IsOwnStream reports whether queuewatch made the stream for itself: the
+// dead-letter and advisory streams and the lease bucket's. Their
+// consumers have no DLQ (capture skips their advisories).
+func (c *Cluster) IsOwnStream(name string) bool {
+	return name == c.DeadLetterStream() || name == c.AdvisoryStream() || name == "KV_"+c.LeaseBucket()
+}
+
+// Internal reports whether a stream, or with consumer non-empty one of
+// its consumers, is queuewatch's own bookkeeping rather than a user's:
+// the lease bucket and the capture consumer. Listings leave them out. The
+// dead-letter and advisory streams stay listed: they hold what operators
+// need to see (their size, and advisories waiting to be captured).
+func (c *Cluster) Internal(stream, consumer string) bool {
+	if stream == "KV_"+c.LeaseBucket() {
+		return true
+	}
+	return stream == c.AdvisoryStream() && consumer == CaptureConsumer
+}
+
 // LostDeadLetters is how many dead letters this process captured without
 // their payload (the original was gone): queuewatch_nats_dead_letters_lost_total.
 func (c *Cluster) LostDeadLetters() uint64 { return c.lost.Load() }

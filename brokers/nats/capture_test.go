@@ -128,7 +128,7 @@ func (f *captureFixture) waitDLQs(t *testing.T, want int64) []queue.DLQ {
 	var dlqs []queue.DLQ
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		var err error
-		dlqs, err = f.c.DeadLetterQueues(context.Background(), f.js)
+		dlqs, err = f.c.DeadLetterQueues(context.Background(), f.js, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +157,7 @@ func TestCaptureMaxDeliveriesAndTerminated(t *testing.T) {
 	for i, want := range []struct {
 		name string
 		n    int64
-	}{{"audit", 4}, {"billing", 10}} {
+	}{{"ORDERS.audit", 4}, {"ORDERS.billing", 10}} {
 		d := dlqs[i]
 		if d.Name != want.name || d.Messages != want.n || d.Broker != queue.NATS || d.Cluster != "n" ||
 			len(d.Sources) != 1 || d.Sources[0] != "ORDERS" || !d.HasOldestAge || d.OldestAge > time.Since(start)+time.Second {
@@ -269,27 +269,49 @@ func TestCaptureTwiceStoresOnce(t *testing.T) {
 	}
 }
 
-func TestDeadLetterQueueNamesWhenConsumersShareAName(t *testing.T) {
+// TestDeadLetterQueueNamesStreamQualified checks that a DLQ is named
+// "<stream>.<consumer>" from its first dead letter on, so a second
+// stream's consumer of the same name changes no DLQ's name (it once
+// renamed "worker" to "ORDERS.worker"), and that a consumer a poll found
+// is listed at 0 while it has none.
+func TestDeadLetterQueueNamesStreamQualified(t *testing.T) {
 	f := newCaptureFixture(t, jetstream.LimitsPolicy)
 	if _, err := f.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "PAYMENTS", Subjects: []string{"payments"}}); err != nil {
 		t.Fatal(err)
 	}
 	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
-	for _, a := range []Advisory{{Stream: "ORDERS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "solo", StreamSeq: 1}} {
-		if err := w.capture(context.Background(), a, ReasonTerminated); err != nil {
-			t.Fatal(err)
+	capture := func(as ...Advisory) {
+		for _, a := range as {
+			if err := w.capture(context.Background(), a, ReasonTerminated); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	dlqs := f.waitDLQs(t, 3)
-	var names []string
-	for _, d := range dlqs {
-		names = append(names, d.Name)
+	names := func(dlqs []queue.DLQ) string {
+		var out []string
+		for _, d := range dlqs {
+			out = append(out, fmt.Sprintf("%s=%d", d.Name, d.Messages))
+		}
+		return fmt.Sprint(out)
 	}
-	if fmt.Sprint(names) != "[ORDERS.worker PAYMENTS.worker solo]" {
-		t.Fatalf("names %v", names)
+	capture(Advisory{Stream: "ORDERS", Consumer: "worker", StreamSeq: 1}, Advisory{Stream: "PAYMENTS", Consumer: "solo", StreamSeq: 1})
+	if got := names(f.waitDLQs(t, 2)); got != "[ORDERS.worker=1 PAYMENTS.solo=1]" {
+		t.Fatalf("names %v", got)
 	}
-	if DLQSubject("QW_DL", "ORDERS.worker") != "QW_DL.ORDERS.worker" || DLQSubject("QW_DL", "solo") != "QW_DL.*.solo" {
-		t.Fatal("DLQSubject does not read both name forms")
+	capture(Advisory{Stream: "PAYMENTS", Consumer: "worker", StreamSeq: 1})
+	if got := names(f.waitDLQs(t, 3)); got != "[ORDERS.worker=1 PAYMENTS.solo=1 PAYMENTS.worker=1]" {
+		t.Fatalf("names %v", got)
+	}
+	polled := []queue.StreamConsumer{{Stream: "ORDERS", Name: "worker"}, {Stream: "ORDERS", Name: "idle"}, {Stream: "QW_DL_ADVISORIES", Name: CaptureConsumer}}
+	dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js, polled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(dlqs); got != "[ORDERS.idle=0 ORDERS.worker=1 PAYMENTS.solo=1 PAYMENTS.worker=1]" {
+		t.Fatalf("names with the polled consumers %v", got)
+	}
+	if d := dlqs[0]; !d.HasOldestAge || d.OldestAge != 0 || d.Sources[0] != "ORDERS" {
+		t.Errorf("empty dlq %+v, want oldest age 0 known, source ORDERS", d)
 	}
 }
 
@@ -363,11 +385,11 @@ func TestCaptureSlowStreamHoldsBackNoOther(t *testing.T) {
 	f.runCapture(t)
 	start := time.Now()
 	for {
-		dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js)
+		dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(dlqs) == 1 && dlqs[0].Name == "billing" && dlqs[0].Messages == 5 {
+		if len(dlqs) == 1 && dlqs[0].Name == "ORDERS.billing" && dlqs[0].Messages == 5 {
 			break
 		}
 		if time.Since(start) > 3*time.Second {
@@ -388,7 +410,7 @@ func TestCaptureGivesUpKeepingPayloadLost(t *testing.T) {
 	f.deadLetter(t, "billing", "orders.new", 1, true)
 	f.runCapture(t)
 	dlqs := f.waitDLQs(t, 3)
-	if len(dlqs) != 2 || dlqs[1].Name != "stuck" || dlqs[1].Messages != 2 {
+	if len(dlqs) != 2 || dlqs[1].Name != "SLOW.stuck" || dlqs[1].Messages != 2 {
 		t.Fatalf("dlqs %+v, want billing 1 and stuck 2", dlqs)
 	}
 	// Each advisory is tried at its last delivery; earlier ones may be

@@ -156,6 +156,9 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 			if ci.Config.Durable == "" {
 				continue // ephemeral: comes and goes with one client
 			}
+			if s.opts.Cluster.Internal(si.Config.Name, ci.Name) {
+				continue
+			}
 			snap.Consumers = append(snap.Consumers, buildConsumer(s.name, ci))
 		}
 	}
@@ -180,7 +183,7 @@ func (s *Source) addDeadLetters(ctx context.Context, nc *nats.Conn, snap *queue.
 	}
 	js, err := jetstream.New(nc)
 	if err == nil {
-		snap.DLQs, err = s.opts.Cluster.DeadLetterQueues(ctx, js)
+		snap.DLQs, err = s.opts.Cluster.DeadLetterQueues(ctx, js, snap.Consumers)
 	}
 	if err != nil {
 		snap.Partial = append(snap.Partial, "dead letters: "+err.Error())
@@ -204,7 +207,12 @@ func (s *Source) Advise(ctx context.Context) ([]string, error) {
 	return s.opts.Cluster.CaptureAdvice(ctx, js)
 }
 
+// included reports whether stream is watched: selected by the
+// configuration and none of queuewatch's own bookkeeping.
 func (s *Source) included(stream string) bool {
+	if s.opts.Cluster.Internal(stream, "") {
+		return false
+	}
 	return s.opts.IncludeStream == nil || s.opts.IncludeStream(stream)
 }
 

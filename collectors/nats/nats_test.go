@@ -431,7 +431,7 @@ func TestCapturedDeadLettersAreDLQs(t *testing.T) {
 		snap := poll(t, s)
 		if len(snap.DLQs) == 1 && snap.DLQs[0].Messages == 2 {
 			d := snap.DLQs[0]
-			if d.Name != "billing" || d.Broker != queue.NATS || d.Source() != "ORDERS" {
+			if d.Name != "ORDERS.billing" || d.Broker != queue.NATS || d.Source() != "ORDERS" {
 				t.Errorf("dlq %+v, want billing of ORDERS", d)
 			}
 			return

@@ -30,7 +30,7 @@ type lease struct {
 }
 
 // leaseBucket is the key-value bucket of a cluster's leases.
-func (b *Backend) leaseBucket() string { return b.opts.Cluster.DeadLetterStream() + "_LEASES" }
+func (b *Backend) leaseBucket() string { return b.opts.Cluster.LeaseBucket() }
 
 // acquire takes the DLQ's lease for job, or answers a *ConflictError
 // naming the job that holds it.
