@@ -293,3 +293,55 @@ func TestNATSDLQIdentity(t *testing.T) {
 		t.Errorf("browse the drained %s: %d, want 200", id, code)
 	}
 }
+
+// TestNATSDeadCaptureIsSourceError checks that a capture that cannot run
+// (another stream takes the advisory subjects, as a second queuewatch
+// with another dead_letters.stream does) fails its source: check fails
+// naming it, and serve exports collector_up 0 and the error on the
+// source, rather than logging retries while everything looks healthy.
+// A size limit on the advisory stream, which drops advisories, does too.
+func TestNATSDeadCaptureIsSourceError(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		stream jetstream.StreamConfig
+		want   string
+	}{
+		{"advisory subjects taken", jetstream.StreamConfig{Name: "QW_OTHER_ADVISORIES", Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"}},
+			"stream QW_OTHER_ADVISORIES takes subject"},
+		{"advisory stream limited", jetstream.StreamConfig{
+			Name: config.DefaultNATSDeadLetterStream + "_ADVISORIES", Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"},
+			Retention: jetstream.WorkQueuePolicy, MaxMsgs: 10,
+		}, "has max_msgs 10"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := natsServer(t)
+			nc, err := nats.Connect(s.ClientURL())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer nc.Close()
+			js, _ := jetstream.New(nc)
+			if _, err := js.CreateStream(context.Background(), tc.stream); err != nil {
+				t.Fatal(err)
+			}
+			cfg := testConfig(t)
+			cfg.NATS = []config.NATS{{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true}}}
+			if err := cfg.Validate(); err != nil { // defaults, as config.Parse gives check
+				t.Fatal(err)
+			}
+			var out strings.Builder
+			err = Check(context.Background(), cfg, &out, nil)
+			if err == nil || !strings.Contains(out.String(), "FAIL nats:n: ") || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("check: err %v, output %q; want nats:n to fail saying %q", err, out.String(), tc.want)
+			}
+			r := start(t, cfg)
+			eventually(t, "collector_up 0", func() bool {
+				_, body := r.get(t, "/metrics")
+				return strings.Contains(body, `queuewatch_collector_up{broker="nats",cluster="n"} 0`)
+			})
+			if _, body := r.get(t, "/api/v1/sources"); !strings.Contains(body, tc.want) {
+				t.Errorf("sources %s: the nats source's error does not say %q", body, tc.want)
+			}
+		})
+	}
+}

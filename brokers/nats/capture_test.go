@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -501,5 +502,105 @@ func TestCaptureBurstHandsNothingBack(t *testing.T) {
 	f.waitDLQs(t, 250)
 	if got := f.c.CaptureFailures(); len(got) != 0 {
 		t.Errorf("failures %v during a burst, want none", got)
+	}
+}
+
+func TestCaptureErrorFromListing(t *testing.T) {
+	c, err := New(config.NATS{Name: "n", URL: "nats://127.0.0.1:1", DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := func(name string, subjects ...string) *jetstream.StreamInfo {
+		return &jetstream.StreamInfo{Config: jetstream.StreamConfig{Name: name, Subjects: subjects}}
+	}
+	ours := []*jetstream.StreamInfo{info("QW_DL", "QW_DL.>"), info("QW_DL_ADVISORIES", AdvisoryMaxDeliveries+".>", AdvisoryTerminated+".>")}
+	limited := info("QW_DL_ADVISORIES", AdvisoryMaxDeliveries+".>", AdvisoryTerminated+".>")
+	limited.Config.MaxMsgs, limited.Config.MaxAge = 100, time.Hour
+	for _, tc := range []struct {
+		name    string
+		streams []*jetstream.StreamInfo
+		want    string
+	}{
+		{"capture as made", append(ours, info("ORDERS", "orders.>", "$JS.EVENT.>")), ""},
+		{"not started yet", []*jetstream.StreamInfo{info("ORDERS", "orders.>")}, ""},
+		{"another capture's advisory stream", []*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", "$JS.EVENT.ADVISORY.CONSUMER.*.>")},
+			"stream QW_OTHER_ADVISORIES takes subject $JS.EVENT.ADVISORY.CONSUMER.*.>, so capture cannot create QW_DL_ADVISORIES"},
+		{"dead-letter subjects taken", []*jetstream.StreamInfo{info("ALL", "QW_DL.x.y")},
+			"stream ALL takes subject QW_DL.x.y, so capture cannot create QW_DL"},
+		{"advisory stream limited", []*jetstream.StreamInfo{ours[0], limited},
+			"stream QW_DL_ADVISORIES has max_msgs 100, max_age 1h0m0s: past it the server drops advisories"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.CaptureError(tc.streams)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("err %v, want none", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrCaptureDown) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want ErrCaptureDown saying %q", err, tc.want)
+			}
+		})
+	}
+	off, _ := New(config.NATS{Name: "n", URL: "nats://127.0.0.1:1"})
+	if err := off.CaptureError([]*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", ">")}); err != nil {
+		t.Errorf("capture off: err %v", err)
+	}
+}
+
+// TestCaptureThatCannotStart checks that a capture whose advisory
+// subjects another stream takes reports it as the cluster's capture
+// error, leaves no dead-letter stream behind, and clears the error once
+// the other stream is gone and it runs.
+func TestCaptureThatCannotStart(t *testing.T) {
+	s := startServer(t, &server.Options{})
+	c, err := New(config.NATS{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := c.Connect(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER_ADVISORIES", Subjects: []string{AdvisoryTerminated + ".>"}}); err != nil {
+		t.Fatal(err)
+	}
+	f := &captureFixture{s: s, c: c, nc: nc, js: js}
+	f.runCapture(t)
+	list := func() []*jetstream.StreamInfo {
+		var out []*jetstream.StreamInfo
+		for si := range js.ListStreams(ctx).Info() {
+			out = append(out, si)
+		}
+		return out
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.health.mu.Lock()
+		failed := c.health.err != nil
+		c.health.mu.Unlock()
+		if failed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("capture reported no error")
+		}
+	}
+	err = c.CaptureError(list())
+	if !errors.Is(err, ErrCaptureDown) || !strings.Contains(err.Error(), "its last start failed") || !strings.Contains(err.Error(), "OTHER_ADVISORIES") {
+		t.Fatalf("capture error %v", err)
+	}
+	if _, err := js.Stream(ctx, "QW_DL"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("dead-letter stream left behind: %v", err)
+	}
+	if err := js.DeleteStream(ctx, "OTHER_ADVISORIES"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.CaptureError(list()) != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("capture error after the other stream is gone: %v", c.CaptureError(list()))
+		}
 	}
 }

@@ -110,8 +110,10 @@ func (s *Source) conn(ctx context.Context) (*nats.Conn, error) {
 }
 
 // Poll reads every watched stream and its durable consumers. It returns an
-// error only when nothing could be read; a stream whose consumers could not
-// be listed marks them (or itself) in Snapshot.Partial.
+// error when nothing could be read, or when dead-letter capture is on and
+// cannot do its work (brokers/nats.Cluster.CaptureError); a stream whose
+// consumers could not be listed marks them (or itself) in
+// Snapshot.Partial.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.NATS, Cluster: s.name, Time: start}
@@ -123,6 +125,11 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	infos, missing, err := a.streams(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list streams of %s: %w", s.name, err)
+	}
+	// Dead letters lost unseen are worse than a stale snapshot: the
+	// source fails, so collector_up, the source's error and check say it.
+	if err := s.opts.Cluster.CaptureError(infos); err != nil {
+		return nil, err
 	}
 	for _, name := range missing {
 		if s.included(name) {
