@@ -604,3 +604,51 @@ func TestCaptureThatCannotStart(t *testing.T) {
 		}
 	}
 }
+
+// TestDLQSubjectKnowsListedNamesOnly checks which DLQ names resolve: a
+// consumer that exists, or one deleted whose copies remain; not a
+// consumer that does not exist, a consumer name alone, a consumer of a
+// stream the configuration excludes that has no copies, nor queuewatch's
+// own capture consumer.
+func TestDLQSubjectKnowsListedNamesOnly(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	ctx := context.Background()
+	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: "AUDIT", Subjects: []string{"audit"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range [][2]string{{"ORDERS", "live"}, {"ORDERS", "gone"}, {"AUDIT", "reader"}} {
+		if _, err := f.js.CreateOrUpdateConsumer(ctx, sc[0], jetstream.ConsumerConfig{Durable: sc[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
+	if err := w.capture(ctx, Advisory{Stream: "ORDERS", Consumer: "gone", StreamSeq: 1}, ReasonTerminated); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.js.DeleteConsumer(ctx, "ORDERS", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.c.Config()
+	cfg.Streams.Exclude = []string{"AUDIT"}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := f.js.Stream(ctx, "QW_DL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, known := range map[string]bool{
+		"ORDERS.live": true, "ORDERS.gone": true,
+		"ORDERS.nosuch": false, "NOSUCH.live": false, "live": false, "AUDIT.reader": false,
+		"QW_DL_ADVISORIES." + CaptureConsumer: false,
+	} {
+		subject, err := c.DLQSubject(ctx, f.js, dl, name)
+		switch {
+		case known && (err != nil || subject != "QW_DL."+name):
+			t.Errorf("%s: %q, %v; want its subject", name, subject, err)
+		case !known && !errors.Is(err, ErrUnknownDLQ):
+			t.Errorf("%s: %q, %v; want ErrUnknownDLQ", name, subject, err)
+		}
+	}
+}

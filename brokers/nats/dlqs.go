@@ -113,14 +113,18 @@ func (c *Cluster) DLQSubject(ctx context.Context, js jetstream.JetStream, dl jet
 		return "", fmt.Errorf("nats dlq %q: not a stream.consumer name: %w", name, ErrUnknownDLQ)
 	}
 	subject := DeadLetterSubject(c.DeadLetterStream(), stream, consumer)
-	_, err := js.Consumer(ctx, stream, consumer)
-	if err == nil {
-		return subject, nil
+	// A consumer of a stream the configuration does not watch is not
+	// listed at 0, so it is known only by its copies.
+	if c.cfg.Streams.Match(stream) {
+		_, err := js.Consumer(ctx, stream, consumer)
+		if err == nil {
+			return subject, nil
+		}
+		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
+			return "", fmt.Errorf("nats dlq %q: consumer %s of %s: %w", name, consumer, stream, err)
+		}
 	}
-	if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {
-		return "", fmt.Errorf("nats dlq %q: consumer %s of %s: %w", name, consumer, stream, err)
-	}
-	_, err = dl.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
+	_, err := dl.GetMsg(ctx, 1, jetstream.WithGetMsgSubject(subject))
 	switch {
 	case err == nil:
 		return subject, nil
