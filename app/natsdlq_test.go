@@ -306,8 +306,11 @@ func TestNATSDeadCaptureIsSourceError(t *testing.T) {
 		stream jetstream.StreamConfig
 		want   string
 	}{
-		{"advisory subjects taken", jetstream.StreamConfig{Name: "QW_OTHER_ADVISORIES", Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"}},
-			"stream QW_OTHER_ADVISORIES takes subject"},
+		{
+			"advisory subjects taken",
+			jetstream.StreamConfig{Name: "QW_OTHER_ADVISORIES", Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"}},
+			"stream QW_OTHER_ADVISORIES takes subject",
+		},
 		{"advisory stream limited", jetstream.StreamConfig{
 			Name: config.DefaultNATSDeadLetterStream + "_ADVISORIES", Subjects: []string{"$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.>", "$JS.EVENT.ADVISORY.CONSUMER.MSG_TERMINATED.>"},
 			Retention: jetstream.WorkQueuePolicy, MaxMsgs: 10,

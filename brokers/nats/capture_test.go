@@ -523,12 +523,21 @@ func TestCaptureErrorFromListing(t *testing.T) {
 	}{
 		{"capture as made", append(ours, info("ORDERS", "orders.>", "$JS.EVENT.>")), ""},
 		{"not started yet", []*jetstream.StreamInfo{info("ORDERS", "orders.>")}, ""},
-		{"another capture's advisory stream", []*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", "$JS.EVENT.ADVISORY.CONSUMER.*.>")},
-			"stream QW_OTHER_ADVISORIES takes subject $JS.EVENT.ADVISORY.CONSUMER.*.>, so capture cannot create QW_DL_ADVISORIES"},
-		{"dead-letter subjects taken", []*jetstream.StreamInfo{info("ALL", "QW_DL.x.y")},
-			"stream ALL takes subject QW_DL.x.y, so capture cannot create QW_DL"},
-		{"advisory stream limited", []*jetstream.StreamInfo{ours[0], limited},
-			"stream QW_DL_ADVISORIES has max_msgs 100, max_age 1h0m0s: past it the server drops advisories"},
+		{
+			"another capture's advisory stream",
+			[]*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", "$JS.EVENT.ADVISORY.CONSUMER.*.>")},
+			"stream QW_OTHER_ADVISORIES takes subject $JS.EVENT.ADVISORY.CONSUMER.*.>, so capture cannot create QW_DL_ADVISORIES",
+		},
+		{
+			"dead-letter subjects taken",
+			[]*jetstream.StreamInfo{info("ALL", "QW_DL.x.y")},
+			"stream ALL takes subject QW_DL.x.y, so capture cannot create QW_DL",
+		},
+		{
+			"advisory stream limited",
+			[]*jetstream.StreamInfo{ours[0], limited},
+			"stream QW_DL_ADVISORIES has max_msgs 100, max_age 1h0m0s: past it the server drops advisories",
+		},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			err := c.CaptureError(tc.streams)
