@@ -12,7 +12,7 @@ import (
 // ErrCaptureDown is the error of a cluster whose dead-letter capture
 // cannot run, or whose advisory stream may drop advisories: dead letters
 // are being lost, or will be, while everything else looks healthy.
-var ErrCaptureDown = errors.New("dead-letter capture cannot run")
+var ErrCaptureDown = errors.New("dead-letter capture cannot do its work")
 
 // captureHealth is what the running capture last found: the error of its
 // last start that failed, nil once a start got as far as fetching.

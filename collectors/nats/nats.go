@@ -179,9 +179,10 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	return snap, nil
 }
 
-// addDeadLetters adds the DLQs of captured dead letters, one per stream and
-// consumer. Without capture there are none: JetStream keeps no dead letters
-// of its own.
+// addDeadLetters adds the DLQs: one per durable consumer of the snapshot
+// (at 0 while it has no dead letters), and one per consumer, of any
+// stream, whose captured copies remain. Without capture there are none:
+// JetStream keeps no dead letters of its own.
 func (s *Source) addDeadLetters(ctx context.Context, cl *brokernats.Client, snap *queue.Snapshot) {
 	if !s.opts.Cluster.Config().DeadLetters.Capture {
 		return
