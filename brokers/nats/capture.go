@@ -42,6 +42,29 @@ func (c *Cluster) DeadLetterStream() string { return c.cfg.DeadLetters.Stream }
 // they are captured.
 func (c *Cluster) AdvisoryStream() string { return c.cfg.DeadLetters.Stream + advisorySuffix }
 
+// LeaseBucket is the key-value bucket of the replay jobs' leases (one job
+// per DLQ across instances).
+func (c *Cluster) LeaseBucket() string { return c.cfg.DeadLetters.Stream + "_LEASES" }
+
+// IsOwnStream reports whether queuewatch made the stream for itself: the
+// dead-letter and advisory streams and the lease bucket's. Their
+// consumers have no DLQ (capture skips their advisories).
+func (c *Cluster) IsOwnStream(name string) bool {
+	return name == c.DeadLetterStream() || name == c.AdvisoryStream() || name == "KV_"+c.LeaseBucket()
+}
+
+// Internal reports whether a stream, or with consumer non-empty one of
+// its consumers, is queuewatch's own bookkeeping rather than a user's:
+// the lease bucket and the capture consumer. Listings leave them out. The
+// dead-letter and advisory streams stay listed: they hold what operators
+// need to see (their size, and advisories waiting to be captured).
+func (c *Cluster) Internal(stream, consumer string) bool {
+	if stream == "KV_"+c.LeaseBucket() {
+		return true
+	}
+	return stream == c.AdvisoryStream() && consumer == CaptureConsumer
+}
+
 // LostDeadLetters is how many dead letters this process captured without
 // their payload (the original was gone): queuewatch_nats_dead_letters_lost_total.
 func (c *Cluster) LostDeadLetters() uint64 { return c.lost.Load() }
@@ -106,10 +129,23 @@ func (c *Cluster) tuning() captureTuning {
 
 // EnsureCapture creates, when missing, the advisory stream (a work queue
 // over both advisory subjects, file storage: advisories wait there while
-// queuewatch is down), the dead-letter stream (limits retention, file
+// queuewatch is down), then the dead-letter stream (limits retention, file
 // storage, a one-hour duplicate window) and the capture consumer. Existing
 // streams are left as they are, so an operator may raise their replicas.
 func (c *Cluster) EnsureCapture(ctx context.Context, js jetstream.JetStream) (jetstream.Consumer, error) {
+	// The advisory stream first: when its subjects are taken (another
+	// queuewatch's capture, say) nothing is left behind, and once it
+	// exists advisories wait in it whatever else fails.
+	adv := c.AdvisoryStream()
+	if err := ensureStream(ctx, js, jetstream.StreamConfig{
+		Name:        adv,
+		Description: "queuewatch: dead-letter advisories waiting to be captured",
+		Subjects:    []string{AdvisoryMaxDeliveries + ".>", AdvisoryTerminated + ".>"},
+		Retention:   jetstream.WorkQueuePolicy,
+		Storage:     jetstream.FileStorage,
+	}); err != nil {
+		return nil, err
+	}
 	dl := c.DeadLetterStream()
 	if err := ensureStream(ctx, js, jetstream.StreamConfig{
 		Name:        dl,
@@ -118,16 +154,6 @@ func (c *Cluster) EnsureCapture(ctx context.Context, js jetstream.JetStream) (je
 		Retention:   jetstream.LimitsPolicy,
 		Storage:     jetstream.FileStorage,
 		Duplicates:  captureDuplicates,
-	}); err != nil {
-		return nil, err
-	}
-	adv := c.AdvisoryStream()
-	if err := ensureStream(ctx, js, jetstream.StreamConfig{
-		Name:        adv,
-		Description: "queuewatch: dead-letter advisories waiting to be captured",
-		Subjects:    []string{AdvisoryMaxDeliveries + ".>", AdvisoryTerminated + ".>"},
-		Retention:   jetstream.WorkQueuePolicy,
-		Storage:     jetstream.FileStorage,
 	}); err != nil {
 		return nil, err
 	}
@@ -246,9 +272,14 @@ func (c *Cluster) RunCapture(ctx context.Context, log *slog.Logger) {
 	log = log.With("cluster", c.cfg.Name)
 	for wait := time.Second; ; wait = min(2*wait, time.Minute) {
 		start := time.Now()
-		err := c.captureOnce(ctx, log)
+		started, err := c.captureOnce(ctx, log)
 		if ctx.Err() != nil {
 			return
+		}
+		if !started {
+			// It cannot get going: the source reports it (a drop after
+			// running is retried at once and is no outage yet).
+			c.setCaptureErr(err)
 		}
 		log.Warn("dead-letter capture stopped; retrying", "err", err, "in", wait)
 		if time.Since(start) > time.Minute {
@@ -262,13 +293,14 @@ func (c *Cluster) RunCapture(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// captureOnce runs one connection's capture loop.
-func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) error {
+// captureOnce runs one connection's capture loop. started tells whether
+// it got as far as fetching advisories.
+func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) (started bool, err error) {
 	cctx, cancel := context.WithTimeout(ctx, c.DialTimeout)
 	nc, js, err := c.Connect(cctx, "dead-letter capture")
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	defer nc.Close()
 	cctx, cancel = context.WithTimeout(ctx, 30*time.Second)
@@ -284,7 +316,7 @@ func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) error {
 	}
 	cancel()
 	if err != nil {
-		return err
+		return false, err
 	}
 	// The lanes' context: when the loop ends, what they hold is handed
 	// back untried.
@@ -294,19 +326,23 @@ func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) error {
 	for ctx.Err() == nil {
 		batch, err := cons.Fetch(100, jetstream.FetchMaxWait(time.Second))
 		if err != nil {
-			return fmt.Errorf("fetch advisories: %w", err)
+			return started, fmt.Errorf("fetch advisories: %w", err)
 		}
 		for msg := range batch.Messages() {
 			w.dispatch(laneCtx, msg)
 		}
 		if err := batch.Error(); err != nil && !errors.Is(err, jetstream.ErrNoMessages) && !errors.Is(err, context.DeadlineExceeded) {
-			return fmt.Errorf("fetch advisories: %w", err)
+			return started, fmt.Errorf("fetch advisories: %w", err)
 		}
 		if nc.IsClosed() {
-			return errors.New("connection closed")
+			return started, errors.New("connection closed")
+		}
+		if !started {
+			started = true
+			c.setCaptureErr(nil)
 		}
 	}
-	return ctx.Err()
+	return started, ctx.Err()
 }
 
 // captureWorker copies advisories' originals over one connection. Each

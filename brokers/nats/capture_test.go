@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strconv"
@@ -128,7 +129,7 @@ func (f *captureFixture) waitDLQs(t *testing.T, want int64) []queue.DLQ {
 	var dlqs []queue.DLQ
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
 		var err error
-		dlqs, err = f.c.DeadLetterQueues(context.Background(), f.js)
+		dlqs, err = f.c.DeadLetterQueues(context.Background(), f.js, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -157,7 +158,7 @@ func TestCaptureMaxDeliveriesAndTerminated(t *testing.T) {
 	for i, want := range []struct {
 		name string
 		n    int64
-	}{{"audit", 4}, {"billing", 10}} {
+	}{{"ORDERS.audit", 4}, {"ORDERS.billing", 10}} {
 		d := dlqs[i]
 		if d.Name != want.name || d.Messages != want.n || d.Broker != queue.NATS || d.Cluster != "n" ||
 			len(d.Sources) != 1 || d.Sources[0] != "ORDERS" || !d.HasOldestAge || d.OldestAge > time.Since(start)+time.Second {
@@ -269,27 +270,49 @@ func TestCaptureTwiceStoresOnce(t *testing.T) {
 	}
 }
 
-func TestDeadLetterQueueNamesWhenConsumersShareAName(t *testing.T) {
+// TestDeadLetterQueueNamesStreamQualified checks that a DLQ is named
+// "<stream>.<consumer>" from its first dead letter on, so a second
+// stream's consumer of the same name changes no DLQ's name (it once
+// renamed "worker" to "ORDERS.worker"), and that a consumer a poll found
+// is listed at 0 while it has none.
+func TestDeadLetterQueueNamesStreamQualified(t *testing.T) {
 	f := newCaptureFixture(t, jetstream.LimitsPolicy)
 	if _, err := f.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "PAYMENTS", Subjects: []string{"payments"}}); err != nil {
 		t.Fatal(err)
 	}
 	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
-	for _, a := range []Advisory{{Stream: "ORDERS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "worker", StreamSeq: 1}, {Stream: "PAYMENTS", Consumer: "solo", StreamSeq: 1}} {
-		if err := w.capture(context.Background(), a, ReasonTerminated); err != nil {
-			t.Fatal(err)
+	capture := func(as ...Advisory) {
+		for _, a := range as {
+			if err := w.capture(context.Background(), a, ReasonTerminated); err != nil {
+				t.Fatal(err)
+			}
 		}
 	}
-	dlqs := f.waitDLQs(t, 3)
-	var names []string
-	for _, d := range dlqs {
-		names = append(names, d.Name)
+	names := func(dlqs []queue.DLQ) string {
+		var out []string
+		for _, d := range dlqs {
+			out = append(out, fmt.Sprintf("%s=%d", d.Name, d.Messages))
+		}
+		return fmt.Sprint(out)
 	}
-	if fmt.Sprint(names) != "[ORDERS.worker PAYMENTS.worker solo]" {
-		t.Fatalf("names %v", names)
+	capture(Advisory{Stream: "ORDERS", Consumer: "worker", StreamSeq: 1}, Advisory{Stream: "PAYMENTS", Consumer: "solo", StreamSeq: 1})
+	if got := names(f.waitDLQs(t, 2)); got != "[ORDERS.worker=1 PAYMENTS.solo=1]" {
+		t.Fatalf("names %v", got)
 	}
-	if DLQSubject("QW_DL", "ORDERS.worker") != "QW_DL.ORDERS.worker" || DLQSubject("QW_DL", "solo") != "QW_DL.*.solo" {
-		t.Fatal("DLQSubject does not read both name forms")
+	capture(Advisory{Stream: "PAYMENTS", Consumer: "worker", StreamSeq: 1})
+	if got := names(f.waitDLQs(t, 3)); got != "[ORDERS.worker=1 PAYMENTS.solo=1 PAYMENTS.worker=1]" {
+		t.Fatalf("names %v", got)
+	}
+	polled := []queue.StreamConsumer{{Stream: "ORDERS", Name: "worker"}, {Stream: "ORDERS", Name: "idle"}, {Stream: "QW_DL_ADVISORIES", Name: CaptureConsumer}}
+	dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js, polled)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := names(dlqs); got != "[ORDERS.idle=0 ORDERS.worker=1 PAYMENTS.solo=1 PAYMENTS.worker=1]" {
+		t.Fatalf("names with the polled consumers %v", got)
+	}
+	if d := dlqs[0]; !d.HasOldestAge || d.OldestAge != 0 || d.Sources[0] != "ORDERS" {
+		t.Errorf("empty dlq %+v, want oldest age 0 known, source ORDERS", d)
 	}
 }
 
@@ -363,11 +386,11 @@ func TestCaptureSlowStreamHoldsBackNoOther(t *testing.T) {
 	f.runCapture(t)
 	start := time.Now()
 	for {
-		dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js)
+		dlqs, err := f.c.DeadLetterQueues(context.Background(), f.js, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if len(dlqs) == 1 && dlqs[0].Name == "billing" && dlqs[0].Messages == 5 {
+		if len(dlqs) == 1 && dlqs[0].Name == "ORDERS.billing" && dlqs[0].Messages == 5 {
 			break
 		}
 		if time.Since(start) > 3*time.Second {
@@ -388,7 +411,7 @@ func TestCaptureGivesUpKeepingPayloadLost(t *testing.T) {
 	f.deadLetter(t, "billing", "orders.new", 1, true)
 	f.runCapture(t)
 	dlqs := f.waitDLQs(t, 3)
-	if len(dlqs) != 2 || dlqs[1].Name != "stuck" || dlqs[1].Messages != 2 {
+	if len(dlqs) != 2 || dlqs[1].Name != "SLOW.stuck" || dlqs[1].Messages != 2 {
 		t.Fatalf("dlqs %+v, want billing 1 and stuck 2", dlqs)
 	}
 	// Each advisory is tried at its last delivery; earlier ones may be
@@ -479,5 +502,162 @@ func TestCaptureBurstHandsNothingBack(t *testing.T) {
 	f.waitDLQs(t, 250)
 	if got := f.c.CaptureFailures(); len(got) != 0 {
 		t.Errorf("failures %v during a burst, want none", got)
+	}
+}
+
+func TestCaptureErrorFromListing(t *testing.T) {
+	c, err := New(config.NATS{Name: "n", URL: "nats://127.0.0.1:1", DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info := func(name string, subjects ...string) *jetstream.StreamInfo {
+		return &jetstream.StreamInfo{Config: jetstream.StreamConfig{Name: name, Subjects: subjects}}
+	}
+	ours := []*jetstream.StreamInfo{info("QW_DL", "QW_DL.>"), info("QW_DL_ADVISORIES", AdvisoryMaxDeliveries+".>", AdvisoryTerminated+".>")}
+	limited := info("QW_DL_ADVISORIES", AdvisoryMaxDeliveries+".>", AdvisoryTerminated+".>")
+	limited.Config.MaxMsgs, limited.Config.MaxAge = 100, time.Hour
+	for _, tc := range []struct {
+		name    string
+		streams []*jetstream.StreamInfo
+		want    string
+	}{
+		{"capture as made", append(ours, info("ORDERS", "orders.>", "$JS.EVENT.>")), ""},
+		{"not started yet", []*jetstream.StreamInfo{info("ORDERS", "orders.>")}, ""},
+		{
+			"another capture's advisory stream",
+			[]*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", "$JS.EVENT.ADVISORY.CONSUMER.*.>")},
+			"stream QW_OTHER_ADVISORIES takes subject $JS.EVENT.ADVISORY.CONSUMER.*.>, so capture cannot create QW_DL_ADVISORIES",
+		},
+		{
+			"dead-letter subjects taken",
+			[]*jetstream.StreamInfo{info("ALL", "QW_DL.x.y")},
+			"stream ALL takes subject QW_DL.x.y, so capture cannot create QW_DL",
+		},
+		{
+			"advisory stream limited",
+			[]*jetstream.StreamInfo{ours[0], limited},
+			"stream QW_DL_ADVISORIES has max_msgs 100, max_age 1h0m0s: past it the server drops advisories",
+		},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := c.CaptureError(tc.streams)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("err %v, want none", err)
+				}
+				return
+			}
+			if !errors.Is(err, ErrCaptureDown) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("err %v, want ErrCaptureDown saying %q", err, tc.want)
+			}
+		})
+	}
+	off, _ := New(config.NATS{Name: "n", URL: "nats://127.0.0.1:1"})
+	if err := off.CaptureError([]*jetstream.StreamInfo{info("QW_OTHER_ADVISORIES", ">")}); err != nil {
+		t.Errorf("capture off: err %v", err)
+	}
+}
+
+// TestCaptureThatCannotStart checks that a capture whose advisory
+// subjects another stream takes reports it as the cluster's capture
+// error, leaves no dead-letter stream behind, and clears the error once
+// the other stream is gone and it runs.
+func TestCaptureThatCannotStart(t *testing.T) {
+	s := startServer(t, &server.Options{})
+	c, err := New(config.NATS{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, js, err := c.Connect(context.Background(), "test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	ctx := context.Background()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "OTHER_ADVISORIES", Subjects: []string{AdvisoryTerminated + ".>"}}); err != nil {
+		t.Fatal(err)
+	}
+	f := &captureFixture{s: s, c: c, nc: nc, js: js}
+	f.runCapture(t)
+	list := func() []*jetstream.StreamInfo {
+		var out []*jetstream.StreamInfo
+		for si := range js.ListStreams(ctx).Info() {
+			out = append(out, si)
+		}
+		return out
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c.health.mu.Lock()
+		failed := c.health.err != nil
+		c.health.mu.Unlock()
+		if failed {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("capture reported no error")
+		}
+	}
+	err = c.CaptureError(list())
+	if !errors.Is(err, ErrCaptureDown) || !strings.Contains(err.Error(), "its last start failed") || !strings.Contains(err.Error(), "OTHER_ADVISORIES") {
+		t.Fatalf("capture error %v", err)
+	}
+	if _, err := js.Stream(ctx, "QW_DL"); !errors.Is(err, jetstream.ErrStreamNotFound) {
+		t.Fatalf("dead-letter stream left behind: %v", err)
+	}
+	if err := js.DeleteStream(ctx, "OTHER_ADVISORIES"); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(10 * time.Second); c.CaptureError(list()) != nil; time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("capture error after the other stream is gone: %v", c.CaptureError(list()))
+		}
+	}
+}
+
+// TestDLQSubjectKnowsListedNamesOnly checks which DLQ names resolve: a
+// consumer that exists, or one deleted whose copies remain; not a
+// consumer that does not exist, a consumer name alone, a consumer of a
+// stream the configuration excludes that has no copies, nor queuewatch's
+// own capture consumer.
+func TestDLQSubjectKnowsListedNamesOnly(t *testing.T) {
+	f := newCaptureFixture(t, jetstream.LimitsPolicy)
+	ctx := context.Background()
+	if _, err := f.js.CreateStream(ctx, jetstream.StreamConfig{Name: "AUDIT", Subjects: []string{"audit"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, sc := range [][2]string{{"ORDERS", "live"}, {"ORDERS", "gone"}, {"AUDIT", "reader"}} {
+		if _, err := f.js.CreateOrUpdateConsumer(ctx, sc[0], jetstream.ConsumerConfig{Durable: sc[1]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
+	if err := w.capture(ctx, Advisory{Stream: "ORDERS", Consumer: "gone", StreamSeq: 1}, ReasonTerminated); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.js.DeleteConsumer(ctx, "ORDERS", "gone"); err != nil {
+		t.Fatal(err)
+	}
+	cfg := f.c.Config()
+	cfg.Streams.Exclude = []string{"AUDIT"}
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dl, err := f.js.Stream(ctx, "QW_DL")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, known := range map[string]bool{
+		"ORDERS.live": true, "ORDERS.gone": true,
+		"ORDERS.nosuch": false, "NOSUCH.live": false, "live": false, "AUDIT.reader": false,
+		"QW_DL_ADVISORIES." + CaptureConsumer: false,
+	} {
+		subject, err := c.DLQSubject(ctx, f.js, dl, name)
+		switch {
+		case known && (err != nil || subject != "QW_DL."+name):
+			t.Errorf("%s: %q, %v; want its subject", name, subject, err)
+		case !known && !errors.Is(err, ErrUnknownDLQ):
+			t.Errorf("%s: %q, %v; want ErrUnknownDLQ", name, subject, err)
+		}
 	}
 }

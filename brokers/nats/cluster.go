@@ -28,6 +28,7 @@ type Cluster struct {
 	DialTimeout time.Duration
 
 	counters // dead-letter capture
+	health   captureHealth
 	// tune is capture's timing; the zero value is the defaults (tests
 	// shorten it).
 	tune captureTuning

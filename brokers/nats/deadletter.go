@@ -123,40 +123,31 @@ func SplitDeadLetterSubject(deadLetters, subject string) (stream, consumer strin
 	return stream, consumer, ok && stream != "" && consumer != "" && !strings.Contains(consumer, ".")
 }
 
-// ValidDLQName reports whether name can name a DLQ: a consumer name, or
-// "<stream>.<consumer>", neither part empty nor holding a wildcard or
-// white space. A name like ">" would otherwise select every dead letter of
-// the cluster.
-func ValidDLQName(name string) bool {
-	parts := strings.Split(name, ".")
-	if len(parts) > 2 {
-		return false
-	}
-	for _, p := range parts {
-		if p == "" || strings.ContainsAny(p, "*> \t\r\n") {
-			return false
+// DLQName is the name of consumer's DLQ in stream: "<stream>.<consumer>".
+// It is stream-qualified always, so it names the same dead letters for
+// the life of the consumer, whatever consumers of the same name other
+// streams get (names hold no '.', so it splits back).
+func DLQName(stream, consumer string) string { return stream + "." + consumer }
+
+// SplitDLQName undoes DLQName; ok is false for a name that is no DLQ's:
+// not two parts, a part empty, or a wildcard or white space in one (a
+// name like ">" would otherwise select every dead letter of the cluster).
+func SplitDLQName(name string) (stream, consumer string, ok bool) {
+	stream, consumer, ok = strings.Cut(name, ".")
+	for _, p := range []string{stream, consumer} {
+		if p == "" || strings.ContainsAny(p, "*>. \t\r\n") {
+			return "", "", false
 		}
 	}
-	return true
+	return stream, consumer, ok
 }
 
-// DLQConsumer is the consumer part of a DLQ name: the DLQ names that
-// reach the same copies share it.
+// DLQConsumer is the consumer part of a DLQ name.
 func DLQConsumer(name string) string {
 	if _, consumer, ok := strings.Cut(name, "."); ok {
 		return consumer
 	}
 	return name
-}
-
-// DLQSubject is the dead-letter stream's subject filter for the DLQ named
-// name: "<stream>.<consumer>", or a consumer name alone (every stream's
-// consumer of that name; see Cluster.DeadLetterQueues).
-func DLQSubject(deadLetters, name string) string {
-	if stream, consumer, ok := strings.Cut(name, "."); ok {
-		return DeadLetterSubject(deadLetters, stream, consumer)
-	}
-	return DeadLetterSubject(deadLetters, "*", name)
 }
 
 // captureMsgID is the copy's Nats-Msg-Id: the advisory's own id, so the

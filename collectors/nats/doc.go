@@ -1,8 +1,9 @@
 // Package nats polls one NATS JetStream account's streams and consumers and
 // turns them into a queue.Snapshot.
 //
-// One poll costs a number of requests that grows with streams, never with
-// consumers × messages:
+// Every request goes through the cluster's access layer (brokers/nats.Client,
+// one connection kept between polls). One poll costs a number of requests
+// that grows with streams, never with consumers × messages:
 //
 //  1. $JS.API.STREAM.LIST, paged (the server sends up to 256 stream infos a
 //     page), filtered by the configured streams include/exclude regexes;

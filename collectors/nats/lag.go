@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -39,7 +40,7 @@ type nextCache map[nextKey]nextMsg
 
 // fillLagSeconds sets LagSeconds of every consumer: 0 when nothing is
 // pending, else the age of its next undelivered message.
-func (s *Source) fillLagSeconds(ctx context.Context, a api, snap *queue.Snapshot, now time.Time) {
+func (s *Source) fillLagSeconds(ctx context.Context, cl *brokernats.Client, snap *queue.Snapshot, now time.Time) {
 	first := make(map[string]uint64, len(snap.Streams))
 	for _, st := range snap.Streams {
 		first[st.Name] = st.FirstSeq
@@ -71,7 +72,7 @@ func (s *Source) fillLagSeconds(ctx context.Context, a api, snap *queue.Snapshot
 		s.deferred, missing = missing, nil
 	}
 	s.warm = true
-	failed := s.lookup(ctx, a, missing, next)
+	failed := s.lookup(ctx, cl, missing, next)
 	s.next = next
 
 	for i := range snap.Consumers {
@@ -103,12 +104,12 @@ func (s *Source) Finish(ctx context.Context) bool {
 	}
 	keys := s.deferred
 	s.deferred = nil
-	nc, err := s.conn(ctx)
+	cl, err := s.conn(ctx)
 	if err != nil {
 		return false
 	}
 	found := nextCache{}
-	s.lookup(ctx, api{nc: nc, requests: &s.requests}, keys, found)
+	s.lookup(ctx, cl, keys, found)
 	for k, m := range found {
 		s.next[k] = m
 	}
@@ -124,7 +125,7 @@ func keyOf(c *queue.StreamConsumer, firstSeq uint64) nextKey {
 // lookup reads the missing keys, a few at a time, into next; it returns the
 // keys whose lookup failed. A multi-filter consumer costs one request per
 // filter subject, the earliest match winning.
-func (s *Source) lookup(ctx context.Context, a api, keys []nextKey, next nextCache) map[nextKey]error {
+func (s *Source) lookup(ctx context.Context, cl *brokernats.Client, keys []nextKey, next nextCache) map[nextKey]error {
 	var mu sync.Mutex
 	failed := map[nextKey]error{}
 	sem := make(chan struct{}, parallel)
@@ -133,7 +134,7 @@ func (s *Source) lookup(ctx context.Context, a api, keys []nextKey, next nextCac
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			m, err := lookupOne(ctx, a, k)
+			m, err := lookupOne(ctx, cl, k)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -147,16 +148,16 @@ func (s *Source) lookup(ctx context.Context, a api, keys []nextKey, next nextCac
 	return failed
 }
 
-func lookupOne(ctx context.Context, a api, k nextKey) (nextMsg, error) {
+func lookupOne(ctx context.Context, cl *brokernats.Client, k nextKey) (nextMsg, error) {
 	filters := strings.Fields(k.filter)
 	if len(filters) == 0 {
 		filters = []string{">"}
 	}
 	best := nextMsg{none: true}
 	for _, f := range filters {
-		seq, at, err := a.next(ctx, k.stream, k.seq, f)
+		seq, at, err := cl.NextMsg(ctx, k.stream, k.seq, f)
 		switch {
-		case errors.Is(err, errNoMessage):
+		case errors.Is(err, brokernats.ErrNoMessage):
 			continue
 		case err != nil:
 			return nextMsg{}, err

@@ -11,7 +11,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
@@ -40,8 +39,8 @@ type Source struct {
 	name string
 	log  *slog.Logger
 
-	mu sync.Mutex // guards nc against Close during a poll
-	nc *nats.Conn
+	mu sync.Mutex // guards cl against Close during a poll
+	cl *brokernats.Client
 
 	requests atomic.Int64
 	next     nextCache
@@ -82,47 +81,53 @@ func (s *Source) Requests() int64 { return s.requests.Load() }
 func (s *Source) Close() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.nc != nil {
-		s.nc.Close()
-		s.nc = nil
+	if s.cl != nil {
+		s.cl.Close()
+		s.cl = nil
 	}
 }
 
-// conn returns the source's connection, connecting when there is none or the
+// conn returns the source's client, connecting when there is none or the
 // last one was lost (brokers/nats connections do not reconnect by
 // themselves).
-func (s *Source) conn(ctx context.Context) (*nats.Conn, error) {
+func (s *Source) conn(ctx context.Context) (*brokernats.Client, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.nc != nil && s.nc.IsConnected() {
-		return s.nc, nil
+	if s.cl != nil && s.cl.IsConnected() {
+		return s.cl, nil
 	}
-	if s.nc != nil {
-		s.nc.Close()
-		s.nc = nil
+	if s.cl != nil {
+		s.cl.Close()
+		s.cl = nil
 	}
-	nc, _, err := s.opts.Cluster.Connect(ctx, "collector")
+	cl, err := s.opts.Cluster.NewClient(ctx, "collector", &s.requests)
 	if err != nil {
 		return nil, err
 	}
-	s.nc = nc
-	return nc, nil
+	s.cl = cl
+	return cl, nil
 }
 
 // Poll reads every watched stream and its durable consumers. It returns an
-// error only when nothing could be read; a stream whose consumers could not
-// be listed marks them (or itself) in Snapshot.Partial.
+// error when nothing could be read, or when dead-letter capture is on and
+// cannot do its work (brokers/nats.Cluster.CaptureError); a stream whose
+// consumers could not be listed marks them (or itself) in
+// Snapshot.Partial.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.NATS, Cluster: s.name, Time: start}
-	nc, err := s.conn(ctx)
+	cl, err := s.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	a := api{nc: nc, requests: &s.requests}
-	infos, missing, err := a.streams(ctx)
+	infos, missing, err := cl.Streams(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list streams of %s: %w", s.name, err)
+	}
+	// Dead letters lost unseen are worse than a stale snapshot: the
+	// source fails, so collector_up, the source's error and check say it.
+	if err := s.opts.Cluster.CaptureError(infos); err != nil {
+		return nil, err
 	}
 	for _, name := range missing {
 		if s.included(name) {
@@ -139,7 +144,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	for _, si := range watched {
 		snap.Streams = append(snap.Streams, buildStream(s.name, si))
 	}
-	lists := s.listConsumers(ctx, a, watched)
+	lists := s.listConsumers(ctx, cl, watched)
 	for i, si := range watched {
 		l := lists[i]
 		if l.err != nil {
@@ -156,6 +161,9 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 			if ci.Config.Durable == "" {
 				continue // ephemeral: comes and goes with one client
 			}
+			if s.opts.Cluster.Internal(si.Config.Name, ci.Name) {
+				continue
+			}
 			snap.Consumers = append(snap.Consumers, buildConsumer(s.name, ci))
 		}
 	}
@@ -165,23 +173,22 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		}
 		return strings.Compare(a.Name, b.Name)
 	})
-	s.fillLagSeconds(ctx, a, snap, start)
-	s.addDeadLetters(ctx, nc, snap)
+	s.fillLagSeconds(ctx, cl, snap, start)
+	s.addDeadLetters(ctx, cl, snap)
 	snap.Duration = s.now().Sub(start)
 	return snap, nil
 }
 
-// addDeadLetters adds the DLQs of captured dead letters, one per stream and
-// consumer. Without capture there are none: JetStream keeps no dead letters
-// of its own.
-func (s *Source) addDeadLetters(ctx context.Context, nc *nats.Conn, snap *queue.Snapshot) {
+// addDeadLetters adds the DLQs: one per durable consumer of the snapshot
+// (at 0 while it has no dead letters), and one per consumer, of any
+// stream, whose captured copies remain. Without capture there are none:
+// JetStream keeps no dead letters of its own.
+func (s *Source) addDeadLetters(ctx context.Context, cl *brokernats.Client, snap *queue.Snapshot) {
 	if !s.opts.Cluster.Config().DeadLetters.Capture {
 		return
 	}
-	js, err := jetstream.New(nc)
-	if err == nil {
-		snap.DLQs, err = s.opts.Cluster.DeadLetterQueues(ctx, js)
-	}
+	var err error
+	snap.DLQs, err = s.opts.Cluster.DeadLetterQueues(ctx, cl.JetStream(), snap.Consumers)
 	if err != nil {
 		snap.Partial = append(snap.Partial, "dead letters: "+err.Error())
 	}
@@ -193,18 +200,19 @@ func (s *Source) Advise(ctx context.Context) ([]string, error) {
 	if !s.opts.Cluster.Config().DeadLetters.Capture {
 		return nil, nil
 	}
-	nc, err := s.conn(ctx)
+	cl, err := s.conn(ctx)
 	if err != nil {
 		return nil, err
 	}
-	js, err := jetstream.New(nc)
-	if err != nil {
-		return nil, fmt.Errorf("jetstream: %w", err)
-	}
-	return s.opts.Cluster.CaptureAdvice(ctx, js)
+	return s.opts.Cluster.CaptureAdvice(ctx, cl.JetStream())
 }
 
+// included reports whether stream is watched: selected by the
+// configuration and none of queuewatch's own bookkeeping.
 func (s *Source) included(stream string) bool {
+	if s.opts.Cluster.Internal(stream, "") {
+		return false
+	}
 	return s.opts.IncludeStream == nil || s.opts.IncludeStream(stream)
 }
 
@@ -217,7 +225,7 @@ type consumerList struct {
 
 // listConsumers lists the consumers of every stream that has any, a few
 // streams at a time; the result is in the order of streams.
-func (s *Source) listConsumers(ctx context.Context, a api, streams []*jetstream.StreamInfo) []consumerList {
+func (s *Source) listConsumers(ctx context.Context, cl *brokernats.Client, streams []*jetstream.StreamInfo) []consumerList {
 	out := make([]consumerList, len(streams))
 	sem := make(chan struct{}, parallel)
 	var wg sync.WaitGroup
@@ -228,7 +236,7 @@ func (s *Source) listConsumers(ctx context.Context, a api, streams []*jetstream.
 		sem <- struct{}{}
 		wg.Go(func() {
 			defer func() { <-sem }()
-			cs, missing, err := a.consumers(ctx, si.Config.Name)
+			cs, missing, err := cl.Consumers(ctx, si.Config.Name)
 			out[i] = consumerList{consumers: cs, missing: missing, err: err}
 		})
 	}

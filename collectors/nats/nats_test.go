@@ -431,7 +431,7 @@ func TestCapturedDeadLettersAreDLQs(t *testing.T) {
 		snap := poll(t, s)
 		if len(snap.DLQs) == 1 && snap.DLQs[0].Messages == 2 {
 			d := snap.DLQs[0]
-			if d.Name != "billing" || d.Broker != queue.NATS || d.Source() != "ORDERS" {
+			if d.Name != "ORDERS.billing" || d.Broker != queue.NATS || d.Source() != "ORDERS" {
 				t.Errorf("dlq %+v, want billing of ORDERS", d)
 			}
 			return
@@ -495,4 +495,43 @@ func consumerIndex(t *testing.T, name string) int {
 		t.Fatal(err)
 	}
 	return i
+}
+
+// TestOwnObjectsNotListed checks that queuewatch's own capture consumer
+// and lease bucket are not listed as a user's stream, consumer or DLQ,
+// while every user consumer is a DLQ, at 0 until it dead-letters.
+func TestOwnObjectsNotListed(t *testing.T) {
+	w := newWorld(t)
+	w.stream(t, "ORDERS", "orders.>")
+	w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "billing"})
+	cl, err := brokernats.New(config.NATS{Name: "local", URL: w.url, DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.EnsureCapture(t.Context(), w.js); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.js.CreateKeyValue(t.Context(), jetstream.KeyValueConfig{Bucket: cl.LeaseBucket(), TTL: time.Minute}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := collectnats.New(collectnats.Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	snap := poll(t, s)
+	var streams, consumers, dlqs []string
+	for _, st := range snap.Streams {
+		streams = append(streams, st.Name)
+	}
+	for _, c := range snap.Consumers {
+		consumers = append(consumers, c.Stream+"/"+c.Name)
+	}
+	for _, d := range snap.DLQs {
+		dlqs = append(dlqs, fmt.Sprintf("%s=%d", d.Name, d.Messages))
+	}
+	got := fmt.Sprint(streams, consumers, dlqs)
+	if want := "[ORDERS QW_DL QW_DL_ADVISORIES] [ORDERS/billing] [ORDERS.billing=0]"; got != want {
+		t.Errorf("listed %s, want %s", got, want)
+	}
 }

@@ -81,7 +81,7 @@ func newWorld(t *testing.T) conformance.World {
 	done := make(chan struct{})
 	go func() { w.cl.RunCapture(cctx, slog.New(slog.DiscardHandler)); close(done) }()
 	t.Cleanup(func() { cancel(); <-done })
-	w.dlq = dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: consumer}.ID()
+	w.dlq = dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: brokernats.DLQName("ORDERS", consumer)}.ID()
 	return w
 }
 
@@ -150,10 +150,10 @@ func (w *world) deadLetterRun(t *testing.T, origin string, msgs []conformance.Me
 	ctx := context.Background()
 	stream, subject := "ORDERS", "orders"
 	if origin != "" {
-		stream, subject = "GONE_"+strings.ToUpper(strings.ReplaceAll(origin, "-", "_")), origin
-		if _, err := w.js.CreateOrUpdateStream(ctx, jetstream.StreamConfig{Name: stream, Subjects: []string{subject}}); err != nil {
-			t.Fatal(err)
-		}
+		// The DLQ is ORDERS' consumer's: ORDERS stores origin while its
+		// messages die, and no stream stores it after.
+		subject = origin
+		w.ordersSubjects(t, "orders", origin)
 	}
 	cons, err := w.js.CreateOrUpdateConsumer(ctx, stream, jetstream.ConsumerConfig{
 		Durable: consumer, AckPolicy: jetstream.AckExplicitPolicy, MaxDeliver: 3, AckWait: time.Minute,
@@ -220,9 +220,22 @@ func (w *world) deadLetterRun(t *testing.T, origin string, msgs []conformance.Me
 		}
 	}
 	if origin != "" {
-		if err := w.js.DeleteStream(ctx, stream); err != nil {
-			t.Fatal(err)
-		}
+		w.ordersSubjects(t, "orders")
+	}
+}
+
+// ordersSubjects sets the subjects ORDERS stores, the rest of its
+// configuration left as it is.
+func (w *world) ordersSubjects(t *testing.T, subjects ...string) {
+	ctx := context.Background()
+	s, err := w.js.Stream(ctx, "ORDERS")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := s.CachedInfo().Config
+	cfg.Subjects = subjects
+	if _, err := w.js.UpdateStream(ctx, cfg); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -234,7 +247,7 @@ func (w *world) captured(t *testing.T) int {
 // copies reads the DLQ's copies in order, retrying while the server
 // restarts.
 func (w *world) copies(t *testing.T) []*jetstream.RawStreamMsg {
-	return w.readSubject(t, dlStream, brokernats.DLQSubject(dlStream, consumer), 1)
+	return w.readSubject(t, dlStream, brokernats.DeadLetterSubject(dlStream, "ORDERS", consumer), 1)
 }
 
 // readSubject reads stream's messages on subject from seq.

@@ -12,24 +12,20 @@ import (
 // SubjectConsumers names stream's consumers whose filter takes subject: a
 // message replayed to subject is delivered to each of them.
 func (b *Backend) SubjectConsumers(ctx context.Context, stream, subject string) ([]string, error) {
-	nc, js, err := b.opts.Cluster.Connect(ctx, "dlq consumers")
+	cl, err := b.opts.Cluster.NewClient(ctx, "dlq consumers", nil)
 	if err != nil {
 		return nil, err
 	}
-	defer nc.Close()
-	s, err := js.Stream(ctx, stream)
+	defer cl.Close()
+	infos, _, err := cl.Consumers(ctx, stream)
 	if err != nil {
-		return nil, fmt.Errorf("stream %s: %w", stream, err)
+		return nil, fmt.Errorf("list consumers of %s: %w", stream, err)
 	}
 	var out []string
-	lister := s.ListConsumers(ctx)
-	for ci := range lister.Info() {
+	for _, ci := range infos {
 		if takes(ci.Config, subject) {
 			out = append(out, ci.Name)
 		}
-	}
-	if err := lister.Err(); err != nil {
-		return nil, fmt.Errorf("list consumers of %s: %w", stream, err)
 	}
 	slices.Sort(out)
 	return out, nil

@@ -38,12 +38,13 @@ type session struct {
 // Open connects, takes the DLQ's lease (unless a dry run) and snapshots
 // the DLQ: its copies up to the dead-letter stream's last sequence now.
 func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Session, error) {
-	filter, err := b.filter(job.DLQ)
+	c, err := b.connect(ctx, "dlq replay")
 	if err != nil {
 		return nil, err
 	}
-	c, err := b.connect(ctx, "dlq replay")
+	filter, err := b.subject(ctx, c, job.DLQ)
 	if err != nil {
+		c.nc.Close()
 		return nil, err
 	}
 	s := &session{b: b, job: job, c: c, filter: filter}

@@ -30,7 +30,7 @@ type lease struct {
 }
 
 // leaseBucket is the key-value bucket of a cluster's leases.
-func (b *Backend) leaseBucket() string { return b.opts.Cluster.DeadLetterStream() + "_LEASES" }
+func (b *Backend) leaseBucket() string { return b.opts.Cluster.LeaseBucket() }
 
 // acquire takes the DLQ's lease for job, or answers a *ConflictError
 // naming the job that holds it.
@@ -56,8 +56,10 @@ func (b *Backend) acquire(ctx context.Context, js jetstream.JetStream, job dlqre
 		return nil, fmt.Errorf("lease bucket %s has no TTL: a crashed job would hold its dlq forever", b.leaseBucket())
 	}
 	// Key characters are restricted; DLQ names are not. The key is the
-	// consumer's, so "orders" (every stream's) and "ORDERS.orders", which
-	// reach the same copies, hold one lease.
+	// consumer's: an older queuewatch named a DLQ "orders" (every stream's)
+	// and took this key for it, so during an upgrade its job and one on
+	// "ORDERS.orders", which reach the same copies, still exclude each
+	// other. Consumers of one name in two streams share a lease.
 	l := &lease{
 		kv: kv, key: "dlq." + hex.EncodeToString([]byte(brokernats.DLQConsumer(job.DLQ.Name))), val: []byte(job.ID),
 		stop: make(chan struct{}), done: make(chan struct{}),

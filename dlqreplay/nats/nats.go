@@ -108,14 +108,23 @@ func (b *Backend) connect(ctx context.Context, purpose string) (*conn, error) {
 	return &conn{nc: nc, js: js, dl: dl}, nil
 }
 
-// filter is the dead-letter stream subject of the DLQ; a name that is no
-// DLQ's (a wildcard, white space) is unknown rather than a subject filter.
-func (b *Backend) filter(ref dlqreplay.Ref) (string, error) {
-	if !brokernats.ValidDLQName(ref.Name) {
-		return "", fmt.Errorf("nats dlq %q: not a consumer or stream.consumer name: %w", ref.Name, dlqreplay.ErrUnknownDLQ)
+// subject is the dead-letter stream subject of the DLQ ref names, which
+// must be listed (brokers/nats decides which are); otherwise the answer
+// is dlqreplay.ErrUnknownDLQ.
+func (b *Backend) subject(ctx context.Context, c *conn, ref dlqreplay.Ref) (string, error) {
+	s, err := b.opts.Cluster.DLQSubject(ctx, c.js, c.dl, ref.Name)
+	if errors.Is(err, brokernats.ErrUnknownDLQ) {
+		return "", unknownDLQ{err}
 	}
-	return brokernats.DLQSubject(b.opts.Cluster.DeadLetterStream(), ref.Name), nil
+	return s, err
 }
+
+// unknownDLQ is brokers/nats' unknown DLQ as the pipeline knows it.
+type unknownDLQ struct{ error }
+
+func (e unknownDLQ) Unwrap() error { return e.error }
+
+func (e unknownDLQ) Is(target error) bool { return target == dlqreplay.ErrUnknownDLQ }
 
 // next reads the first copy at or after seq on filter; nil at the end.
 func (c *conn) next(ctx context.Context, filter string, seq uint64) (*jetstream.RawStreamMsg, error) {
@@ -139,15 +148,15 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		}
 		seq = n
 	}
-	filter, err := b.filter(ref)
-	if err != nil {
-		return dlqreplay.Page{}, err
-	}
 	c, err := b.connect(ctx, "dlq browse")
 	if err != nil {
 		return dlqreplay.Page{}, err
 	}
 	defer c.nc.Close()
+	filter, err := b.subject(ctx, c, ref)
+	if err != nil {
+		return dlqreplay.Page{}, err
+	}
 	var page dlqreplay.Page
 	for len(page.Messages) < opts.Limit {
 		raw, err := c.next(ctx, filter, seq)

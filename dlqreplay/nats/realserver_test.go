@@ -111,7 +111,7 @@ func TestRealServerAndCLI(t *testing.T) {
 	defer nc.Close()
 	var dlqs []queue.DLQ
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(100 * time.Millisecond) {
-		if dlqs, err = cl.DeadLetterQueues(context.Background(), js); err != nil {
+		if dlqs, err = cl.DeadLetterQueues(context.Background(), js, nil); err != nil {
 			t.Fatal(err)
 		}
 		if len(dlqs) == 1 && dlqs[0].Messages == 10 {
@@ -121,7 +121,7 @@ func TestRealServerAndCLI(t *testing.T) {
 			t.Fatalf("dlqs %+v, want worker with 10", dlqs)
 		}
 	}
-	if dlqs[0].Name != "worker" || dlqs[0].Sources[0] != "ORDERS" {
+	if dlqs[0].Name != "ORDERS.worker" || dlqs[0].Sources[0] != "ORDERS" {
 		t.Fatalf("dlq %+v", dlqs[0])
 	}
 
@@ -170,7 +170,7 @@ func TestRealServerAndCLI(t *testing.T) {
 	if !strings.Contains(string(hdrs), queue.HeaderReplayCount+": 1") || string(data) != `{"n":1}` {
 		t.Fatalf("replayed copy: headers %q, body %q", hdrs, data)
 	}
-	if dlqs, _ := cl.DeadLetterQueues(context.Background(), js); len(dlqs) != 0 {
+	if dlqs, _ := cl.DeadLetterQueues(context.Background(), js, nil); len(dlqs) != 0 {
 		t.Fatalf("dlqs after the replay: %+v", dlqs)
 	}
 }

@@ -13,12 +13,12 @@ import (
 )
 
 // apiPrefix is the JetStream API subject prefix of the connected account
-// (brokers/nats connects without a domain or a custom prefix).
+// (Connect connects without a domain or a custom prefix).
 const apiPrefix = "$JS.API."
 
-// errNoMessage is the server's answer to a get past the last matching
+// ErrNoMessage is the server's answer to a get past the last matching
 // message (JetStream error code 10037).
-var errNoMessage = errors.New("no message found")
+var ErrNoMessage = errors.New("no message found")
 
 // apiError is the error object of every JetStream API response.
 type apiError struct {
@@ -62,21 +62,47 @@ type msgGetResponse struct {
 	} `json:"message"`
 }
 
-// api makes raw JetStream API requests over one connection and counts them.
-// Raw requests let one CONSUMER.LIST per stream do the work without the
-// extra STREAM.INFO that nats.go's Stream handle costs.
-type api struct {
+// Client is a connection to the cluster with its JetStream context, and
+// the listings and lookups a poll makes as raw JetStream API requests:
+// one CONSUMER.LIST per stream does the work without the extra
+// STREAM.INFO that nats.go's Stream handle costs. Those requests are
+// counted. The caller closes it.
+type Client struct {
 	nc       *nats.Conn
+	js       jetstream.JetStream
 	requests *atomic.Int64
 }
 
-func (a api) request(ctx context.Context, subject string, req, resp any) error {
+// NewClient connects (see Connect) and counts the client's raw requests
+// in requests.
+func (c *Cluster) NewClient(ctx context.Context, purpose string, requests *atomic.Int64) (*Client, error) {
+	nc, js, err := c.Connect(ctx, purpose)
+	if err != nil {
+		return nil, err
+	}
+	if requests == nil {
+		requests = new(atomic.Int64)
+	}
+	return &Client{nc: nc, js: js, requests: requests}, nil
+}
+
+// JetStream is the client's JetStream context.
+func (cl *Client) JetStream() jetstream.JetStream { return cl.js }
+
+// IsConnected reports whether the connection is up (Connect's
+// connections do not reconnect by themselves).
+func (cl *Client) IsConnected() bool { return cl.nc.IsConnected() }
+
+// Close closes the connection.
+func (cl *Client) Close() { cl.nc.Close() }
+
+func (cl *Client) request(ctx context.Context, subject string, req, resp any) error {
 	body, err := json.Marshal(req)
 	if err != nil {
 		return fmt.Errorf("encode %s: %w", subject, err)
 	}
-	a.requests.Add(1)
-	msg, err := a.nc.RequestWithContext(ctx, apiPrefix+subject, body)
+	cl.requests.Add(1)
+	msg, err := cl.nc.RequestWithContext(ctx, apiPrefix+subject, body)
 	if err != nil {
 		return fmt.Errorf("%s: %w", subject, err)
 	}
@@ -86,13 +112,14 @@ func (a api) request(ctx context.Context, subject string, req, resp any) error {
 	return nil
 }
 
-// streams lists every stream's info, page by page.
-func (a api) streams(ctx context.Context) ([]*jetstream.StreamInfo, []string, error) {
+// Streams lists every stream's info, page by page, and the streams whose
+// leader did not answer the meta leader in time.
+func (cl *Client) Streams(ctx context.Context) ([]*jetstream.StreamInfo, []string, error) {
 	var out []*jetstream.StreamInfo
 	var missing []string
 	for {
 		var resp streamListResponse
-		if err := a.request(ctx, "STREAM.LIST", map[string]int{"offset": len(out)}, &resp); err != nil {
+		if err := cl.request(ctx, "STREAM.LIST", map[string]int{"offset": len(out)}, &resp); err != nil {
 			return nil, nil, err
 		}
 		if resp.Error != nil {
@@ -106,14 +133,15 @@ func (a api) streams(ctx context.Context) ([]*jetstream.StreamInfo, []string, er
 	}
 }
 
-// consumers lists every consumer of stream with its info, page by page.
-func (a api) consumers(ctx context.Context, stream string) ([]*jetstream.ConsumerInfo, []string, error) {
+// Consumers lists every consumer of stream with its info, page by page,
+// and the consumers whose leader did not answer in time.
+func (cl *Client) Consumers(ctx context.Context, stream string) ([]*jetstream.ConsumerInfo, []string, error) {
 	var out []*jetstream.ConsumerInfo
 	var missing []string
 	subject := "CONSUMER.LIST." + stream
 	for {
 		var resp consumerListResponse
-		if err := a.request(ctx, subject, map[string]int{"offset": len(out)}, &resp); err != nil {
+		if err := cl.request(ctx, subject, map[string]int{"offset": len(out)}, &resp); err != nil {
 			return nil, nil, err
 		}
 		if resp.Error != nil {
@@ -127,22 +155,22 @@ func (a api) consumers(ctx context.Context, stream string) ([]*jetstream.Consume
 	}
 }
 
-// next returns the sequence and store time of the first message of stream
-// at or after seq whose subject matches subject (a filter with wildcards).
-// It returns errNoMessage when there is none.
-func (a api) next(ctx context.Context, stream string, seq uint64, subject string) (uint64, time.Time, error) {
+// NextMsg returns the sequence and store time of the first message of
+// stream at or after seq whose subject matches subject (a filter with
+// wildcards). It returns ErrNoMessage when there is none.
+func (cl *Client) NextMsg(ctx context.Context, stream string, seq uint64, subject string) (uint64, time.Time, error) {
 	var resp msgGetResponse
 	req := struct {
 		Seq  uint64 `json:"seq"`
 		Next string `json:"next_by_subj"`
 	}{seq, subject}
 	subj := "STREAM.MSG.GET." + stream
-	if err := a.request(ctx, subj, req, &resp); err != nil {
+	if err := cl.request(ctx, subj, req, &resp); err != nil {
 		return 0, time.Time{}, err
 	}
 	if resp.Error != nil {
 		if resp.Error.ErrCode == 10037 {
-			return 0, time.Time{}, errNoMessage
+			return 0, time.Time{}, ErrNoMessage
 		}
 		return 0, time.Time{}, fmt.Errorf("%s: %w", subj, resp.Error)
 	}
