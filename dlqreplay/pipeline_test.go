@@ -37,11 +37,11 @@ func (b *fakeBackend) Open(context.Context, dlqreplay.JobSpec) (dlqreplay.Sessio
 	return b.s, nil
 }
 
-func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
-	var ids []int64
+func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+	var ids []dlqreplay.Restored
 	for _, m := range msgs {
 		b.restored = append(b.restored, m.MessageID)
-		ids = append(ids, m.ID)
+		ids = append(ids, dlqreplay.Restored{ID: m.ID})
 	}
 	return ids, nil
 }

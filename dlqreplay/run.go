@@ -30,8 +30,12 @@ type Backend interface {
 	// moved when it returns; on error nothing is held.
 	Open(ctx context.Context, job JobSpec) (Session, error)
 	// Restore publishes archived messages into the queue or topic named by
-	// target, with confirms, and returns the archive ids that were confirmed.
-	Restore(ctx context.Context, target Ref, msgs []Archived) ([]int64, error)
+	// target, in order and with confirms, and returns the ones the broker
+	// answered for, in order; it stops at the first error. A copy carries
+	// the message's Archived.RestoreID as its dedup id where the broker
+	// drops duplicates by id (JetStream's Nats-Msg-Id), and is Duplicate
+	// when the broker said it stored nothing new.
+	Restore(ctx context.Context, target Ref, msgs []Archived) ([]Restored, error)
 }
 
 // jobRun is a job's state inside the pipeline: the request, and the hooks

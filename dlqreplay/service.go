@@ -474,26 +474,33 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 			deleted = append(deleted, m)
 		}
 	}
-	var done []int64
+	var done []Restored
 	var rerr error
 	if len(deleted) > 0 {
 		done, rerr = b.Restore(ctx, ref, deleted)
 	}
-	if err := s.opts.Store.MarkRestored(ctx, done, ref.ID()); err != nil && rerr == nil {
+	answered := map[int64]Restored{}
+	var moved []int64
+	for _, r := range done {
+		answered[r.ID] = r
+		if !r.Duplicate {
+			moved = append(moved, r.ID)
+		}
+	}
+	if err := s.opts.Store.MarkRestored(ctx, moved, ref.ID()); err != nil && rerr == nil {
 		rerr = err
 	}
 	j := newJob(info)
-	ok := map[int64]bool{}
-	for _, id := range done {
-		ok[id] = true
-	}
 	for _, m := range msgs {
 		o := Outcome{MessageID: m.MessageID, Result: ResultMoved, Target: ref.Name}
+		r, ok := answered[m.ID]
 		switch {
 		case !m.Deleted:
 			o.Result, o.Reason = ResultSkipped, "not deleted from the DLQ by its delete job (the removal failed or was never settled), so it may still be there"
-		case !ok[m.ID]:
+		case !ok:
 			o.Result, o.Reason = ResultFailed, "not confirmed"
+		case r.Duplicate:
+			o.Result, o.Reason = ResultSkipped, duplicateRestore
 		}
 		j.report(o, true)
 	}
@@ -504,6 +511,10 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	s.flush(j)
 	return Receipt{Job: j.info, Outcomes: j.outcomes}, rerr
 }
+
+// duplicateRestore is the reason of a restore the broker dropped as a
+// duplicate: "moved" means the target stored a new copy, and it did not.
+const duplicateRestore = "the target already holds this archived message's restored copy (an earlier restore stored it with the same restore id) and stored no new one"
 
 func archiveIDs(recs []Archived) []string {
 	out := make([]string, len(recs))

@@ -2,7 +2,9 @@ package audit
 
 import (
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -352,8 +354,8 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING id`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted, restore_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
@@ -374,7 +376,7 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 			body = []byte{}
 		}
 		var id int64
-		if err := st.QueryRowContext(ctx, m.JobID, m.DLQ, m.MessageID, now, string(props), hdrs, m.Key, body).Scan(&id); err != nil {
+		if err := st.QueryRowContext(ctx, m.JobID, m.DLQ, m.MessageID, now, string(props), hdrs, m.Key, body, newRestoreID()).Scan(&id); err != nil {
 			return nil, fmt.Errorf("archive message %s: %w", m.MessageID, err)
 		}
 		ids = append(ids, id)
@@ -383,6 +385,14 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	return ids, nil
+}
+
+// newRestoreID is an archived message's random restore id: 128 bits, so
+// no two rows share one, whichever instance or data_dir archived them.
+func newRestoreID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
 }
 
 // Archived returns archived messages, oldest first.
@@ -404,7 +414,7 @@ func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqre
 		q.Limit = 1000
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, job_id, dlq, message_id, archived_at, properties, headers, key, body,
-		restored_at, restored_to, deleted FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
+		restored_at, restored_to, deleted, restore_id FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("read archive: %w", err)
 	}
@@ -424,7 +434,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 	var a dlqreplay.Archived
 	var at, restored int64
 	var props, hdrs string
-	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo, &a.Deleted); err != nil {
+	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo, &a.Deleted, &a.RestoreID); err != nil {
 		return a, fmt.Errorf("read archive: %w", err)
 	}
 	a.ArchivedAt = time.UnixMilli(at)

@@ -94,6 +94,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"missing target moves nothing", missingTarget},
 		{"a message whose origin is gone fails alone", originGone},
 		{"delete archives then restore", deleteRestore},
+		{"two instances each restore their own delete", restoreTwoInstances},
 		{"cancel keeps every message", cancel},
 		{"one job per dlq across instances", conflict},
 		{"faults lose nothing", faults},
@@ -404,6 +405,30 @@ func waitMoved(t *testing.T, svc *dlqreplay.Service, id string, n int64) {
 		}
 	}
 	t.Fatalf("job %s never moved %d messages", id, n)
+}
+
+// restoreTwoInstances: two instances, each with its own audit store (so
+// each numbers its archive from 1), delete one message each and restore
+// it into the same queue or topic. Both copies must arrive: a broker that
+// drops duplicates by id must not take the second restore for the first.
+func restoreTwoInstances(t *testing.T, w World) {
+	ref, _ := dlqreplay.ParseID(w.DLQ())
+	ref.Name = w.Source()
+	for _, id := range []string{"first", "second"} {
+		svc := w.Service(t, 0)
+		w.DeadLetter(t, Message{ID: id})
+		r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+		if count(r, dlqreplay.ResultDeleted) != 1 {
+			t.Fatalf("delete %s: receipt %+v", id, r.Job)
+		}
+		rr, err := svc.Restore(ctxT(t), dlqreplay.RestoreRequest{JobID: r.Job.ID, Target: ref.ID()})
+		if err != nil || count(rr, dlqreplay.ResultMoved) != 1 {
+			t.Fatalf("restore %s: %v, %+v", id, err, rr.Outcomes)
+		}
+		if got := arrivedIDs(w.Arrived(t, w.Source())); !slices.Equal(got, []string{id}) {
+			t.Fatalf("restore %s reported moved; arrived %v", id, got)
+		}
+	}
 }
 
 func cancel(t *testing.T, w World) {

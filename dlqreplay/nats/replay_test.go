@@ -82,3 +82,27 @@ func TestMoveRefusesInternalSubjects(t *testing.T) {
 		t.Errorf("move to moved: %+v %v", r, err)
 	}
 }
+
+// TestRestoreTwiceStoresOneCopy: restoring the same archived message twice
+// within the target stream's duplicate window stores one copy, and the
+// second restore says so (skipped) instead of reporting it moved.
+func TestRestoreTwiceStoresOneCopy(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: w.Source()}.ID()
+	for i, want := range []dlqreplay.Result{dlqreplay.ResultMoved, dlqreplay.ResultSkipped} {
+		r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target})
+		if err != nil || len(r.Outcomes) != 1 || r.Outcomes[0].Result != want {
+			t.Fatalf("restore %d: %v %+v, want %s", i+1, err, r.Outcomes, want)
+		}
+	}
+	if got := w.Arrived(t, w.Source()); len(got) != 1 {
+		t.Fatalf("arrived %+v, want one copy", got)
+	}
+}

@@ -266,9 +266,10 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 }
 
 // Restore publishes archived messages to the queue target.Name through the
-// default exchange, mandatory and confirmed, and returns the archive ids
-// the broker confirmed.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+// default exchange, mandatory and confirmed, and returns the ones the
+// broker confirmed. RabbitMQ drops no message for its id, so every
+// confirmed copy is a new one.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
 	conn, err := b.dial(target.VHost)
 	if err != nil {
 		return nil, err
@@ -281,7 +282,7 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 	if err != nil {
 		return nil, err
 	}
-	var done []int64
+	var done []dlqreplay.Restored
 	for i, m := range msgs {
 		pub := archivedPublishing(m, b.user)
 		if err := p.publish(ctx, "", target.Name, strconv.Itoa(i), pub); err != nil {
@@ -293,7 +294,7 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 				return done, fmt.Errorf("restore message %s: %w", m.MessageID, r.err)
 			}
 		}
-		done = append(done, m.ID)
+		done = append(done, dlqreplay.Restored{ID: m.ID})
 	}
 	return done, nil
 }
