@@ -228,6 +228,7 @@ type job struct {
 	selected int
 	counts   func(o Outcome)
 	cancel   context.CancelFunc
+	err      error // why the job ended, once done is closed
 	done     chan struct{}
 }
 

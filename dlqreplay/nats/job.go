@@ -107,12 +107,7 @@ func handle(d *dlqreplay.Delivery) *copyRef { return d.Handle.(*copyRef) }
 func (s *session) Route(m *queue.Message, t dlqreplay.Target) (dlqreplay.Route, error) {
 	switch t.Kind {
 	case dlqreplay.TargetNamed:
-		// A move goes to a user's subject: not into JetStream's own
-		// ($KV, $JS: a lease could be forged) nor back into the copies.
-		if strings.HasPrefix(t.Name, "$") || strings.HasPrefix(t.Name, s.b.opts.Cluster.DeadLetterStream()+".") {
-			return dlqreplay.Route{}, fmt.Errorf("subject %q is queuewatch's or JetStream's own, not a move target: %w", t.Name, dlqreplay.ErrInvalidRequest)
-		}
-		return route(t.Name)
+		return s.b.namedRoute(t.Name)
 	case dlqreplay.TargetOriginalExchange:
 		return dlqreplay.Route{}, fmt.Errorf("nats has no exchanges; replay to the original subject or a named one: %w", dlqreplay.ErrInvalidRequest)
 	}

@@ -175,6 +175,16 @@ func route(subject string) (dlqreplay.Route, error) {
 	return dlqreplay.Route{Target: subject, Dest: subject}, nil
 }
 
+// namedRoute is the route of a move or restore to a named subject: a
+// user's subject, not JetStream's own ($KV, $JS: a lease could be forged)
+// nor the dead-letter stream's copies.
+func (b *Backend) namedRoute(subject string) (dlqreplay.Route, error) {
+	if strings.HasPrefix(subject, "$") || strings.HasPrefix(subject, b.opts.Cluster.DeadLetterStream()+".") {
+		return dlqreplay.Route{}, fmt.Errorf("subject %q is queuewatch's or JetStream's own, not a move or restore target: %w", subject, dlqreplay.ErrInvalidRequest)
+	}
+	return route(subject)
+}
+
 // checkSubject tells whether a stream stores subject: a publish to a
 // subject no stream stores is acknowledged by nobody.
 func checkSubject(ctx context.Context, js jetstream.JetStream, subject string) error {
@@ -189,14 +199,15 @@ func checkSubject(ctx context.Context, js jetstream.JetStream, subject string) e
 }
 
 // Restore publishes archived messages to the subject target.Name and
-// returns the ones the target stream acknowledged. Each carries
+// returns the ones the target stream acknowledged; the target passes the
+// same check as a move's (namedRoute, checkSubject). Each carries
 // Nats-Msg-Id "qw-restore:<restore id>", the archive row's random id, so a
 // restore retried within the stream's duplicate window stores each
 // message once, while another row — from this store or another
 // instance's — never shares the id. An ack that says Duplicate stored
 // nothing new and is returned as such.
 func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
-	r, err := route(target.Name)
+	r, err := b.namedRoute(target.Name)
 	if err != nil {
 		return nil, err
 	}

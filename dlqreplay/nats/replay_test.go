@@ -106,3 +106,26 @@ func TestRestoreTwiceStoresOneCopy(t *testing.T) {
 		t.Fatalf("arrived %+v, want one copy", got)
 	}
 }
+
+// TestRestoreRefusesInternalSubjects: a restore is refused where a move
+// is — JetStream's own subjects and the dead-letter stream — even when a
+// stream stores them, and writes nothing there.
+func TestRestoreRefusesInternalSubjects(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	for _, subject := range []string{dlStream + ".ORDERS.billing", "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ORDERS.billing", "$KV.QW_DL_LEASES.x"} {
+		target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: subject}.ID()
+		if _, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
+			t.Errorf("restore to %q: err %v, want invalid request", subject, err)
+		}
+	}
+	if got := w.InDLQ(t); len(got) != 0 {
+		t.Fatalf("the dead-letter stream got a restored copy: %v", got)
+	}
+}
