@@ -1,6 +1,7 @@
 package audit
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"database/sql"
@@ -10,6 +11,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -395,23 +397,57 @@ func newRestoreID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// Archived returns archived messages, oldest first.
-func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
-	where, args := []string{"1=1"}, []any{}
-	if len(q.IDs) > 0 {
-		where = append(where, "id IN (?"+strings.Repeat(",?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
+// idBatch is how many ids one IN (…) list binds: SQLite allows 32766
+// bound variables, and a restore may name any number of archive ids.
+const idBatch = 500
+
+// batches splits ids into idBatch-sized lists (one empty list for none).
+func batches(ids []int64) [][]any {
+	out := [][]any{{}}
+	for i, id := range ids {
+		if i > 0 && i%idBatch == 0 {
+			out = append(out, []any{})
 		}
+		out[len(out)-1] = append(out[len(out)-1], id)
+	}
+	return out
+}
+
+func inList(n int) string { return "(?" + strings.Repeat(",?", n-1) + ")" }
+
+// Archived returns archived messages, oldest first. Many IDs are read in
+// batches and merged.
+func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
+	if q.Limit <= 0 {
+		q.Limit = 1000
+	}
+	var out []dlqreplay.Archived
+	for _, batch := range batches(q.IDs) {
+		got, err := s.archived(ctx, q, batch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	if len(q.IDs) > idBatch {
+		slices.SortFunc(out, func(a, b dlqreplay.Archived) int { return cmp.Compare(a.ID, b.ID) })
+		out = slices.CompactFunc(out, func(a, b dlqreplay.Archived) bool { return a.ID == b.ID })
+		out = out[:min(len(out), q.Limit)]
+	}
+	return out, nil
+}
+
+// archived runs one query of Archived with ids (none: any id).
+func (s *Store) archived(ctx context.Context, q dlqreplay.ArchiveQuery, ids []any) ([]dlqreplay.Archived, error) {
+	where, args := []string{"1=1"}, []any{}
+	if len(ids) > 0 {
+		where, args = append(where, "id IN "+inList(len(ids))), append(args, ids...)
 	}
 	if q.DLQ != "" {
 		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
 	}
 	if q.JobID != "" {
 		where, args = append(where, "job_id = ?"), append(args, q.JobID)
-	}
-	if q.Limit <= 0 {
-		q.Limit = 1000
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, job_id, dlq, message_id, archived_at, properties, headers, key, body,
 		restored_at, restored_to, deleted, restore_id FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
@@ -453,15 +489,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 
 // MarkDeleted records that archived messages were removed from their DLQ.
 func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE archive SET deleted = 1 WHERE id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
-	if err != nil {
+	if err := s.updateIDs(ctx, `UPDATE archive SET deleted = 1`, nil, ids); err != nil {
 		return fmt.Errorf("mark deleted: %w", err)
 	}
 	return nil
@@ -469,17 +497,27 @@ func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
 
 // MarkRestored records that archived messages were published to target.
 func (s *Store) MarkRestored(ctx context.Context, ids []int64, target string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := []any{time.Now().UnixMilli(), target}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE archive SET restored_at = ?, restored_to = ? WHERE id IN (?`+
-		strings.Repeat(",?", len(ids)-1)+`)`, args...)
-	if err != nil {
+	if err := s.updateIDs(ctx, `UPDATE archive SET restored_at = ?, restored_to = ?`, []any{time.Now().UnixMilli(), target}, ids); err != nil {
 		return fmt.Errorf("mark restored: %w", err)
 	}
 	return nil
+}
+
+// updateIDs runs update (with args) on the archive rows ids, in batches
+// within one transaction.
+func (s *Store) updateIDs(ctx context.Context, update string, args []any, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+	for _, batch := range batches(ids) {
+		if _, err := tx.ExecContext(ctx, update+` WHERE id IN `+inList(len(batch)), append(slices.Clone(args), batch...)...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }
