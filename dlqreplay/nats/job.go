@@ -135,8 +135,10 @@ func (s *session) Keep(*dlqreplay.Delivery) error { return nil }
 func replayMsg(ref *copyRef, subject, replayID string) *nats.Msg {
 	m := nats.NewMsg(subject)
 	for k, vs := range ref.raw.Header {
-		// Nats-* on a copy are the capture's publish directives.
-		if brokernats.IsCaptureHeader(k) && k != brokernats.HeaderMsgID || strings.HasPrefix(k, "Nats-") ||
+		// Nats-* on a copy are the capture's publish directives, and
+		// Qw-Dead-* (the original's Nats-Msg-Id too) its bookkeeping of
+		// this death: a copy that dies again gets its own.
+		if brokernats.IsCaptureHeader(k) || strings.HasPrefix(k, "Nats-") ||
 			k == queue.HeaderReplayCount || k == queue.HeaderReplayID {
 			continue
 		}

@@ -3,6 +3,8 @@ package nats
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
@@ -127,5 +129,45 @@ func TestRestoreRefusesInternalSubjects(t *testing.T) {
 	}
 	if got := w.InDLQ(t); len(got) != 0 {
 		t.Fatalf("the dead-letter stream got a restored copy: %v", got)
+	}
+}
+
+// TestCopiesCarryNoCaptureHeaders: a replayed or restored copy carries
+// none of queuewatch's own dead-letter bookkeeping (Qw-Dead-*, the
+// original's Nats-Msg-Id among them): those describe the capture, not the
+// message, and a copy that dies again gets its own.
+func TestCopiesCarryNoCaptureHeaders(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "replayed"}, conformance.Message{ID: "restored"})
+	if v := w.copies(t)[0].Header.Get(brokernats.HeaderMsgID); v == "" {
+		t.Fatalf("the captured copy has no %s: the test proves nothing", brokernats.HeaderMsgID)
+	}
+	if _, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{IDs: []string{"ORDERS@1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: w.Source()}.ID()
+	if _, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, raw := range w.readSubject(t, "ORDERS", "orders", 1) {
+		if strings.HasPrefix(raw.Header.Get("Nats-Msg-Id"), origPrefix) {
+			continue
+		}
+		got = append(got, raw.Header.Get(conformance.TestIDHeader))
+		for k := range raw.Header {
+			if brokernats.IsCaptureHeader(k) {
+				t.Errorf("copy %s carries %s: %q", raw.Header.Get(conformance.TestIDHeader), k, raw.Header.Get(k))
+			}
+		}
+	}
+	if !slices.Equal(got, []string{"replayed", "restored"}) {
+		t.Fatalf("copies %v, want replayed and restored", got)
 	}
 }
