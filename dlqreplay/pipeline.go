@@ -132,6 +132,7 @@ type pipeline struct {
 	done   map[string]bool  // messages earlier jobs sent (KeepsHandled)
 	checks map[string]error // target checks, by Route.Target
 	seq    int
+	read   int64 // messages the scan read
 	// deletes are selected messages waiting to be archived (in one batch)
 	// before the session is told to remove them.
 	deletes []*Delivery
@@ -143,6 +144,8 @@ func (p *pipeline) execute(ctx context.Context) error {
 	err := p.scan(ctx)
 	if errors.Is(err, errSatisfied) {
 		err = nil
+	} else if err != nil {
+		p.r.Stopped(p.s.Depth() - p.read)
 	}
 	if u, ok := p.s.(unreader); ok && p.r.DryRun {
 		p.r.Note(u.Unread())
@@ -170,6 +173,7 @@ func (p *pipeline) scan(ctx context.Context) error {
 		}
 	}
 	return p.s.Scan(ctx, func(d *Delivery) error {
+		p.read++
 		if err := p.handle(ctx, d); err != nil {
 			return err
 		}

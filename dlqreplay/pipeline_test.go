@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
@@ -390,6 +391,38 @@ func TestRestoreRepublishesOnlyWhatTheDeleteRemoved(t *testing.T) {
 					p.Skipped != int64(len(s.ids)-len(tt.deleted)) || r.Job.State != dlqreplay.StateSucceeded {
 					t.Errorf("restore %+v: job %+v, %d outcomes", req, r.Job, len(r.Outcomes))
 				}
+			}
+		})
+	}
+}
+
+// TestStoppedJobCountsWhatItDidNotRead: a job whose selection is not
+// known up front (ids, a group, headers) and that stops early counts in
+// to_move the unread messages its selection could still take, so its
+// remaining is not 0 while they may be in the DLQ.
+func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		selection dlqreplay.Selection
+		toMove    int64
+	}{
+		{"ids", dlqreplay.Selection{IDs: []string{"m1", "m2", "m3", "m4", "m5", "m6"}}, 6},
+		{"ids and a limit", dlqreplay.Selection{IDs: []string{"m1", "m2", "m3", "m4", "m5", "m6"}, Limit: 3}, 3},
+		{"a time range", dlqreplay.Selection{Until: time.Now()}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(10)
+			s.failSettle = 2
+			svc, _ := newFakeService(t, &fakeBackend{s: s})
+			r, err := svc.Run(context.Background(), dlqreplay.Request{
+				DLQ: fakeDLQ, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "other"}, Selection: tc.selection,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.Job.Progress
+			if r.Job.State != dlqreplay.StateFailed || p.Moved != 1 || p.Failed != 1 || p.ToMove != tc.toMove || p.Remaining != tc.toMove-2 {
+				t.Fatalf("stopped after two messages: %s %+v, want to_move %d", r.Job.State, p, tc.toMove)
 			}
 		})
 	}

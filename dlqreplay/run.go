@@ -97,6 +97,28 @@ func (r *jobRun) Selected() bool {
 	return true
 }
 
+// Stopped records that the scan stopped (cancelled, failed) with unread
+// messages of the snapshot left unread. Those the selection could still
+// have taken count in ToMove, so a stopped job's Remaining says what it
+// left, not 0: without it, a job whose selection is found while scanning
+// (ids, a group, headers, a time range) would show only what it found.
+func (r *jobRun) Stopped(unread int64) {
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	selected := int64(r.j.selected)
+	more := unread
+	if r.Selection.Limit > 0 {
+		more = min(more, int64(r.Selection.Limit)-selected)
+	}
+	if n := int64(len(r.Selection.IDs)); n > 0 {
+		more = min(more, n-selected)
+	}
+	if p := &r.j.info.Progress; more > 0 && selected+more > p.ToMove {
+		p.ToMove = selected + more
+		r.j.recount()
+	}
+}
+
 // Satisfied reports that no further message can be selected (the limit is
 // reached or every listed id was seen), so the scan can stop early.
 func (r *jobRun) Satisfied() bool {
@@ -175,7 +197,8 @@ const (
 
 // Progress counts a job's messages. Depth is the DLQ depth snapshotted at
 // the start (never more is processed); ToMove the selected messages found
-// so far (known up front for "all"); Remaining = ToMove − Moved −
+// so far (known up front for "all"), and once a job stopped early, the
+// unread messages its selection could still have taken too; Remaining = ToMove − Moved −
 // WouldMove − Failed − Skipped. Duplicates counts outcomes marked
 // PossibleDuplicate.
 type Progress struct {
