@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
 	"sync"
 	"time"
@@ -129,7 +130,26 @@ type Request struct {
 	Who string `json:"who,omitempty"`
 }
 
-func (r *Request) validate(ref Ref) error {
+// extraTargets is a Backend whose sessions route to target kinds beyond
+// TargetOriginal and TargetNamed, which every backend routes (RabbitMQ:
+// TargetOriginalExchange). Shared code asks the backend, never its
+// broker's name.
+type extraTargets interface {
+	ExtraTargetKinds() []TargetKind
+}
+
+// extraTargetKinds are the target kinds b routes beyond the two every
+// backend does.
+func extraTargetKinds(b Backend) []TargetKind {
+	if x, ok := b.(extraTargets); ok {
+		return x.ExtraTargetKinds()
+	}
+	return nil
+}
+
+// validate fills in defaults and checks the request; extra are the target
+// kinds the DLQ's backend routes beyond original and queue.
+func (r *Request) validate(extra []TargetKind) error {
 	if r.Action == "" {
 		r.Action = ActionReplay
 	}
@@ -153,8 +173,8 @@ func (r *Request) validate(ref Ref) error {
 	switch r.Target.Kind {
 	case TargetOriginal, TargetNamed, "":
 	case TargetOriginalExchange:
-		if ref.Broker != queue.RabbitMQ {
-			return fmt.Errorf("target kind %q is RabbitMQ only: %w", r.Target.Kind, ErrInvalidRequest)
+		if !slices.Contains(extra, r.Target.Kind) {
+			return fmt.Errorf("target kind %q: this dlq's broker has no exchanges: %w", r.Target.Kind, ErrInvalidRequest)
 		}
 	default:
 		return fmt.Errorf("target kind %q: want original, exchange or queue: %w", r.Target.Kind, ErrInvalidRequest)
@@ -174,7 +194,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	if err := req.validate(ref); err != nil {
+	if err := req.validate(extraTargetKinds(b)); err != nil {
 		return Job{}, err
 	}
 	info := Job{

@@ -141,6 +141,12 @@ func New(opts Options) (*Backend, error) {
 // Broker is queue.RabbitMQ.
 func (b *Backend) Broker() queue.Broker { return queue.RabbitMQ }
 
+// ExtraTargetKinds declares the exchange target: a replay may go to the
+// exchange and routing keys a message was first published with.
+func (b *Backend) ExtraTargetKinds() []dlqreplay.TargetKind {
+	return []dlqreplay.TargetKind{dlqreplay.TargetOriginalExchange}
+}
+
 // Cluster is the configured cluster name.
 func (b *Backend) Cluster() string { return b.opts.Cluster.Name() }
 
