@@ -13,8 +13,8 @@ import (
 )
 
 // Backend is one broker cluster's I/O for browsing and jobs
-// (dlqreplay/rabbitmq, dlqreplay/kafka). The Service owns everything that
-// is the same on every broker — locking within the process, the job
+// (dlqreplay/rabbitmq, dlqreplay/kafka, dlqreplay/nats). The Service owns
+// everything that is the same on every broker — locking within the process, the job
 // pipeline (see Session), progress, rate, the audit log and metrics; a
 // Backend owns only what must be true at the broker: reading without
 // changing anything, exclusivity across instances, confirms, acks and
@@ -80,9 +80,9 @@ func (r *jobRun) SetDepth(n int64) {
 	r.j.mu.Unlock()
 }
 
-// Selected counts m as selected; the Backend calls it once per message
-// that matches Selection. It returns false once Limit selected messages
-// were counted.
+// Selected counts a message as selected; the pipeline calls it once per
+// message that matches Selection. It returns false once Limit selected
+// messages were counted.
 func (r *jobRun) Selected() bool {
 	r.j.mu.Lock()
 	defer r.j.mu.Unlock()
@@ -146,8 +146,8 @@ func (r *jobRun) Report(o Outcome) {
 }
 
 // Archive saves messages in the audit store and returns their archive ids
-// in order; the Backend removes them from the DLQ only after it returns
-// nil.
+// in order; the pipeline tells the session to remove them from the DLQ
+// only after it returned nil.
 func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) ([]int64, error) {
 	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
