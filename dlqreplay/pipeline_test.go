@@ -98,7 +98,7 @@ func (s *fakeSession) Keep(d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, _ string) error {
+func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, _ dlqreplay.Replay) error {
 	s.pending = append(s.pending, dlqreplay.Settled{Delivery: d})
 	return nil
 }

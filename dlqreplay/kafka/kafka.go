@@ -196,16 +196,6 @@ func message(r *kgo.Record) queue.Message {
 	return m
 }
 
-func replayCount(r *kgo.Record) int64 {
-	for _, h := range r.Headers {
-		if h.Key == HeaderReplayCount {
-			n, _ := strconv.ParseInt(string(h.Value), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 // consumer reads partitions of topic from the given offsets, in no group.
 func (b *Backend) consumer(topic string, from map[int32]int64) (*kgo.Client, error) {
 	offs := map[int32]kgo.Offset{}

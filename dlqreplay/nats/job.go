@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -132,7 +131,7 @@ func (s *session) Keep(*dlqreplay.Delivery) error { return nil }
 // replayMsg is the copy to publish: the original's headers and body, the
 // replay count bumped, the replay id set, and a Nats-Msg-Id that is the
 // same for every attempt at this replay.
-func replayMsg(ref *copyRef, subject, replayID string) *nats.Msg {
+func replayMsg(ref *copyRef, subject string, rp dlqreplay.Replay) *nats.Msg {
 	m := nats.NewMsg(subject)
 	for k, vs := range ref.raw.Header {
 		// Nats-* on a copy are the capture's publish directives, and
@@ -144,24 +143,23 @@ func replayMsg(ref *copyRef, subject, replayID string) *nats.Msg {
 		}
 		m.Header[k] = vs
 	}
-	count := ref.dead.Message.ReplayCount() + 1
-	m.Header.Set(queue.HeaderReplayCount, strconv.FormatInt(count, 10))
-	m.Header.Set(queue.HeaderReplayID, replayID)
-	m.Header.Set(jetstream.MsgIDHeader, brokernats.ReplayMsgID(ref.dead.Stream, ref.dead.StreamSeq, count, ref.raw.Sequence))
+	m.Header.Set(queue.HeaderReplayCount, queue.FormatReplayCount(rp.Count))
+	m.Header.Set(queue.HeaderReplayID, rp.ID)
+	m.Header.Set(jetstream.MsgIDHeader, brokernats.ReplayMsgID(ref.dead.Stream, ref.dead.StreamSeq, rp.Count, ref.raw.Sequence))
 	m.Data = ref.raw.Data
 	return m
 }
 
 // Publish publishes the copy, waits for the target stream's ack and then
 // deletes the captured copy. Its outcome is reported by the next Settle.
-func (s *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
+func (s *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, rp dlqreplay.Replay) error {
 	if err := s.held(); err != nil {
 		return err
 	}
 	ref := handle(d)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 	defer cancel()
-	ack, err := s.c.js.PublishMsg(ctx, replayMsg(ref, r.Dest.(string), replayID))
+	ack, err := s.c.js.PublishMsg(ctx, replayMsg(ref, r.Dest.(string), rp))
 	if err != nil {
 		// A refusal stored nothing; anything else (a timeout, a lost
 		// connection) may have stored the copy without its ack.

@@ -27,17 +27,17 @@ func TestReplayRetriedPublishStoredOnce(t *testing.T) {
 	var ids []string
 	for i := range 2 {
 		ref := &copyRef{dead: brokernats.DecodeDeadLetter(raws[0]), raw: raws[0]}
-		ack, err := w.js.PublishMsg(ctx, replayMsg(ref, "orders", "job.1"))
+		ack, err := w.js.PublishMsg(ctx, replayMsg(ref, "orders", dlqreplay.Replay{ID: "job.1", Count: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ack.Duplicate != (i == 1) {
 			t.Fatalf("publish %d: duplicate = %v", i, ack.Duplicate)
 		}
-		ids = append(ids, replayMsg(ref, "orders", "job.1").Header.Get("Nats-Msg-Id"))
+		ids = append(ids, replayMsg(ref, "orders", dlqreplay.Replay{ID: "job.1", Count: 1}).Header.Get("Nats-Msg-Id"))
 	}
 	other := &copyRef{dead: brokernats.DecodeDeadLetter(raws[1]), raw: raws[1]}
-	if id := replayMsg(other, "orders", "job.2").Header.Get("Nats-Msg-Id"); id == ids[0] {
+	if id := replayMsg(other, "orders", dlqreplay.Replay{ID: "job.2", Count: 1}).Header.Get("Nats-Msg-Id"); id == ids[0] {
 		t.Fatalf("two dead letters share the replay id %s", id)
 	}
 	if got := w.Arrived(t, "orders"); len(got) != 1 || got[0].ID != "a" || got[0].ReplayCount != "1" {

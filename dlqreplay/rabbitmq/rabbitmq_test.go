@@ -126,7 +126,7 @@ func TestRealDeadLetterIsDecodedAndReplayed(t *testing.T) {
 	if len(got) != 1 || got[0].MessageId != "real-1" || string(got[0].Body) != "hello" {
 		t.Fatalf("src = %+v", got)
 	}
-	if n, _ := toInt(got[0].Headers[HeaderReplayCount]); n != 1 {
+	if n, _ := got[0].Headers[HeaderReplayCount].(string); n != "1" {
 		t.Errorf("replay count = %v", got[0].Headers[HeaderReplayCount])
 	}
 	if id, _ := got[0].Headers[HeaderReplayID].(string); !strings.HasPrefix(id, r.Job.ID+".") {
