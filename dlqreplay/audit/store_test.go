@@ -173,7 +173,8 @@ func TestArchiveQueriesTakeAnyNumberOfIDs(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	stored, err := s.Archive(ctx, []dlqreplay.Archived{
-		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "a"}, {JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "b"},
+		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "a"},
+		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "b"},
 		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "c"},
 	})
 	if err != nil {
