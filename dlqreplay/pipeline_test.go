@@ -56,6 +56,9 @@ type fakeSession struct {
 	failRemove int
 	failSettle int
 
+	replays map[string]int64 // a message's replay count header, by id
+	counts  []int64          // the replay count of each Publish
+
 	removes, settles int
 	pending          []dlqreplay.Settled
 	read, gone, kept []string // gone: settled removed or moved
@@ -81,7 +84,11 @@ func (s *fakeSession) KeepsHandled() bool { return s.logLike }
 func (s *fakeSession) Scan(_ context.Context, each func(*dlqreplay.Delivery) error) error {
 	for _, id := range s.ids {
 		s.read = append(s.read, id)
-		if err := each(&dlqreplay.Delivery{Message: queue.Message{ID: id}, Handle: id}); err != nil {
+		m := queue.Message{ID: id}
+		if n, ok := s.replays[id]; ok {
+			m.Headers = []queue.Header{{Key: queue.HeaderReplayCount, Value: []byte(queue.FormatReplayCount(n))}}
+		}
+		if err := each(&dlqreplay.Delivery{Message: m, Handle: id}); err != nil {
 			return err
 		}
 	}
@@ -98,7 +105,8 @@ func (s *fakeSession) Keep(d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, _ dlqreplay.Replay) error {
+func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, rp dlqreplay.Replay) error {
+	s.counts = append(s.counts, rp.Count)
 	s.pending = append(s.pending, dlqreplay.Settled{Delivery: d})
 	return nil
 }
@@ -425,5 +433,19 @@ func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
 				t.Fatalf("stopped after two messages: %s %+v, want to_move %d", r.Job.State, p, tc.toMove)
 			}
 		})
+	}
+}
+
+// TestPipelinePassesTheNextReplayCount: the pipeline, not the backend,
+// computes each copy's replay count from the message's own.
+func TestPipelinePassesTheNextReplayCount(t *testing.T) {
+	s := newFake(3)
+	s.replays = map[string]int64{"m2": 1, "m3": 41}
+	svc, _ := newFakeService(t, &fakeBackend{s: s})
+	if _, err := svc.Run(context.Background(), dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.counts, []int64{1, 2, 42}) {
+		t.Fatalf("published replay counts %v, want [1 2 42]", s.counts)
 	}
 }
