@@ -183,7 +183,6 @@ func TestBodyView(t *testing.T) {
 }
 
 func TestRequestValidation(t *testing.T) {
-	ref := Ref{Broker: queue.Kafka, Cluster: "c", Name: "t"}
 	bad := []Request{
 		{Action: "explode", Selection: Selection{All: true}},
 		{Action: ActionMove, Selection: Selection{All: true}},
@@ -191,9 +190,14 @@ func TestRequestValidation(t *testing.T) {
 		{Selection: Selection{}},
 	}
 	for _, r := range bad {
-		if err := r.validate(ref); !errors.Is(err, ErrInvalidRequest) {
+		if err := r.validate(nil); !errors.Is(err, ErrInvalidRequest) {
 			t.Errorf("validate(%+v) = %v", r, err)
 		}
+	}
+	// The exchange target is a capability the backend declares.
+	r := Request{Target: Target{Kind: TargetOriginalExchange}, Selection: Selection{All: true}}
+	if err := r.validate([]TargetKind{TargetOriginalExchange}); err != nil {
+		t.Errorf("validate(%+v) with exchanges = %v", r, err)
 	}
 }
 

@@ -1,8 +1,8 @@
 // Package dlqreplay browses dead-letter queues and runs jobs that replay,
-// move or delete their messages without ever losing one.
+// move, delete or restore their messages without ever losing one.
 //
 // A Service sits over one Backend per configured cluster
-// (dlqreplay/rabbitmq, dlqreplay/kafka) and an audit store
+// (dlqreplay/rabbitmq, dlqreplay/kafka, dlqreplay/nats) and an audit store
 // (dlqreplay/audit). Everything that is the same on every broker lives
 // here, once: request validation, the in-process lock (one job per DLQ),
 // progress, cancellation, receipts, the audit log, the replay counters,
@@ -10,11 +10,14 @@
 // decides in one order — selection, poison check (max_replays), already
 // sent by an earlier job, dry run, route and target check, rate limit,
 // publish, settle, audit — and tells the broker's Session what to do: keep
-// the message, publish a copy, or remove it after archiving.
+// the message, publish a copy, or remove it after archiving. A restore
+// publishes archived messages through Backend.Restore as a job of the
+// same kind: the lock of the DLQ they were deleted from, the rate, the
+// target check of a move, the counters, the audit and progress.
 //
 // A Backend is broker I/O only: browsing without changing anything,
 // exclusivity across instances (a RabbitMQ exclusive consumer, a Kafka
-// transactional ID), reading the snapshot, and removing a DLQ message only
+// transactional ID and cursor lease, a NATS key-value lease), reading the snapshot, and removing a DLQ message only
 // after its copy is confirmed (RabbitMQ publisher confirms without
 // basic.return; Kafka a transaction that also commits the replay cursor).
 // Every backend passes the same table of cases in dlqreplay/conformance.

@@ -57,10 +57,11 @@ type Session interface {
 	// scan (for example: too many messages held).
 	Keep(d *Delivery) error
 	// Publish sends a copy of the message to r, carrying the replay
-	// headers (queue.HeaderReplayCount bumped, queue.HeaderReplayID set to
-	// replayID). It may return before the broker confirmed; the outcome
-	// comes from Settle.
-	Publish(ctx context.Context, d *Delivery, r Route, replayID string) error
+	// headers: queue.HeaderReplayCount set to rp.Count (encoded with
+	// queue.FormatReplayCount) and queue.HeaderReplayID to rp.ID, in place
+	// of the message's own. It may return before the broker confirmed; the
+	// outcome comes from Settle.
+	Publish(ctx context.Context, d *Delivery, r Route, rp Replay) error
 	// Remove removes the message from the DLQ without a copy: it has been
 	// archived (delete), or an earlier job already sent it (KeepsHandled).
 	// Like Publish, it is final only once Settle reports it.
@@ -84,6 +85,15 @@ type Session interface {
 // such messages get no outcome and the job a note instead.
 type unreader interface {
 	Unread() string
+}
+
+// Replay is what the pipeline gives a published copy to carry.
+type Replay struct {
+	// ID is unique per published copy: "<job id>.<n>".
+	ID string
+	// Count is the message's replay count plus one (the pipeline computes
+	// it once from queue.Message.ReplayCount, for every broker).
+	Count int64
 }
 
 // Delivery is one message read by a session's Scan.
@@ -132,6 +142,7 @@ type pipeline struct {
 	done   map[string]bool  // messages earlier jobs sent (KeepsHandled)
 	checks map[string]error // target checks, by Route.Target
 	seq    int
+	read   int64 // messages the scan read
 	// deletes are selected messages waiting to be archived (in one batch)
 	// before the session is told to remove them.
 	deletes []*Delivery
@@ -143,6 +154,8 @@ func (p *pipeline) execute(ctx context.Context) error {
 	err := p.scan(ctx)
 	if errors.Is(err, errSatisfied) {
 		err = nil
+	} else if err != nil {
+		p.r.Stopped(p.s.Depth() - p.read)
 	}
 	if u, ok := p.s.(unreader); ok && p.r.DryRun {
 		p.r.Note(u.Unread())
@@ -170,6 +183,7 @@ func (p *pipeline) scan(ctx context.Context) error {
 		}
 	}
 	return p.s.Scan(ctx, func(d *Delivery) error {
+		p.read++
 		if err := p.handle(ctx, d); err != nil {
 			return err
 		}
@@ -228,7 +242,8 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 	}
 	p.seq++
 	d.out.Result = ResultMoved
-	if err := p.s.Publish(ctx, d, route, r.ID+"."+strconv.Itoa(p.seq)); err != nil {
+	rp := Replay{ID: r.ID + "." + strconv.Itoa(p.seq), Count: m.ReplayCount() + 1}
+	if err := p.s.Publish(ctx, d, route, rp); err != nil {
 		return errors.Join(err, p.fail(err.Error(), d))
 	}
 	return p.settle(ctx, false)

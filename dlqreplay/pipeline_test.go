@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
@@ -37,11 +38,11 @@ func (b *fakeBackend) Open(context.Context, dlqreplay.JobSpec) (dlqreplay.Sessio
 	return b.s, nil
 }
 
-func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
-	var ids []int64
+func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+	var ids []dlqreplay.Restored
 	for _, m := range msgs {
 		b.restored = append(b.restored, m.MessageID)
-		ids = append(ids, m.ID)
+		ids = append(ids, dlqreplay.Restored{ID: m.ID})
 	}
 	return ids, nil
 }
@@ -54,6 +55,9 @@ type fakeSession struct {
 	logLike    bool // KeepsHandled
 	failRemove int
 	failSettle int
+
+	replays map[string]int64 // a message's replay count header, by id
+	counts  []int64          // the replay count of each Publish
 
 	removes, settles int
 	pending          []dlqreplay.Settled
@@ -80,7 +84,11 @@ func (s *fakeSession) KeepsHandled() bool { return s.logLike }
 func (s *fakeSession) Scan(_ context.Context, each func(*dlqreplay.Delivery) error) error {
 	for _, id := range s.ids {
 		s.read = append(s.read, id)
-		if err := each(&dlqreplay.Delivery{Message: queue.Message{ID: id}, Handle: id}); err != nil {
+		m := queue.Message{ID: id}
+		if n, ok := s.replays[id]; ok {
+			m.Headers = []queue.Header{{Key: queue.HeaderReplayCount, Value: []byte(queue.FormatReplayCount(n))}}
+		}
+		if err := each(&dlqreplay.Delivery{Message: m, Handle: id}); err != nil {
 			return err
 		}
 	}
@@ -97,7 +105,8 @@ func (s *fakeSession) Keep(d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, _ string) error {
+func (s *fakeSession) Publish(_ context.Context, d *dlqreplay.Delivery, _ dlqreplay.Route, rp dlqreplay.Replay) error {
+	s.counts = append(s.counts, rp.Count)
 	s.pending = append(s.pending, dlqreplay.Settled{Delivery: d})
 	return nil
 }
@@ -392,5 +401,51 @@ func TestRestoreRepublishesOnlyWhatTheDeleteRemoved(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStoppedJobCountsWhatItDidNotRead: a job whose selection is not
+// known up front (ids, a group, headers) and that stops early counts in
+// to_move the unread messages its selection could still take, so its
+// remaining is not 0 while they may be in the DLQ.
+func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		selection dlqreplay.Selection
+		toMove    int64
+	}{
+		{"ids", dlqreplay.Selection{IDs: []string{"m1", "m2", "m3", "m4", "m5", "m6"}}, 6},
+		{"ids and a limit", dlqreplay.Selection{IDs: []string{"m1", "m2", "m3", "m4", "m5", "m6"}, Limit: 3}, 3},
+		{"a time range", dlqreplay.Selection{Until: time.Now()}, 10},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newFake(10)
+			s.failSettle = 2
+			svc, _ := newFakeService(t, &fakeBackend{s: s})
+			r, err := svc.Run(context.Background(), dlqreplay.Request{
+				DLQ: fakeDLQ, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "other"}, Selection: tc.selection,
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			p := r.Job.Progress
+			if r.Job.State != dlqreplay.StateFailed || p.Moved != 1 || p.Failed != 1 || p.ToMove != tc.toMove || p.Remaining != tc.toMove-2 {
+				t.Fatalf("stopped after two messages: %s %+v, want to_move %d", r.Job.State, p, tc.toMove)
+			}
+		})
+	}
+}
+
+// TestPipelinePassesTheNextReplayCount: the pipeline, not the backend,
+// computes each copy's replay count from the message's own.
+func TestPipelinePassesTheNextReplayCount(t *testing.T) {
+	s := newFake(3)
+	s.replays = map[string]int64{"m2": 1, "m3": 41}
+	svc, _ := newFakeService(t, &fakeBackend{s: s})
+	if _, err := svc.Run(context.Background(), dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}}); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(s.counts, []int64{1, 2, 42}) {
+		t.Fatalf("published replay counts %v, want [1 2 42]", s.counts)
 	}
 }

@@ -13,8 +13,8 @@ import (
 )
 
 // Backend is one broker cluster's I/O for browsing and jobs
-// (dlqreplay/rabbitmq, dlqreplay/kafka). The Service owns everything that
-// is the same on every broker — locking within the process, the job
+// (dlqreplay/rabbitmq, dlqreplay/kafka, dlqreplay/nats). The Service owns
+// everything that is the same on every broker — locking within the process, the job
 // pipeline (see Session), progress, rate, the audit log and metrics; a
 // Backend owns only what must be true at the broker: reading without
 // changing anything, exclusivity across instances, confirms, acks and
@@ -30,8 +30,12 @@ type Backend interface {
 	// moved when it returns; on error nothing is held.
 	Open(ctx context.Context, job JobSpec) (Session, error)
 	// Restore publishes archived messages into the queue or topic named by
-	// target, with confirms, and returns the archive ids that were confirmed.
-	Restore(ctx context.Context, target Ref, msgs []Archived) ([]int64, error)
+	// target, in order and with confirms, and returns the ones the broker
+	// answered for, in order; it stops at the first error. A copy carries
+	// the message's Archived.RestoreID as its dedup id where the broker
+	// drops duplicates by id (JetStream's Nats-Msg-Id), and is Duplicate
+	// when the broker said it stored nothing new.
+	Restore(ctx context.Context, target Ref, msgs []Archived) ([]Restored, error)
 }
 
 // jobRun is a job's state inside the pipeline: the request, and the hooks
@@ -76,9 +80,9 @@ func (r *jobRun) SetDepth(n int64) {
 	r.j.mu.Unlock()
 }
 
-// Selected counts m as selected; the Backend calls it once per message
-// that matches Selection. It returns false once Limit selected messages
-// were counted.
+// Selected counts a message as selected; the pipeline calls it once per
+// message that matches Selection. It returns false once Limit selected
+// messages were counted.
 func (r *jobRun) Selected() bool {
 	r.j.mu.Lock()
 	defer r.j.mu.Unlock()
@@ -91,6 +95,28 @@ func (r *jobRun) Selected() bool {
 		r.j.recount()
 	}
 	return true
+}
+
+// Stopped records that the scan stopped (cancelled, failed) with unread
+// messages of the snapshot left unread. Those the selection could still
+// have taken count in ToMove, so a stopped job's Remaining says what it
+// left, not 0: without it, a job whose selection is found while scanning
+// (ids, a group, headers, a time range) would show only what it found.
+func (r *jobRun) Stopped(unread int64) {
+	r.j.mu.Lock()
+	defer r.j.mu.Unlock()
+	selected := int64(r.j.selected)
+	more := unread
+	if r.Selection.Limit > 0 {
+		more = min(more, int64(r.Selection.Limit)-selected)
+	}
+	if n := int64(len(r.Selection.IDs)); n > 0 {
+		more = min(more, n-selected)
+	}
+	if p := &r.j.info.Progress; more > 0 && selected+more > p.ToMove {
+		p.ToMove = selected + more
+		r.j.recount()
+	}
 }
 
 // Satisfied reports that no further message can be selected (the limit is
@@ -120,8 +146,8 @@ func (r *jobRun) Report(o Outcome) {
 }
 
 // Archive saves messages in the audit store and returns their archive ids
-// in order; the Backend removes them from the DLQ only after it returns
-// nil.
+// in order; the pipeline tells the session to remove them from the DLQ
+// only after it returned nil.
 func (r *jobRun) Archive(ctx context.Context, msgs []*queue.Message) ([]int64, error) {
 	recs := make([]Archived, len(msgs))
 	for i, m := range msgs {
@@ -171,7 +197,8 @@ const (
 
 // Progress counts a job's messages. Depth is the DLQ depth snapshotted at
 // the start (never more is processed); ToMove the selected messages found
-// so far (known up front for "all"); Remaining = ToMove − Moved −
+// so far (known up front for "all"), and once a job stopped early, the
+// unread messages its selection could still have taken too; Remaining = ToMove − Moved −
 // WouldMove − Failed − Skipped. Duplicates counts outcomes marked
 // PossibleDuplicate.
 type Progress struct {
@@ -224,6 +251,7 @@ type job struct {
 	selected int
 	counts   func(o Outcome)
 	cancel   context.CancelFunc
+	err      error // why the job ended, once done is closed
 	done     chan struct{}
 }
 

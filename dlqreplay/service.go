@@ -7,8 +7,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sort"
-	"strconv"
 	"sync"
 	"time"
 
@@ -130,7 +130,26 @@ type Request struct {
 	Who string `json:"who,omitempty"`
 }
 
-func (r *Request) validate(ref Ref) error {
+// extraTargets is a Backend whose sessions route to target kinds beyond
+// TargetOriginal and TargetNamed, which every backend routes (RabbitMQ:
+// TargetOriginalExchange). Shared code asks the backend, never its
+// broker's name.
+type extraTargets interface {
+	ExtraTargetKinds() []TargetKind
+}
+
+// extraTargetKinds are the target kinds b routes beyond the two every
+// backend does.
+func extraTargetKinds(b Backend) []TargetKind {
+	if x, ok := b.(extraTargets); ok {
+		return x.ExtraTargetKinds()
+	}
+	return nil
+}
+
+// validate fills in defaults and checks the request; extra are the target
+// kinds the DLQ's backend routes beyond original and queue.
+func (r *Request) validate(extra []TargetKind) error {
 	if r.Action == "" {
 		r.Action = ActionReplay
 	}
@@ -154,8 +173,8 @@ func (r *Request) validate(ref Ref) error {
 	switch r.Target.Kind {
 	case TargetOriginal, TargetNamed, "":
 	case TargetOriginalExchange:
-		if ref.Broker != queue.RabbitMQ {
-			return fmt.Errorf("target kind %q is RabbitMQ only: %w", r.Target.Kind, ErrInvalidRequest)
+		if !slices.Contains(extra, r.Target.Kind) {
+			return fmt.Errorf("target kind %q: this dlq's broker has no exchanges: %w", r.Target.Kind, ErrInvalidRequest)
 		}
 	default:
 		return fmt.Errorf("target kind %q: want original, exchange or queue: %w", r.Target.Kind, ErrInvalidRequest)
@@ -175,7 +194,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err != nil {
 		return Job{}, err
 	}
-	if err := req.validate(ref); err != nil {
+	if err := req.validate(extraTargetKinds(b)); err != nil {
 		return Job{}, err
 	}
 	info := Job{
@@ -185,17 +204,9 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	j := newJob(info)
 	j.counts = func(o Outcome) { s.count(ref, o) }
 
-	s.mu.Lock()
-	if other := s.running[ref.ID()]; other != nil {
-		s.mu.Unlock()
-		return Job{}, &ConflictError{DLQ: ref.ID(), JobID: other.info.ID}
-	}
-	s.running[ref.ID()] = j
-	s.mu.Unlock()
-	release := func() {
-		s.mu.Lock()
-		delete(s.running, ref.ID())
-		s.mu.Unlock()
+	release, err := s.hold(j, ref.ID())
+	if err != nil {
+		return Job{}, err
 	}
 
 	run := &jobRun{
@@ -222,25 +233,55 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		release()
 		return Job{}, err
 	}
+	s.launch(ctx, j, release, p.execute)
+	return j.snapshot(), nil
+}
+
+// hold takes the in-process lock of every DLQ in ids for j, all or none:
+// a DLQ another job holds is a *ConflictError naming that job. The
+// returned func releases them.
+func (s *Service) hold(j *job, ids ...string) (func(), error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	for _, id := range ids {
+		if other := s.running[id]; other != nil {
+			return nil, &ConflictError{DLQ: id, JobID: other.info.ID}
+		}
+	}
+	for _, id := range ids {
+		s.running[id] = j
+	}
+	return func() {
+		s.mu.Lock()
+		for _, id := range ids {
+			delete(s.running, id)
+		}
+		s.mu.Unlock()
+	}, nil
+}
+
+// launch runs a prepared, recorded job in the background: it can be
+// cancelled, its progress is flushed while it runs, and its locks are
+// released when it ends.
+func (s *Service) launch(ctx context.Context, j *job, release func(), run func(context.Context) error) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	j.cancel = cancel
 	s.mu.Lock()
-	s.jobs[info.ID] = j
+	s.jobs[j.info.ID] = j
 	s.mu.Unlock()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		defer close(j.done)
-		ok := s.execute(jctx, j, p)
+		ok := s.execute(jctx, j, run)
 		release()
 		if ok {
 			// The audit store has it all now; keep memory bounded.
 			s.mu.Lock()
-			delete(s.jobs, info.ID)
+			delete(s.jobs, j.info.ID)
 			s.mu.Unlock()
 		}
 	}()
-	return j.snapshot(), nil
 }
 
 func (s *Service) rate(r float64) float64 {
@@ -256,7 +297,7 @@ func (s *Service) rate(r float64) float64 {
 // execute runs a prepared job, flushing progress to the audit store while
 // it runs and the final state when it ends. It reports whether the final
 // state reached the store.
-func (s *Service) execute(ctx context.Context, j *job, p *pipeline) bool {
+func (s *Service) execute(ctx context.Context, j *job, run func(context.Context) error) bool {
 	stop := make(chan struct{})
 	flushed := make(chan struct{})
 	go func() {
@@ -272,10 +313,11 @@ func (s *Service) execute(ctx context.Context, j *job, p *pipeline) bool {
 			}
 		}
 	}()
-	err := p.execute(ctx)
+	err := run(ctx)
 	close(stop)
 	<-flushed
 	j.mu.Lock()
+	j.err = err
 	switch {
 	case err == nil:
 		j.info.State = StateSucceeded
@@ -424,93 +466,6 @@ func (s *Service) Close() {
 	}
 	s.mu.Unlock()
 	s.wg.Wait()
-}
-
-// RestoreRequest publishes archived messages again.
-type RestoreRequest struct {
-	// ArchiveIDs selects archived messages; JobID selects everything a
-	// delete job archived. One of them is required.
-	ArchiveIDs []int64 `json:"archive_ids,omitempty"`
-	JobID      string  `json:"job_id,omitempty"`
-	// Target is the DLQ-style ID of the queue or topic to publish into,
-	// "rabbitmq:cluster:vhost:queue" or "kafka:cluster::topic".
-	Target string `json:"target"`
-	Who    string `json:"who,omitempty"`
-}
-
-// Restore publishes archived messages into any queue or topic and records
-// it as a restore job. Messages are restored in archive order; each is
-// marked restored once confirmed. An archived message whose delete never
-// removed it from the DLQ (the row is not Deleted: the removal failed, or
-// a crash left it unsettled) is skipped, not published: it may still be in
-// the DLQ, and a copy would be a duplicate.
-func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, error) {
-	ref, b, err := s.backend(req.Target)
-	if err != nil {
-		return Receipt{}, err
-	}
-	if len(req.ArchiveIDs) == 0 && req.JobID == "" {
-		return Receipt{}, fmt.Errorf("restore needs archive ids or a job id: %w", ErrInvalidRequest)
-	}
-	msgs, err := s.opts.Store.Archived(ctx, ArchiveQuery{IDs: req.ArchiveIDs, JobID: req.JobID, Limit: 1 << 30})
-	if err != nil {
-		return Receipt{}, err
-	}
-	if len(msgs) == 0 {
-		return Receipt{}, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
-	}
-	info := Job{
-		ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
-		Created: time.Now(), Target: Target{Kind: TargetNamed, Name: ref.Name},
-		Selection: Selection{IDs: archiveIDs(msgs)},
-	}
-	info.Progress.ToMove = int64(len(msgs))
-	if err := s.opts.Store.CreateJob(ctx, info); err != nil {
-		return Receipt{}, err
-	}
-	var deleted []Archived
-	for _, m := range msgs {
-		if m.Deleted {
-			deleted = append(deleted, m)
-		}
-	}
-	var done []int64
-	var rerr error
-	if len(deleted) > 0 {
-		done, rerr = b.Restore(ctx, ref, deleted)
-	}
-	if err := s.opts.Store.MarkRestored(ctx, done, ref.ID()); err != nil && rerr == nil {
-		rerr = err
-	}
-	j := newJob(info)
-	ok := map[int64]bool{}
-	for _, id := range done {
-		ok[id] = true
-	}
-	for _, m := range msgs {
-		o := Outcome{MessageID: m.MessageID, Result: ResultMoved, Target: ref.Name}
-		switch {
-		case !m.Deleted:
-			o.Result, o.Reason = ResultSkipped, "not deleted from the DLQ by its delete job (the removal failed or was never settled), so it may still be there"
-		case !ok[m.ID]:
-			o.Result, o.Reason = ResultFailed, "not confirmed"
-		}
-		j.report(o, true)
-	}
-	j.info.State, j.info.Finished = StateSucceeded, time.Now()
-	if rerr != nil {
-		j.info.State, j.info.Error = StateFailed, rerr.Error()
-	}
-	s.flush(j)
-	return Receipt{Job: j.info, Outcomes: j.outcomes}, rerr
-}
-
-func archiveIDs(recs []Archived) []string {
-	out := make([]string, len(recs))
-	for i, a := range recs {
-		out[i] = strconv.FormatInt(a.ID, 10)
-	}
-	return out
 }
 
 // Archived lists messages archived from a DLQ (dlqID may be empty for all).

@@ -208,11 +208,27 @@ type Page struct {
 	CachedAt time.Time `json:"cached_at,omitzero"`
 }
 
+// Restored is the broker's answer for one archived message a
+// Backend.Restore published.
+type Restored struct {
+	// ID is the archive ID.
+	ID int64
+	// Duplicate: the broker confirmed the publish but dropped it as a
+	// duplicate of a copy it already holds (a JetStream PubAck with
+	// Duplicate set: an earlier restore of the same row stored it), so no
+	// new copy was stored. The restore reports it skipped, not moved.
+	Duplicate bool
+}
+
 // Archived is a message a delete saved in the Store before removing it
 // from its DLQ; Backend.Restore publishes it again.
 type Archived struct {
 	// ID is the archive ID the Store gave it.
-	ID         int64
+	ID int64
+	// RestoreID is a random id the Store gave the row, unique across
+	// instances and data_dirs (unlike ID, which every store counts from
+	// 1): a restored copy's dedup id at a broker that drops duplicates.
+	RestoreID  string
 	JobID      string
 	DLQ        string
 	MessageID  string

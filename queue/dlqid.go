@@ -19,19 +19,31 @@ const (
 	HeaderReplayID = "x-queuewatch-replay-id"
 )
 
-// ReplayCount is how many times queuewatch already replayed the message,
-// from its HeaderReplayCount (decimal text on every broker; 0 when absent
-// or malformed).
-func (m *Message) ReplayCount() int64 {
-	v, ok := m.Header(HeaderReplayCount)
-	if !ok {
-		return 0
-	}
+// FormatReplayCount is the one encoding of HeaderReplayCount, written on
+// every broker: decimal text ("2"). RabbitMQ copies made before issue 21
+// carried an AMQP long-long instead; ParseReplayCount reads both.
+func FormatReplayCount(n int64) string { return strconv.FormatInt(n, 10) }
+
+// ParseReplayCount reads a HeaderReplayCount value as a Message holds it:
+// decimal text, which is also how a RabbitMQ decoder renders the integer
+// header older versions wrote. It is 0 when malformed or negative.
+func ParseReplayCount(v []byte) int64 {
 	n, err := strconv.ParseInt(strings.TrimSpace(string(v)), 10, 64)
 	if err != nil || n < 0 {
 		return 0
 	}
 	return n
+}
+
+// ReplayCount is how many times queuewatch already replayed the message,
+// from its HeaderReplayCount (ParseReplayCount; 0 when absent or
+// malformed). A replay's copy carries ReplayCount()+1.
+func (m *Message) ReplayCount() int64 {
+	v, ok := m.Header(HeaderReplayCount)
+	if !ok {
+		return 0
+	}
+	return ParseReplayCount(v)
 }
 
 // ErrBadDLQID is wrapped by ParseDLQID's errors.

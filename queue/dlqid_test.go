@@ -43,3 +43,23 @@ func TestParseDLQIDErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestReplayCountEncoding: the count is written as decimal text on every
+// broker and read back from it, as from the text a RabbitMQ decoder makes
+// of the integer older versions wrote; anything else counts as 0.
+func TestReplayCountEncoding(t *testing.T) {
+	for _, n := range []int64{0, 1, 2, 1 << 40} {
+		if got := ParseReplayCount([]byte(FormatReplayCount(n))); got != n {
+			t.Errorf("ParseReplayCount(FormatReplayCount(%d)) = %d", n, got)
+		}
+	}
+	if FormatReplayCount(12) != "12" {
+		t.Errorf("FormatReplayCount(12) = %q, want decimal text", FormatReplayCount(12))
+	}
+	for v, want := range map[string]int64{" 3 ": 3, "": 0, "-1": 0, "x": 0, "0x10": 0} {
+		m := Message{Headers: []Header{{Key: HeaderReplayCount, Value: []byte(v)}}}
+		if got := m.ReplayCount(); got != want {
+			t.Errorf("ReplayCount of %q = %d, want %d", v, got, want)
+		}
+	}
+}

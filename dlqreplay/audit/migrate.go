@@ -35,6 +35,14 @@ ALTER TABLE jobs ADD COLUMN note TEXT NOT NULL DEFAULT '';
 	{version: 3, what: "whether an archived message left its DLQ", sql: `
 ALTER TABLE archive ADD COLUMN deleted INTEGER NOT NULL DEFAULT 1;
 `},
+	// A restored copy's broker dedup id (JetStream's Nats-Msg-Id) was the
+	// archive row's number, which every data_dir counts from 1: a second
+	// instance's restore was dropped as a duplicate of the first's. Each
+	// row gets a random id instead, rows archived before this version too.
+	{version: 4, what: "a random restore id per archived message", sql: `
+ALTER TABLE archive ADD COLUMN restore_id TEXT NOT NULL DEFAULT '';
+UPDATE archive SET restore_id = lower(hex(randomblob(16)));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -182,6 +182,11 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	if err != nil || len(arch) != 2 || !arch[0].Deleted || arch[1].Deleted {
 		t.Fatalf("archived after a new archive = %+v, %v", arch, err)
 	}
+	// The old row got a random restore id from migration 4, the new one
+	// from Archive; neither is the row's number, which every store reuses.
+	if r0, r1 := arch[0].RestoreID, arch[1].RestoreID; len(r0) != 32 || len(r1) != 32 || r0 == r1 {
+		t.Fatalf("restore ids %q and %q, want two distinct random ids", r0, r1)
+	}
 	if err := s.MarkDeleted(ctx, ids); err != nil {
 		t.Fatal(err)
 	}

@@ -1,13 +1,17 @@
 package audit
 
 import (
+	"cmp"
 	"context"
+	"crypto/rand"
 	"database/sql"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -352,8 +356,8 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
-	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0) RETURNING id`)
+	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted, restore_id)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
@@ -374,7 +378,7 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 			body = []byte{}
 		}
 		var id int64
-		if err := st.QueryRowContext(ctx, m.JobID, m.DLQ, m.MessageID, now, string(props), hdrs, m.Key, body).Scan(&id); err != nil {
+		if err := st.QueryRowContext(ctx, m.JobID, m.DLQ, m.MessageID, now, string(props), hdrs, m.Key, body, newRestoreID()).Scan(&id); err != nil {
 			return nil, fmt.Errorf("archive message %s: %w", m.MessageID, err)
 		}
 		ids = append(ids, id)
@@ -385,14 +389,59 @@ func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64
 	return ids, nil
 }
 
-// Archived returns archived messages, oldest first.
-func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
-	where, args := []string{"1=1"}, []any{}
-	if len(q.IDs) > 0 {
-		where = append(where, "id IN (?"+strings.Repeat(",?", len(q.IDs)-1)+")")
-		for _, id := range q.IDs {
-			args = append(args, id)
+// newRestoreID is an archived message's random restore id: 128 bits, so
+// no two rows share one, whichever instance or data_dir archived them.
+func newRestoreID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go 1.24+)
+	return hex.EncodeToString(b[:])
+}
+
+// idBatch is how many ids one IN (…) list binds: SQLite allows 32766
+// bound variables, and a restore may name any number of archive ids.
+const idBatch = 500
+
+// batches splits ids into idBatch-sized lists (one empty list for none).
+func batches(ids []int64) [][]any {
+	out := [][]any{{}}
+	for i, id := range ids {
+		if i > 0 && i%idBatch == 0 {
+			out = append(out, []any{})
 		}
+		out[len(out)-1] = append(out[len(out)-1], id)
+	}
+	return out
+}
+
+func inList(n int) string { return "(?" + strings.Repeat(",?", n-1) + ")" }
+
+// Archived returns archived messages, oldest first. Many IDs are read in
+// batches and merged.
+func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
+	if q.Limit <= 0 {
+		q.Limit = 1000
+	}
+	var out []dlqreplay.Archived
+	for _, batch := range batches(q.IDs) {
+		got, err := s.archived(ctx, q, batch)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, got...)
+	}
+	if len(q.IDs) > idBatch {
+		slices.SortFunc(out, func(a, b dlqreplay.Archived) int { return cmp.Compare(a.ID, b.ID) })
+		out = slices.CompactFunc(out, func(a, b dlqreplay.Archived) bool { return a.ID == b.ID })
+		out = out[:min(len(out), q.Limit)]
+	}
+	return out, nil
+}
+
+// archived runs one query of Archived with ids (none: any id).
+func (s *Store) archived(ctx context.Context, q dlqreplay.ArchiveQuery, ids []any) ([]dlqreplay.Archived, error) {
+	where, args := []string{"1=1"}, []any{}
+	if len(ids) > 0 {
+		where, args = append(where, "id IN "+inList(len(ids))), append(args, ids...)
 	}
 	if q.DLQ != "" {
 		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
@@ -400,11 +449,8 @@ func (s *Store) Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqre
 	if q.JobID != "" {
 		where, args = append(where, "job_id = ?"), append(args, q.JobID)
 	}
-	if q.Limit <= 0 {
-		q.Limit = 1000
-	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, job_id, dlq, message_id, archived_at, properties, headers, key, body,
-		restored_at, restored_to, deleted FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
+		restored_at, restored_to, deleted, restore_id FROM archive WHERE `+strings.Join(where, " AND ")+` ORDER BY id LIMIT ?`, append(args, q.Limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("read archive: %w", err)
 	}
@@ -424,7 +470,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 	var a dlqreplay.Archived
 	var at, restored int64
 	var props, hdrs string
-	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo, &a.Deleted); err != nil {
+	if err := rows.Scan(&a.ID, &a.JobID, &a.DLQ, &a.MessageID, &at, &props, &hdrs, &a.Key, &a.Body, &restored, &a.RestoredTo, &a.Deleted, &a.RestoreID); err != nil {
 		return a, fmt.Errorf("read archive: %w", err)
 	}
 	a.ArchivedAt = time.UnixMilli(at)
@@ -443,15 +489,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 
 // MarkDeleted records that archived messages were removed from their DLQ.
 func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE archive SET deleted = 1 WHERE id IN (?`+strings.Repeat(",?", len(ids)-1)+`)`, args...)
-	if err != nil {
+	if err := s.updateIDs(ctx, `UPDATE archive SET deleted = 1`, nil, ids); err != nil {
 		return fmt.Errorf("mark deleted: %w", err)
 	}
 	return nil
@@ -459,17 +497,27 @@ func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
 
 // MarkRestored records that archived messages were published to target.
 func (s *Store) MarkRestored(ctx context.Context, ids []int64, target string) error {
-	if len(ids) == 0 {
-		return nil
-	}
-	args := []any{time.Now().UnixMilli(), target}
-	for _, id := range ids {
-		args = append(args, id)
-	}
-	_, err := s.db.ExecContext(ctx, `UPDATE archive SET restored_at = ?, restored_to = ? WHERE id IN (?`+
-		strings.Repeat(",?", len(ids)-1)+`)`, args...)
-	if err != nil {
+	if err := s.updateIDs(ctx, `UPDATE archive SET restored_at = ?, restored_to = ?`, []any{time.Now().UnixMilli(), target}, ids); err != nil {
 		return fmt.Errorf("mark restored: %w", err)
 	}
 	return nil
+}
+
+// updateIDs runs update (with args) on the archive rows ids, in batches
+// within one transaction.
+func (s *Store) updateIDs(ctx context.Context, update string, args []any, ids []int64) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = tx.Rollback() }() // a no-op after Commit
+	for _, batch := range batches(ids) {
+		if _, err := tx.ExecContext(ctx, update+` WHERE id IN `+inList(len(batch)), append(slices.Clone(args), batch...)...); err != nil {
+			return err
+		}
+	}
+	return tx.Commit()
 }

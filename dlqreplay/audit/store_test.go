@@ -161,3 +161,37 @@ func TestDryRunCountsAndNoteKept(t *testing.T) {
 		t.Fatalf("job = %+v, %v; want progress %+v and note %q", got, err, j.Progress, j.Note)
 	}
 }
+
+// TestArchiveQueriesTakeAnyNumberOfIDs: a restore of an 800 KB list of
+// archive ids (more than SQLite's 32766 bound variables) reads and marks
+// them in batches instead of failing with "too many SQL variables".
+func TestArchiveQueriesTakeAnyNumberOfIDs(t *testing.T) {
+	ctx := context.Background()
+	s, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = s.Close() }()
+	stored, err := s.Archive(ctx, []dlqreplay.Archived{
+		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "a"},
+		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "b"},
+		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "c"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := make([]int64, 100_000) // about 800 KB as JSON
+	for i := range ids {
+		ids[i] = int64(len(ids) - i) // newest first: the answer is still in archive order
+	}
+	if err := s.MarkDeleted(ctx, ids); err != nil {
+		t.Fatalf("mark deleted: %v", err)
+	}
+	if err := s.MarkRestored(ctx, ids, "kafka:c::t"); err != nil {
+		t.Fatalf("mark restored: %v", err)
+	}
+	got, err := s.Archived(ctx, dlqreplay.ArchiveQuery{IDs: ids, Limit: 2})
+	if err != nil || len(got) != 2 || got[0].ID != stored[0] || got[1].ID != stored[1] || !got[0].Deleted || got[1].RestoredTo != "kafka:c::t" {
+		t.Fatalf("archived = %+v, %v", got, err)
+	}
+}

@@ -94,6 +94,8 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"missing target moves nothing", missingTarget},
 		{"a message whose origin is gone fails alone", originGone},
 		{"delete archives then restore", deleteRestore},
+		{"two instances each restore their own delete", restoreTwoInstances},
+		{"a restore and a replay of one dlq exclude each other", restoreReplayConflict},
 		{"cancel keeps every message", cancel},
 		{"one job per dlq across instances", conflict},
 		{"faults lose nothing", faults},
@@ -404,6 +406,107 @@ func waitMoved(t *testing.T, svc *dlqreplay.Service, id string, n int64) {
 		}
 	}
 	t.Fatalf("job %s never moved %d messages", id, n)
+}
+
+// restoreTwoInstances: two instances, each with its own audit store (so
+// each numbers its archive from 1), delete one message each and restore
+// it into the same queue or topic. Both copies must arrive: a broker that
+// drops duplicates by id must not take the second restore for the first.
+func restoreTwoInstances(t *testing.T, w World) {
+	ref, _ := dlqreplay.ParseID(w.DLQ())
+	ref.Name = w.Source()
+	for _, id := range []string{"first", "second"} {
+		svc := w.Service(t, 0)
+		w.DeadLetter(t, Message{ID: id})
+		r := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+		if count(r, dlqreplay.ResultDeleted) != 1 {
+			t.Fatalf("delete %s: receipt %+v", id, r.Job)
+		}
+		rr, err := svc.Restore(ctxT(t), dlqreplay.RestoreRequest{JobID: r.Job.ID, Target: ref.ID()})
+		if err != nil || count(rr, dlqreplay.ResultMoved) != 1 {
+			t.Fatalf("restore %s: %v, %+v", id, err, rr.Outcomes)
+		}
+		if got := arrivedIDs(w.Arrived(t, w.Source())); !slices.Equal(got, []string{id}) {
+			t.Fatalf("restore %s reported moved; arrived %v", id, got)
+		}
+	}
+}
+
+// restoreReplayConflict: a restore of messages deleted from the DLQ is
+// refused while a replay of the DLQ runs, and a replay while such a
+// restore runs; the cancelled restore marks what it restored and nothing
+// else, and restoring the rest later completes it.
+func restoreReplayConflict(t *testing.T, w World) {
+	svc := w.Service(t, 0)
+	deleted := messages("del", 20)
+	w.DeadLetter(t, deleted...)
+	del := run(t, svc, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if count(del, dlqreplay.ResultDeleted) != len(deleted) {
+		t.Fatalf("delete: %+v", del.Job)
+	}
+	ref, _ := dlqreplay.ParseID(w.DLQ())
+	ref.Name = w.Source()
+	restore := dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: ref.ID()}
+
+	j := slowJob(t, w, svc, 200)
+	var ce *dlqreplay.ConflictError
+	if _, err := svc.StartRestore(ctxT(t), restore); !errors.As(err, &ce) || ce.JobID != j.ID {
+		t.Fatalf("restore during a replay of its dlq: %v, want a conflict naming %s", err, j.ID)
+	}
+	if err := svc.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Wait(ctxT(t), j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	accounted(t, w, ids(messages("slow", 200)), w.Source(), r)
+
+	slow := restore
+	slow.Rate = 10
+	rj, err := svc.StartRestore(ctxT(t), slow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitMoved(t, svc, rj.ID, 1)
+	if _, err := svc.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}}); !errors.As(err, &ce) || ce.JobID != rj.ID {
+		t.Fatalf("replay during a restore from its dlq: %v, want a conflict naming %s", err, rj.ID)
+	}
+	if err := svc.Cancel(rj.ID); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := svc.Wait(ctxT(t), rj.ID)
+	if err != nil || rr.Job.State != dlqreplay.StateCancelled || rr.Job.Progress.Moved == 0 || rr.Job.Progress.Moved == int64(len(deleted)) {
+		t.Fatalf("cancelled restore: %v %+v", err, rr.Job)
+	}
+	first := arrivedIDs(w.Arrived(t, w.Source()))
+	if len(first) != int(rr.Job.Progress.Moved) {
+		t.Fatalf("cancelled restore moved %d, %d arrived", rr.Job.Progress.Moved, len(first))
+	}
+	// What the cancelled restore did not publish is still to restore.
+	var rest []int64
+	for _, a := range archived(t, svc, w.DLQ()) {
+		if a.RestoredAt.IsZero() {
+			rest = append(rest, a.ID)
+		}
+	}
+	rest2, err := svc.Restore(ctxT(t), dlqreplay.RestoreRequest{ArchiveIDs: rest, Target: ref.ID()})
+	if err != nil || count(rest2, dlqreplay.ResultMoved) != len(deleted)-len(first) {
+		t.Fatalf("restore of the rest: %v %+v", err, rest2.Job)
+	}
+	got := append(first, arrivedIDs(w.Arrived(t, w.Source()))...)
+	if !slices.Equal(sorted(got), ids(deleted)) {
+		t.Fatalf("restored %v, want each of %v once", sorted(got), ids(deleted))
+	}
+}
+
+func archived(t *testing.T, svc *dlqreplay.Service, dlq string) []dlqreplay.Archived {
+	t.Helper()
+	as, err := svc.Archived(ctxT(t), dlq, 1000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return as
 }
 
 func cancel(t *testing.T, w World) {

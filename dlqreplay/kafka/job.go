@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"strconv"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kerr"
@@ -199,7 +198,7 @@ func (e *session) Keep(d *dlqreplay.Delivery) error {
 }
 
 // Publish produces the copy inside the job's open transaction.
-func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
+func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, rp dlqreplay.Replay) error {
 	if !e.inTxn {
 		if err := e.tx.BeginTransaction(); err != nil {
 			return fmt.Errorf("begin transaction: %w", err)
@@ -209,7 +208,7 @@ func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqrepla
 	p := e.add(d)
 	// A cancel stops the job taking messages, not the copies already on
 	// their way: those are settled like any other.
-	e.tx.Produce(context.WithoutCancel(ctx), copyOf(record(d), r.Target, replayID), func(_ *kgo.Record, err error) { p.err = err })
+	e.tx.Produce(context.WithoutCancel(ctx), copyOf(record(d), r.Target, rp), func(_ *kgo.Record, err error) { p.err = err })
 	return nil
 }
 
@@ -246,8 +245,8 @@ func (e *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, er
 }
 
 // copyOf is the replayed record: same key, value and headers, the replay
-// count bumped and the replay id set.
-func copyOf(r *kgo.Record, topic, replayID string) *kgo.Record {
+// count and id set to rp's.
+func copyOf(r *kgo.Record, topic string, rp dlqreplay.Replay) *kgo.Record {
 	c := &kgo.Record{Topic: topic, Key: r.Key, Value: r.Value}
 	for _, h := range r.Headers {
 		if h.Key != HeaderReplayCount && h.Key != HeaderReplayID {
@@ -255,8 +254,8 @@ func copyOf(r *kgo.Record, topic, replayID string) *kgo.Record {
 		}
 	}
 	c.Headers = append(c.Headers,
-		kgo.RecordHeader{Key: HeaderReplayCount, Value: []byte(strconv.FormatInt(replayCount(r)+1, 10))},
-		kgo.RecordHeader{Key: HeaderReplayID, Value: []byte(replayID)})
+		kgo.RecordHeader{Key: HeaderReplayCount, Value: []byte(queue.FormatReplayCount(rp.Count))},
+		kgo.RecordHeader{Key: HeaderReplayID, Value: []byte(rp.ID)})
 	return c
 }
 

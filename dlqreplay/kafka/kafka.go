@@ -196,16 +196,6 @@ func message(r *kgo.Record) queue.Message {
 	return m
 }
 
-func replayCount(r *kgo.Record) int64 {
-	for _, h := range r.Headers {
-		if h.Key == HeaderReplayCount {
-			n, _ := strconv.ParseInt(string(h.Value), 10, 64)
-			return n
-		}
-	}
-	return 0
-}
-
 // consumer reads partitions of topic from the given offsets, in no group.
 func (b *Backend) consumer(topic string, from map[int32]int64) (*kgo.Client, error) {
 	offs := map[int32]kgo.Offset{}
@@ -325,8 +315,10 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 }
 
 // Restore produces archived records to the topic target.Name (acks=all,
-// idempotent) and returns the archive ids that were acknowledged.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+// idempotent) and returns the ones that were acknowledged. Kafka drops a
+// record as a duplicate only within one producer session's retries, never
+// another producer's record, so every acknowledged record is a new copy.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
 	if err := b.checkTopic(ctx, target.Name); err != nil {
 		return nil, err
 	}
@@ -339,10 +331,10 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 		recs[i] = r
 	}
 	res := b.cl.ProduceSync(ctx, recs...)
-	var done []int64
+	var done []dlqreplay.Restored
 	for i, pr := range res {
 		if pr.Err == nil {
-			done = append(done, msgs[i].ID)
+			done = append(done, dlqreplay.Restored{ID: msgs[i].ID})
 		}
 	}
 	return done, res.FirstErr()

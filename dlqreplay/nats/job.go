@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -108,12 +107,7 @@ func handle(d *dlqreplay.Delivery) *copyRef { return d.Handle.(*copyRef) }
 func (s *session) Route(m *queue.Message, t dlqreplay.Target) (dlqreplay.Route, error) {
 	switch t.Kind {
 	case dlqreplay.TargetNamed:
-		// A move goes to a user's subject: not into JetStream's own
-		// ($KV, $JS: a lease could be forged) nor back into the copies.
-		if strings.HasPrefix(t.Name, "$") || strings.HasPrefix(t.Name, s.b.opts.Cluster.DeadLetterStream()+".") {
-			return dlqreplay.Route{}, fmt.Errorf("subject %q is queuewatch's or JetStream's own, not a move target: %w", t.Name, dlqreplay.ErrInvalidRequest)
-		}
-		return route(t.Name)
+		return s.b.namedRoute(t.Name)
 	case dlqreplay.TargetOriginalExchange:
 		return dlqreplay.Route{}, fmt.Errorf("nats has no exchanges; replay to the original subject or a named one: %w", dlqreplay.ErrInvalidRequest)
 	}
@@ -138,34 +132,35 @@ func (s *session) Keep(*dlqreplay.Delivery) error { return nil }
 // replayMsg is the copy to publish: the original's headers and body, the
 // replay count bumped, the replay id set, and a Nats-Msg-Id that is the
 // same for every attempt at this replay.
-func replayMsg(ref *copyRef, subject, replayID string) *nats.Msg {
+func replayMsg(ref *copyRef, subject string, rp dlqreplay.Replay) *nats.Msg {
 	m := nats.NewMsg(subject)
 	for k, vs := range ref.raw.Header {
-		// Nats-* on a copy are the capture's publish directives.
-		if brokernats.IsCaptureHeader(k) && k != brokernats.HeaderMsgID || strings.HasPrefix(k, "Nats-") ||
+		// Nats-* on a copy are the capture's publish directives, and
+		// Qw-Dead-* (the original's Nats-Msg-Id too) its bookkeeping of
+		// this death: a copy that dies again gets its own.
+		if brokernats.IsCaptureHeader(k) || strings.HasPrefix(k, "Nats-") ||
 			k == queue.HeaderReplayCount || k == queue.HeaderReplayID {
 			continue
 		}
 		m.Header[k] = vs
 	}
-	count := ref.dead.Message.ReplayCount() + 1
-	m.Header.Set(queue.HeaderReplayCount, strconv.FormatInt(count, 10))
-	m.Header.Set(queue.HeaderReplayID, replayID)
-	m.Header.Set(jetstream.MsgIDHeader, brokernats.ReplayMsgID(ref.dead.Stream, ref.dead.StreamSeq, count, ref.raw.Sequence))
+	m.Header.Set(queue.HeaderReplayCount, queue.FormatReplayCount(rp.Count))
+	m.Header.Set(queue.HeaderReplayID, rp.ID)
+	m.Header.Set(jetstream.MsgIDHeader, brokernats.ReplayMsgID(ref.dead.Stream, ref.dead.StreamSeq, rp.Count, ref.raw.Sequence))
 	m.Data = ref.raw.Data
 	return m
 }
 
 // Publish publishes the copy, waits for the target stream's ack and then
 // deletes the captured copy. Its outcome is reported by the next Settle.
-func (s *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
+func (s *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, rp dlqreplay.Replay) error {
 	if err := s.held(); err != nil {
 		return err
 	}
 	ref := handle(d)
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ioTimeout)
 	defer cancel()
-	ack, err := s.c.js.PublishMsg(ctx, replayMsg(ref, r.Dest.(string), replayID))
+	ack, err := s.c.js.PublishMsg(ctx, replayMsg(ref, r.Dest.(string), rp))
 	if err != nil {
 		// A refusal stored nothing; anything else (a timeout, a lost
 		// connection) may have stored the copy without its ack.

@@ -184,6 +184,16 @@ func route(subject string) (dlqreplay.Route, error) {
 	return dlqreplay.Route{Target: subject, Dest: subject}, nil
 }
 
+// namedRoute is the route of a move or restore to a named subject: a
+// user's subject, not JetStream's own ($KV, $JS: a lease could be forged)
+// nor the dead-letter stream's copies.
+func (b *Backend) namedRoute(subject string) (dlqreplay.Route, error) {
+	if strings.HasPrefix(subject, "$") || strings.HasPrefix(subject, b.opts.Cluster.DeadLetterStream()+".") {
+		return dlqreplay.Route{}, fmt.Errorf("subject %q is queuewatch's or JetStream's own, not a move or restore target: %w", subject, dlqreplay.ErrInvalidRequest)
+	}
+	return route(subject)
+}
+
 // checkSubject tells whether a stream stores subject: a publish to a
 // subject no stream stores is acknowledged by nobody.
 func checkSubject(ctx context.Context, js jetstream.JetStream, subject string) error {
@@ -198,11 +208,15 @@ func checkSubject(ctx context.Context, js jetstream.JetStream, subject string) e
 }
 
 // Restore publishes archived messages to the subject target.Name and
-// returns the archive ids the target stream acknowledged. Each carries
-// Nats-Msg-Id "qw-restore:<archive id>", so a restore retried within the
-// stream's duplicate window stores each message once.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
-	r, err := route(target.Name)
+// returns the ones the target stream acknowledged; the target passes the
+// same check as a move's (namedRoute, checkSubject). Each carries
+// Nats-Msg-Id "qw-restore:<restore id>", the archive row's random id, so a
+// restore retried within the stream's duplicate window stores each
+// message once, while another row — from this store or another
+// instance's — never shares the id. An ack that says Duplicate stored
+// nothing new and is returned as such.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+	r, err := b.namedRoute(target.Name)
 	if err != nil {
 		return nil, err
 	}
@@ -214,7 +228,7 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 	if err := checkSubject(ctx, js, r.Target); err != nil {
 		return nil, err
 	}
-	var done []int64
+	var done []dlqreplay.Restored
 	for _, a := range msgs {
 		m := nats.NewMsg(r.Target)
 		for _, h := range a.Headers {
@@ -222,12 +236,16 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 				m.Header.Add(h.Key, string(h.Value))
 			}
 		}
-		m.Header.Set(jetstream.MsgIDHeader, "qw-restore:"+strconv.FormatInt(a.ID, 10))
+		m.Header.Set(jetstream.MsgIDHeader, restoreMsgID(a))
 		m.Data = a.Body
-		if _, err := js.PublishMsg(ctx, m); err != nil {
+		ack, err := js.PublishMsg(ctx, m)
+		if err != nil {
 			return done, fmt.Errorf("restore message %s: %w", a.MessageID, err)
 		}
-		done = append(done, a.ID)
+		done = append(done, dlqreplay.Restored{ID: a.ID, Duplicate: ack.Duplicate})
 	}
 	return done, nil
 }
+
+// restoreMsgID is a restored copy's Nats-Msg-Id.
+func restoreMsgID(a dlqreplay.Archived) string { return "qw-restore:" + a.RestoreID }

@@ -3,6 +3,8 @@ package nats
 import (
 	"context"
 	"errors"
+	"slices"
+	"strings"
 	"testing"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
@@ -25,17 +27,17 @@ func TestReplayRetriedPublishStoredOnce(t *testing.T) {
 	var ids []string
 	for i := range 2 {
 		ref := &copyRef{dead: brokernats.DecodeDeadLetter(raws[0]), raw: raws[0]}
-		ack, err := w.js.PublishMsg(ctx, replayMsg(ref, "orders", "job.1"))
+		ack, err := w.js.PublishMsg(ctx, replayMsg(ref, "orders", dlqreplay.Replay{ID: "job.1", Count: 1}))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if ack.Duplicate != (i == 1) {
 			t.Fatalf("publish %d: duplicate = %v", i, ack.Duplicate)
 		}
-		ids = append(ids, replayMsg(ref, "orders", "job.1").Header.Get("Nats-Msg-Id"))
+		ids = append(ids, replayMsg(ref, "orders", dlqreplay.Replay{ID: "job.1", Count: 1}).Header.Get("Nats-Msg-Id"))
 	}
 	other := &copyRef{dead: brokernats.DecodeDeadLetter(raws[1]), raw: raws[1]}
-	if id := replayMsg(other, "orders", "job.2").Header.Get("Nats-Msg-Id"); id == ids[0] {
+	if id := replayMsg(other, "orders", dlqreplay.Replay{ID: "job.2", Count: 1}).Header.Get("Nats-Msg-Id"); id == ids[0] {
 		t.Fatalf("two dead letters share the replay id %s", id)
 	}
 	if got := w.Arrived(t, "orders"); len(got) != 1 || got[0].ID != "a" || got[0].ReplayCount != "1" {
@@ -80,5 +82,92 @@ func TestMoveRefusesInternalSubjects(t *testing.T) {
 	}
 	if r, err := s.Route(&queue.Message{}, dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: "moved"}); err != nil || r.Target != "moved" {
 		t.Errorf("move to moved: %+v %v", r, err)
+	}
+}
+
+// TestRestoreTwiceStoresOneCopy: restoring the same archived message twice
+// within the target stream's duplicate window stores one copy, and the
+// second restore says so (skipped) instead of reporting it moved.
+func TestRestoreTwiceStoresOneCopy(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: w.Source()}.ID()
+	for i, want := range []dlqreplay.Result{dlqreplay.ResultMoved, dlqreplay.ResultSkipped} {
+		r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target})
+		if err != nil || len(r.Outcomes) != 1 || r.Outcomes[0].Result != want {
+			t.Fatalf("restore %d: %v %+v, want %s", i+1, err, r.Outcomes, want)
+		}
+	}
+	if got := w.Arrived(t, w.Source()); len(got) != 1 {
+		t.Fatalf("arrived %+v, want one copy", got)
+	}
+}
+
+// TestRestoreRefusesInternalSubjects: a restore is refused where a move
+// is — JetStream's own subjects and the dead-letter stream — even when a
+// stream stores them, and writes nothing there.
+func TestRestoreRefusesInternalSubjects(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	for _, subject := range []string{dlStream + ".ORDERS.billing", "$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.ORDERS.billing", "$KV.QW_DL_LEASES.x"} {
+		target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: subject}.ID()
+		if _, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target}); !errors.Is(err, dlqreplay.ErrInvalidRequest) {
+			t.Errorf("restore to %q: err %v, want invalid request", subject, err)
+		}
+	}
+	if got := w.InDLQ(t); len(got) != 0 {
+		t.Fatalf("the dead-letter stream got a restored copy: %v", got)
+	}
+}
+
+// TestCopiesCarryNoCaptureHeaders: a replayed or restored copy carries
+// none of queuewatch's own dead-letter bookkeeping (Qw-Dead-*, the
+// original's Nats-Msg-Id among them): those describe the capture, not the
+// message, and a copy that dies again gets its own.
+func TestCopiesCarryNoCaptureHeaders(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "replayed"}, conformance.Message{ID: "restored"})
+	if v := w.copies(t)[0].Header.Get(brokernats.HeaderMsgID); v == "" {
+		t.Fatalf("the captured copy has no %s: the test proves nothing", brokernats.HeaderMsgID)
+	}
+	if _, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{IDs: []string{"ORDERS@1"}}}); err != nil {
+		t.Fatal(err)
+	}
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: w.Source()}.ID()
+	if _, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target}); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, raw := range w.readSubject(t, "ORDERS", "orders", 1) {
+		if strings.HasPrefix(raw.Header.Get("Nats-Msg-Id"), origPrefix) {
+			continue
+		}
+		got = append(got, raw.Header.Get(conformance.TestIDHeader))
+		for k := range raw.Header {
+			if brokernats.IsCaptureHeader(k) {
+				t.Errorf("copy %s carries %s: %q", raw.Header.Get(conformance.TestIDHeader), k, raw.Header.Get(k))
+			}
+		}
+	}
+	if !slices.Equal(got, []string{"replayed", "restored"}) {
+		t.Fatalf("copies %v, want replayed and restored", got)
 	}
 }

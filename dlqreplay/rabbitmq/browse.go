@@ -214,7 +214,7 @@ func (b *Backend) spareLimit(ctx context.Context, conn *amqp.Connection, ref dlq
 				return err
 			}
 		}
-		if err := p.publish(ctx, "", ref.Name, "", copyOf(d, "", b.user)); err != nil {
+		if err := p.publish(ctx, "", ref.Name, "", copyOf(d, dlqreplay.Replay{}, b.user)); err != nil {
 			return err
 		}
 		if s := p.settleAll(); s[0].err != nil {

@@ -17,8 +17,8 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Headers queuewatch adds to every replayed copy (decimal text values);
-// the names live in queue.
+// Headers queuewatch adds to every replayed copy; the names and the count's
+// encoding (queue.FormatReplayCount: decimal text) live in queue.
 const (
 	HeaderReplayCount = queue.HeaderReplayCount
 	HeaderReplayID    = queue.HeaderReplayID
@@ -218,27 +218,24 @@ func fromJSON(v any) any {
 // toInt reads an integer header value of any encoding.
 func toInt(v any) (int64, bool) { return rabbit.HeaderInt(v) }
 
-// replayCount is how often queuewatch already replayed the message.
-func replayCount(d *amqp.Delivery) int64 {
-	n, _ := toInt(d.Headers[HeaderReplayCount])
-	return n
-}
-
 // copyOf is the publishing that replays d: every property and header kept
 // (x-death too, so a second death is counted by the broker), the replay
-// count bumped and the replay id set. x-delivery-count belongs to the
-// queue that delivered it and is dropped. user_id is kept only when it is
-// the publishing user, since the broker refuses any other.
-func copyOf(d *amqp.Delivery, replayID, user string) amqp.Publishing {
+// count and id set to rp's, the count as decimal text like on every
+// broker (versions before issue 21 wrote an AMQP long-long here; readers
+// accept both). x-delivery-count belongs to the queue that delivered it
+// and is dropped. user_id is kept only when it is the publishing user,
+// since the broker refuses any other. With no rp.ID the replay headers
+// are left as they were.
+func copyOf(d *amqp.Delivery, rp dlqreplay.Replay, user string) amqp.Publishing {
 	h := amqp.Table{}
 	for k, v := range d.Headers {
 		if k != "x-delivery-count" {
 			h[k] = v
 		}
 	}
-	if replayID != "" {
-		h[HeaderReplayCount] = replayCount(d) + 1
-		h[HeaderReplayID] = replayID
+	if rp.ID != "" { // a copy that is no replay (saved at the delivery limit) is left as it was
+		h[HeaderReplayCount] = queue.FormatReplayCount(rp.Count)
+		h[HeaderReplayID] = rp.ID
 	}
 	p := amqp.Publishing{
 		Headers: h, ContentType: d.ContentType, ContentEncoding: d.ContentEncoding, DeliveryMode: d.DeliveryMode,

@@ -283,9 +283,10 @@ func (e *session) hold(d *amqp.Delivery) {
 var errHeldFull = errors.New("too many unselected messages held (max_held); the rest of the queue was not scanned")
 
 // Publish sends the copy, mandatory, on the confirm-mode channel.
-func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, replayID string) error {
+func (e *session) Publish(ctx context.Context, d *dlqreplay.Delivery, r dlqreplay.Route, rp dlqreplay.Replay) error {
 	to := r.Dest.(dest)
-	pub := copyOf(amqpDelivery(d), replayID, e.b.user)
+	replayID := rp.ID
+	pub := copyOf(amqpDelivery(d), rp, e.b.user)
 	if len(to.cc) > 0 {
 		pub.Headers["CC"] = to.cc
 	}

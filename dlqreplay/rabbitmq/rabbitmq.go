@@ -141,6 +141,12 @@ func New(opts Options) (*Backend, error) {
 // Broker is queue.RabbitMQ.
 func (b *Backend) Broker() queue.Broker { return queue.RabbitMQ }
 
+// ExtraTargetKinds declares the exchange target: a replay may go to the
+// exchange and routing keys a message was first published with.
+func (b *Backend) ExtraTargetKinds() []dlqreplay.TargetKind {
+	return []dlqreplay.TargetKind{dlqreplay.TargetOriginalExchange}
+}
+
 // Cluster is the configured cluster name.
 func (b *Backend) Cluster() string { return b.opts.Cluster.Name() }
 
@@ -266,9 +272,10 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 }
 
 // Restore publishes archived messages to the queue target.Name through the
-// default exchange, mandatory and confirmed, and returns the archive ids
-// the broker confirmed.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]int64, error) {
+// default exchange, mandatory and confirmed, and returns the ones the
+// broker confirmed. RabbitMQ drops no message for its id, so every
+// confirmed copy is a new one.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
 	conn, err := b.dial(target.VHost)
 	if err != nil {
 		return nil, err
@@ -281,7 +288,7 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 	if err != nil {
 		return nil, err
 	}
-	var done []int64
+	var done []dlqreplay.Restored
 	for i, m := range msgs {
 		pub := archivedPublishing(m, b.user)
 		if err := p.publish(ctx, "", target.Name, strconv.Itoa(i), pub); err != nil {
@@ -293,7 +300,7 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 				return done, fmt.Errorf("restore message %s: %w", m.MessageID, r.err)
 			}
 		}
-		done = append(done, m.ID)
+		done = append(done, dlqreplay.Restored{ID: m.ID})
 	}
 	return done, nil
 }
