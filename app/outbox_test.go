@@ -1,8 +1,12 @@
 package app
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
@@ -84,6 +88,89 @@ func TestServeOutboxMetrics(t *testing.T) {
 	for _, want := range []string{
 		`queuewatch_outbox_pending_rows{source="orders-db",table="outbox"} 3`,
 		`queuewatch_outbox_status{source="orders-db",status="ok",table="outbox"} 1`,
+		`queuewatch_collector_up{broker="outbox",cluster="orders-db"} 1`,
+		`queuewatch_collector_up{broker="outbox",cluster="billing-db"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// brokenOutboxConfig is orders-db on db plus billing-db, whose DSN names
+// a CA file that config validation read and that is gone when the source
+// starts: a source that cannot start.
+func brokenOutboxConfig(t *testing.T, db *testenv.Database) *config.Config {
+	t.Helper()
+	ca := filepath.Join(t.TempDir(), "ca.pem")
+	pem, err := os.ReadFile("../config/testdata/tls/ca.pem")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(ca, pem, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := pgOutboxConfig(t, db.DSN, "outbox")
+	bad := cfg.Outbox[0]
+	bad.Name, bad.DSN = "billing-db", "postgres://queuewatch:s3cret@127.0.0.1:5432/x?sslmode=verify-full&sslrootcert="+ca
+	cfg.Outbox = append(cfg.Outbox, bad)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(ca); err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// TestCheckOutboxSourceThatCannotStart: check reports the source that
+// cannot start as failed, with why, and still checks the others.
+func TestCheckOutboxSourceThatCannotStart(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutboxDDL)
+	var out strings.Builder
+	err := Check(t.Context(), brokenOutboxConfig(t, db), &out, nil)
+	want := "outbox:billing-db: cannot start: outbox billing-db: not a PostgreSQL DSN: failed to configure TLS (unable to read CA file"
+	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
+		t.Errorf("check error = %v, want one containing %q", err, want)
+	}
+	if !strings.Contains(out.String(), "ok   outbox:orders-db: 1 tables") {
+		t.Errorf("check output lacks the working source:\n%s", out.String())
+	}
+}
+
+// TestServeOutboxSourceThatCannotStart: serve runs with a source that
+// cannot start; that source is down on its own, the other is polled.
+func TestServeOutboxSourceThatCannotStart(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutboxDDL, "INSERT INTO outbox (created_at) VALUES (now())")
+	cfg := brokenOutboxConfig(t, db)
+	ctx, cancel := context.WithCancel(t.Context())
+	done, addr := make(chan error, 1), make(chan string, 1)
+	go func() {
+		// Not start(t, cfg): it validates the config again, which now
+		// refuses the missing CA file.
+		done <- Run(ctx, Options{Config: cfg, Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
+	}()
+	r := &running{done: done, stop: cancel}
+	select {
+	case a := <-addr:
+		r.base = "http://" + a
+	case err := <-done:
+		t.Fatalf("Run returned before listening: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not start listening")
+	}
+	defer func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	}()
+	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
+	_, metrics := r.get(t, "/metrics")
+	for _, want := range []string{
+		`queuewatch_outbox_pending_rows{source="orders-db",table="outbox"} 1`,
 		`queuewatch_collector_up{broker="outbox",cluster="orders-db"} 1`,
 		`queuewatch_collector_up{broker="outbox",cluster="billing-db"} 0`,
 	} {

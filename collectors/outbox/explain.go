@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 )
 
 // largeTable is the estimated row count from which a sequential scan per
@@ -18,7 +20,7 @@ const largeTable = 10_000
 // MySQL's type ALL) although it holds at least largeTable rows, naming the
 // index that would make the query cheap. It is for check, not for polls.
 func (s *Source) Advise(ctx context.Context) ([]string, error) {
-	if s.dialect == SQLite {
+	if s.db.Dialect() == brokeroutbox.SQLite {
 		return nil, nil
 	}
 	var out []string
@@ -29,7 +31,7 @@ func (s *Source) Advise(ctx context.Context) ([]string, error) {
 		}
 		if rows >= largeTable {
 			out = append(out, fmt.Sprintf("table %s: the pending query reads the whole table (a sequential scan over about %d rows) on every poll; add an index: %s",
-				t.Table, rows, s.dialect.suggestIndex(t)))
+				t.Table, rows, suggestIndex(s.db.Dialect(), t)))
 		}
 	}
 	return out, nil
@@ -38,17 +40,17 @@ func (s *Source) Advise(ctx context.Context) ([]string, error) {
 // explain returns the estimated size of t when the pending query scans it
 // whole, and 0 when it uses an index.
 func (s *Source) explain(ctx context.Context, t Table) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
-	defer cancel()
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback() //nolint:errcheck // read-only
-	if s.dialect == Postgres {
-		return explainPostgres(ctx, tx, t)
-	}
-	return explainMySQL(ctx, tx, t)
+	var rows int64
+	err := s.db.ReadOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if s.db.Dialect() == brokeroutbox.Postgres {
+			rows, err = explainPostgres(ctx, tx, t)
+		} else {
+			rows, err = explainMySQL(ctx, tx, t)
+		}
+		return err
+	})
+	return rows, err
 }
 
 // pgPlan is the part of PostgreSQL's JSON plan that tells a full scan.
@@ -72,7 +74,7 @@ func (p pgPlan) seqScan() bool {
 
 func explainPostgres(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 	var raw []byte
-	if err := tx.QueryRowContext(ctx, Postgres.explainQuery(t)).Scan(&raw); err != nil {
+	if err := tx.QueryRowContext(ctx, explainQuery(brokeroutbox.Postgres, t)).Scan(&raw); err != nil {
 		return 0, err
 	}
 	var plans []struct{ Plan pgPlan }
@@ -93,7 +95,7 @@ func explainPostgres(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 }
 
 func explainMySQL(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
-	rows, err := tx.QueryContext(ctx, MySQL.explainQuery(t))
+	rows, err := tx.QueryContext(ctx, explainQuery(brokeroutbox.MySQL, t))
 	if err != nil {
 		return 0, err
 	}
@@ -133,9 +135,9 @@ func explainMySQL(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 // a partial index, which holds only pending rows and so stays as small as
 // the backlog; MySQL and MariaDB have none, so the condition's columns lead
 // an ordinary index and created_at follows.
-func (d Dialect) suggestIndex(t Table) string {
+func suggestIndex(d brokeroutbox.Dialect, t Table) string {
 	name := strings.ReplaceAll(t.Table, ".", "_") + "_pending_idx"
-	if d == Postgres {
+	if d == brokeroutbox.Postgres {
 		return fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s (%s) WHERE %s", name, t.Table, t.CreatedAt, t.Pending)
 	}
 	cols := append(conditionColumns(t.Pending), t.CreatedAt)
