@@ -2,8 +2,10 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -176,6 +178,50 @@ func TestServeOutboxSourceThatCannotStart(t *testing.T) {
 	} {
 		if !strings.Contains(metrics, want) {
 			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+}
+
+// TestServeOutboxMissingSlot: a configured slot that does not exist has
+// no lag (null in the API, no series), and every status its stateset
+// exports is one the README lists for it.
+func TestServeOutboxMissingSlot(t *testing.T) {
+	db := testenv.Postgres(t)
+	cfg := testConfig(t)
+	cfg.Outbox = []config.Outbox{{Name: "orders-db", Driver: config.OutboxPostgres, DSN: db.DSN, ReplicationSlots: []string{"no_such_slot"}}}
+	r := start(t, cfg)
+	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
+	_, body := r.get(t, "/api/v1/outbox")
+	var api struct {
+		Slots []map[string]any `json:"slots"`
+	}
+	if err := json.Unmarshal([]byte(body), &api); err != nil {
+		t.Fatalf("%v: %s", err, body)
+	}
+	if len(api.Slots) != 1 || api.Slots[0]["slot"] != "no_such_slot" || api.Slots[0]["lag_bytes"] != nil || api.Slots[0]["status"] != "error" {
+		t.Errorf("slots = %v, want no_such_slot in error with lag_bytes null", api.Slots)
+	}
+	_, metrics := r.get(t, "/metrics")
+	if strings.Contains(metrics, "queuewatch_outbox_replication_slot_lag_bytes{") {
+		t.Errorf("/metrics has a lag for the missing slot")
+	}
+	readme, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var row string
+	for line := range strings.Lines(string(readme)) {
+		if strings.HasPrefix(line, "| `queuewatch_outbox_replication_slot_status` |") {
+			row = line
+		}
+	}
+	statuses := regexp.MustCompile(`queuewatch_outbox_replication_slot_status\{[^}]*status="([a-z]+)"`).FindAllStringSubmatch(metrics, -1)
+	if len(statuses) == 0 {
+		t.Fatalf("/metrics has no slot status:\n%s", metrics)
+	}
+	for _, m := range statuses {
+		if !regexp.MustCompile(`\b` + m[1] + `\b`).MatchString(row) {
+			t.Errorf("README's slot status row does not list %q, which /metrics exports:\n%s", m[1], row)
 		}
 	}
 }

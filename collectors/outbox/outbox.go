@@ -160,8 +160,12 @@ func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
 		switch {
 		case err != nil:
 			out[i].Err = fmt.Sprintf("read pg_replication_slots: %v", err)
+			out[i].LagUnknown = "pg_replication_slots could not be read"
 		case !ok:
+			// Unknown, not 0: no slot holds WAL back, but none confirms
+			// anything either, and a 0 would read as a caught-up client.
 			out[i].Err = "no replication slot named " + out[i].Slot
+			out[i].LagUnknown = "the slot does not exist"
 		default:
 			out[i].Active, out[i].LagBytes, out[i].LagUnknown = sl.Active, sl.LagBytes, sl.LagUnknown
 		}
