@@ -182,6 +182,24 @@ func TestServeOutboxSourceThatCannotStart(t *testing.T) {
 	}
 }
 
+// TestCheckOutboxFailingTableKeepsOtherWarnings: a table that cannot be
+// read fails check, and the other tables still get their index advice.
+func TestCheckOutboxFailingTableKeepsOtherWarnings(t *testing.T) {
+	db := testenv.Postgres(t)
+	db.Exec(t, pgOutboxDDL,
+		"INSERT INTO outbox (sent_at) SELECT now() FROM generate_series(1, 30000)",
+		"ANALYZE outbox")
+	var out strings.Builder
+	err := Check(t.Context(), pgOutboxConfig(t, db.DSN, "missing_outbox", "outbox"), &out, nil)
+	if err == nil || !strings.Contains(err.Error(), "table missing_outbox") {
+		t.Errorf("check with a missing table: %v", err)
+	}
+	want := "     warn: table outbox: the pending query reads the whole table"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("check output lacks %q:\n%s", want, out.String())
+	}
+}
+
 // TestServeOutboxMissingSlot: a configured slot that does not exist has
 // no lag (null in the API, no series), and every status its stateset
 // exports is one the README lists for it.
