@@ -101,8 +101,8 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 	switch {
 	case stalled:
 		t.Status = queue.StatusStall
-		t.StatusReason = fmt.Sprintf("%s rows pending and none published for %s; the oldest is %s old",
-			queue.ExactCount(t.Pending), queue.HumanDuration(span), queue.HumanDuration(t.OldestPendingAge))
+		t.StatusReason = fmt.Sprintf("%s pending and none published for %s; the oldest is %s old",
+			rows(t.Pending), queue.HumanDuration(span), queue.HumanDuration(t.OldestPendingAge))
 	case backlogRising(obs):
 		t.Status = queue.StatusWarn
 		t.StatusReason = fmt.Sprintf("backlog growing from %s to %s rows over %s while %s rows/s are published",
@@ -146,7 +146,7 @@ func tableSummary(t *queue.OutboxTable) string {
 	if t.Pending == 0 {
 		return "no rows pending"
 	}
-	s := fmt.Sprintf("%s rows pending, the oldest %s old", queue.ExactCount(t.Pending), queue.HumanDuration(t.OldestPendingAge))
+	s := fmt.Sprintf("%s pending, the oldest %s old", rows(t.Pending), queue.HumanDuration(t.OldestPendingAge))
 	if t.HasPublishRate {
 		s += ", " + rate(t.PublishRate) + " rows/s published"
 	}
@@ -154,6 +154,14 @@ func tableSummary(t *queue.OutboxTable) string {
 }
 
 func rate(r float64) string { return fmt.Sprintf("%.1f", r) }
+
+// rows counts rows for a sentence: "1 row", "1,200 rows".
+func rows(n int64) string {
+	if n == 1 {
+		return "1 row"
+	}
+	return queue.ExactCount(n) + " rows"
+}
 
 func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.ReplicationSlot, window int) {
 	switch {

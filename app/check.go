@@ -58,6 +58,10 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		if err != nil {
 			fmt.Fprintf(w, "FAIL %s: %v\n", name, err)
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
+			if snap != nil {
+				// One failed table hides no other table's advice.
+				printAdvice(ctx, s, w)
+			}
 			continue
 		}
 		if s.Broker() == queue.Outbox {

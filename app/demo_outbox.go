@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 	qwcollectors "github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/outbox"
 	"github.com/queuewatch/queuewatch/demo"
@@ -31,7 +32,7 @@ func demoOutbox(ctx context.Context, path string, log *slog.Logger) ([]qwcollect
 // (Unix seconds), pending while demo.OutboxPending holds.
 func demoOutboxSource(ob *demo.Outbox) (qwcollectors.Source, error) {
 	return outbox.New(outbox.Options{
-		Name: demo.OutboxSource, Dialect: outbox.SQLite, DB: ob.ReadDB(),
+		DB:     brokeroutbox.Wrap(demo.OutboxSource, brokeroutbox.SQLite, ob.ReadDB(), 0),
 		Tables: []outbox.Table{{Table: demo.OutboxTable, CreatedAt: demo.OutboxCreatedAt, Pending: demo.OutboxPending}},
 	})
 }

@@ -7,13 +7,19 @@ import (
 	"log/slog"
 	"time"
 
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/outbox"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
-// outboxSources creates a source per configured outbox database; the
-// returned func closes their pools.
+// outboxSources creates a source per configured outbox database, each over
+// its own access (brokers/outbox); the returned func closes their pools.
+// A source that cannot be built (config validation parses the DSN, but a
+// Config may skip it, and a DSN's certificate file may be gone by now) is
+// that source's error on every poll, never the process's: the other
+// sources run.
 func outboxSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
@@ -23,20 +29,51 @@ func outboxSources(cfg *config.Config, log *slog.Logger) ([]collectors.Source, f
 		}
 	}
 	for _, o := range cfg.Outbox {
-		s, err := outbox.New(outbox.Options{
-			Name: o.Name, Dialect: outbox.Dialect(o.Driver), DSN: o.DSN,
-			Tables: outboxTables(o.Tables), Slots: o.ReplicationSlots,
-			StatementTimeout: statementTimeout(cfg.PollTimeout, len(o.Tables)),
-			Logger:           log.With("outbox", o.Name),
-		})
+		s, closeDB, err := outboxSource(o, statementTimeout(cfg.PollTimeout, len(o.Tables)))
 		if err != nil {
-			closeAll()
-			return nil, nil, err
+			log.Error("outbox source cannot start", "outbox", o.Name, "err", err)
+			sources = append(sources, brokenSource{broker: queue.Outbox, name: o.Name, err: err})
+			continue
 		}
 		sources = append(sources, s)
-		closers = append(closers, s.Close)
+		closers = append(closers, func() {
+			if err := closeDB(); err != nil {
+				log.Warn("close outbox connections", "outbox", o.Name, "err", err)
+			}
+		})
 	}
 	return sources, closeAll, nil
+}
+
+// outboxSource builds the access to o's database and the source over it;
+// the returned func closes the access.
+func outboxSource(o config.Outbox, timeout time.Duration) (*outbox.Source, func() error, error) {
+	db, err := brokeroutbox.New(o, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	s, err := outbox.New(outbox.Options{DB: db, Tables: outboxTables(o.Tables), Slots: o.ReplicationSlots})
+	if err != nil {
+		_ = db.Close()
+		return nil, nil, err
+	}
+	return s, db.Close, nil
+}
+
+// brokenSource stands for a configured source that could not be built:
+// every poll fails with why, so the error shows on that source (its
+// collector_up is 0, its page and check say why) and the others go on.
+type brokenSource struct {
+	broker queue.Broker
+	name   string
+	err    error
+}
+
+func (b brokenSource) Broker() queue.Broker { return b.broker }
+func (b brokenSource) Cluster() string      { return b.name }
+
+func (b brokenSource) Poll(context.Context) (*queue.Snapshot, error) {
+	return nil, fmt.Errorf("cannot start: %w", b.err)
 }
 
 func outboxTables(ts []config.OutboxTable) []outbox.Table {
@@ -52,7 +89,7 @@ func outboxTables(ts []config.OutboxTable) []outbox.Table {
 // cannot use up the poll, and never allows more than the default.
 func statementTimeout(pollTimeout time.Duration, tables int) time.Duration {
 	d := pollTimeout / time.Duration(tables+1)
-	return min(max(d, 100*time.Millisecond), outbox.DefaultStatementTimeout)
+	return min(max(d, 100*time.Millisecond), brokeroutbox.DefaultStatementTimeout)
 }
 
 // adviser is a source that can tell check how to make its queries cheaper.

@@ -65,6 +65,8 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"history-default-too-short", 1, "history", "must cover the alerts.window of 10 polls (at least 1h40m0s), got 1h0m0s"},
 		{"bad-listen", 1, "listen", `"localhost" is not host:port`},
 		{"top-level-list", 1, "", "expected a mapping of settings at the top level, got a list"},
+		{"outbox-bad-sslmode", 5, "outbox[0].dsn", "not a PostgreSQL DSN: failed to configure TLS (sslmode is invalid)"},
+		{"outbox-bad-mysql-dsn", 5, "outbox[0].dsn", "not a MySQL DSN (user:password@tcp(host:3306)/database): default addr for network 'billing-db.internal:3306' unknown"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}
 	for _, tt := range tests {
@@ -351,6 +353,9 @@ func TestErrorsHideSecrets(t *testing.T) {
 		{"bad url", "rabbitmq: [{name: r, url: 'amqp://u:s3cret@host:port/'}]"},
 		{"bad hash", "auth: {mode: basic, users: [{name: a, password_hash: s3cret, role: admin}]}"},
 		{"bad token hash", "auth: {mode: tokens, tokens: [{name: a, token_hash: s3cret, role: admin}]}"},
+		{"bad postgres dsn", "outbox: [{name: o, driver: postgres, dsn: 'postgres://u:s3cret@h/db?sslmode=bogus', replication_slots: [s]}]"},
+		{"bad postgres keyword dsn", "outbox: [{name: o, driver: postgres, dsn: 'host=h password=s3cret port=x', replication_slots: [s]}]"},
+		{"bad mysql dsn", "outbox: [{name: o, driver: mysql, dsn: 'u:s3cret@tcp(h:3306)/db?parseTime=maybe', tables: [{table: t, created_at: c, pending: 'sent_at IS NULL'}]}]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,9 +1,14 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
 )
 
 // Outbox drivers.
@@ -47,6 +52,8 @@ func (o *Outbox) validate(p *problems, path string) {
 	}
 	if o.DSN == "" {
 		p.add(path+".dsn", "required")
+	} else if err := CheckDSN(o.Driver, o.DSN); err != nil {
+		p.add(path+".dsn", "%v", err)
 	}
 	if len(o.Tables) == 0 && len(o.ReplicationSlots) == 0 {
 		p.add(path, "set tables or replication_slots (or both)")
@@ -88,6 +95,39 @@ func (o *Outbox) validate(p *problems, path string) {
 			p.add(fmt.Sprintf("%s.replication_slots[%d]", path, i), "empty slot name")
 		}
 	}
+}
+
+// CheckDSN parses dsn as the driver's own parser will when the source
+// starts (pgx for postgres, go-sql-driver for mysql), so that a malformed
+// DSN is a config error naming its key instead of a source that cannot
+// start. An unknown driver is left to the driver check. The error keeps
+// only the parser's reason, never the DSN, which holds the password.
+func CheckDSN(driver, dsn string) error {
+	switch driver {
+	case OutboxPostgres:
+		if _, err := pgx.ParseConfig(dsn); err != nil {
+			return fmt.Errorf("not a PostgreSQL DSN: %s", pgReason(err))
+		}
+	case OutboxMySQL:
+		if _, err := mysql.ParseDSN(dsn); err != nil {
+			return fmt.Errorf("not a MySQL DSN (user:password@tcp(host:3306)/database): %w", err)
+		}
+	}
+	return nil
+}
+
+// pgReason is a pgx parse error without the connection string it quotes:
+// pgx masks the password there only on a best-effort basis.
+func pgReason(err error) string {
+	msg := err.Error()
+	if pe, ok := errors.AsType[*pgconn.ParseConfigError](err); ok {
+		msg = pe.Error()
+		if _, reason, found := strings.Cut(msg, "`: "); found {
+			return reason
+		}
+		return "cannot parse it"
+	}
+	return msg
 }
 
 // OutboxAlerts are the thresholds of the outbox alert rules.

@@ -158,14 +158,14 @@ outbox:
 func yamlQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func TestOutboxAlertThresholds(t *testing.T) {
-	c, err := Parse([]byte("alerts: {outbox: {pending_age_high: 2m}}\noutbox: [{name: o, driver: postgres, dsn: x, replication_slots: [s]}]"), "q.yml")
+	c, err := Parse([]byte("alerts: {outbox: {pending_age_high: 2m}}\noutbox: [{name: o, driver: postgres, dsn: host=db, replication_slots: [s]}]"), "q.yml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Alerts.Outbox; got.PendingAgeHigh != 2*time.Minute || got.SlotLagBytesHigh != 1<<30 {
 		t.Errorf("alerts.outbox = %+v, want pending_age_high 2m and the default slot lag", got)
 	}
-	_, err = Parse([]byte("alerts: {outbox: {slot_lag_bytes_high: -1}}\noutbox: [{name: o, driver: postgres, dsn: x, replication_slots: [s]}]"), "q.yml")
+	_, err = Parse([]byte("alerts: {outbox: {slot_lag_bytes_high: -1}}\noutbox: [{name: o, driver: postgres, dsn: host=db, replication_slots: [s]}]"), "q.yml")
 	if err == nil || !strings.Contains(err.Error(), "alerts.outbox.slot_lag_bytes_high: must be positive, got -1") {
 		t.Errorf("negative slot lag threshold: %v", err)
 	}

@@ -13,7 +13,9 @@
 //   - the replay cursor: the consumer group whose commits mark how far each
 //     dead-letter topic was replayed (CursorGroup). The collector measures
 //     DLQ depth against it and the backend advances it, so they must name
-//     the same group;
+//     the same group and read its commits the same way (CursorPosition:
+//     the commit, or the log start when there is none or retention passed
+//     it);
 //   - which topics are dead-letter topics (DLQTopic), and where a dead
 //     letter came from: the original-topic header that Spring Kafka, Kafka
 //     Connect and SmallRye write (OriginalTopic), else the DLQ's name

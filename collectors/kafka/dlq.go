@@ -51,13 +51,11 @@ func topicNames(ds []dlqTopic) []string {
 	return out
 }
 
-// cursorOf is where replay stands on a DLQ partition: the cursor group's
-// commit, or the log start when it has none (or retention passed it).
+// cursorOf is where replay stands on a DLQ partition
+// (brokerkafka.CursorPosition of the cursor group's commit).
 func cursorOf(cursor kadm.FetchOffsetsResponse, po queue.PartitionOffsets) int64 {
-	if o, ok := cursor.Fetched.Lookup(po.Topic, po.Partition); ok && o.Err == nil && o.At >= po.LogStart {
-		return o.At
-	}
-	return po.LogStart
+	o, ok := cursor.Fetched.Lookup(po.Topic, po.Partition)
+	return brokerkafka.CursorPosition(po.LogStart, o.At, ok && o.Err == nil)
 }
 
 // dlqHeads lists the offsets of the oldest unreplayed record of every

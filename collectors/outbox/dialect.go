@@ -4,17 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"time"
-)
 
-// Dialect is the SQL flavour of an outbox database.
-type Dialect string
-
-// The dialects. SQLite serves the demo's embedded outbox only (config
-// offers postgres and mysql); its created_at column holds Unix seconds.
-const (
-	Postgres Dialect = "postgres"
-	MySQL    Dialect = "mysql" // MariaDB too; see mariaDB
-	SQLite   Dialect = "sqlite"
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 )
 
 // Table is one outbox table to watch. Table and CreatedAt must be plain
@@ -32,14 +23,14 @@ type Table struct {
 // parameter (the previous poll's database time; NULL on the first poll
 // counts none), and the database's time now, which the next poll binds.
 // The time comes from the database so that its clock alone measures ages.
-func (d Dialect) pendingQuery(t Table, timeout time.Duration, mariaDB bool) string {
+func pendingQuery(d brokeroutbox.Dialect, t Table, timeout time.Duration, mariaDB bool) string {
 	c, from := t.CreatedAt, t.Table
 	switch d {
-	case Postgres:
+	case brokeroutbox.Postgres:
 		return "SELECT count(*), EXTRACT(EPOCH FROM now() - min(" + c + "))::float8, " +
 			"count(*) FILTER (WHERE " + c + " <= $1::timestamptz), now() " +
 			"FROM " + from + " WHERE (" + t.Pending + ")"
-	case MySQL:
+	case brokeroutbox.MySQL:
 		sel := "SELECT COUNT(*), TIMESTAMPDIFF(MICROSECOND, MIN(" + c + "), NOW(6)) / 1000000, " +
 			"COUNT(CASE WHEN " + c + " <= ? THEN 1 END), NOW(6) " +
 			"FROM " + from + " WHERE (" + t.Pending + ")"
@@ -49,7 +40,7 @@ func (d Dialect) pendingQuery(t Table, timeout time.Duration, mariaDB bool) stri
 			return "SET STATEMENT max_statement_time=" + strconv.FormatFloat(timeout.Seconds(), 'f', 3, 64) + " FOR " + sel
 		}
 		return "SELECT /*+ MAX_EXECUTION_TIME(" + strconv.FormatInt(timeout.Milliseconds(), 10) + ") */" + sel[len("SELECT"):]
-	case SQLite:
+	case brokeroutbox.SQLite:
 		now := "((julianday('now') - 2440587.5) * 86400.0)"
 		return "SELECT count(*), " + now + " - min(" + c + "), " +
 			"count(CASE WHEN " + c + " <= ? THEN 1 END), " + now + " " +
@@ -59,11 +50,11 @@ func (d Dialect) pendingQuery(t Table, timeout time.Duration, mariaDB bool) stri
 }
 
 // explainQuery is the pending query as EXPLAIN sees it, for check.
-func (d Dialect) explainQuery(t Table) string {
+func explainQuery(d brokeroutbox.Dialect, t Table) string {
 	switch d {
-	case Postgres:
+	case brokeroutbox.Postgres:
 		return "EXPLAIN (FORMAT JSON) SELECT count(*), min(" + t.CreatedAt + ") FROM " + t.Table + " WHERE (" + t.Pending + ")"
-	case MySQL:
+	case brokeroutbox.MySQL:
 		return "EXPLAIN SELECT COUNT(*), MIN(" + t.CreatedAt + ") FROM " + t.Table + " WHERE (" + t.Pending + ")"
 	}
 	return ""

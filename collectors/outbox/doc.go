@@ -34,8 +34,9 @@
 // Safety on a production database: each table query, and the slot query,
 // runs in a read-only transaction with a statement timeout (PostgreSQL SET LOCAL
 // statement_timeout, MariaDB SET STATEMENT max_statement_time, MySQL
-// MAX_EXECUTION_TIME), on a pool of its own of at most two connections; the
-// pending condition was validated by config as one boolean expression and is
+// MAX_EXECUTION_TIME), on a pool of its own of at most two connections (the
+// connection, the transaction and the timeout are the access's, brokers/outbox,
+// which app builds; the source only writes the queries); the pending condition was validated by config as one boolean expression and is
 // parenthesized; table and column names are plain identifiers.
 //
 // Failure stays local: a table that cannot be read (dropped, locked past

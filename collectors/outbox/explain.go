@@ -4,9 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
+
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 )
 
 // largeTable is the estimated row count from which a sequential scan per
@@ -18,37 +21,84 @@ const largeTable = 10_000
 // MySQL's type ALL) although it holds at least largeTable rows, naming the
 // index that would make the query cheap. It is for check, not for polls.
 func (s *Source) Advise(ctx context.Context) ([]string, error) {
-	if s.dialect == SQLite {
+	if s.db.Dialect() == brokeroutbox.SQLite {
 		return nil, nil
 	}
 	var out []string
+	var errs []error
 	for _, t := range s.tables {
-		rows, err := s.explain(ctx, t)
+		// A table that cannot be explained is reported; the others are
+		// still advised.
+		msg, err := s.adviseTable(ctx, t)
 		if err != nil {
-			return out, fmt.Errorf("explain table %s: %w", t.Table, err)
-		}
-		if rows >= largeTable {
-			out = append(out, fmt.Sprintf("table %s: the pending query reads the whole table (a sequential scan over about %d rows) on every poll; add an index: %s",
-				t.Table, rows, s.dialect.suggestIndex(t)))
+			errs = append(errs, fmt.Errorf("explain table %s: %w", t.Table, err))
+		} else if msg != "" {
+			out = append(out, msg)
 		}
 	}
-	return out, nil
+	return out, errors.Join(errs...)
+}
+
+// adviseTable is the warning for t, or "" when its pending query is cheap.
+// When the index it would suggest exists under that name, the planner does
+// not use it: stale statistics, or an index that does not match.
+func (s *Source) adviseTable(ctx context.Context, t Table) (string, error) {
+	rows, err := s.explain(ctx, t)
+	if err != nil || rows < largeTable {
+		return "", err
+	}
+	d := s.db.Dialect()
+	msg := fmt.Sprintf("table %s: the pending query reads the whole table (a sequential scan over about %d rows) on every poll", t.Table, rows)
+	name := indexName(t)
+	exists, err := s.indexExists(ctx, t, name)
+	if err != nil {
+		return "", fmt.Errorf("look up index %s: %w", name, err)
+	}
+	if !exists {
+		return msg + "; add an index: " + suggestIndex(d, t), nil
+	}
+	analyze := "ANALYZE " + t.Table
+	if d == brokeroutbox.MySQL {
+		analyze = "ANALYZE TABLE " + t.Table
+	}
+	return fmt.Sprintf("%s although index %s exists: if %s does not help, it does not serve the query; replace it with %s",
+		msg, name, analyze, suggestIndex(d, t)), nil
+}
+
+// indexExists reports whether an index called name exists where
+// suggestIndex would create it: in t's schema on PostgreSQL (index names
+// are unique per schema), on t itself on MySQL and MariaDB (per table).
+func (s *Source) indexExists(ctx context.Context, t Table, name string) (bool, error) {
+	var n int
+	err := s.db.ReadOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		if s.db.Dialect() == brokeroutbox.Postgres {
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM pg_class
+WHERE relname = $1 AND relnamespace = (SELECT relnamespace FROM pg_class WHERE oid = to_regclass($2))`, name, t.Table).Scan(&n)
+		}
+		schema, table, qualified := strings.Cut(t.Table, ".")
+		if !qualified {
+			schema, table = "", t.Table
+		}
+		return tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM information_schema.statistics
+WHERE table_schema = COALESCE(NULLIF(?, ''), DATABASE()) AND table_name = ? AND index_name = ?`, schema, table, name).Scan(&n)
+	})
+	return n > 0, err
 }
 
 // explain returns the estimated size of t when the pending query scans it
 // whole, and 0 when it uses an index.
 func (s *Source) explain(ctx context.Context, t Table) (int64, error) {
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
-	defer cancel()
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
-		return 0, err
-	}
-	defer tx.Rollback() //nolint:errcheck // read-only
-	if s.dialect == Postgres {
-		return explainPostgres(ctx, tx, t)
-	}
-	return explainMySQL(ctx, tx, t)
+	var rows int64
+	err := s.db.ReadOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		var err error
+		if s.db.Dialect() == brokeroutbox.Postgres {
+			rows, err = explainPostgres(ctx, tx, t)
+		} else {
+			rows, err = explainMySQL(ctx, tx, t)
+		}
+		return err
+	})
+	return rows, err
 }
 
 // pgPlan is the part of PostgreSQL's JSON plan that tells a full scan.
@@ -72,7 +122,7 @@ func (p pgPlan) seqScan() bool {
 
 func explainPostgres(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 	var raw []byte
-	if err := tx.QueryRowContext(ctx, Postgres.explainQuery(t)).Scan(&raw); err != nil {
+	if err := tx.QueryRowContext(ctx, explainQuery(brokeroutbox.Postgres, t)).Scan(&raw); err != nil {
 		return 0, err
 	}
 	var plans []struct{ Plan pgPlan }
@@ -93,7 +143,7 @@ func explainPostgres(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 }
 
 func explainMySQL(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
-	rows, err := tx.QueryContext(ctx, MySQL.explainQuery(t))
+	rows, err := tx.QueryContext(ctx, explainQuery(brokeroutbox.MySQL, t))
 	if err != nil {
 		return 0, err
 	}
@@ -133,13 +183,18 @@ func explainMySQL(ctx context.Context, tx *sql.Tx, t Table) (int64, error) {
 // a partial index, which holds only pending rows and so stays as small as
 // the backlog; MySQL and MariaDB have none, so the condition's columns lead
 // an ordinary index and created_at follows.
-func (d Dialect) suggestIndex(t Table) string {
-	name := strings.ReplaceAll(t.Table, ".", "_") + "_pending_idx"
-	if d == Postgres {
+func suggestIndex(d brokeroutbox.Dialect, t Table) string {
+	name := indexName(t)
+	if d == brokeroutbox.Postgres {
 		return fmt.Sprintf("CREATE INDEX CONCURRENTLY %s ON %s (%s) WHERE %s", name, t.Table, t.CreatedAt, t.Pending)
 	}
 	cols := append(conditionColumns(t.Pending), t.CreatedAt)
 	return fmt.Sprintf("CREATE INDEX %s ON %s (%s)", name, t.Table, strings.Join(dedupe(cols), ", "))
+}
+
+// indexName is the name suggestIndex gives t's index.
+func indexName(t Table) string {
+	return strings.ReplaceAll(t.Table, ".", "_") + "_pending_idx"
 }
 
 var (

@@ -18,7 +18,7 @@ func TestPostgresAdviseIndex(t *testing.T) {
 		"CREATE TABLE small_outbox (LIKE outbox INCLUDING ALL)",
 		"ANALYZE small_outbox")
 	small := Table{Table: "small_outbox", CreatedAt: "created_at", Pending: "sent_at IS NULL"}
-	s := newSource(t, Options{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable, small}})
+	s := newSource(t, testSource{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable, small}})
 	warns, err := s.Advise(t.Context())
 	if err != nil {
 		t.Fatal(err)

@@ -1,20 +1,53 @@
 package outbox
 
 import (
+	"database/sql"
 	"math"
 	"testing"
 	"time"
 
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-func newSource(t *testing.T, opts Options) *Source {
+// The dialects, as the tests name them.
+const (
+	Postgres = brokeroutbox.Postgres
+	MySQL    = brokeroutbox.MySQL
+	SQLite   = brokeroutbox.SQLite
+)
+
+// testSource is a source as a test describes it: the access to its
+// database (a DSN, or an open pool in DB) and what it watches.
+type testSource struct {
+	Name             string
+	Dialect          brokeroutbox.Dialect
+	DSN              string
+	DB               *sql.DB
+	Tables           []Table
+	Slots            []string
+	StatementTimeout time.Duration
+}
+
+// newSource builds the access as app does and the source over it.
+func newSource(t *testing.T, o testSource) *Source {
 	t.Helper()
-	s, err := New(opts)
+	var db *brokeroutbox.DB
+	if o.DB != nil {
+		db = brokeroutbox.Wrap(o.Name, o.Dialect, o.DB, o.StatementTimeout)
+	} else {
+		var err error
+		db, err = brokeroutbox.New(config.Outbox{Name: o.Name, Driver: string(o.Dialect), DSN: o.DSN}, o.StatementTimeout)
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() { _ = db.Close() })
+	s, err := New(Options{DB: db, Tables: o.Tables, Slots: o.Slots})
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.Close)
 	return s
 }
 

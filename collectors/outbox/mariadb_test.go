@@ -31,7 +31,7 @@ func myInsert(t *testing.T, db *testenv.Database, n int, ago float64) {
 
 func mariaSource(t *testing.T, db *testenv.Database, timeout time.Duration, tables ...Table) *Source {
 	t.Helper()
-	return newSource(t, Options{Name: "billing-db", Dialect: MySQL, DSN: db.DSN, Tables: tables, StatementTimeout: timeout})
+	return newSource(t, testSource{Name: "billing-db", Dialect: MySQL, DSN: db.DSN, Tables: tables, StatementTimeout: timeout})
 }
 
 func TestMariaDBPendingRowsAgesAndPublishRate(t *testing.T) {
@@ -49,7 +49,7 @@ func TestMariaDBPendingRowsAgesAndPublishRate(t *testing.T) {
 		t.Fatalf("first poll: %+v, want 5 pending and no rate yet", ot)
 	}
 	wantAge(t, ot.OldestPendingAge, 100)
-	if !s.isMariaDB() {
+	if !s.db.MariaDB() {
 		t.Errorf("the server was not recognized as MariaDB")
 	}
 
@@ -106,7 +106,7 @@ func TestMariaDBDroppedTableFailsThatTableOnly(t *testing.T) {
 func TestMariaDBWrongPasswordFailsTheSource(t *testing.T) {
 	db := testenv.MariaDB(t)
 	dsn := strings.Replace(db.DSN, "queuewatch:queuewatch@", "queuewatch:wrong@", 1)
-	s := newSource(t, Options{Name: "billing-db", Dialect: MySQL, DSN: dsn, Tables: []Table{pgTable}})
+	s := newSource(t, testSource{Name: "billing-db", Dialect: MySQL, DSN: dsn, Tables: []Table{pgTable}})
 	_, err := s.Poll(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "Access denied for user 'queuewatch'") {
 		t.Fatalf("poll with a wrong password: %v", err)

@@ -5,62 +5,32 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"log/slog"
-	"strings"
 	"sync"
 	"time"
 
-	"github.com/go-sql-driver/mysql"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/stdlib"
-
+	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// DefaultStatementTimeout bounds each query when Options leave it zero.
-const DefaultStatementTimeout = 5 * time.Second
-
-// timeoutGrace is how long after the server's statement timeout the
-// client gives up on its own.
-const timeoutGrace = time.Second
-
-// maxConns is the size of a source's own pool: one query runs at a time,
-// and a second connection lets check's EXPLAIN or a slow close overlap.
-const maxConns = 2
-
 // Options configure a Source.
 type Options struct {
-	// Name is the source's configured name (the source label).
-	Name    string
-	Dialect Dialect
-	// DSN is the driver's connection string (pgx for PostgreSQL,
-	// go-sql-driver for MySQL and MariaDB). Ignored when DB is set.
-	DSN string
-	// DB, when set, is used instead of opening DSN; the source does not
-	// close it. The demo passes its embedded SQLite database this way.
-	DB     *sql.DB
+	// DB is the access to the source's database (brokers/outbox), built
+	// in app; the source does not close it.
+	DB     *brokeroutbox.DB
 	Tables []Table
 	// Slots are PostgreSQL logical replication slot names.
 	Slots []string
-	// StatementTimeout bounds each query (DefaultStatementTimeout when 0).
-	StatementTimeout time.Duration
-	Logger           *slog.Logger
 }
 
 // Source polls one outbox database.
 type Source struct {
-	name    string
-	dialect Dialect
-	db      *sql.DB
-	ownDB   bool
-	tables  []Table
-	slots   []string
-	timeout time.Duration
-	log     *slog.Logger
+	name   string
+	db     *brokeroutbox.DB
+	tables []Table
+	slots  []string
 
-	mu      sync.Mutex
-	mariaDB *bool // learned on the first successful MySQL poll
-	prev    map[string]tableState
+	mu   sync.Mutex
+	prev map[string]tableState
 }
 
 // tableState is what the publish rate needs from the previous poll.
@@ -70,82 +40,20 @@ type tableState struct {
 	at      time.Time
 }
 
-// New opens the source's connection pool. No connection is made until the
-// first poll, so an unreachable database fails polls, not startup.
+// New creates the source. It does no I/O: an unreachable database fails
+// polls, not startup.
 func New(opts Options) (*Source, error) {
+	if opts.DB == nil {
+		return nil, errors.New("outbox source: no database")
+	}
 	s := &Source{
-		name: opts.Name, dialect: opts.Dialect, db: opts.DB, tables: opts.Tables, slots: opts.Slots,
-		timeout: opts.StatementTimeout, log: opts.Logger, prev: map[string]tableState{},
+		name: opts.DB.Name(), db: opts.DB, tables: opts.Tables, slots: opts.Slots,
+		prev: map[string]tableState{},
 	}
-	if s.timeout <= 0 {
-		s.timeout = DefaultStatementTimeout
-	}
-	if s.log == nil {
-		s.log = slog.New(slog.DiscardHandler)
-	}
-	if len(s.slots) > 0 && s.dialect != Postgres {
+	if len(s.slots) > 0 && s.db.Dialect() != brokeroutbox.Postgres {
 		return nil, fmt.Errorf("outbox %s: replication slots need PostgreSQL", s.name)
 	}
-	if s.db == nil {
-		db, err := open(opts.Dialect, opts.DSN)
-		if err != nil {
-			return nil, fmt.Errorf("outbox %s: %w", s.name, err)
-		}
-		s.db, s.ownDB = db, true
-	}
-	s.db.SetMaxOpenConns(maxConns)
-	s.db.SetMaxIdleConns(maxConns)
-	s.db.SetConnMaxIdleTime(5 * time.Minute)
 	return s, nil
-}
-
-// open builds a pool for dsn, naming queuewatch to the server and, on
-// PostgreSQL, making every transaction read-only by default as a second
-// guard behind the read-only transactions the queries run in.
-func open(d Dialect, dsn string) (*sql.DB, error) {
-	switch d {
-	case Postgres:
-		cfg, err := pgx.ParseConfig(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("parse postgres dsn: %w", err)
-		}
-		if cfg.ConnectTimeout == 0 {
-			cfg.ConnectTimeout = 10 * time.Second
-		}
-		if cfg.RuntimeParams["application_name"] == "" {
-			cfg.RuntimeParams["application_name"] = "queuewatch"
-		}
-		cfg.RuntimeParams["default_transaction_read_only"] = "on"
-		if cfg.RuntimeParams["timezone"] == "" && cfg.RuntimeParams["TimeZone"] == "" {
-			// A created_at without a time zone is read as UTC, as most
-			// applications write it, whatever the server's zone; a DSN
-			// that sets timezone says otherwise.
-			cfg.RuntimeParams["timezone"] = "UTC"
-		}
-		return stdlib.OpenDB(*cfg), nil
-	case MySQL:
-		cfg, err := mysql.ParseDSN(dsn)
-		if err != nil {
-			return nil, fmt.Errorf("parse mysql dsn: %w", err)
-		}
-		if cfg.Timeout == 0 {
-			cfg.Timeout = 10 * time.Second
-		}
-		if _, set := cfg.Params["time_zone"]; !set {
-			// As for PostgreSQL: a DATETIME is read as UTC, and NOW() is
-			// UTC, unless the DSN sets time_zone.
-			if cfg.Params == nil {
-				cfg.Params = map[string]string{}
-			}
-			cfg.Params["time_zone"] = "'+00:00'"
-		}
-		conn, err := mysql.NewConnector(cfg)
-		if err != nil {
-			return nil, fmt.Errorf("mysql connector: %w", err)
-		}
-		return sql.OpenDB(conn), nil
-	}
-	return nil, fmt.Errorf("dialect %q needs an open *sql.DB", d)
 }
 
 // Broker is queue.Outbox.
@@ -154,22 +62,12 @@ func (s *Source) Broker() queue.Broker { return queue.Outbox }
 // Cluster is the source's configured name.
 func (s *Source) Cluster() string { return s.name }
 
-// Close closes the pool the source opened.
-func (s *Source) Close() {
-	if !s.ownDB {
-		return
-	}
-	if err := s.db.Close(); err != nil {
-		s.log.Warn("close outbox connections", "err", err)
-	}
-}
-
 // Poll reads every table and slot once. It fails as a whole only when the
 // database cannot be reached; a table or slot that cannot be read carries
 // its error.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := time.Now()
-	if err := s.connect(ctx); err != nil {
+	if err := s.db.Connect(ctx); err != nil {
 		return nil, err
 	}
 	snap := &queue.Snapshot{Broker: queue.Outbox, Cluster: s.name, Time: start}
@@ -190,65 +88,6 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	}
 	snap.Duration = time.Since(start)
 	return snap, nil
-}
-
-// connect checks that the database answers and learns, on MySQL, whether it
-// is MariaDB (whose statement timeout is set differently). It is bounded by
-// the poll's deadline, not the statement timeout: logging in to a remote
-// server (TCP, TLS, SCRAM) may well take longer than a query should.
-func (s *Source) connect(ctx context.Context) error {
-	if err := s.db.PingContext(ctx); err != nil {
-		return fmt.Errorf("connect to %s: %w", s.name, err)
-	}
-	if s.dialect != MySQL {
-		return nil
-	}
-	s.mu.Lock()
-	known := s.mariaDB != nil
-	s.mu.Unlock()
-	if known {
-		return nil
-	}
-	isMaria, err := s.probeMariaDB(ctx)
-	if err != nil {
-		return err
-	}
-	s.mu.Lock()
-	s.mariaDB = &isMaria
-	s.mu.Unlock()
-	return nil
-}
-
-// probeMariaDB tells MariaDB from MySQL by the statement-timeout variable
-// each has, rather than by VERSION(), which a proxy may answer with its own
-// string: a guess wrong here would run the query with a timeout the server
-// ignores. A server with neither variable is refused: without a timeout a
-// slow query would keep running on it after queuewatch gave up.
-func (s *Source) probeMariaDB(ctx context.Context) (bool, error) {
-	var v sql.NullString
-	err := s.db.QueryRowContext(ctx, "SELECT @@max_statement_time").Scan(&v)
-	if err == nil {
-		return true, nil
-	}
-	if !unknownVariable(err) {
-		return false, fmt.Errorf("probe statement timeout of %s: %w", s.name, err)
-	}
-	if err := s.db.QueryRowContext(ctx, "SELECT @@max_execution_time").Scan(&v); err != nil {
-		return false, fmt.Errorf("%s has neither max_statement_time (MariaDB) nor max_execution_time (MySQL 5.7.8+), so its queries cannot be bounded: %w", s.name, err)
-	}
-	return false, nil
-}
-
-// unknownVariable reports MySQL's ER_UNKNOWN_SYSTEM_VARIABLE.
-func unknownVariable(err error) bool {
-	var me *mysql.MySQLError
-	return errors.As(err, &me) && me.Number == 1193
-}
-
-func (s *Source) isMariaDB() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.mariaDB != nil && *s.mariaDB
 }
 
 // pollTable reads one table and derives its publish rate from the previous
@@ -289,59 +128,18 @@ type tableRead struct {
 	dbNow                 any
 }
 
-// ErrStatementTimeout marks a table query the database cancelled because
-// it ran past the statement timeout.
-var ErrStatementTimeout = errors.New("statement timeout")
-
 // readTable runs the pending query in a read-only transaction bounded by
 // the statement timeout.
 func (s *Source) readTable(ctx context.Context, t Table, cutoff any) (tableRead, error) {
 	var r tableRead
-	err := s.readOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
-		q := s.dialect.pendingQuery(t, s.timeout, s.isMariaDB())
+	err := s.db.ReadOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+		q := pendingQuery(s.db.Dialect(), t, s.db.StatementTimeout(), s.db.MariaDB())
 		return tx.QueryRowContext(ctx, q, cutoff).Scan(&r.pending, &r.oldest, &r.stillPending, &r.dbNow)
 	})
 	if err != nil {
 		return r, fmt.Errorf("count pending rows: %w", err)
 	}
 	return r, nil
-}
-
-// readOnly runs read in a read-only transaction bounded by the statement
-// timeout, and marks a query the server cancelled for running past it
-// with ErrStatementTimeout.
-func (s *Source) readOnly(ctx context.Context, read func(context.Context, *sql.Tx) error) error {
-	// The context deadline is a backstop a little after the server's own
-	// timeout, which is the one that frees the server's resources.
-	ctx, cancel := context.WithTimeout(ctx, s.timeout+timeoutGrace)
-	defer cancel()
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: s.dialect != SQLite})
-	if err != nil {
-		return fmt.Errorf("begin read-only transaction: %w", err)
-	}
-	defer tx.Rollback() //nolint:errcheck // read-only: nothing to keep, and a failed rollback closes the connection
-	if s.dialect == Postgres {
-		if _, err := tx.ExecContext(ctx, fmt.Sprintf("SET LOCAL statement_timeout = %d", max(s.timeout.Milliseconds(), 1))); err != nil {
-			return fmt.Errorf("set statement timeout: %w", err)
-		}
-	}
-	if err := read(ctx, tx); err != nil {
-		if isTimeout(err) {
-			return fmt.Errorf("%w after %s: %w", ErrStatementTimeout, s.timeout, err)
-		}
-		return err
-	}
-	return nil
-}
-
-// isTimeout recognizes the servers' statement-timeout errors: PostgreSQL
-// 57014 query_canceled, MariaDB 1969 ER_STATEMENT_TIMEOUT, MySQL 3024
-// ER_QUERY_TIMEOUT.
-func isTimeout(err error) bool {
-	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
-		return me.Number == 1969 || me.Number == 3024
-	}
-	return strings.Contains(err.Error(), "SQLSTATE 57014")
 }
 
 // pollSlots reads every configured replication slot in one query, in a
@@ -352,7 +150,7 @@ func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
 		out[i] = queue.ReplicationSlot{Source: s.name, Slot: name}
 	}
 	var found map[string]queue.ReplicationSlot
-	err := s.readOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
+	err := s.db.ReadOnly(ctx, func(ctx context.Context, tx *sql.Tx) error {
 		var err error
 		found, err = readSlots(ctx, tx, s.slots)
 		return err
@@ -362,8 +160,12 @@ func (s *Source) pollSlots(ctx context.Context) []queue.ReplicationSlot {
 		switch {
 		case err != nil:
 			out[i].Err = fmt.Sprintf("read pg_replication_slots: %v", err)
+			out[i].LagUnknown = "pg_replication_slots could not be read"
 		case !ok:
+			// Unknown, not 0: no slot holds WAL back, but none confirms
+			// anything either, and a 0 would read as a caught-up client.
 			out[i].Err = "no replication slot named " + out[i].Slot
+			out[i].LagUnknown = "the slot does not exist"
 		default:
 			out[i].Active, out[i].LagBytes, out[i].LagUnknown = sl.Active, sl.LagBytes, sl.LagUnknown
 		}

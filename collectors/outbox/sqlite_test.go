@@ -34,7 +34,7 @@ func TestSQLiteDemoOutbox(t *testing.T) {
 	insert(60)
 	insert(30)
 	insert(10)
-	s := newSource(t, Options{Name: "demo", Dialect: SQLite, DB: db, Tables: []Table{pgTable}})
+	s := newSource(t, testSource{Name: "demo", Dialect: SQLite, DB: db, Tables: []Table{pgTable}})
 	ot := table(t, poll(t, s), "outbox")
 	if ot.Pending != 3 || ot.HasPublishRate {
 		t.Fatalf("first poll: %+v", ot)
@@ -49,7 +49,9 @@ func TestSQLiteDemoOutbox(t *testing.T) {
 		t.Errorf("second poll: %+v, want 2 pending and a positive rate", ot)
 	}
 	wantAge(t, ot.OldestPendingAge, 10)
-	s.Close()
+	if err := s.db.Close(); err != nil {
+		t.Fatal(err)
+	}
 	if err := db.Ping(); err != nil {
 		t.Errorf("Close closed the demo's database: %v", err)
 	}

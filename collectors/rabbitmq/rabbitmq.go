@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"net/url"
 	"regexp"
 	"strings"
@@ -40,8 +39,6 @@ type Options struct {
 	// with ParseQueueRef.
 	ExplicitQueues []QueueRef
 	Logger         *slog.Logger
-	// HTTPClient replaces the management API client (tests).
-	HTTPClient *http.Client
 }
 
 // QueueRef names one queue.

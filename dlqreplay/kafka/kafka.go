@@ -150,8 +150,11 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, lease, error
 		if st, ok := starts.Lookup(topic, e.Partition); ok && st.Err == nil {
 			s.from = st.Offset
 		}
-		if c, ok := cursor.Lookup(topic, e.Partition); ok && c.Err == nil && c.At >= s.from {
-			s.from = c.At
+		c, ok := cursor.Lookup(topic, e.Partition)
+		committed := ok && c.Err == nil
+		s.from = brokerkafka.CursorPosition(s.from, c.At, committed)
+		if committed && s.from == c.At {
+			// The cursor stands at its commit, so the commit's lease counts.
 			held = latest(held, parseLease(c.Metadata))
 		}
 		out = append(out, s)
