@@ -96,9 +96,10 @@ func Run(ctx context.Context, opts Options) error {
 	defer closeDLQs()
 	defer func() { cancel(); wg.Wait() }() // polling stops before the DLQ tools close
 	process := processRegistry(opts.Version)
-	process.MustRegister(replayedCollector{dlqs}, natsLostCollector{access.nats})
-	stopCapture := startNATSCapture(ctx, access.nats, log)
-	defer stopCapture()
+	process.MustRegister(replayedCollector{dlqs})
+	process.MustRegister(accessMetrics(access)...)
+	stopBackground := startBackground(ctx, access, log)
+	defer stopBackground()
 	srv := web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate,
