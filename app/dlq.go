@@ -15,7 +15,8 @@ import (
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
 // replay service over every configured cluster, through access. The
 // returned func stops running jobs (they settle: nothing in flight is
-// lost) and closes the store.
+// lost), then closes the backends' clients and, last, the store the jobs
+// wrote their outcomes to.
 func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
@@ -36,15 +37,27 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 	})
 	if err != nil {
+		closeBackends(backends)
 		closeStore()
 		return nil, nil, err
 	}
 	return svc, func() {
 		svc.Close()
+		closeBackends(backends)
 		if err := store.Close(); err != nil {
 			log.Error("close audit store", "err", err)
 		}
 	}, nil
+}
+
+// closeBackends closes the backends that hold a client of their own (the
+// Kafka backend's admin client).
+func closeBackends(backends []dlqreplay.Backend) {
+	for _, b := range backends {
+		if c, ok := b.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
 }
 
 // replayedCollector exports the DLQ service's replay totals.

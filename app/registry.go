@@ -124,6 +124,7 @@ func buildBackends(access opened, log *slog.Logger) ([]dlqreplay.Backend, error)
 		}
 		b, err := w.backends(log)
 		if err != nil {
+			closeBackends(backends)
 			return nil, err
 		}
 		backends = append(backends, b...)

@@ -89,6 +89,7 @@ func TestRegistrationPoints(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%s: backends: %v", b.name, err)
 				}
+				defer closeBackends(backends)
 				if len(backends) != len(clusters) {
 					t.Errorf("%s: %d replay backends for %d clusters", b.name, len(backends), len(clusters))
 				}
