@@ -20,9 +20,10 @@ import (
 // with it. Shared code in app never names a broker: it reads this table.
 // TestRegistrationPoints lists what each registration must have.
 //
-// The other registration points live with their packages, not here: the
-// collectors' metrics (collectors/metrics.go), alert rules (alerts/rules.go)
-// and dashboard rows (grafana/).
+// app wires only what it builds. A broker's metrics, alert rules,
+// dashboard rows and web sections are not in this table: they live in
+// collectors/, alerts/, grafana/ and web/ (CONTRIBUTING, "Adding a
+// broker").
 var registry = []broker{kafkaBroker, rabbitBroker, outboxBroker, natsBroker}
 
 // broker is one broker's registration: everything app wires for it.
