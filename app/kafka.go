@@ -16,8 +16,10 @@ import (
 // kafkaBroker registers Kafka: the clusters of config kafka, each reached
 // through one brokers/kafka.Cluster.
 var kafkaBroker = broker{
-	name:    queue.Kafka,
-	section: func(cfg *config.Config) []string { return names(cfg.Kafka, func(k config.Kafka) string { return k.Name }) },
+	name: queue.Kafka,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.Kafka, func(k config.Kafka) string { return k.Name })
+	},
 	open: func(cfg *config.Config) (wired, error) {
 		clusters, err := eachCluster(cfg.Kafka, func(_ int, k config.Kafka) (*brokerkafka.Cluster, error) {
 			return brokerkafka.New(k, cfg.DLQ)

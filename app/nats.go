@@ -22,8 +22,10 @@ func natsSource(nc *brokernats.Cluster, n config.NATS, log *slog.Logger) (*nats.
 // reached through one brokers/nats.Cluster, which also runs the
 // dead-letter capture and counts what it lost.
 var natsBroker = broker{
-	name:    queue.NATS,
-	section: func(cfg *config.Config) []string { return names(cfg.NATS, func(n config.NATS) string { return n.Name }) },
+	name: queue.NATS,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.NATS, func(n config.NATS) string { return n.Name })
+	},
 	open: func(cfg *config.Config) (wired, error) {
 		clusters, err := eachCluster(cfg.NATS, func(_ int, n config.NATS) (*brokernats.Cluster, error) {
 			return brokernats.New(n)

@@ -83,8 +83,10 @@ func printAdvice(ctx context.Context, s collectors.Source, w io.Writer) {
 // no shared access layer (each source opens its own pool) and no replay
 // backend (its rows are not dead letters).
 var outboxBroker = broker{
-	name:    queue.Outbox,
-	section: func(cfg *config.Config) []string { return names(cfg.Outbox, func(o config.Outbox) string { return o.Name }) },
+	name: queue.Outbox,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.Outbox, func(o config.Outbox) string { return o.Name })
+	},
 	open: func(cfg *config.Config) (wired, error) {
 		return wired{
 			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) { return outboxSources(cfg, log) },

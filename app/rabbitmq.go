@@ -21,8 +21,10 @@ import (
 // reached through one brokers/rabbitmq.Cluster (AMQP and the management
 // API).
 var rabbitBroker = broker{
-	name:    queue.RabbitMQ,
-	section: func(cfg *config.Config) []string { return names(cfg.RabbitMQ, func(r config.RabbitMQ) string { return r.Name }) },
+	name: queue.RabbitMQ,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.RabbitMQ, func(r config.RabbitMQ) string { return r.Name })
+	},
 	open: func(cfg *config.Config) (wired, error) {
 		clusters, err := eachCluster(cfg.RabbitMQ, func(_ int, r config.RabbitMQ) (*brokerrabbit.Cluster, error) {
 			return brokerrabbit.New(r)
@@ -69,6 +71,7 @@ func listedDLQErrors(snap *queue.Snapshot) error {
 	}
 	return errors.New(strings.Join(msgs, "; "))
 }
+
 // rabbitSources creates the RabbitMQ sources over the clusters' access;
 // the returned func closes them.
 func rabbitSources(cfg *config.Config, clusters []*brokerrabbit.Cluster, log *slog.Logger) ([]collectors.Source, func(), error) {

@@ -144,7 +144,7 @@ func TestRunStopsInOrder(t *testing.T) {
 		t.Fatal("Run did not return after cancel")
 	}
 	if c, err := net.DialTimeout("tcp", strings.TrimPrefix(base, "http://"), time.Second); err == nil {
-		c.Close()
+		_ = c.Close()
 		t.Error("the port still accepts connections after Run returned")
 	}
 
