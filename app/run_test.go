@@ -212,3 +212,32 @@ func TestRunEndsStartupTuning(t *testing.T) {
 	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
 	eventually(t, "the start-up GC mode to end", func() bool { return gcPercent() > 0 })
 }
+
+// TestRunStopsWhatStartedWhenStartFails: when the listener cannot be had,
+// after polling, background work and the DLQ service started, Run says so
+// and stops them all (the same stop as on cancel).
+func TestRunStopsWhatStartedWhenStartFails(t *testing.T) {
+	k := deadLetterCluster(t, 1)
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	cfg := testConfig(t, config.Kafka{Name: "prod", Brokers: k.ListenAddrs()})
+	cfg.NATS = []config.NATS{captureNATS(t)}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	before := len(runGoroutines())
+	err = Run(t.Context(), Options{Config: cfg, Listen: busy.Addr().String()})
+	if err == nil || !strings.Contains(err.Error(), "listen on") {
+		t.Fatalf("Run on a busy port: %v", err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(runGoroutines()) > before && time.Now().Before(deadline) {
+		time.Sleep(50 * time.Millisecond)
+	}
+	if g := runGoroutines(); len(g) > before {
+		t.Errorf("%d goroutines after Run failed, %d before:\n%s", len(g), before, strings.Join(g, "\n\n"))
+	}
+}
