@@ -38,29 +38,56 @@ type Options struct {
 }
 
 // Run polls every configured source and serves the UI, API and /metrics
-// until ctx is done.
+// until ctx is done. It runs in two phases: start builds and starts
+// everything, then, once ctx is done and the server has stopped, stop ends
+// it all in one order (see stop).
 func Run(ctx context.Context, opts Options) error {
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	cfg := opts.Config
-	listen := cfg.Listen
+	listen := opts.Config.Listen
 	if opts.Listen != "" {
 		listen = opts.Listen
 	}
-	if err := web.CheckListenAuth(listen, cfg.Auth, opts.InsecureNoAuth); err != nil {
+	if err := web.CheckListenAuth(listen, opts.Config.Auth, opts.InsecureNoAuth); err != nil {
 		return err
 	}
+	s := &service{log: opts.Logger}
+	l, err := s.start(ctx, opts, listen)
+	if err != nil {
+		s.stop()
+		return err
+	}
+	err = s.srv.Serve(ctx, l) // stop serving: Serve returns once ctx is done and requests finished
+	s.stop()
+	if err != nil {
+		return fmt.Errorf("serve: %w", err)
+	}
+	return nil
+}
+
+// service is what Run started, held so that stop can end it.
+type service struct {
+	log *slog.Logger
+	srv *web.Server
+	// Each stop func is set once its part has started; stop calls those
+	// that are set.
+	stopPolling, stopBackground, closeDLQs, closeSources func()
+}
+
+// start builds and starts everything Run serves, and listens. On an error
+// what already started stays recorded in s, for stop.
+func (s *service) start(ctx context.Context, opts Options, listen string) (net.Listener, error) {
+	cfg, log := opts.Config, s.log
 	access, err := newBrokers(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	sources, closeSources, err := buildSources(cfg, access, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeSources()
+	s.closeSources = closeSources
 	sources = append(sources, opts.ExtraSources...)
 
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
@@ -70,36 +97,19 @@ func Run(ctx context.Context, opts Options) error {
 		Metrics: cfg.Metrics,
 	})
 	// Polling starts first: the first data waits for no other startup work
-	// (the audit store, the listener). Polling is cancelled and waited for
-	// before the DLQ tools and the sources close.
-	var wg sync.WaitGroup
-	defer wg.Wait()
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	wg.Go(func() { col.Run(ctx) })
-	go func() {
-		// The poll timeout bounds the first polls; the second bound is for
-		// a source that would not honour it.
-		select {
-		case <-col.WhenReady():
-		case <-time.After(cfg.PollTimeout + 30*time.Second):
-		case <-ctx.Done():
-			return
-		}
-		tune.Started()
-	}()
+	// (the audit store, the listener).
+	s.stopPolling = startPolling(ctx, col, cfg.PollTimeout)
 
 	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	defer closeDLQs()
-	defer func() { cancel(); wg.Wait() }() // polling stops before the DLQ tools close
+	s.closeDLQs = closeDLQs
 	process := processRegistry(opts.Version)
-	process.MustRegister(replayedCollector{dlqs}, natsLostCollector{access.nats})
-	stopCapture := startNATSCapture(ctx, access.nats, log)
-	defer stopCapture()
-	srv := web.New(web.Options{
+	process.MustRegister(replayedCollector{dlqs})
+	process.MustRegister(accessMetrics(access)...)
+	s.stopBackground = startBackground(ctx, access, log)
+	s.srv = web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate,
 		Metrics: col.Handler(process),
@@ -108,20 +118,55 @@ func Run(ctx context.Context, opts Options) error {
 	var lc net.ListenConfig
 	l, err := lc.Listen(ctx, "tcp", listen)
 	if err != nil {
-		return fmt.Errorf("listen on %s: %w", listen, err)
+		return nil, fmt.Errorf("listen on %s: %w", listen, err)
 	}
 	log.Info("queuewatch serving", "addr", l.Addr().String(), "sources", len(sources), "poll_interval", cfg.PollInterval)
 	if opts.Listening != nil {
 		opts.Listening(l.Addr().String())
 	}
+	return l, nil
+}
 
-	err = srv.Serve(ctx, l)
-	cancel()
-	wg.Wait()
-	if err != nil {
-		return fmt.Errorf("serve: %w", err)
+// stop ends what start began, after the server stopped serving (no request
+// can start a job or read a source any more), in the one order that loses
+// nothing and uses nothing already closed:
+//
+//  1. polling: the collectors stop using the sources;
+//  2. background work (NATS dead-letter capture): it stops feeding the
+//     capture streams that NATS DLQ jobs read;
+//  3. DLQ jobs: they are cancelled and settle (confirmed copies removed
+//     from the DLQ, the rest left there), writing their outcome to the
+//     audit store; then the replay backends' clients close, and the store
+//     last;
+//  4. sources: their connections close last, as jobs and capture reach
+//     the same clusters through the access they share.
+func (s *service) stop() {
+	for _, step := range []func(){s.stopPolling, s.stopBackground, s.closeDLQs, s.closeSources} {
+		if step != nil {
+			step()
+		}
 	}
-	return nil
+}
+
+// startPolling runs col until the returned func is called (it waits for
+// the poll in flight), and ends the start-up tuning once every source's
+// first data is out.
+func startPolling(ctx context.Context, col *qwcollectors.Collector, pollTimeout time.Duration) func() {
+	ctx, cancel := context.WithCancel(ctx)
+	var wg sync.WaitGroup
+	wg.Go(func() { col.Run(ctx) })
+	wg.Go(func() {
+		// The poll timeout bounds the first polls; the second bound is for
+		// a source that would not honour it.
+		select {
+		case <-col.WhenReady():
+		case <-time.After(pollTimeout + 30*time.Second):
+		case <-ctx.Done():
+			return
+		}
+		tune.Started()
+	})
+	return func() { cancel(); wg.Wait() }
 }
 
 // processRegistry holds the process's own metrics, on a registry of its own

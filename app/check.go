@@ -6,22 +6,18 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"strings"
 	"time"
 
+	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/queue"
 )
-
-// minCheckTimeout is the least time check gives a RabbitMQ source: it
-// answers a wrong password only after 3 s, and check must say why it
-// cannot log in rather than that the poll timed out.
-const minCheckTimeout = 5 * time.Second
 
 // Check verifies that every configured source answers and can be read, by
 // polling each once. It prints one line per source to w and returns an error
-// naming every source that failed. A RabbitMQ DLQ that dlq_queues names
-// and that cannot be read (it does not exist) fails its source.
+// naming every source that failed. What else fails a source, how long it
+// may take and what its ok line says are its broker's (registry); for
+// example a RabbitMQ DLQ that dlq_queues names and that cannot be read
+// fails its source.
 func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logger) error {
 	if err := cfg.RequireSources(); err != nil {
 		return err
@@ -40,71 +36,42 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	defer closeSources()
 	var errs []error
 	for _, s := range sources {
-		timeout := cfg.PollTimeout
-		if s.Broker() == queue.RabbitMQ {
-			timeout = max(timeout, minCheckTimeout)
-		}
-		pctx, cancel := context.WithTimeout(ctx, timeout)
-		start := time.Now()
-		snap, err := s.Poll(pctx)
-		cancel()
-		name := fmt.Sprintf("%s:%s", s.Broker(), s.Cluster())
-		if err == nil {
-			err = listedDLQErrors(snap)
-		}
-		if err == nil {
-			err = outboxErrors(snap)
-		}
-		if err != nil {
-			fmt.Fprintf(w, "FAIL %s: %v\n", name, err)
-			errs = append(errs, fmt.Errorf("%s: %w", name, err))
-			if snap != nil {
-				// One failed table hides no other table's advice.
-				printAdvice(ctx, s, w)
-			}
-			continue
-		}
-		if s.Broker() == queue.Outbox {
-			fmt.Fprintf(w, "ok   %s: %d tables, %d replication slots in %s\n", name,
-				len(snap.OutboxTables), len(snap.Slots), time.Since(start).Round(time.Millisecond))
-			printAdvice(ctx, s, w)
-			continue
-		}
-		if s.Broker() == queue.NATS {
-			fmt.Fprintf(w, "ok   %s: %d streams, %d consumers, %d DLQs in %s\n", name,
-				len(snap.Streams), len(snap.Consumers), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
-			printAdvice(ctx, s, w)
-		} else {
-			fmt.Fprintf(w, "ok   %s: %d groups, %d queues, %d DLQs in %s\n", name,
-				len(snap.Groups), len(snap.Queues), len(snap.DLQs), time.Since(start).Round(time.Millisecond))
-		}
-		for _, p := range snap.Partial {
-			fmt.Fprintf(w, "     partial: %s\n", p)
+		if err := checkSource(ctx, cfg.PollTimeout, s, w); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	return errors.Join(errs...)
 }
 
-// outboxErrors names each outbox table and replication slot the poll could
-// not read: each is configured by name, so each must be readable.
-func outboxErrors(snap *queue.Snapshot) error {
-	if snap.Broker != queue.Outbox || len(snap.Partial) == 0 {
-		return nil
+// checkSource polls s once and writes its line (and its advice and partial
+// failures) to w; the error names s.
+func checkSource(ctx context.Context, timeout time.Duration, s collectors.Source, w io.Writer) error {
+	name := fmt.Sprintf("%s:%s", s.Broker(), s.Cluster())
+	b, ok := registration(s.Broker())
+	if !ok {
+		// Only an extra source could be unregistered; sources built from
+		// the config come from the registry.
+		return fmt.Errorf("%s: no registration for broker %s", name, s.Broker())
 	}
-	return errors.New(strings.Join(snap.Partial, "; "))
-}
-
-// listedDLQErrors names each RabbitMQ DLQ the config lists that the poll
-// could not read.
-func listedDLQErrors(snap *queue.Snapshot) error {
-	var msgs []string
-	for _, d := range snap.DLQs {
-		if d.Broker == queue.RabbitMQ && d.Detection == queue.DetectedConfig && d.Err != "" {
-			msgs = append(msgs, fmt.Sprintf("queue %s in vhost %s: %s", d.Name, d.VHost, d.Err))
+	pctx, cancel := context.WithTimeout(ctx, max(timeout, b.check.minTimeout))
+	start := time.Now()
+	snap, err := s.Poll(pctx)
+	cancel()
+	if err == nil && b.check.failures != nil {
+		err = b.check.failures(snap)
+	}
+	if err != nil {
+		fmt.Fprintf(w, "FAIL %s: %v\n", name, err)
+		if snap != nil {
+			// One failed table hides no other table's advice.
+			printAdvice(ctx, s, w)
 		}
+		return fmt.Errorf("%s: %w", name, err)
 	}
-	if len(msgs) == 0 {
-		return nil
+	fmt.Fprintf(w, "ok   %s: %s in %s\n", name, b.check.summary(snap), time.Since(start).Round(time.Millisecond))
+	printAdvice(ctx, s, w)
+	for _, p := range snap.Partial {
+		fmt.Fprintf(w, "     partial: %s\n", p)
 	}
-	return errors.New(strings.Join(msgs, "; "))
+	return nil
 }

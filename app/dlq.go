@@ -10,14 +10,14 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
-	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
 )
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
 // replay service over every configured cluster, through access. The
 // returned func stops running jobs (they settle: nothing in flight is
-// lost) and closes the store.
-func dlqService(ctx context.Context, cfg *config.Config, access brokers, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+// lost), then closes the backends' clients and, last, the store the jobs
+// wrote their outcomes to.
+func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
@@ -28,42 +28,36 @@ func dlqService(ctx context.Context, cfg *config.Config, access brokers, log *sl
 	// On a setup error nothing was written: closing the store can only
 	// fail on data it never received.
 	closeStore := func() { _ = store.Close() }
-	var backends []dlqreplay.Backend
-	for _, kc := range access.kafka {
-		b, err := kafkaBackend(kc, log)
-		if err != nil {
-			closeStore()
-			return nil, nil, err
-		}
-		backends = append(backends, b)
-	}
-	for i, r := range cfg.RabbitMQ {
-		b, err := dlqrabbit.New(dlqrabbit.Options{Cluster: access.rabbit[i], Logger: log})
-		if err != nil {
-			closeStore()
-			return nil, nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
-		}
-		backends = append(backends, b)
-	}
-	natsB, err := natsBackends(access.nats, log)
+	backends, err := buildBackends(access, log)
 	if err != nil {
 		closeStore()
 		return nil, nil, err
 	}
-	backends = append(backends, natsB...)
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 	})
 	if err != nil {
+		closeBackends(backends)
 		closeStore()
 		return nil, nil, err
 	}
 	return svc, func() {
 		svc.Close()
+		closeBackends(backends)
 		if err := store.Close(); err != nil {
 			log.Error("close audit store", "err", err)
 		}
 	}, nil
+}
+
+// closeBackends closes the backends that hold a client of their own (the
+// Kafka backend's admin client).
+func closeBackends(backends []dlqreplay.Backend) {
+	for _, b := range backends {
+		if c, ok := b.(interface{ Close() }); ok {
+			c.Close()
+		}
+	}
 }
 
 // replayedCollector exports the DLQ service's replay totals.

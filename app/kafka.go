@@ -1,13 +1,52 @@
 package app
 
 import (
+	"fmt"
 	"log/slog"
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
 	dlqkafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
+	"github.com/queuewatch/queuewatch/queue"
 )
+
+// kafkaBroker registers Kafka: the clusters of config kafka, each reached
+// through one brokers/kafka.Cluster.
+var kafkaBroker = broker{
+	name: queue.Kafka,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.Kafka, func(k config.Kafka) string { return k.Name })
+	},
+	open: func(cfg *config.Config) (wired, error) {
+		clusters, err := eachCluster(cfg.Kafka, func(_ int, k config.Kafka) (*brokerkafka.Cluster, error) {
+			return brokerkafka.New(k, cfg.DLQ)
+		})
+		if err != nil {
+			return wired{}, err
+		}
+		return wired{
+			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
+				return eachSource(cfg.Kafka, func(i int, k config.Kafka) (*kafka.Source, error) {
+					return kafkaSource(clusters[i], k, log)
+				})
+			},
+			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) {
+				return eachCluster(clusters, func(_ int, kc *brokerkafka.Cluster) (dlqreplay.Backend, error) {
+					return kafkaBackend(kc, log)
+				})
+			},
+		}, nil
+	},
+	check: checking{summary: groupsSummary},
+}
+
+// groupsSummary is check's ok line for Kafka and RabbitMQ.
+func groupsSummary(snap *queue.Snapshot) string {
+	return fmt.Sprintf("%d groups, %d queues, %d DLQs", len(snap.Groups), len(snap.Queues), len(snap.DLQs))
+}
 
 // kafkaSource is the collector of cluster kc, configured by k.
 func kafkaSource(kc *brokerkafka.Cluster, k config.Kafka, log *slog.Logger) (*kafka.Source, error) {

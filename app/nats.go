@@ -1,14 +1,54 @@
 package app
 
 import (
+	"context"
+	"fmt"
 	"log/slog"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
+	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // natsSource is the collector of cluster nc, configured by n.
 func natsSource(nc *brokernats.Cluster, n config.NATS, log *slog.Logger) (*nats.Source, error) {
 	return nats.New(nats.Options{Cluster: nc, IncludeStream: n.Streams.Match, Logger: log})
+}
+
+// natsBroker registers NATS JetStream: the clusters of config nats, each
+// reached through one brokers/nats.Cluster, which also runs the
+// dead-letter capture and counts what it lost.
+var natsBroker = broker{
+	name: queue.NATS,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.NATS, func(n config.NATS) string { return n.Name })
+	},
+	open: func(cfg *config.Config) (wired, error) {
+		clusters, err := eachCluster(cfg.NATS, func(_ int, n config.NATS) (*brokernats.Cluster, error) {
+			return brokernats.New(n)
+		})
+		if err != nil {
+			return wired{}, err
+		}
+		return wired{
+			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
+				return eachSource(cfg.NATS, func(i int, n config.NATS) (*nats.Source, error) {
+					return natsSource(clusters[i], n, log)
+				})
+			},
+			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) { return natsBackends(clusters, log) },
+			background: func(ctx context.Context, log *slog.Logger) func() {
+				return startNATSCapture(ctx, clusters, log)
+			},
+			metrics: natsLostCollector{clusters},
+		}, nil
+	},
+	check: checking{
+		summary: func(snap *queue.Snapshot) string {
+			return fmt.Sprintf("%d streams, %d consumers, %d DLQs", len(snap.Streams), len(snap.Consumers), len(snap.DLQs))
+		},
+	},
 }

@@ -2,9 +2,11 @@ package app
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"time"
 
 	brokeroutbox "github.com/queuewatch/queuewatch/brokers/outbox"
@@ -111,4 +113,35 @@ func printAdvice(ctx context.Context, s collectors.Source, w io.Writer) {
 	if err != nil {
 		fmt.Fprintf(w, "     warn: %v\n", err)
 	}
+}
+
+// outboxBroker registers the outbox: the sources of config outbox. It has
+// no shared access layer (each source opens its own pool) and no replay
+// backend (its rows are not dead letters).
+var outboxBroker = broker{
+	name: queue.Outbox,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.Outbox, func(o config.Outbox) string { return o.Name })
+	},
+	open: func(cfg *config.Config) (wired, error) {
+		return wired{
+			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) { return outboxSources(cfg, log) },
+		}, nil
+	},
+	noReplay: true,
+	check: checking{
+		summary: func(snap *queue.Snapshot) string {
+			return fmt.Sprintf("%d tables, %d replication slots", len(snap.OutboxTables), len(snap.Slots))
+		},
+		failures: outboxErrors,
+	},
+}
+
+// outboxErrors names each outbox table and replication slot the poll could
+// not read: each is configured by name, so each must be readable.
+func outboxErrors(snap *queue.Snapshot) error {
+	if len(snap.Partial) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(snap.Partial, "; "))
 }

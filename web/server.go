@@ -63,9 +63,10 @@ func New(opts Options) *Server {
 	s := &Server{e: e, opts: opts, assetVersion: assetVersion()}
 	e.HTTPErrorHandler = s.handleError
 	// Order matters: headers on every answer (errors included), then
-	// cross-origin browser requests are refused before anything looks at
-	// the credentials the browser attached, then who is asking.
-	e.Use(securityHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress())
+	// oversized requests are refused, then cross-origin browser requests
+	// are refused before anything looks at the credentials the browser
+	// attached, then who is asking.
+	e.Use(securityHeaders, limitHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress())
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
@@ -96,6 +97,35 @@ func New(opts Options) *Server {
 // ServeHTTP makes the server usable with httptest.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) { s.e.ServeHTTP(w, r) }
 
+// maxHeaderBytes bounds a request's line and headers. net/http answers a
+// request over its own limit with a plain-text 431 that no handler sees,
+// so the server lets net/http read up to readHeaderBytes (its default)
+// and limitHeaders answers over maxHeaderBytes in the errors' one shape.
+// Only a request over readHeaderBytes still gets net/http's answer.
+const (
+	maxHeaderBytes  = 64 << 10
+	readHeaderBytes = http.DefaultMaxHeaderBytes
+)
+
+// limitHeaders refuses a request whose line and headers are over
+// maxHeaderBytes, with the 4 KiB of slack net/http allowed when it
+// enforced that limit itself.
+func limitHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		r := c.Request()
+		n := len(r.Method) + len(r.RequestURI) + len(r.Proto) + len(r.Host) + 12
+		for k, vs := range r.Header {
+			for _, v := range vs {
+				n += len(k) + len(v) + 4
+			}
+		}
+		if n > maxHeaderBytes+4096 {
+			return echo.NewHTTPError(http.StatusRequestHeaderFieldsTooLarge, "request line and headers over 64 KiB")
+		}
+		return next(c)
+	}
+}
+
 // Serve serves on l until ctx is done, then shuts down gracefully.
 func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 	srv := &http.Server{
@@ -104,7 +134,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 		ReadTimeout:       30 * time.Second,
 		WriteTimeout:      60 * time.Second,
 		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
+		MaxHeaderBytes:    readHeaderBytes,
 	}
 	errc := make(chan error, 1)
 	go func() { errc <- srv.Serve(l) }()

@@ -1,59 +1,75 @@
 package app
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"regexp"
+	"strings"
+	"time"
 
 	brokerrabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
-// buildSources creates a source per configured cluster, through access.
-// The returned func closes them all.
-func buildSources(cfg *config.Config, access brokers, log *slog.Logger) ([]collectors.Source, func(), error) {
-	var sources []collectors.Source
-	var closers []func()
-	closeAll := func() {
-		for _, c := range closers {
-			c()
-		}
-	}
-	for i, k := range cfg.Kafka {
-		s, err := kafkaSource(access.kafka[i], k, log)
+// rabbitBroker registers RabbitMQ: the clusters of config rabbitmq, each
+// reached through one brokers/rabbitmq.Cluster (AMQP and the management
+// API).
+var rabbitBroker = broker{
+	name: queue.RabbitMQ,
+	section: func(cfg *config.Config) []string {
+		return names(cfg.RabbitMQ, func(r config.RabbitMQ) string { return r.Name })
+	},
+	open: func(cfg *config.Config) (wired, error) {
+		clusters, err := eachCluster(cfg.RabbitMQ, func(_ int, r config.RabbitMQ) (*brokerrabbit.Cluster, error) {
+			return brokerrabbit.New(r)
+		})
 		if err != nil {
-			closeAll()
-			return nil, nil, err
+			return wired{}, err
 		}
-		sources = append(sources, s)
-		closers = append(closers, s.Close)
-	}
-	rabbitSrcs, closeRabbit, err := rabbitSources(cfg, access.rabbit, log)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	sources = append(sources, rabbitSrcs...)
-	closers = append(closers, closeRabbit)
-	outboxSrcs, closeOutbox, err := outboxSources(cfg, log)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	sources = append(sources, outboxSrcs...)
-	closers = append(closers, closeOutbox)
-	for i, n := range cfg.NATS {
-		s, err := natsSource(access.nats[i], n, log)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
+		return wired{
+			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
+				return rabbitSources(cfg, clusters, log)
+			},
+			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) {
+				return eachCluster(cfg.RabbitMQ, func(i int, r config.RabbitMQ) (dlqreplay.Backend, error) {
+					b, err := dlqrabbit.New(dlqrabbit.Options{Cluster: clusters[i], Logger: log})
+					if err != nil {
+						return nil, fmt.Errorf("rabbitmq %s: %w", r.Name, err)
+					}
+					return b, nil
+				})
+			},
+		}, nil
+	},
+	check: checking{
+		// RabbitMQ answers a wrong password only after 3 s, and check
+		// must say why it cannot log in rather than that the poll timed
+		// out.
+		minTimeout: 5 * time.Second,
+		summary:    groupsSummary,
+		failures:   listedDLQErrors,
+	},
+}
+
+// listedDLQErrors names each DLQ the config lists (dlq_queues) that the
+// poll could not read: it is configured by name, so it must exist.
+func listedDLQErrors(snap *queue.Snapshot) error {
+	var msgs []string
+	for _, d := range snap.DLQs {
+		if d.Detection == queue.DetectedConfig && d.Err != "" {
+			msgs = append(msgs, fmt.Sprintf("queue %s in vhost %s: %s", d.Name, d.VHost, d.Err))
 		}
-		sources = append(sources, s)
-		closers = append(closers, s.Close)
 	}
-	return sources, closeAll, nil
+	if len(msgs) == 0 {
+		return nil
+	}
+	return errors.New(strings.Join(msgs, "; "))
 }
 
 // rabbitSources creates the RabbitMQ sources over the clusters' access;
