@@ -67,6 +67,15 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"top-level-list", 1, "", "expected a mapping of settings at the top level, got a list"},
 		{"outbox-bad-sslmode", 5, "outbox[0].dsn", "not a PostgreSQL DSN: failed to configure TLS (sslmode is invalid)"},
 		{"outbox-bad-mysql-dsn", 5, "outbox[0].dsn", "not a MySQL DSN (user:password@tcp(host:3306)/database): default addr for network 'billing-db.internal:3306' unknown"},
+		{"sqs-missing-region", 2, "sqs[0].region", `required (an AWS region such as eu-west-1; any for a local endpoint)`},
+		{"sqs-bad-region", 3, "sqs[0].region", `"Ireland" is not an AWS region (such as eu-west-1)`},
+		{"sqs-bad-endpoint", 4, "sqs[0].endpoint", `"127.0.0.1:9324" is not a URL (want http://host:port or https://host)`},
+		{"sqs-bad-role-arn", 4, "sqs[0].role_arn", `"queuewatch-readonly" is not an IAM role ARN (arn:aws:iam::123456789012:role/name)`},
+		{"sqs-bad-prefix", 5, "sqs[0].queues.prefix", `"orders/" cannot start a queue name (letters, digits, '-' and '_')`},
+		{"sqs-bad-regex", 5, "sqs[0].queues.exclude[0]", `invalid regex "orders-(.*": missing closing )`},
+		{"sqs-cloudwatch", 5, "sqs[0].cloudwatch.oldest_age", `not available yet: queuewatch does not read CloudWatch; leave it false`},
+		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
+		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}
 	for _, tt := range tests {

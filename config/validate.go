@@ -54,6 +54,11 @@ func (c *Config) validate() problems {
 		checkUnique(&p, names, c.NATS[i].Name, "nats", i)
 	}
 	names = map[string]int{}
+	for i := range c.SQS {
+		c.SQS[i].validate(&p, sqsPath(i))
+		checkUnique(&p, names, c.SQS[i].Name, "sqs", i)
+	}
+	names = map[string]int{}
 	for i := range c.Outbox {
 		c.Outbox[i].validate(&p, fmt.Sprintf("outbox[%d]", i))
 		checkUnique(&p, names, c.Outbox[i].Name, "outbox", i)
