@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -110,9 +111,11 @@ func startElasticMQ() (*ElasticMQServer, error) {
 	}
 	port := strconv.Itoa(ports[0])
 	s := &ElasticMQServer{Endpoint: "http://127.0.0.1:" + port, exited: make(chan struct{})}
-	// The server outlives any one test's context: stop ends it.
+	// The server outlives any one test's context: stop ends it. The
+	// node address is what the queue URLs it hands out name (localhost
+	// by default, which may resolve to ::1).
 	s.cmd = exec.CommandContext(context.Background(), "java", "-Xms64m", "-Xmx256m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-Drest-sqs.bind-hostname=127.0.0.1", "-Drest-sqs.bind-port="+port, "-Dnode-address.port="+port,
+		"-Drest-sqs.bind-hostname=127.0.0.1", "-Drest-sqs.bind-port="+port, "-Dnode-address.host=127.0.0.1", "-Dnode-address.port="+port,
 		"-Daws.region="+ElasticMQRegion, "-Daws.accountId="+ElasticMQAccount,
 		"-cp", filepath.Join(jars, "*"), "org.elasticmq.server.Main")
 	s.cmd.Stdout, s.cmd.Stderr = &s.log, &s.log
@@ -180,4 +183,34 @@ func (s *ElasticMQServer) stop() {
 		_ = s.cmd.Process.Kill()
 		<-s.exited
 	}
+}
+
+// AWS runs the aws CLI (from PyPI: a real client no one here wrote)
+// against the server, as `aws --endpoint-url ENDPOINT --output json ARGS`,
+// and returns its standard output; a failure fails the test. A missing CLI
+// goes to Require.
+func (s *ElasticMQServer) AWS(t testing.TB, args ...string) []byte {
+	t.Helper()
+	if _, err := exec.LookPath("aws"); err != nil {
+		Require(t, "the aws CLI", err)
+	}
+	cmd := exec.CommandContext(t.Context(), "aws", append([]string{"--endpoint-url", s.Endpoint, "--output", "json"}, args...)...)
+	cmd.Env = s.AWSEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("aws %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+	}
+	return out
+}
+
+// QueueURL is the URL the server gives the queue named name.
+func (s *ElasticMQServer) QueueURL(name string) string {
+	return s.Endpoint + "/" + ElasticMQAccount + "/" + name
+}
+
+// QueueARN is the ARN the server gives the queue named name.
+func (s *ElasticMQServer) QueueARN(name string) string {
+	return "arn:aws:sqs:" + ElasticMQRegion + ":" + ElasticMQAccount + ":" + name
 }

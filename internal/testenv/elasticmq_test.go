@@ -2,7 +2,6 @@ package testenv
 
 import (
 	"os"
-	"os/exec"
 	"strings"
 	"testing"
 )
@@ -24,23 +23,13 @@ func TestElasticMQVersionMatchesPom(t *testing.T) {
 func TestElasticMQServes(t *testing.T) {
 	s := ElasticMQ(t)
 	t.Cleanup(StopElasticMQ)
-	if _, err := exec.LookPath("aws"); err != nil {
-		Require(t, "the aws CLI", err)
-	}
 	name := Unique("testenv")
-	for _, args := range [][]string{
-		{"sqs", "create-queue", "--queue-name", name},
-		{"sqs", "list-queues", "--queue-name-prefix", name},
-	} {
-		cmd := exec.CommandContext(t.Context(), "aws", append([]string{"--endpoint-url", s.Endpoint}, args...)...)
-		cmd.Env = s.AWSEnv()
-		out, err := cmd.CombinedOutput()
-		if err != nil {
-			t.Fatalf("aws %v: %v: %s", args, err, out)
-		}
-		if !strings.Contains(string(out), name) {
-			t.Fatalf("aws %v does not name %s: %s", args, name, out)
-		}
+	if out := s.AWS(t, "sqs", "create-queue", "--queue-name", name); !strings.Contains(string(out), s.QueueURL(name)) {
+		t.Fatalf("create-queue answers %s, want the URL %s", out, s.QueueURL(name))
+	}
+	out := s.AWS(t, "sqs", "get-queue-attributes", "--queue-url", s.QueueURL(name), "--attribute-names", "QueueArn")
+	if !strings.Contains(string(out), s.QueueARN(name)) {
+		t.Fatalf("get-queue-attributes answers %s, want the ARN %s", out, s.QueueARN(name))
 	}
 	t.Logf("ElasticMQ %s started in %s", ElasticMQVersion, s.StartupTime)
 }

@@ -1,0 +1,140 @@
+package sqs
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sync"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
+	awsconfig "github.com/aws/aws-sdk-go-v2/config"
+	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
+	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go/middleware"
+
+	"github.com/queuewatch/queuewatch/config"
+)
+
+// Cluster is the access to one configured SQS account and region.
+type Cluster struct {
+	cfg    config.SQS
+	client *sqs.Client
+	reqs   requestCounter
+}
+
+// New builds the access to cfg's account: the SDK's default credential
+// chain (or the role cfg names, assumed with it), cfg's region and, when
+// set, its endpoint. It reads the shared AWS config files; it does not
+// connect.
+func New(cfg config.SQS) (*Cluster, error) {
+	c := &Cluster{cfg: cfg}
+	// LoadDefaultConfig reads files and the environment only; credentials
+	// are fetched on the first request.
+	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(cfg.Region))
+	if err != nil {
+		return nil, fmt.Errorf("sqs %s: aws config: %w", cfg.Name, err)
+	}
+	if cfg.RoleARN != "" {
+		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN,
+			func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "queuewatch" }))
+	}
+	c.client = sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
+		if cfg.Endpoint != "" {
+			o.BaseEndpoint = aws.String(cfg.Endpoint)
+		}
+		o.APIOptions = append(o.APIOptions, c.reqs.install)
+	})
+	return c, nil
+}
+
+// Name is the configured account name.
+func (c *Cluster) Name() string { return c.cfg.Name }
+
+// Config is the account's configuration section.
+func (c *Cluster) Config() config.SQS { return c.cfg }
+
+// Client is the SDK client every request to the account goes through, so
+// that each is counted.
+func (c *Cluster) Client() *sqs.Client { return c.client }
+
+// Requests is how many requests the client sent since New, per action
+// (ListQueues, GetQueueAttributes, ...): every attempt, retries included,
+// as AWS bills them.
+func (c *Cluster) Requests() map[string]int64 { return c.reqs.counts() }
+
+// listPageSize is ListQueues' MaxResults, the most SQS allows. Without
+// MaxResults SQS answers at most 1,000 names and no NextToken, silently
+// leaving out the rest.
+const listPageSize = 1000
+
+// ListQueueURLs lists the URLs of the queues whose names start with the
+// configured prefix, following every page (1,000 names each).
+func (c *Cluster) ListQueueURLs(ctx context.Context) ([]string, error) {
+	in := &sqs.ListQueuesInput{MaxResults: aws.Int32(listPageSize)}
+	if c.cfg.Queues.Prefix != "" {
+		in.QueueNamePrefix = aws.String(c.cfg.Queues.Prefix)
+	}
+	var urls []string
+	pages := sqs.NewListQueuesPaginator(c.client, in)
+	for pages.HasMorePages() {
+		page, err := pages.NextPage(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("list queues: %w", err)
+		}
+		urls = append(urls, page.QueueUrls...)
+	}
+	return urls, nil
+}
+
+// Attributes reads every attribute of the queue at url.
+func (c *Cluster) Attributes(ctx context.Context, url string) (map[string]string, error) {
+	out, err := c.client.GetQueueAttributes(ctx, &sqs.GetQueueAttributesInput{
+		QueueUrl:       aws.String(url),
+		AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameAll},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("get queue attributes %s: %w", QueueNameFromURL(url), err)
+	}
+	return out.Attributes, nil
+}
+
+// requestCounter counts the requests an SDK client sends, per action.
+type requestCounter struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// install adds the counting step to an SDK client's middleware stack. It
+// sits in the deserialize step, which runs once per attempt (the retry
+// loop is in the finalize step before it), so retries count too.
+func (r *requestCounter) install(stack *middleware.Stack) error {
+	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("queuewatch-count-requests",
+		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
+			r.add(awsmiddleware.GetOperationName(ctx))
+			return next.HandleDeserialize(ctx, in)
+		}), middleware.After)
+}
+
+func (r *requestCounter) add(action string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.n == nil {
+		r.n = map[string]int64{}
+	}
+	r.n[action]++
+}
+
+func (r *requestCounter) counts() map[string]int64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return maps.Clone(r.n)
+}
+
+// Actions are the actions in counts, sorted, for a stable output order.
+func Actions(counts map[string]int64) []string {
+	return slices.Sorted(maps.Keys(counts))
+}
