@@ -15,12 +15,14 @@ import (
 
 const ns = "queuewatch"
 
-// family is one gauge metric family the collector exports: its descriptor
-// for Collect and what the fast text exposition needs.
+// family is one metric family the collector exports: its descriptor for
+// Collect and what the fast text exposition needs. Almost all are gauges;
+// counterDesc makes the few counters.
 type family struct {
-	name   string
-	help   string
-	labels []string
+	name      string
+	help      string
+	valueType prometheus.ValueType
+	labels    []string
 	// sorted lists label indexes in name order, the order client_golang
 	// writes them in; the text exposition follows it so both read the same.
 	sorted []int
@@ -34,7 +36,23 @@ func desc(name, help string, labels ...string) *family {
 		sorted[i] = i
 	}
 	slices.SortFunc(sorted, func(a, b int) int { return strings.Compare(labels[a], labels[b]) })
-	return &family{name: name, help: help, labels: labels, sorted: sorted, desc: prometheus.NewDesc(name, help, labels, nil)}
+	return &family{name: name, help: help, valueType: prometheus.GaugeValue, labels: labels, sorted: sorted, desc: prometheus.NewDesc(name, help, labels, nil)}
+}
+
+// counterDesc is desc for a counter: a total the snapshot carries (such as
+// the requests sent to an SQS account), exported as it was at the poll.
+func counterDesc(name, help string, labels ...string) *family {
+	f := desc(name, help, labels...)
+	f.valueType = prometheus.CounterValue
+	return f
+}
+
+// typeName is the family's TYPE in the text format.
+func (f *family) typeName() string {
+	if f.valueType == prometheus.CounterValue {
+		return "counter"
+	}
+	return "gauge"
 }
 
 // sink receives the collector's gauges: as const metrics for Collect, or as
@@ -48,7 +66,7 @@ type sink interface {
 type constSink chan<- prometheus.Metric
 
 func (s constSink) gauge(f *family, v float64, lv ...string) {
-	s <- prometheus.MustNewConstMetric(f.desc, prometheus.GaugeValue, v, lv...)
+	s <- prometheus.MustNewConstMetric(f.desc, f.valueType, v, lv...)
 }
 
 var (
@@ -164,6 +182,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range natsFamilies {
 		ch <- f.desc
 	}
+	describeSQS(ch)
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -193,6 +212,7 @@ func (c *Collector) emit(ch sink) {
 		collectKafka(ch, snap, c.opts.Metrics)
 		collectRabbitMQ(ch, snap)
 		collectNATS(ch, snap)
+		collectSQS(ch, snap)
 		collectDLQs(ch, snap)
 		collectOutbox(ch, snap)
 	}

@@ -69,7 +69,7 @@ func (s *textSink) chunks() [][]byte {
 	slices.SortFunc(fams, func(a, b *family) int { return strings.Compare(a.name, b.name) })
 	out := make([][]byte, 0, 2*len(fams))
 	for _, f := range fams {
-		header := "# HELP " + f.name + " " + helpEscaper.Replace(f.help) + "\n# TYPE " + f.name + " gauge\n"
+		header := "# HELP " + f.name + " " + helpEscaper.Replace(f.help) + "\n# TYPE " + f.name + " " + f.typeName() + "\n"
 		out = append(out, []byte(header), s.bufs[f])
 	}
 	return out

@@ -40,6 +40,10 @@ type Snapshot struct {
 	// Outbox sources: pending rows per table and CDC slot lag.
 	OutboxTables []OutboxTable
 	Slots        []ReplicationSlot
+
+	// SQS accounts: queues, and what reading the account costs.
+	SQSQueues []SQSQueue
+	SQS       *SQSAccount
 }
 
 // LagSecondsPending reports whether some group's lag seconds are still being

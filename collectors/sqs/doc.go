@@ -1,0 +1,20 @@
+// Package sqs polls one Amazon SQS account (or an SQS-compatible server)
+// through its brokers/sqs access.
+//
+// A poll lists the queue URLs under the configured prefix (ListQueues,
+// 1,000 names a page), keeps the names the include and exclude patterns
+// select, and reads each queue's attributes (GetQueueAttributes All, a few
+// at a time): visible, in-flight and delayed counts, FIFO, visibility
+// timeout, retention and the RedrivePolicy. DLQs are found from that
+// topology alone: a queue named by another's deadLetterTargetArn is a DLQ of
+// that source, and its depth is every message it holds. ListDeadLetterSourceQueues
+// is not needed (and would cost a request per queue) because every watched
+// queue's policy is read anyway. A DLQ once found stays listed, at 0 when
+// its queue is gone, so its series drops to 0 instead of vanishing.
+//
+// AWS bills every request, about one per queue per poll, so an account is
+// read at most every Options.Interval (config sqs[].poll_interval, 5
+// minutes by default); a poll in between returns the last snapshot
+// unchanged. A queue that cannot be read is that queue's error and a
+// Partial entry; only a failed listing fails the poll.
+package sqs

@@ -1,0 +1,223 @@
+package sqs
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	brokersqs "github.com/queuewatch/queuewatch/brokers/sqs"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// parallel bounds the GetQueueAttributes requests one poll has in flight:
+// enough to hide round trips to a distant region, few enough to stay far
+// below SQS's throttling of the account.
+const parallel = 8
+
+// Options configure one account's source.
+type Options struct {
+	// Cluster is the access to the account, shared with its replay
+	// backend; its name is the cluster label on every metric.
+	Cluster *brokersqs.Cluster
+	// Include decides which of the listed queues are read; nil reads all.
+	Include func(name string) bool
+	// Interval is how often the account is read; zero reads it on every
+	// poll.
+	Interval time.Duration
+	// Tick is the scheduler's poll interval. A poll less than Tick/2
+	// before a read is due reads, so that the scheduler's jitter neither
+	// delays a read by a whole tick nor, when Tick is as long as
+	// Interval, skips one.
+	Tick   time.Duration
+	Logger *slog.Logger
+}
+
+// Source polls one SQS account. The scheduler never runs two polls of one
+// source at once; mu guards the state a poll keeps for the next.
+type Source struct {
+	opts Options
+	name string
+	log  *slog.Logger
+	now  func() time.Time
+
+	mu sync.Mutex
+	// last is the last snapshot read and lastRead when; a poll within
+	// Interval returns it.
+	last     *queue.Snapshot
+	lastRead time.Time
+	// known are the DLQs found so far and their sources, kept listed
+	// after their queue or policy is gone.
+	known map[string][]string
+}
+
+// New creates a source; it sends nothing until the first poll.
+func New(opts Options) (*Source, error) {
+	if opts.Cluster == nil {
+		return nil, errors.New("sqs source: no cluster")
+	}
+	if opts.Include == nil {
+		opts.Include = func(string) bool { return true }
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	return &Source{
+		opts:  opts,
+		name:  opts.Cluster.Name(),
+		log:   opts.Logger.With("broker", "sqs", "cluster", opts.Cluster.Name()),
+		now:   time.Now,
+		known: map[string][]string{},
+	}, nil
+}
+
+// Broker returns queue.SQS.
+func (s *Source) Broker() queue.Broker { return queue.SQS }
+
+// Cluster returns the configured account name.
+func (s *Source) Cluster() string { return s.name }
+
+// Close releases nothing: the SDK client holds only idle HTTP connections.
+func (s *Source) Close() {}
+
+// Poll reads the account, or returns the last snapshot when the next read
+// is not yet due (see Options.Tick).
+func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	now := s.now()
+	if s.last != nil && now.Sub(s.lastRead) < s.opts.Interval-s.opts.Tick/2 {
+		return s.last, nil
+	}
+	snap, err := s.read(ctx, now)
+	if err != nil {
+		return nil, err
+	}
+	s.last, s.lastRead = snap, now
+	return snap, nil
+}
+
+// read lists and reads the watched queues and derives the DLQs.
+func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, error) {
+	urls, err := s.opts.Cluster.ListQueueURLs(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqs %s: %w", s.name, err)
+	}
+	var watched []string
+	for _, u := range urls {
+		if s.opts.Include(brokersqs.QueueNameFromURL(u)) {
+			watched = append(watched, u)
+		}
+	}
+	snap := &queue.Snapshot{
+		Broker: queue.SQS, Cluster: s.name, Time: now,
+		SQS: &queue.SQSAccount{ReadEvery: max(s.opts.Interval, s.opts.Tick), Listed: len(urls)},
+	}
+	snap.SQSQueues = s.readQueues(ctx, watched)
+	for i := range snap.SQSQueues {
+		if q := &snap.SQSQueues[i]; q.Err != "" {
+			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
+		}
+	}
+	snap.DLQs = s.dlqs(snap.SQSQueues)
+	counts := s.opts.Cluster.Requests()
+	for _, a := range brokersqs.Actions(counts) {
+		snap.SQS.Requests = append(snap.SQS.Requests, queue.SQSRequests{Action: a, Count: counts[a]})
+	}
+	snap.Duration = s.now().Sub(now)
+	return snap, nil
+}
+
+// readQueues reads the attributes of every queue in urls, parallel at a
+// time, in name order.
+func (s *Source) readQueues(ctx context.Context, urls []string) []queue.SQSQueue {
+	out := make([]queue.SQSQueue, len(urls))
+	sem := make(chan struct{}, parallel)
+	var wg sync.WaitGroup
+	for i, u := range urls {
+		wg.Go(func() {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			out[i] = s.readQueue(ctx, u)
+		})
+	}
+	wg.Wait()
+	slices.SortFunc(out, func(a, b queue.SQSQueue) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// readQueue reads one queue; a failure is the queue's Err.
+func (s *Source) readQueue(ctx context.Context, url string) queue.SQSQueue {
+	q := queue.SQSQueue{Cluster: s.name, Name: brokersqs.QueueNameFromURL(url), URL: url}
+	q.FIFO = brokersqs.IsFIFO(q.Name)
+	attrs, err := s.opts.Cluster.Attributes(ctx, url)
+	if err != nil {
+		s.log.Warn("read queue", "queue", q.Name, "err", err)
+		q.Err = err.Error()
+		return q
+	}
+	q.ARN = attrs["QueueArn"]
+	q.Visible = number(attrs["ApproximateNumberOfMessages"])
+	q.InFlight = number(attrs["ApproximateNumberOfMessagesNotVisible"])
+	q.Delayed = number(attrs["ApproximateNumberOfMessagesDelayed"])
+	q.VisibilityTimeout = time.Duration(number(attrs["VisibilityTimeout"])) * time.Second
+	q.Retention = time.Duration(number(attrs["MessageRetentionPeriod"])) * time.Second
+	if attrs["FifoQueue"] == "true" {
+		q.FIFO = true
+	}
+	policy, err := brokersqs.ParseRedrivePolicy(attrs["RedrivePolicy"])
+	if err == nil && policy.DeadLetterTargetARN != "" {
+		q.DeadLetterQueue, err = brokersqs.QueueNameFromARN(policy.DeadLetterTargetARN)
+		q.MaxReceiveCount = policy.MaxReceiveCount
+	}
+	if err != nil {
+		// The counts are good; only where its dead letters go is unknown.
+		s.log.Warn("read redrive policy", "queue", q.Name, "err", err)
+		q.Err = err.Error()
+	}
+	return q
+}
+
+// dlqs derives the DLQs from the queues' redrive policies, adds the ones
+// found by earlier polls and reads each one's depth from its queue.
+func (s *Source) dlqs(queues []queue.SQSQueue) []queue.DLQ {
+	sources := map[string][]string{}
+	for _, q := range queues {
+		if q.DeadLetterQueue != "" {
+			sources[q.DeadLetterQueue] = append(sources[q.DeadLetterQueue], q.Name)
+		}
+	}
+	for name, src := range sources {
+		s.known[name] = src
+	}
+	out := make([]queue.DLQ, 0, len(s.known))
+	for name, src := range s.known {
+		d := queue.DLQ{Broker: queue.SQS, Cluster: s.name, Name: name, Sources: slices.Sorted(slices.Values(src)), Detection: queue.DetectedTopology}
+		i := slices.IndexFunc(queues, func(q queue.SQSQueue) bool { return q.Name == name })
+		switch {
+		case i >= 0 && queues[i].Err != "" && queues[i].ARN == "":
+			d.Err = queues[i].Err
+		case i >= 0:
+			d.Messages = queues[i].Messages()
+		case sources[name] != nil:
+			// Named by a policy but not read: left out by prefix, include or
+			// exclude, or deleted while its sources still point at it.
+			d.Err = "not among the watched queues (sqs queues.prefix, include and exclude), or deleted"
+		}
+		out = append(out, d)
+	}
+	slices.SortFunc(out, func(a, b queue.DLQ) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// number is an attribute's integer value; SQS sends them as decimal text,
+// and a missing one reads as 0.
+func number(s string) int64 {
+	n, _ := strconv.ParseInt(s, 10, 64)
+	return n
+}

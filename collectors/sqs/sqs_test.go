@@ -1,0 +1,281 @@
+package sqs
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+
+	brokersqs "github.com/queuewatch/queuewatch/brokers/sqs"
+	"github.com/queuewatch/queuewatch/collectors"
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	testenv.StopElasticMQ()
+	os.Exit(code)
+}
+
+// account is the access to the test server as config section cfg, with
+// dummy credentials in the environment, where the default chain reads
+// them.
+func account(t *testing.T, s *testenv.ElasticMQServer, cfg config.SQS) *brokersqs.Cluster {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	cfg.Name, cfg.Region, cfg.Endpoint = "local", testenv.ElasticMQRegion, s.Endpoint
+	if err := (&config.Config{SQS: []config.SQS{cfg}}).Validate(); err != nil && strings.Contains(err.Error(), "sqs[") {
+		t.Fatal(err)
+	}
+	c, err := brokersqs.New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// createQueue creates the queue name with attrs using the aws CLI.
+func createQueue(t *testing.T, s *testenv.ElasticMQServer, name string, attrs map[string]string) {
+	t.Helper()
+	args := []string{"sqs", "create-queue", "--queue-name", name}
+	if len(attrs) > 0 {
+		b, err := json.Marshal(attrs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		args = append(args, "--attributes", string(b))
+	}
+	s.AWS(t, args...)
+}
+
+// redrive is a RedrivePolicy naming dlq; maxReceiveCount is written as
+// given (a JSON number or a string).
+func redrive(s *testenv.ElasticMQServer, dlq, maxReceiveCount string) map[string]string {
+	return map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + s.QueueARN(dlq) + `","maxReceiveCount":` + maxReceiveCount + `}`}
+}
+
+// deadLetter receives from queue with boto3 until its DLQ holds want.
+func deadLetter(t *testing.T, s *testenv.ElasticMQServer, queueName, dlq string, want int) {
+	t.Helper()
+	cmd := exec.CommandContext(t.Context(), "python3", "testdata/dead_letter.py", s.Endpoint, s.QueueURL(queueName), s.QueueURL(dlq), strconv.Itoa(want))
+	cmd.Env = s.AWSEnv()
+	if out, err := cmd.CombinedOutput(); err != nil {
+		testenv.Require(t, "boto3", exec.Command("python3", "-c", "import boto3").Run())
+		t.Fatalf("dead_letter.py %s: %v: %s", queueName, err, out)
+	}
+}
+
+// TestPollElasticMQ builds a standard and a FIFO queue pair with redrive
+// policies on a real ElasticMQ with the aws CLI, dead-letters messages
+// with boto3 the way a failing consumer does, and reads it back: exact
+// counts per state, the DLQs with their sources, the FIFO pair, the
+// include/exclude selection, the requests sent, and /metrics.
+func TestPollElasticMQ(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("poll")
+	orders, ordersDLQ := p+"-orders", p+"-orders-dlq"
+	pay, payDLQ := p+"-pay.fifo", p+"-pay-dlq.fifo"
+	createQueue(t, s, ordersDLQ, nil)
+	createQueue(t, s, orders, redrive(s, ordersDLQ, "2"))
+	createQueue(t, s, payDLQ, map[string]string{"FifoQueue": "true"})
+	fifo := redrive(s, payDLQ, `"1"`)
+	fifo["FifoQueue"], fifo["ContentBasedDeduplication"] = "true", "true"
+	createQueue(t, s, pay, fifo)
+	createQueue(t, s, p+"-ignored", nil)
+	createQueue(t, s, testenv.Unique("elsewhere"), nil)
+
+	for i := range 5 {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(orders), "--message-body", "order "+strconv.Itoa(i))
+	}
+	for i := range 2 {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(pay), "--message-body", "payment "+strconv.Itoa(i), "--message-group-id", "g1")
+	}
+	deadLetter(t, s, orders, ordersDLQ, 5)
+	deadLetter(t, s, pay, payDLQ, 2)
+	// Now one message of each state in orders.
+	s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(orders), "--message-body", "in flight")
+	s.AWS(t, "sqs", "receive-message", "--queue-url", s.QueueURL(orders), "--visibility-timeout", "300")
+	s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(orders), "--message-body", "visible")
+	s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(orders), "--message-body", "delayed", "--delay-seconds", "300")
+
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p, Exclude: []string{".*-ignored"}}}
+	cl := account(t, s, cfg)
+	src, err := New(Options{Cluster: cl, Include: cfg.Queues.Match})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, q := range snap.SQSQueues {
+		names = append(names, q.Name)
+		if q.Err != "" {
+			t.Errorf("%s: %s", q.Name, q.Err)
+		}
+	}
+	if want := []string{orders, ordersDLQ, payDLQ, pay}; !slices.Equal(names, want) {
+		t.Fatalf("queues %q, want %q (the prefix's, less the excluded)", names, want)
+	}
+	o := snap.SQSQueues[0]
+	// ElasticMQ 1.7.1 does not report MessageRetentionPeriod (AWS does):
+	// unknown reads as 0.
+	if o.Visible != 1 || o.InFlight != 1 || o.Delayed != 1 || o.FIFO || o.DeadLetterQueue != ordersDLQ || o.MaxReceiveCount != 2 ||
+		o.VisibilityTimeout != 30*time.Second || o.Retention != 0 || o.ARN != s.QueueARN(orders) || o.URL != s.QueueURL(orders) {
+		t.Errorf("orders = %+v", o)
+	}
+	if q := snap.SQSQueues[1]; q.Visible != 5 || q.InFlight != 0 || q.DeadLetterQueue != "" {
+		t.Errorf("orders DLQ = %+v, want the 5 dead letters visible", q)
+	}
+	if q := snap.SQSQueues[3]; !q.FIFO || q.Messages() != 0 || q.DeadLetterQueue != payDLQ || q.MaxReceiveCount != 1 {
+		t.Errorf("FIFO source = %+v, want empty, dead-lettering into %s after 1 receive", q, payDLQ)
+	}
+	if q := snap.SQSQueues[2]; !q.FIFO || q.Visible != 2 {
+		t.Errorf("FIFO DLQ = %+v, want FIFO with 2 dead letters", q)
+	}
+	want := []queue.DLQ{
+		{Broker: queue.SQS, Cluster: "local", Name: ordersDLQ, Sources: []string{orders}, Detection: queue.DetectedTopology, Messages: 5},
+		{Broker: queue.SQS, Cluster: "local", Name: payDLQ, Sources: []string{pay}, Detection: queue.DetectedTopology, Messages: 2},
+	}
+	if !dlqsEqual(snap.DLQs, want) {
+		t.Errorf("DLQs %+v, want %+v", snap.DLQs, want)
+	}
+	if snap.SQS == nil || !slices.Equal(snap.SQS.Requests, []queue.SQSRequests{{Action: "GetQueueAttributes", Count: 4}, {Action: "ListQueues", Count: 1}}) {
+		t.Errorf("account = %+v, want 1 ListQueues and 4 GetQueueAttributes", snap.SQS)
+	}
+
+	// The same account through the scheduler and /metrics.
+	c := collectors.New([]collectors.Source{src}, collectors.Options{})
+	c.PollOnce(t.Context())
+	rec := httptest.NewRecorder()
+	c.Handler(prometheus.NewRegistry()).ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/metrics", nil))
+	body := rec.Body.String()
+	for _, line := range []string{
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + orders + `",state="visible"} 1`,
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + orders + `",state="in_flight"} 1`,
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + orders + `",state="delayed"} 1`,
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + ordersDLQ + `",state="visible"} 5`,
+		`queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + ordersDLQ + `",source="` + orders + `",vhost=""} 5`,
+		`queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + payDLQ + `",source="` + pay + `",vhost=""} 2`,
+		`queuewatch_sqs_api_requests_total{action="GetQueueAttributes",cluster="local"} 8`,
+		`queuewatch_sqs_api_requests_total{action="ListQueues",cluster="local"} 2`,
+	} {
+		if !strings.Contains(body, line+"\n") {
+			t.Errorf("/metrics lacks %s", line)
+		}
+	}
+	if strings.Contains(body, p+"-ignored") {
+		t.Error("/metrics shows an excluded queue")
+	}
+}
+
+// TestDLQStaysListed: a DLQ once found stays listed at 0 after it is
+// emptied, after its source is deleted (no policy names it any more), and
+// after it is deleted itself.
+func TestDLQStaysListed(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("stays")
+	src, dlq := p+"-src", p+"-dlq"
+	createQueue(t, s, dlq, nil)
+	createQueue(t, s, src, redrive(s, dlq, "3"))
+	s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(dlq), "--message-body", "dead")
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p}}
+	source, err := New(Options{Cluster: account(t, s, cfg), Include: cfg.Queues.Match})
+	if err != nil {
+		t.Fatal(err)
+	}
+	depth := func(step string, want int64) {
+		t.Helper()
+		snap, err := source.Poll(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(snap.DLQs) != 1 || snap.DLQs[0].Name != dlq || snap.DLQs[0].Messages != want || snap.DLQs[0].Err != "" ||
+			!slices.Equal(snap.DLQs[0].Sources, []string{src}) {
+			t.Fatalf("%s: DLQs %+v, want %s from %s at %d", step, snap.DLQs, dlq, src, want)
+		}
+	}
+	depth("found", 1)
+	s.AWS(t, "sqs", "purge-queue", "--queue-url", s.QueueURL(dlq))
+	depth("emptied", 0)
+	s.AWS(t, "sqs", "delete-queue", "--queue-url", s.QueueURL(src))
+	depth("source deleted", 0)
+	s.AWS(t, "sqs", "delete-queue", "--queue-url", s.QueueURL(dlq))
+	depth("deleted", 0)
+}
+
+// TestReadEvery: within Interval a poll serves the last read and sends
+// nothing; a read due within half a tick happens.
+func TestReadEvery(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("every")
+	createQueue(t, s, p+"-a", nil)
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p}}
+	cl := account(t, s, cfg)
+	src, err := New(Options{Cluster: cl, Include: cfg.Queues.Match, Interval: 5 * time.Minute, Tick: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	src.now = func() time.Time { return now }
+	first, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.SQS.ReadEvery != 5*time.Minute {
+		t.Errorf("ReadEvery %s, want 5m", first.SQS.ReadEvery)
+	}
+	now = now.Add(4*time.Minute + 50*time.Second)
+	again, err := src.Poll(t.Context())
+	if err != nil || again != first || cl.Requests()["GetQueueAttributes"] != 1 {
+		t.Fatalf("a poll before the read is due: %v, same snapshot %v, requests %v", err, again == first, cl.Requests())
+	}
+	now = now.Add(3 * time.Second) // 4m53s: due within half a tick
+	next, err := src.Poll(t.Context())
+	if err != nil || next == first || cl.Requests()["GetQueueAttributes"] != 2 {
+		t.Fatalf("a poll when the read is due: %v, new snapshot %v, requests %v", err, next != first, cl.Requests())
+	}
+}
+
+// TestUnreachable: an endpoint nothing listens on fails the poll with an
+// error that names the account and the listing.
+func TestUnreachable(t *testing.T) {
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	cl, err := brokersqs.New(config.SQS{Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	src, err := New(Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	snap, err := src.Poll(ctx)
+	if err == nil || snap != nil || !strings.Contains(err.Error(), "sqs gone: list queues") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Poll = %v, %v; want the listing's connection error", snap, err)
+	}
+}
+
+func dlqsEqual(a, b []queue.DLQ) bool {
+	return slices.EqualFunc(a, b, func(x, y queue.DLQ) bool {
+		return x.Broker == y.Broker && x.Cluster == y.Cluster && x.Name == y.Name && slices.Equal(x.Sources, y.Sources) &&
+			x.Detection == y.Detection && x.Messages == y.Messages && x.Err == y.Err
+	})
+}

@@ -1,0 +1,48 @@
+package collectors
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Amazon SQS families. A queue is named by cluster (the configured
+// account) and queue; its DLQ depth is in queuewatch_dlq_messages with
+// every other broker's.
+var (
+	sqsQueueLabels = []string{"cluster", "queue"}
+
+	descSQSMessages = desc("sqs_queue_messages", "Messages in the queue by state: visible (ApproximateNumberOfMessages), in_flight (received, not yet deleted: ...NotVisible) and delayed (...Delayed).", append(sqsQueueLabels, "state")...)
+	descSQSRequests = counterDesc("sqs_api_requests_total", "Requests queuewatch sent to the SQS account since it started, by action, retries included: AWS bills each.", "cluster", "action")
+
+	sqsFamilies = []*family{descSQSMessages, descSQSRequests}
+)
+
+// describeSQS sends the SQS descriptors.
+func describeSQS(ch chan<- *prometheus.Desc) {
+	for _, f := range sqsFamilies {
+		ch <- f.desc
+	}
+}
+
+// collectSQS emits the snapshot's SQS queues and request counts. A queue
+// that could not be read has no series: its counts are unknown, not 0.
+func collectSQS(ch sink, snap *queue.Snapshot) {
+	cl := snap.Cluster
+	for i := range snap.SQSQueues {
+		q := &snap.SQSQueues[i]
+		if q.ARN == "" && q.Err != "" {
+			continue
+		}
+		ch.gauge(descSQSMessages, float64(q.Visible), cl, q.Name, "visible")
+		ch.gauge(descSQSMessages, float64(q.InFlight), cl, q.Name, "in_flight")
+		ch.gauge(descSQSMessages, float64(q.Delayed), cl, q.Name, "delayed")
+	}
+	if snap.SQS == nil {
+		return
+	}
+	// The sink emits a counter family as a counter.
+	for _, r := range snap.SQS.Requests {
+		ch.gauge(descSQSRequests, float64(r.Count), cl, r.Action)
+	}
+}

@@ -1,0 +1,98 @@
+package queue
+
+import "time"
+
+// SQS is Amazon SQS (or an SQS-compatible server): a cluster is one
+// account and region.
+const SQS Broker = "sqs"
+
+// SQSQueue is one SQS queue as of a poll. SQS's counts are approximate
+// (eventually consistent for about a minute on AWS; exact on ElasticMQ).
+type SQSQueue struct {
+	Cluster string
+	Name    string
+	URL     string
+	ARN     string
+	FIFO    bool
+	// Visible is ApproximateNumberOfMessages: available to receive.
+	Visible int64
+	// InFlight is ApproximateNumberOfMessagesNotVisible: received by a
+	// consumer, neither deleted nor back yet.
+	InFlight int64
+	// Delayed is ApproximateNumberOfMessagesDelayed: sent with a delay not
+	// yet over.
+	Delayed           int64
+	VisibilityTimeout time.Duration
+	// Retention is MessageRetentionPeriod; 0 when the server does not
+	// report it (ElasticMQ).
+	Retention time.Duration
+	// DeadLetterQueue names the queue the RedrivePolicy sends messages to
+	// after MaxReceiveCount receives; empty without a policy.
+	DeadLetterQueue string
+	MaxReceiveCount int
+	// Err is why the queue could not be fully read; its counts are then
+	// zero and meaningless.
+	Err string
+}
+
+// Messages is every message the queue holds: visible, in flight and
+// delayed.
+func (q *SQSQueue) Messages() int64 { return q.Visible + q.InFlight + q.Delayed }
+
+// SQSAccount is what a poll of an SQS account learned besides its queues:
+// what it costs to read.
+type SQSAccount struct {
+	// ReadEvery is how often the account is read (config
+	// sqs[].poll_interval, at least the top-level poll_interval); polls in
+	// between serve the last read.
+	ReadEvery time.Duration
+	// Listed is how many queue names ListQueues returned under the
+	// prefix, before include and exclude.
+	Listed int
+	// Requests are the requests sent to the account since queuewatch
+	// started, per action, sorted by action.
+	Requests []SQSRequests
+}
+
+// SQSRequestsPerPoll is how many requests one read of an account makes:
+// one ListQueues per 1,000 names listed (at least one), and one
+// GetQueueAttributes per watched queue. For 2,500 names listed of which
+// 1,000 are watched: 3 + 1,000 = 1,003.
+func SQSRequestsPerPoll(listed, watched int) int {
+	return max(1, (listed+999)/1000) + watched
+}
+
+// SQSPricePerMillion is what AWS bills for a million standard SQS
+// requests, in US dollars (first 1 million a month free, not counted here).
+const SQSPricePerMillion = 0.40
+
+// SQSMonthlyCost is what reading an account every interval costs in a
+// 30-day month, in US dollars, at SQSPricePerMillion: requests per read ×
+// reads a month. 1,001 requests every 5 minutes: 1,001 × 8,640 =
+// 8,648,640 requests, $3.46.
+func SQSMonthlyCost(requestsPerPoll int, interval time.Duration) (requests int64, usd float64) {
+	if interval <= 0 {
+		return 0, 0
+	}
+	polls := int64(30 * 24 * time.Hour / interval)
+	requests = int64(requestsPerPoll) * polls
+	return requests, float64(requests) * SQSPricePerMillion / 1e6
+}
+
+// SQSRequests is how many requests of one action queuewatch sent to an
+// SQS account since it started: AWS bills each.
+type SQSRequests struct {
+	Action string
+	Count  int64
+}
+
+// SQSQueue returns the SQS queue with the given name, if the snapshot has
+// it.
+func (s *Snapshot) SQSQueue(name string) (*SQSQueue, bool) {
+	for i := range s.SQSQueues {
+		if s.SQSQueues[i].Name == name {
+			return &s.SQSQueues[i], true
+		}
+	}
+	return nil, false
+}
