@@ -10,6 +10,7 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // dlqService opens the audit store in data_dir and builds the DLQ browse and
@@ -34,7 +35,7 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 		return nil, nil, err
 	}
 	svc, err := dlqreplay.New(dlqreplay.Options{
-		Store: store, Backends: backends, MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
+		Store: store, Backends: backends, NoReplay: noReplay(), MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 	})
 	if err != nil {
 		closeBackends(backends)
@@ -74,4 +75,15 @@ func (c replayedCollector) Collect(ch chan<- prometheus.Metric) {
 		ch <- prometheus.MustNewConstMetric(descReplayed, prometheus.CounterValue, float64(r.Value),
 			string(r.Broker), r.Cluster, r.VHost, r.DLQ, r.Source, r.Result)
 	}
+}
+
+// noReplay are the registered brokers without a replay backend.
+func noReplay() []queue.Broker {
+	var out []queue.Broker
+	for _, b := range registry {
+		if b.noReplay {
+			out = append(out, b.name)
+		}
+	}
+	return out
 }

@@ -20,6 +20,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopRabbitMQTLS()
+	testenv.StopElasticMQ()
 	os.Exit(code)
 }
 

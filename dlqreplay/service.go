@@ -23,6 +23,9 @@ type Options struct {
 	Store Store
 	// Backends serve the configured clusters, one per broker and cluster.
 	Backends []Backend
+	// NoReplay are the brokers that have no backend although their DLQs
+	// are listed; their IDs answer ErrNoReplay rather than "no cluster".
+	NoReplay []queue.Broker
 	// MaxReplays is config dlq.max_replays: a message replayed this many
 	// times is skipped as poison. 0 means no limit.
 	MaxReplays int
@@ -84,6 +87,9 @@ func (s *Service) backend(id string) (Ref, Backend, error) {
 		return ref, nil, err
 	}
 	b, ok := s.backends[backendKey(ref.Broker, ref.Cluster)]
+	if !ok && slices.Contains(s.opts.NoReplay, ref.Broker) {
+		return ref, nil, fmt.Errorf("dlq %s: no browsing or replay for %s yet: %w", id, ref.Broker, ErrNoReplay)
+	}
 	if !ok {
 		return ref, nil, fmt.Errorf("dlq %s: no %s cluster %q: %w", id, ref.Broker, ref.Cluster, ErrUnknownDLQ)
 	}

@@ -16,6 +16,10 @@ var (
 	ErrJobRunning = errors.New("a job is already running on this dlq")
 	// ErrUnknownDLQ: the DLQ ID is malformed or names no configured cluster (404).
 	ErrUnknownDLQ = errors.New("unknown dlq")
+	// ErrNoReplay: the DLQ's broker has no replay backend (Options.NoReplay):
+	// its DLQs are listed and measured but cannot be browsed or replayed.
+	// It is an ErrUnknownDLQ (404) whose message says why.
+	ErrNoReplay = fmt.Errorf("%w: its broker has no replay backend", ErrUnknownDLQ)
 	// ErrInvalidRequest: the request cannot be run as given (400).
 	ErrInvalidRequest = errors.New("invalid request")
 	// ErrTargetMissing: the target queue, exchange or topic does not exist;

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -27,5 +28,20 @@ func TestSQSCost(t *testing.T) {
 			t.Errorf("%d listed, %d watched every %s: %d per poll, %d a month, $%f; want %d, %d, $%f",
 				tt.listed, tt.watched, tt.interval, perPoll, month, usd, tt.perPoll, tt.month, tt.usd)
 		}
+	}
+}
+
+// TestSQSDLQID: an SQS DLQ's ID has no vhost, like Kafka's and NATS's.
+func TestSQSDLQID(t *testing.T) {
+	d := DLQ{Broker: SQS, Cluster: "prod-eu", Name: "orders-dlq.fifo"}
+	if got, want := d.ID(), "sqs:prod-eu::orders-dlq.fifo"; got != want {
+		t.Errorf("ID = %q, want %q", got, want)
+	}
+	r, err := ParseDLQID(d.ID())
+	if err != nil || r != (DLQRef{Broker: SQS, Cluster: "prod-eu", Name: "orders-dlq.fifo"}) {
+		t.Errorf("ParseDLQID(%q) = %+v, %v", d.ID(), r, err)
+	}
+	if _, err := ParseDLQID("sqs:prod-eu:vh:q"); !errors.Is(err, ErrBadDLQID) {
+		t.Errorf("an SQS ID with a vhost: %v, want ErrBadDLQID", err)
 	}
 }

@@ -1,0 +1,107 @@
+package app
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
+)
+
+// sqsAccount is a config section for the test ElasticMQ watching the
+// queues under prefix, with dummy credentials in the environment.
+func sqsAccount(t *testing.T, s *testenv.ElasticMQServer, name, prefix string) config.SQS {
+	t.Helper()
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	return config.SQS{Name: name, Region: testenv.ElasticMQRegion, Endpoint: s.Endpoint, Queues: config.SQSQueues{Prefix: prefix}}
+}
+
+// sqsPair creates prefix-orders dead-lettering into prefix-orders-dlq
+// with the aws CLI and puts n messages in the DLQ.
+func sqsPair(t *testing.T, s *testenv.ElasticMQServer, prefix string, n int) (source, dlq string) {
+	t.Helper()
+	source, dlq = prefix+"-orders", prefix+"-orders-dlq"
+	s.AWS(t, "sqs", "create-queue", "--queue-name", dlq)
+	s.AWS(t, "sqs", "create-queue", "--queue-name", source, "--attributes",
+		`{"RedrivePolicy":"{\"deadLetterTargetArn\":\"`+s.QueueARN(dlq)+`\",\"maxReceiveCount\":\"3\"}"}`)
+	for range n {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(dlq), "--message-body", "dead")
+	}
+	return source, dlq
+}
+
+// TestCheckSQS runs check on an account of a real ElasticMQ and on one
+// whose endpoint nothing listens on: the first is ok with its queues,
+// DLQs and request cost, the second fails with the listing's error, and
+// neither affects the other.
+func TestCheckSQS(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("check")
+	sqsPair(t, s, p, 1)
+	cfg := testConfig(t)
+	cfg.PollInterval = 15 * time.Second
+	cfg.PollTimeout = 10 * time.Second
+	cfg.History = time.Hour
+	cfg.SQS = []config.SQS{sqsAccount(t, s, "local", p), {Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Check(context.Background(), cfg, &out, nil)
+	if err == nil || !strings.Contains(err.Error(), "sqs:gone") || strings.Contains(err.Error(), "sqs:local") {
+		t.Errorf("Check = %v, want only sqs:gone to fail", err)
+	}
+	// Two queues: 1 ListQueues + 2 GetQueueAttributes every 5m, 8,640
+	// reads in 30 days.
+	for _, want := range []string{
+		"ok   sqs:local: 2 queues, 1 DLQs; 3 requests a read every 5m0s: about 25,920 requests, $0.01 a month at $0.40 per million in ",
+		"FAIL sqs:gone: sqs gone: list queues: ",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("check output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestSQSDLQWithoutReplay serves an SQS account: its DLQ is listed by
+// /api/v1/dlqs with its depth and in /metrics, and since SQS has no replay
+// backend yet, browsing it, its page and a replay answer 404 with a
+// sentence that says so (not "no such DLQ" for a DLQ the API lists, nor a
+// 500).
+func TestSQSDLQWithoutReplay(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("serve")
+	source, dlq := sqsPair(t, s, p, 2)
+	cfg := testConfig(t)
+	cfg.SQS = []config.SQS{sqsAccount(t, s, "local", p)}
+	r := start(t, cfg)
+	id := "sqs:local::" + dlq
+	eventually(t, "the SQS DLQ listed", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 2 })
+	_, metrics := r.get(t, "/metrics")
+	if want := `queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + dlq + `",source="` + source + `",vhost=""} 2`; !strings.Contains(metrics, want) {
+		t.Errorf("/metrics lacks %s", want)
+	}
+	for _, path := range []string{"/", "/api/v1/dlqs", "/api/v1/sources", "/replays"} {
+		if code, body := r.get(t, path); code != http.StatusOK {
+			t.Errorf("GET %s with an SQS account: %d; body %.300q", path, code, body)
+		}
+	}
+	esc := url.PathEscape(id)
+	for _, path := range []string{"/api/v1/dlqs/" + esc + "/messages", "/dlq/" + esc} {
+		code, body := r.get(t, path)
+		if code != http.StatusNotFound || !strings.Contains(body, "no browsing or replay for sqs yet") {
+			t.Errorf("GET %s: %d, want 404 saying there is no replay for sqs yet; body %.300q", path, code, body)
+		}
+	}
+	if code := r.post(t, "/api/v1/dlqs/"+esc+"/replay", `{}`); code != http.StatusNotFound {
+		t.Errorf("POST replay: %d, want 404", code)
+	}
+}
