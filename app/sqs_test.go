@@ -71,7 +71,8 @@ func TestCheckSQS(t *testing.T) {
 	}
 }
 
-// TestSQSDLQWithoutReplay serves an SQS account: its DLQ is listed by
+// TestSQSDLQWithoutReplay serves an SQS account beside one whose endpoint
+// nothing listens on (down, the other unaffected): its DLQ is listed by
 // /api/v1/dlqs with its depth and in /metrics, and since SQS has no replay
 // backend yet, browsing it, its page and a replay answer 404 with a
 // sentence that says so (not "no such DLQ" for a DLQ the API lists, nor a
@@ -81,13 +82,23 @@ func TestSQSDLQWithoutReplay(t *testing.T) {
 	p := testenv.Unique("serve")
 	source, dlq := sqsPair(t, s, p, 2)
 	cfg := testConfig(t)
-	cfg.SQS = []config.SQS{sqsAccount(t, s, "local", p)}
+	cfg.SQS = []config.SQS{sqsAccount(t, s, "local", p), {Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"}}
 	r := start(t, cfg)
 	id := "sqs:local::" + dlq
 	eventually(t, "the SQS DLQ listed", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 2 })
+	eventually(t, "the unreachable account's error", func() bool {
+		_, body := r.get(t, "/api/v1/sources")
+		return strings.Contains(body, "sqs gone: list queues") && strings.Contains(body, "connection refused")
+	})
 	_, metrics := r.get(t, "/metrics")
-	if want := `queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + dlq + `",source="` + source + `",vhost=""} 2`; !strings.Contains(metrics, want) {
-		t.Errorf("/metrics lacks %s", want)
+	for _, want := range []string{
+		`queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + dlq + `",source="` + source + `",vhost=""} 2`,
+		`queuewatch_collector_up{broker="sqs",cluster="local"} 1`,
+		`queuewatch_collector_up{broker="sqs",cluster="gone"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
 	}
 	for _, path := range []string{"/", "/api/v1/dlqs", "/api/v1/sources", "/replays"} {
 		if code, body := r.get(t, path); code != http.StatusOK {
