@@ -25,7 +25,7 @@ func sqsSnapshot() *queue.Snapshot {
 			{Cluster: "prod-eu", Name: "unreadable", Err: "get queue attributes unreadable: AccessDenied"},
 		},
 		DLQs: []queue.DLQ{{Broker: queue.SQS, Cluster: "prod-eu", Name: "orders-dlq", Sources: []string{"orders"}, Detection: queue.DetectedTopology, Messages: 4}},
-		SQS: &queue.SQSAccount{ReadEvery: 5 * time.Minute, Listed: 3, Requests: []queue.SQSRequests{{Action: "GetQueueAttributes", Count: 3}, {Action: "ListQueues", Count: 1}}},
+		SQS:  &queue.SQSAccount{ReadEvery: 5 * time.Minute, Listed: 3, Requests: []queue.SQSRequests{{Action: "GetQueueAttributes", Count: 3}, {Action: "ListQueues", Count: 1}}},
 	}
 }
 

@@ -39,8 +39,10 @@ func local(t *testing.T, s *testenv.ElasticMQServer, prefix string) *Cluster {
 func TestNewDoesNoIO(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
-	c, err := New(config.SQS{Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1",
-		RoleARN: "arn:aws:iam::123456789012:role/none"})
+	c, err := New(config.SQS{
+		Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1",
+		RoleARN: "arn:aws:iam::123456789012:role/none",
+	})
 	if err != nil {
 		t.Fatalf("New: %v", err)
 	}
