@@ -59,10 +59,10 @@ func TestCheckSQS(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "sqs:gone") || strings.Contains(err.Error(), "sqs:local") {
 		t.Errorf("Check = %v, want only sqs:gone to fail", err)
 	}
-	// Two queues: 1 ListQueues + 2 GetQueueAttributes every 5m, 8,640
+	// Two queues: 1 ListQueues + 2 GetQueueAttributes every 4m, 10,800
 	// reads in 30 days.
 	for _, want := range []string{
-		"ok   sqs:local: 2 queues, 1 DLQs; 3 requests a read every 5m0s: about 25,920 requests, $0.01 a month at $0.40 per million in ",
+		"ok   sqs:local: 2 queues, 1 DLQs; 3 requests a read every 4m0s: about 32,400 requests, $0.01 a month at $0.40 per million in ",
 		"FAIL sqs:gone: sqs gone: list queues: ",
 	} {
 		if !strings.Contains(out.String(), want) {

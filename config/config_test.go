@@ -76,6 +76,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"sqs-cloudwatch", 5, "sqs[0].cloudwatch.oldest_age", `not available yet: queuewatch does not read CloudWatch; leave it false`},
 		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
 		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
+		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}
 	for _, tt := range tests {

@@ -22,7 +22,7 @@ func TestSQS(t *testing.T) {
 	s := c.SQS[0]
 	if s.Name != "prod-eu" || s.Region != "eu-west-1" || s.Endpoint != "" ||
 		s.RoleARN != "arn:aws:iam::123456789012:role/queuewatch-readonly" || s.Queues.Prefix != "orders" ||
-		s.CloudWatch.OldestAge || s.Interval() != 5*time.Minute {
+		s.CloudWatch.OldestAge || s.Interval() != 4*time.Minute {
 		t.Errorf("sqs[0] = %+v", s)
 	}
 

@@ -56,6 +56,7 @@ func (c *Config) validate() problems {
 	names = map[string]int{}
 	for i := range c.SQS {
 		c.SQS[i].validate(&p, sqsPath(i))
+		c.SQS[i].checkStale(&p, sqsPath(i), c.PollInterval, c.Alerts.StaleAfter)
 		checkUnique(&p, names, c.SQS[i].Name, "sqs", i)
 	}
 	names = map[string]int{}

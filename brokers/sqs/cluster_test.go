@@ -34,9 +34,9 @@ func local(t *testing.T, s *testenv.ElasticMQServer, prefix string) *Cluster {
 	return c
 }
 
-// TestNewDoesNoIO builds the access to an endpoint nothing listens on and
+// TestSQSNewDoesNoIO builds the access to an endpoint nothing listens on and
 // to a role that cannot be assumed: New succeeds, the first request fails.
-func TestNewDoesNoIO(t *testing.T) {
+func TestSQSNewDoesNoIO(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
 	c, err := New(config.SQS{
@@ -53,10 +53,10 @@ func TestNewDoesNoIO(t *testing.T) {
 	}
 }
 
-// TestListAndCount lists queues by prefix on a real ElasticMQ and counts
+// TestSQSListAndCount lists queues by prefix on a real ElasticMQ and counts
 // every request per action, as AWS would bill them. (Neither ElasticMQ nor
 // moto honours MaxResults, so the NextToken path is not exercised here.)
-func TestListAndCount(t *testing.T) {
+func TestSQSListAndCount(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	prefix := testenv.Unique("list")
 	var want []string

@@ -2,7 +2,7 @@ package sqs
 
 import "testing"
 
-func TestParseRedrivePolicy(t *testing.T) {
+func TestSQSParseRedrivePolicy(t *testing.T) {
 	const arn = "arn:aws:sqs:eu-west-1:123456789012:orders-dlq"
 	tests := []struct {
 		name, in string
@@ -29,7 +29,7 @@ func TestParseRedrivePolicy(t *testing.T) {
 	}
 }
 
-func TestQueueNames(t *testing.T) {
+func TestSQSQueueNames(t *testing.T) {
 	for arn, want := range map[string]string{
 		"arn:aws:sqs:eu-west-1:123456789012:orders-dlq":        "orders-dlq",
 		"arn:aws-us-gov:sqs:us-gov-west-1:123456789012:a.fifo": "a.fifo",

@@ -13,8 +13,8 @@
 // its queue is gone, so its series drops to 0 instead of vanishing.
 //
 // AWS bills every request, about one per queue per poll, so an account is
-// read at most every Options.Interval (config sqs[].poll_interval, 5
+// read at most every Options.Interval (config sqs[].poll_interval, 4
 // minutes by default); a poll in between returns the last snapshot
-// unchanged. A queue that cannot be read is that queue's error and a
+// unchanged, so the account's last success is its last read. A queue that cannot be read is that queue's error and a
 // Partial entry; only a failed listing fails the poll.
 package sqs

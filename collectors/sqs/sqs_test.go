@@ -79,12 +79,12 @@ func deadLetter(t *testing.T, s *testenv.ElasticMQServer, queueName, dlq string,
 	}
 }
 
-// TestPollElasticMQ builds a standard and a FIFO queue pair with redrive
+// TestSQSPollElasticMQ builds a standard and a FIFO queue pair with redrive
 // policies on a real ElasticMQ with the aws CLI, dead-letters messages
 // with boto3 the way a failing consumer does, and reads it back: exact
 // counts per state, the DLQs with their sources, the FIFO pair, the
 // include/exclude selection, the requests sent, and /metrics.
-func TestPollElasticMQ(t *testing.T) {
+func TestSQSPollElasticMQ(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	p := testenv.Unique("poll")
 	orders, ordersDLQ := p+"-orders", p+"-orders-dlq"
@@ -184,10 +184,10 @@ func TestPollElasticMQ(t *testing.T) {
 	}
 }
 
-// TestDLQStaysListed: a DLQ once found stays listed at 0 after it is
+// TestSQSDLQStaysListed: a DLQ once found stays listed at 0 after it is
 // emptied, after its source is deleted (no policy names it any more), and
 // after it is deleted itself.
-func TestDLQStaysListed(t *testing.T) {
+func TestSQSDLQStaysListed(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	p := testenv.Unique("stays")
 	src, dlq := p+"-src", p+"-dlq"
@@ -219,9 +219,9 @@ func TestDLQStaysListed(t *testing.T) {
 	depth("deleted", 0)
 }
 
-// TestReadEvery: within Interval a poll serves the last read and sends
+// TestSQSReadEvery: within Interval a poll serves the last read and sends
 // nothing; a read due within half a tick happens.
-func TestReadEvery(t *testing.T) {
+func TestSQSReadEvery(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	p := testenv.Unique("every")
 	createQueue(t, s, p+"-a", nil)
@@ -252,9 +252,9 @@ func TestReadEvery(t *testing.T) {
 	}
 }
 
-// TestUnreachable: an endpoint nothing listens on fails the poll with an
+// TestSQSUnreachable: an endpoint nothing listens on fails the poll with an
 // error that names the account and the listing.
-func TestUnreachable(t *testing.T) {
+func TestSQSUnreachable(t *testing.T) {
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
 	cl, err := brokersqs.New(config.SQS{Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"})
