@@ -21,25 +21,46 @@ var sqsBroker = broker{
 		return names(cfg.SQS, func(s config.SQS) string { return s.Name })
 	},
 	open: func(cfg *config.Config) (wired, error) {
-		clusters, err := eachCluster(cfg.SQS, func(_ int, s config.SQS) (*brokersqs.Cluster, error) {
-			return brokersqs.New(s)
-		})
-		if err != nil {
-			return wired{}, err
+		// An account whose access cannot be built (AWS_PROFILE names no
+		// profile, a shared config file that does not parse) is that
+		// account's error on every poll, never the process's.
+		clusters := make([]*brokersqs.Cluster, len(cfg.SQS))
+		errs := make([]error, len(cfg.SQS))
+		for i, s := range cfg.SQS {
+			clusters[i], errs[i] = brokersqs.New(s)
 		}
 		return wired{
 			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
-				return eachSource(cfg.SQS, func(i int, s config.SQS) (*sqs.Source, error) {
-					return sqs.New(sqs.Options{
-						Cluster: clusters[i], Include: s.Queues.Match,
-						Interval: s.Interval(), Tick: cfg.PollInterval, Logger: log,
-					})
-				})
+				return sqsSources(cfg, clusters, errs, log)
 			},
 		}, nil
 	},
 	noReplay: true,
 	check:    checking{summary: sqsSummary},
+}
+
+// sqsSources builds a source per configured account over its access, or
+// a brokenSource saying why the access could not be built.
+func sqsSources(cfg *config.Config, clusters []*brokersqs.Cluster, errs []error, log *slog.Logger) ([]collectors.Source, func(), error) {
+	sources := make([]collectors.Source, 0, len(cfg.SQS))
+	for i, s := range cfg.SQS {
+		if errs[i] != nil {
+			log.Error("sqs account cannot start", "sqs", s.Name, "err", errs[i])
+			sources = append(sources, brokenSource{broker: queue.SQS, name: s.Name, err: errs[i]})
+			continue
+		}
+		src, err := sqs.New(sqs.Options{
+			Cluster: clusters[i], Include: s.Queues.Match,
+			Interval: s.Interval(), Tick: cfg.PollInterval, Logger: log,
+		})
+		if err != nil {
+			return nil, nil, err
+		}
+		sources = append(sources, src)
+	}
+	// The sources hold nothing to close: the SDK client keeps only idle
+	// HTTP connections.
+	return sources, func() {}, nil
 }
 
 // sqsSummary is check's ok line for an SQS account: what was found, and

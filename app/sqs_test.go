@@ -116,3 +116,27 @@ func TestSQSDLQWithoutReplay(t *testing.T) {
 		t.Errorf("POST replay: %d, want 404", code)
 	}
 }
+
+// TestSQSAccountCannotStart: an account whose access cannot be built (the
+// AWS_PROFILE it would read does not exist) is that account's error on
+// every poll, in check and in serve, never the process's.
+func TestSQSAccountCannotStart(t *testing.T) {
+	cfg := testConfig(t)
+	cfg.SQS = []config.SQS{{Name: "noprofile", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"}}
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	t.Setenv("AWS_PROFILE", "qw-missing")
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Check(context.Background(), cfg, &out, nil)
+	if err == nil || !strings.Contains(out.String(), "FAIL sqs:noprofile: cannot start: ") || !strings.Contains(out.String(), "qw-missing") {
+		t.Errorf("Check = %v, output:\n%s\nwant sqs:noprofile to fail naming the profile", err, out.String())
+	}
+	r := start(t, cfg)
+	eventually(t, "the account's error", func() bool {
+		_, body := r.get(t, "/api/v1/sources")
+		return strings.Contains(body, "cannot start") && strings.Contains(body, "qw-missing")
+	})
+}
