@@ -142,7 +142,7 @@ func slotSpark(sl *queue.ReplicationSlot, h []queue.SlotPoint) components.Spark 
 	for i, p := range h {
 		vals[i] = float64(p.LagBytes)
 	}
-	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+components.ByteCount(sl.LagBytes))
+	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+queue.HumanBytes(sl.LagBytes))
 }
 
 // outboxStopped counts the tables and slots whose events are not leaving

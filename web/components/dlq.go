@@ -107,17 +107,6 @@ func Preview(kind string, body []byte) string {
 	return s
 }
 
-// Bytes humanizes a size: 512 B, 1.2 KiB, 16 MiB.
-func Bytes(n int) string {
-	switch {
-	case n < 1024:
-		return strconv.Itoa(n) + " B"
-	case n < 1<<20:
-		return trim(strconv.FormatFloat(float64(n)/1024, 'f', 1, 64)) + " KiB"
-	}
-	return trim(strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64)) + " MiB"
-}
-
 // Stamp is a time's exact value for a hover title.
 func Stamp(t time.Time) string {
 	if t.IsZero() {

@@ -125,7 +125,7 @@ func SlotLag(s *queue.ReplicationSlot) string {
 	if s.LagUnknown != "" {
 		return "—"
 	}
-	return ByteCount(s.LagBytes)
+	return queue.HumanBytes(s.LagBytes)
 }
 
 // SlotLagTitle is the hover text of SlotLag: the exact bytes, or why the
@@ -135,21 +135,6 @@ func SlotLagTitle(s *queue.ReplicationSlot) string {
 		return "lag unknown: " + s.LagUnknown
 	}
 	return Exact(s.LagBytes) + " bytes of WAL behind"
-}
-
-// ByteCount humanizes a size of any magnitude in IEC units, as Grafana's
-// bytes unit does: 512 B, 12.4 KiB, 3 GiB.
-func ByteCount(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, i := float64(n)/1024, 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return trim(strconv.FormatFloat(v, 'f', 1, 64)) + " " + units[i:i+1] + "iB"
 }
 
 func activeWord(a bool) string {
