@@ -61,12 +61,17 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var queues []components.QueueRow
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
+	var readers []queue.Reader // the consumer side: groups and JetStream consumers
 	dlqIDs := map[string]bool{}
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		consumers = append(consumers, consumerRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
+			readers = append(readers, g.Reader())
+		}
+		for i := range snap.Consumers {
+			readers = append(readers, snap.Consumers[i].Reader())
 		}
 		for i := range snap.DLQs {
 			dlqs = append(dlqs, components.DLQRow{D: &snap.DLQs[i]})
@@ -81,11 +86,11 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
-	d.Summary = s.summary(groups, dlqs)
+	d.Summary = s.summary(groups, readers, dlqs)
 	d.Outboxes = s.outboxCards(true)
-	d.Summary.OutboxStopped = outboxStopped(d.Outboxes)
-	addConsumerSummary(&d.Summary, consumers)
-	d.Attention, d.AttentionMore = s.attention(groups, dlqs, consumers, outboxAttention(d.Outboxes)...)
+	outbox := outboxReaders(d.Outboxes)
+	_, d.Summary.OutboxStopped = tally(outbox)
+	d.Attention, d.AttentionMore = s.attention(append(readers, outbox...), dlqs)
 
 	switch tab {
 	case components.TabQueues:

@@ -46,46 +46,6 @@ func compareConsumerNames(a, b components.ConsumerRow) int {
 	return strings.Compare(a.C.Cluster+"\x00"+a.C.Stream+"\x00"+a.C.Name, b.C.Cluster+"\x00"+b.C.Stream+"\x00"+b.C.Name)
 }
 
-// addConsumerSummary counts JetStream consumers in the overview's lag
-// cards and banner the way groups count: warn, stall and stop lag; stall
-// and stop are stopped.
-func addConsumerSummary(sum *components.Summary, consumers []components.ConsumerRow) {
-	sum.Groups += len(consumers)
-	for _, r := range consumers {
-		switch r.Status {
-		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
-			sum.Lagging++
-			if r.Status.Severity() >= queue.StatusStall.Severity() {
-				sum.Stopped++
-			}
-		}
-	}
-}
-
-// consumerAttention is a "Needs attention" line for every JetStream
-// consumer that is not ok, ranked with the groups by status then size.
-func consumerAttention(consumers []components.ConsumerRow) []attentionItem {
-	var items []attentionItem
-	for _, r := range consumers {
-		if r.Status.Severity() == queue.StatusOK.Severity() {
-			continue
-		}
-		c := r.C
-		a := components.Attention{
-			Class: string(r.Status), Glyph: components.StatusGlyph(r.Status), Word: string(r.Status),
-			Name: c.Name, Where: "nats:" + c.Cluster + " · " + c.Stream,
-			Metric: "pending " + components.Count(int64(c.Pending)), MetricExact: components.Exact(int64(c.Pending)) + " messages",
-			Reason: c.EffectiveReason(), Href: components.NATSConsumerURL(c.Cluster, c.Stream, c.Name), Action: "open",
-		}
-		if c.HasLagSeconds {
-			a.Age = components.Seconds(c.LagSeconds)
-			a.AgeTitle = "the next message this consumer gets is " + a.Age + " old"
-		}
-		items = append(items, attentionItem{status: r.Status, size: int64(c.Pending), a: a})
-	}
-	return items
-}
-
 // natsConsumerPage is /nats/{cluster}/streams/{stream}/consumers/{consumer}.
 func (s *Server) natsConsumerPage(c echo.Context) error {
 	snap, con, err := s.consumerParam(c)

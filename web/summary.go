@@ -16,22 +16,17 @@ const trendLimit = 20
 // attentionLimit is how many lines "Needs attention" shows.
 const attentionLimit = 8
 
-// summary fills the overview's cards.
-func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow) components.Summary {
-	sum := components.Summary{Groups: len(groups), DLQs: len(dlqs)}
+// summary fills the overview's cards. readers are the consumer side (groups
+// and JetStream consumers), which the lag cards and the banner count.
+func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, dlqs []components.DLQRow) components.Summary {
+	sum := components.Summary{Groups: len(readers), DLQs: len(dlqs)}
+	sum.Lagging, sum.Stopped = tally(readers)
 	var lagging []components.GroupRow
 	var worst *components.GroupRow
 	for i := range groups {
 		g := &groups[i]
-		// Lagging counts the statuses that mean "behind and not catching
-		// up"; Stopped those at stall's severity and above (nothing moves).
-		switch g.Status {
-		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
-			sum.Lagging++
+		if r := g.G.Reader(); r.Lagging() {
 			lagging = append(lagging, *g)
-			if g.Status.Severity() >= queue.StatusStall.Severity() {
-				sum.Stopped++
-			}
 		}
 		if worst == nil || g.LagSec > worst.LagSec {
 			worst = g
@@ -121,7 +116,7 @@ func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
 // attentionRank orders "Needs attention" by harm, in queue's one severity
 // order (stop, stall, error, rewind, warn). A non-empty DLQ ranks with warn:
 // its messages wait but none are lost, and its source group, if stuck, has
-// its own line above; at equal rank groups come before DLQs.
+// its own line above; at equal rank readers come before DLQs.
 func attentionRank(it attentionItem) (rank int, dlq bool) {
 	if it.a.Class == "dlq" {
 		return queue.StatusWarn.Severity(), true
@@ -131,27 +126,15 @@ func attentionRank(it attentionItem) (rank int, dlq bool) {
 
 type attentionItem struct {
 	a      components.Attention
-	status queue.Status // a group's; empty for a DLQ
+	status queue.Status // a reader's; empty for a DLQ
 	size   int64
 }
 
 // attention lists what needs a person, worst and biggest first, and how
-// many more items did not fit. extra are lines made elsewhere (outbox
-// tables and slots), ranked by their status like groups.
-func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, consumers []components.ConsumerRow, extra ...attentionItem) ([]components.Attention, int) {
-	items := append(consumerAttention(consumers), extra...)
-	for _, g := range groups {
-		if g.Status.Severity() == queue.StatusOK.Severity() {
-			continue
-		}
-		items = append(items, attentionItem{status: g.Status, size: g.Lag, a: components.Attention{
-			Class: string(g.Status), Glyph: components.StatusGlyph(g.Status), Word: string(g.Status),
-			Name: g.G.Name, Where: "kafka:" + g.G.Cluster,
-			Metric: "lag " + components.Count(g.Lag), MetricExact: components.Exact(g.Lag) + " messages",
-			Age: components.Seconds(g.LagSec), AgeTitle: "the next record this group reads is " + components.Seconds(g.LagSec) + " old",
-			Reason: g.G.EffectiveReason(), Href: components.GroupURL(g.G.Cluster, g.G.Name), Action: "open",
-		}})
-	}
+// many more items did not fit: every reader that is not ok and every
+// non-empty DLQ.
+func (s *Server) attention(readers []queue.Reader, dlqs []components.DLQRow) ([]components.Attention, int) {
+	items := readerAttention(readers)
 	for _, d := range dlqs {
 		if d.D.Messages <= 0 {
 			continue
