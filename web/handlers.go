@@ -81,8 +81,12 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
-			id := queue.DLQRef{Broker: queue.RabbitMQ, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}.ID()
-			queues = append(queues, components.QueueRow{Q: q, IsDLQ: dlqIDs[id]})
+			row := components.QueueRow{Q: q}
+			// A queue is a DLQ when its own broker's poll listed it as one.
+			if id := (queue.DLQRef{Broker: snap.Broker, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}).ID(); dlqIDs[id] {
+				row.DLQURL = components.DLQURL(id)
+			}
+			queues = append(queues, row)
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
@@ -390,9 +394,14 @@ func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
 }
 
 func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {
+	// Only a Kafka poll lists groups, so the cluster's snapshot that has
+	// the group is the one, without naming the broker.
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker == queue.Kafka && snap.Cluster == cluster {
-			return snap.Group(group)
+		if snap.Cluster != cluster {
+			continue
+		}
+		if g, ok := snap.Group(group); ok {
+			return g, true
 		}
 	}
 	return nil, false

@@ -79,14 +79,15 @@ func (s *Server) consumerParam(c echo.Context) (*queue.Snapshot, *queue.StreamCo
 		}
 		names[i] = v
 	}
+	// Only a JetStream poll lists consumers, so the cluster's snapshot that
+	// has the consumer is the one, without naming the broker.
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker != queue.NATS || snap.Cluster != names[0] {
+		if snap.Cluster != names[0] {
 			continue
 		}
 		if con, ok := snap.Consumer(names[1], names[2]); ok {
 			return snap, con, nil
 		}
-		break
 	}
 	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
 }
@@ -98,10 +99,11 @@ func consumerHistoryURL(c *queue.StreamConsumer) string {
 
 // consumerDLQ is the DLQ of the dead letters captured from c, if it has
 // any. Capture names it after the consumer, or stream.consumer when
-// consumers of several streams share the name.
+// consumers of several streams share the name; snap is c's own poll, so
+// its DLQs are of c's broker.
 func consumerDLQ(snap *queue.Snapshot, c *queue.StreamConsumer) (queue.DLQ, bool) {
 	for _, d := range snap.DLQs {
-		if d.Broker != queue.NATS || len(d.Sources) == 0 || d.Sources[0] != c.Stream {
+		if len(d.Sources) == 0 || d.Sources[0] != c.Stream {
 			continue
 		}
 		if d.Name == c.Name || d.Name == c.Stream+"."+c.Name {

@@ -74,7 +74,8 @@ type GroupRow struct {
 // QueueRow is one RabbitMQ queue in the overview table.
 type QueueRow struct {
 	Q     *queue.Queue
-	IsDLQ bool
+	// DLQURL is the page of the DLQ this queue is, "" when it is none.
+	DLQURL string
 }
 
 // DLQRow is one DLQ in the overview table.
