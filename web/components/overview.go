@@ -73,7 +73,7 @@ type GroupRow struct {
 
 // QueueRow is one RabbitMQ queue in the overview table.
 type QueueRow struct {
-	Q     *queue.Queue
+	Q *queue.Queue
 	// DLQURL is the page of the DLQ this queue is, "" when it is none.
 	DLQURL string
 }
