@@ -121,10 +121,7 @@ func (d DLQData) DefaultTarget() string {
 	if d.DLQ != nil && len(d.DLQ.Sources) == 1 {
 		return d.DLQ.Sources[0]
 	}
-	if d.Broker == string(queue.NATS) {
-		return "original subject"
-	}
-	return "original queue"
+	return queue.Broker(d.Broker).Terms().Origin
 }
 
 // Selectable tells whether rows get checkboxes: only for someone who may
@@ -458,9 +455,7 @@ func joinNames(names []string) string {
 }
 
 // moveNoun is what a move's target is called on broker.
-func moveNoun(broker string) string {
-	if broker == string(queue.NATS) {
-		return "subject"
-	}
-	return "queue or topic"
-}
+func moveNoun(broker string) string { return queue.Broker(broker).Terms().Target }
+
+// bySubject reports whether broker's dead letters were routed by subject.
+func bySubject(broker string) bool { return queue.Broker(broker).Terms().BySubject }
