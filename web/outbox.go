@@ -29,17 +29,21 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 		return c
 	}
 	for _, st := range s.opts.Monitor.Statuses() {
+		// This file is the outbox broker's own web section: its cards list
+		// that broker's sources, also those that never answered, which only
+		// their status names.
 		if st.Broker != queue.Outbox {
 			continue
 		}
 		c := card(st.Cluster)
+		c.LastPoll = st.LastPoll
 		if st.Polled && !st.Up {
 			c.Down, c.LastError, c.Status = true, st.LastError, queue.StatusError
 		}
 	}
 	hist := s.opts.Monitor
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker != queue.Outbox {
+		if len(snap.OutboxTables) == 0 && len(snap.Slots) == 0 {
 			continue
 		}
 		c := card(snap.Cluster)
@@ -145,12 +149,7 @@ func (s *Server) outboxPage(c echo.Context) error {
 	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
 		d.Range = r
 	}
-	d.LastPoll = "never"
-	for _, st := range d.Chrome.Sources {
-		if st.Broker == queue.Outbox && st.Cluster == card.Source {
-			d.LastPoll = components.Ago(st.LastPoll, d.Chrome.Now.T)
-		}
-	}
+	d.LastPoll = components.Ago(card.LastPoll, d.Chrome.Now.T)
 	if partial(c) {
 		return render(c, http.StatusOK, components.OutboxPartial(d))
 	}

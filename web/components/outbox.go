@@ -3,6 +3,7 @@ package components
 import (
 	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -18,6 +19,8 @@ type OutboxCard struct {
 	// rows are then its last good data.
 	Down      bool
 	LastError string
+	// LastPoll is when the source was last polled; zero before its first.
+	LastPoll time.Time
 	Tables    []OutboxTableRow
 	Slots     []SlotRow
 }
