@@ -21,8 +21,8 @@ type OutboxCard struct {
 	LastError string
 	// LastPoll is when the source was last polled; zero before its first.
 	LastPoll time.Time
-	Tables    []OutboxTableRow
-	Slots     []SlotRow
+	Tables   []OutboxTableRow
+	Slots    []SlotRow
 }
 
 // OutboxTableRow is one outbox table with its effective status.
