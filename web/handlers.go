@@ -30,12 +30,7 @@ func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
 func partial(c echo.Context) bool { return c.QueryParam("partial") == "1" }
 
 func (s *Server) overview(c echo.Context) error {
-	tab := c.QueryParam("tab")
-	switch tab {
-	case components.TabGroups, components.TabQueues, components.TabDLQs, components.TabNATS:
-	default:
-		tab = components.TabGroups
-	}
+	tab := components.OverviewTabOf(c.QueryParam("tab")).Key
 	nav := "overview"
 	if tab == components.TabDLQs {
 		nav = "dlqs"
