@@ -295,10 +295,7 @@ func (s *Server) groupPage(c echo.Context) error {
 		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
-		Range:      "1h",
-	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
+		Range:      chartRange(c),
 	}
 	for _, t := range g.Topics() {
 		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})

@@ -54,10 +54,7 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 	}
 	d := components.NATSConsumerData{
 		Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus(),
-		HistoryURL: consumerHistoryURL(con), Range: "1h",
-	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
+		HistoryURL: consumerHistoryURL(con), Range: chartRange(c),
 	}
 	if st, ok := snap.Stream(con.Stream); ok {
 		d.Stream, d.HasStream = *st, true
@@ -212,12 +209,5 @@ func (s *Server) consumerHistory(c *queue.StreamConsumer) []queue.ConsumerPoint 
 // consumerSpark is the sparkline of a consumer's pending messages over the
 // kept history, for the overview's NATS tab.
 func (s *Server) consumerSpark(c *queue.StreamConsumer) components.Spark {
-	points := s.consumerHistory(c)
-	pv := make([]float64, len(points))
-	var peak int64
-	for i, p := range points {
-		pv[i] = float64(p.Pending)
-		peak = max(peak, p.Pending)
-	}
-	return components.NewSpark(pv, "pending of "+c.Name+" · now "+components.Exact(int64(c.Pending))+" · peak "+components.Exact(peak))
+	return countSpark(s.consumerHistory(c), func(p queue.ConsumerPoint) int64 { return p.Pending }, "pending of "+c.Name, int64(c.Pending))
 }

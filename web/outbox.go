@@ -105,20 +105,11 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 }
 
 func tableSpark(t *queue.OutboxTable, h []queue.OutboxPoint) components.Spark {
-	vals := make([]float64, len(h))
-	var peak int64
-	for i, p := range h {
-		vals[i] = float64(p.Pending)
-		peak = max(peak, p.Pending)
-	}
-	return components.NewSpark(vals, "pending rows in "+t.Table+" · now "+components.Exact(t.Pending)+" · peak "+components.Exact(peak))
+	return countSpark(h, func(p queue.OutboxPoint) int64 { return p.Pending }, "pending rows in "+t.Table, t.Pending)
 }
 
 func slotSpark(sl *queue.ReplicationSlot, h []queue.SlotPoint) components.Spark {
-	vals := make([]float64, len(h))
-	for i, p := range h {
-		vals[i] = float64(p.LagBytes)
-	}
+	vals := values(h, func(p queue.SlotPoint) int64 { return p.LagBytes })
 	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+queue.HumanBytes(sl.LagBytes))
 }
 
@@ -144,10 +135,7 @@ func (s *Server) outboxPage(c echo.Context) error {
 	}
 	d := components.OutboxData{
 		Chrome: s.chrome(c, card.Source, "overview"), Card: card,
-		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: "1h",
-	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
+		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: chartRange(c),
 	}
 	d.LastPoll = components.Ago(card.LastPoll, d.Chrome.Now.T)
 	if partial(c) {

@@ -46,11 +46,7 @@ func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, d
 	var lagSeries [][]float64
 	for _, g := range lagging[:min(len(lagging), trendLimit)] {
 		h := s.opts.Monitor.GroupHistory(g.G.Cluster, g.G.Name)
-		vals := make([]float64, len(h))
-		for i, p := range h {
-			vals[i] = float64(p.Lag)
-		}
-		lagSeries = append(lagSeries, vals)
+		lagSeries = append(lagSeries, values(h, func(p queue.GroupPoint) int64 { return p.Lag }))
 	}
 	sum.LagTrend = components.NewSpark(sumAligned(lagSeries), "total lag of the lagging groups, kept history")
 
@@ -66,11 +62,7 @@ func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, d
 	var dlqSeries [][]float64
 	for _, d := range nonEmpty[:min(len(nonEmpty), trendLimit)] {
 		h := s.opts.Monitor.DLQHistory(d.D.ID())
-		vals := make([]float64, len(h))
-		for i, p := range h {
-			vals[i] = float64(p.Messages)
-		}
-		dlqSeries = append(dlqSeries, vals)
+		dlqSeries = append(dlqSeries, values(h, func(p queue.DLQPoint) int64 { return p.Messages }))
 	}
 	sum.DLQTrend = components.NewSpark(sumAligned(dlqSeries), "dead letters in the non-empty DLQs, kept history")
 	return sum
@@ -95,21 +87,11 @@ func sumAligned(series [][]float64) []float64 {
 
 func (s *Server) groupSpark(g *queue.ConsumerGroup) components.Spark {
 	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
-	vals := make([]float64, len(h))
-	var peak int64
-	for i, p := range h {
-		vals[i] = float64(p.Lag)
-		peak = max(peak, p.Lag)
-	}
-	return components.NewSpark(vals, "lag of "+g.Name+" · now "+components.Exact(g.TotalLag())+" · peak "+components.Exact(peak))
+	return countSpark(h, func(p queue.GroupPoint) int64 { return p.Lag }, "lag of "+g.Name, g.TotalLag())
 }
 
 func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
-	h := s.opts.Monitor.DLQHistory(d.ID())
-	vals := make([]float64, len(h))
-	for i, p := range h {
-		vals[i] = float64(p.Messages)
-	}
+	vals := values(s.opts.Monitor.DLQHistory(d.ID()), func(p queue.DLQPoint) int64 { return p.Messages })
 	return components.NewSpark(vals, "messages in "+d.Name+" · now "+components.Exact(d.Messages))
 }
 
