@@ -116,21 +116,12 @@ func (r *Reader) BacklogTitle() string {
 	return ExactCount(r.Backlog) + " " + string(r.BacklogUnit)
 }
 
-// Lagging reports whether r is behind and not catching up (warn, stall or
-// stop): what the overview's lag card counts.
-func (r *Reader) Lagging() bool {
-	switch r.Status {
-	case StatusWarn, StatusStall, StatusStop:
-		return true
-	}
-	return false
-}
+// Lagging reports whether r is behind and not catching up (see
+// Status.Lagging): what the overview's lag card counts.
+func (r *Reader) Lagging() bool { return r.Status.Lagging() }
 
-// Stopped reports whether nothing moves for r: a status at stall's
-// severity or above.
-func (r *Reader) Stopped() bool {
-	return r.Status.Severity() >= StatusStall.Severity()
-}
+// Stopped reports whether nothing moves for r (see Status.Stopped).
+func (r *Reader) Stopped() bool { return r.Status.Stopped() }
 
 // Reader is g in the shape every reader shares. Its lag age is an estimate
 // while some partition's lag seconds are still being read.

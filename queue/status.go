@@ -46,6 +46,21 @@ func Worse(a, b Status) Status {
 	return a
 }
 
+// Lagging reports whether a reader of status s is behind and not catching
+// up: warn, stall or stop. Rewind moves and error is unknown, so neither
+// counts.
+func (s Status) Lagging() bool {
+	switch s {
+	case StatusWarn, StatusStall, StatusStop:
+		return true
+	}
+	return false
+}
+
+// Stopped reports whether nothing moves for a reader of status s: stall's
+// severity or above.
+func (s Status) Stopped() bool { return s.Severity() >= StatusStall.Severity() }
+
 // Glyph is the shape that goes with a status in the UI and the dashboards,
 // so that status never relies on colour alone: ● ok, ▲ warn, ↺ rewind,
 // ? error, ■ stall and stop.

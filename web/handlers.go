@@ -56,17 +56,24 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var queues []components.QueueRow
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
-	var readers []queue.Reader // the consumer side: groups and JetStream consumers
+	// readers are the consumer side (groups and JetStream consumers) that
+	// are not ok: only they count in the lag cards or get a line, so only
+	// they are built, and 20,000 healthy groups cost nothing here.
+	var readers []queue.Reader
 	dlqIDs := map[string]bool{}
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		consumers = append(consumers, consumerRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
-			readers = append(readers, g.Reader())
+			if groups[len(groups)-1].Status != queue.StatusOK {
+				readers = append(readers, g.Reader())
+			}
 		}
 		for i := range snap.Consumers {
-			readers = append(readers, snap.Consumers[i].Reader())
+			if c := &snap.Consumers[i]; c.EffectiveStatus() != queue.StatusOK {
+				readers = append(readers, c.Reader())
+			}
 		}
 		for i := range snap.DLQs {
 			dlqs = append(dlqs, components.DLQRow{D: &snap.DLQs[i]})
@@ -85,7 +92,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
-	d.Summary = s.summary(groups, readers, dlqs)
+	d.Summary = s.summary(groups, readers, len(groups)+len(consumers), dlqs)
 	d.Outboxes = s.outboxCards(true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)

@@ -54,8 +54,10 @@ func TestSameNamedClusters(t *testing.T) {
 // messages of the same status.
 func TestReaderAttention(t *testing.T) {
 	readers := []queue.Reader{
-		(&queue.ConsumerGroup{Cluster: "k", Name: "billing", Status: queue.StatusStop, StatusReason: "no members",
-			Partitions: []queue.PartitionLag{{Lag: 560, LagSeconds: 3600, LagSecondsPending: true}}}).Reader(),
+		(&queue.ConsumerGroup{
+			Cluster: "k", Name: "billing", Status: queue.StatusStop, StatusReason: "no members",
+			Partitions: []queue.PartitionLag{{Lag: 560, LagSeconds: 3600, LagSecondsPending: true}},
+		}).Reader(),
 		(&queue.StreamConsumer{Cluster: "n", Stream: "ORDERS", Name: "mailer", Pending: 22, Status: queue.StatusStop, StatusReason: "unbound"}).Reader(),
 		(&queue.ReplicationSlot{Source: "db", Slot: "debezium", LagBytes: 3 << 30, Status: queue.StatusStop, StatusReason: "inactive"}).Reader(),
 		(&queue.OutboxTable{Source: "db", Table: "outbox", Pending: 80, OldestPendingAge: 30 * time.Second, Status: queue.StatusStall, StatusReason: "no progress"}).Reader(),

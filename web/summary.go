@@ -16,16 +16,17 @@ const trendLimit = 20
 // attentionLimit is how many lines "Needs attention" shows.
 const attentionLimit = 8
 
-// summary fills the overview's cards. readers are the consumer side (groups
-// and JetStream consumers), which the lag cards and the banner count.
-func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, dlqs []components.DLQRow) components.Summary {
-	sum := components.Summary{Groups: len(readers), DLQs: len(dlqs)}
+// summary fills the overview's cards. readers are the consumer side's
+// readers that are not ok (groups and JetStream consumers), which the lag
+// cards and the banner count, out of total.
+func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
+	sum := components.Summary{Groups: total, DLQs: len(dlqs)}
 	sum.Lagging, sum.Stopped = tally(readers)
 	var lagging []components.GroupRow
 	var worst *components.GroupRow
 	for i := range groups {
 		g := &groups[i]
-		if r := g.G.Reader(); r.Lagging() {
+		if g.Status.Lagging() {
 			lagging = append(lagging, *g)
 		}
 		if worst == nil || g.LagSec > worst.LagSec {
