@@ -8,7 +8,7 @@ func TestTerms(t *testing.T) {
 		want Terms
 	}{
 		{Kafka, Terms{Target: "queue or topic", Origin: "original queue"}},
-		{RabbitMQ, Terms{Target: "queue or topic", Origin: "original queue"}},
+		{RabbitMQ, Terms{Target: "queue or topic", Origin: "original queue", ByExchange: true}},
 		{NATS, Terms{Target: "subject", Origin: "original subject", BySubject: true}},
 		{"", Terms{Target: "queue or topic", Origin: "original queue"}},
 	}

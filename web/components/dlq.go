@@ -379,10 +379,11 @@ func MovedLabel(j dlqreplay.Job) string {
 	return "moved"
 }
 
-// OutcomeTarget puts an outcome's target in words: RabbitMQ's
-// "exchange/routing-key", where "/queue" is the default exchange.
+// OutcomeTarget puts an outcome's target in words: "exchange/routing-key"
+// on a broker that routes by exchange (Terms.ByExchange), where "/queue" is
+// the default exchange.
 func OutcomeTarget(dlq, target string) string {
-	if !strings.HasPrefix(dlq, "rabbitmq:") {
+	if ref, err := queue.ParseDLQID(dlq); err != nil || !ref.Broker.Terms().ByExchange {
 		return target
 	}
 	ex, key, ok := strings.Cut(target, "/")
