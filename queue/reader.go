@@ -132,7 +132,7 @@ func (g *ConsumerGroup) Reader() Reader {
 		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact,
 		Members: g.Members, Err: g.Err,
-		Page: "/kafka/" + url.PathEscape(g.Cluster) + "/groups/" + url.PathEscape(g.Name),
+		Page: GroupPage(g.Cluster, g.Name),
 	}
 	if g.LagSecondsPending() {
 		r.LagBasis = LagEstimate
@@ -148,8 +148,7 @@ func (c *StreamConsumer) Reader() Reader {
 		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(),
 		Backlog: int64(min(c.Pending, 1<<63-1)), BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: c.Err,
-		Page: "/nats/" + url.PathEscape(c.Cluster) + "/streams/" + url.PathEscape(c.Stream) +
-			"/consumers/" + url.PathEscape(c.Name),
+		Page: ConsumerPage(c.Cluster, c.Stream, c.Name),
 	}
 	if c.HasLagSeconds {
 		r.LagSeconds, r.LagBasis = c.LagSeconds, LagExact
@@ -166,7 +165,7 @@ func (t *OutboxTable) Reader() Reader {
 		Status: t.EffectiveStatus(), Reason: t.EffectiveReason(),
 		Backlog: t.Pending, BacklogUnit: UnitRows, BacklogKnown: true,
 		LagSeconds: t.OldestPendingAge.Seconds(), LagBasis: LagExact,
-		Members: -1, Err: t.Err, Page: outboxPage(t.Source),
+		Members: -1, Err: t.Err, Page: OutboxPage(t.Source),
 	}
 	switch {
 	case r.Reason != "":
@@ -185,7 +184,7 @@ func (s *ReplicationSlot) Reader() Reader {
 		Broker: Outbox, Cluster: s.Source, Name: s.Slot, Title: "slot " + s.Slot,
 		Status: s.EffectiveStatus(), Reason: s.EffectiveReason(),
 		Backlog: s.LagBytes, BacklogUnit: UnitBytes, BacklogKnown: s.LagUnknown == "",
-		LagBasis: LagUnknown, Err: s.Err, Page: outboxPage(s.Source),
+		LagBasis: LagUnknown, Err: s.Err, Page: OutboxPage(s.Source),
 	}
 	// A slot serves one client at a time.
 	if s.Active {
@@ -201,9 +200,22 @@ func (s *ReplicationSlot) Reader() Reader {
 	return r
 }
 
-// outboxPage is the page of an outbox source, which shows its tables and
-// slots together.
-func outboxPage(source string) string { return "/outbox/" + url.PathEscape(source) }
+// The pages of readers. Every segment is escaped, so any name makes a
+// working, harmless link; web routes these paths and links with them.
+
+// GroupPage is the path of a Kafka consumer group's page.
+func GroupPage(cluster, group string) string {
+	return "/kafka/" + url.PathEscape(cluster) + "/groups/" + url.PathEscape(group)
+}
+
+// ConsumerPage is the path of a JetStream consumer's page.
+func ConsumerPage(cluster, stream, consumer string) string {
+	return "/nats/" + url.PathEscape(cluster) + "/streams/" + url.PathEscape(stream) + "/consumers/" + url.PathEscape(consumer)
+}
+
+// OutboxPage is the path of an outbox source's page, which shows its
+// tables and slots together.
+func OutboxPage(source string) string { return "/outbox/" + url.PathEscape(source) }
 
 // EffectiveStatus is the status t shows everywhere (see EffectiveStatus).
 func (t *OutboxTable) EffectiveStatus() Status { return EffectiveStatus(t.Err, t.Status) }

@@ -29,10 +29,23 @@ func TestSameNamedClusters(t *testing.T) {
 		Queues: []queue.Queue{{Cluster: "demo", VHost: "/", Name: "dead"}, {Cluster: "demo", VHost: "/", Name: "work"}},
 		DLQs:   []queue.DLQ{{Broker: queue.RabbitMQ, Cluster: "demo", VHost: "/", Name: "dead", Messages: 2}},
 	}
-	orders := [][]*queue.Snapshot{{kafka, nats, rabbit}, {rabbit, nats, kafka}}
+	outbox := &queue.Snapshot{
+		Broker: queue.Outbox, Cluster: "demo", Time: now,
+		OutboxTables: []queue.OutboxTable{{Source: "demo", Table: "outbox"}},
+		Slots:        []queue.ReplicationSlot{{Source: "demo", Slot: "cdc"}},
+	}
+	orders := [][]*queue.Snapshot{{kafka, nats, rabbit, outbox}, {outbox, rabbit, nats, kafka}}
 	for _, snaps := range orders {
 		s := New(Options{Metrics: http.NotFoundHandler(), Monitor: staticMonitor{ready: true, snaps: snaps}})
-		for _, path := range []string{"/kafka/demo/groups/worker", "/nats/demo/streams/ORDERS/consumers/worker"} {
+		// Every reader's Page is a page the server has.
+		pages := []string{
+			kafka.Groups[0].Reader().Page, nats.Consumers[0].Reader().Page,
+			outbox.OutboxTables[0].Reader().Page, outbox.Slots[0].Reader().Page,
+		}
+		if want := []string{"/kafka/demo/groups/worker", "/nats/demo/streams/ORDERS/consumers/worker", "/outbox/demo", "/outbox/demo"}; !slices.Equal(pages, want) {
+			t.Errorf("reader pages %q; want %q", pages, want)
+		}
+		for _, path := range pages {
 			if rec := do(t, s, "GET", path); rec.Code != http.StatusOK {
 				t.Errorf("first %s: %s answers %d", snaps[0].Broker, path, rec.Code)
 			}

@@ -1,7 +1,6 @@
 package components
 
 import (
-	"net/url"
 	"strconv"
 	"time"
 
@@ -53,7 +52,7 @@ type OutboxData struct {
 
 // OutboxURL is the path of an outbox source's page; the name is one
 // escaped segment, so any name makes a working, harmless link.
-func OutboxURL(source string) string { return "/outbox/" + url.PathEscape(source) }
+func OutboxURL(source string) string { return queue.OutboxPage(source) }
 
 // Pending sums the pending rows of the card's tables.
 func (c OutboxCard) Pending() int64 {

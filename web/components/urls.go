@@ -1,12 +1,14 @@
 package components
 
-import "net/url"
+import (
+	"net/url"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
 
 // GroupURL is the path of a group's page; every segment is escaped, so any
 // group name makes a working, harmless link.
-func GroupURL(cluster, group string) string {
-	return "/kafka/" + url.PathEscape(cluster) + "/groups/" + url.PathEscape(group)
-}
+func GroupURL(cluster, group string) string { return queue.GroupPage(cluster, group) }
 
 // DLQURL is the path of a DLQ's page; the ID is one escaped segment.
 func DLQURL(id string) string { return "/dlq/" + url.PathEscape(id) }
