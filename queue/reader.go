@@ -3,16 +3,16 @@ package queue
 import "net/url"
 
 // A Reader is anything that reads from a queue, in the one shape every
-// broker shares: a Kafka consumer group, a JetStream consumer, an outbox
-// table (read by its polling publisher), a replication slot (read by a CDC
-// client). The overview's counts, "needs attention" and sorts are written
+// broker shares: a Kafka consumer group, a JetStream consumer, a RabbitMQ
+// queue's consumers, an outbox table (read by its polling publisher), a
+// replication slot (read by a CDC client). The overview's counts, "needs attention" and sorts are written
 // once over Readers; each broker's type builds its Reader with a Reader
 // method, so shared code never asks which broker a reader belongs to.
 type Reader struct {
 	Broker  Broker
 	Cluster string // the cluster, or the outbox source
 	// Scope is what Name is unique within besides the cluster: a JetStream
-	// stream; empty where the cluster alone is enough.
+	// stream, a RabbitMQ vhost; empty where the cluster alone is enough.
 	Scope string
 	Name  string
 	// Title is how a list names the reader: Name, or Name with its kind
@@ -39,7 +39,7 @@ type Reader struct {
 	Members int
 	// Err is why the reader could not be read; its status is then error.
 	Err string
-	// Page is the path of the reader's page in the UI.
+	// Page is the path of the reader's page in the UI; "" when it has none.
 	Page string
 }
 
@@ -152,6 +152,23 @@ func (c *StreamConsumer) Reader() Reader {
 	}
 	if c.HasLagSeconds {
 		r.LagSeconds, r.LagBasis = c.LagSeconds, LagExact
+	}
+	return r
+}
+
+// Reader is the consumers of q in the shape every reader shares: their
+// backlog is q's ready messages (unacknowledged ones are already
+// delivered) and their lag age the head message's age, when the broker
+// knows it. Nothing evaluates a queue's status yet, so it is ok, and a
+// queue has no page of its own.
+func (q *Queue) Reader() Reader {
+	r := Reader{
+		Broker: RabbitMQ, Cluster: q.Cluster, Scope: q.VHost, Name: q.Name, Title: q.Name,
+		Status: StatusOK, Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
+		LagBasis: LagUnknown, Members: q.Consumers,
+	}
+	if q.HasHeadAge {
+		r.LagSeconds, r.LagBasis = q.HeadMessageAge.Seconds(), LagExact
 	}
 	return r
 }

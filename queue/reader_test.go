@@ -97,6 +97,22 @@ func TestReaders(t *testing.T) {
 			},
 		},
 		{
+			"rabbitmq queue with a known head age",
+			(&Queue{Cluster: "r", VHost: "/", Name: "orders", Ready: 25, Unacked: 3, Consumers: 2, HeadMessageAge: 40 * time.Second, HasHeadAge: true}).Reader(),
+			Reader{
+				Broker: RabbitMQ, Cluster: "r", Scope: "/", Name: "orders", Title: "orders", Status: StatusOK,
+				Backlog: 25, BacklogUnit: UnitMessages, BacklogKnown: true, LagSeconds: 40, LagBasis: LagExact, Members: 2,
+			},
+		},
+		{
+			"rabbitmq queue whose head age the broker does not know",
+			(&Queue{Cluster: "r", VHost: "v", Name: "q"}).Reader(),
+			Reader{
+				Broker: RabbitMQ, Cluster: "r", Scope: "v", Name: "q", Title: "q", Status: StatusOK,
+				BacklogUnit: UnitMessages, BacklogKnown: true, LagBasis: LagUnknown,
+			},
+		},
+		{
 			"outbox table with pending rows and no evaluation says how old they are",
 			(&OutboxTable{Source: "orders-db", Table: "outbox", Pending: 80, OldestPendingAge: 90 * time.Second}).Reader(),
 			Reader{
