@@ -25,7 +25,8 @@ type Reader struct {
 	Reason string
 
 	// Backlog is what waits to be read, in BacklogUnit; BacklogKnown is
-	// false when the broker cannot tell (a slot no client has used).
+	// false when the broker cannot tell (a slot no client has used) or the
+	// reader could not be read.
 	Backlog      int64
 	BacklogUnit  Unit
 	BacklogKnown bool
@@ -116,6 +117,15 @@ func (r *Reader) BacklogTitle() string {
 	return ExactCount(r.Backlog) + " " + string(r.BacklogUnit)
 }
 
+// known leaves out the backlog and lag age of a reader that could not be
+// read: they are what a failed read left (often zero), not what waits.
+func (r Reader) known() Reader {
+	if r.Err != "" {
+		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis = 0, false, 0, LagUnknown
+	}
+	return r
+}
+
 // Lagging reports whether r is behind and not catching up (see
 // Status.Lagging): what the overview's lag card counts.
 func (r *Reader) Lagging() bool { return r.Status.Lagging() }
@@ -137,7 +147,7 @@ func (g *ConsumerGroup) Reader() Reader {
 	if g.LagSecondsPending() {
 		r.LagBasis = LagEstimate
 	}
-	return r
+	return r.known()
 }
 
 // Reader is c in the shape every reader shares. JetStream does not count a
@@ -153,7 +163,7 @@ func (c *StreamConsumer) Reader() Reader {
 	if c.HasLagSeconds {
 		r.LagSeconds, r.LagBasis = c.LagSeconds, LagExact
 	}
-	return r
+	return r.known()
 }
 
 // Reader is the consumers of q in the shape every reader shares: their
@@ -191,7 +201,7 @@ func (t *OutboxTable) Reader() Reader {
 	default:
 		r.Reason = "the oldest pending row is " + HumanDuration(t.OldestPendingAge) + " old"
 	}
-	return r
+	return r.known()
 }
 
 // Reader is s in the shape every reader shares: its backlog is the WAL it
@@ -214,7 +224,7 @@ func (s *ReplicationSlot) Reader() Reader {
 	default:
 		r.Reason = "a consumer is connected"
 	}
-	return r
+	return r.known()
 }
 
 // The pages of readers. Every segment is escaped, so any name makes a

@@ -123,6 +123,22 @@ func TestReaders(t *testing.T) {
 			},
 		},
 		{
+			"outbox table that could not be read has no backlog or lag age",
+			(&OutboxTable{Source: "db", Table: "t", Err: "relation does not exist", Status: StatusWarn}).Reader(),
+			Reader{
+				Broker: Outbox, Cluster: "db", Name: "t", Title: "t", Status: StatusError, Reason: "relation does not exist",
+				BacklogUnit: UnitRows, LagBasis: LagUnknown, Members: -1, Err: "relation does not exist", Page: "/outbox/db",
+			},
+		},
+		{
+			"kafka group that could not be read",
+			(&ConsumerGroup{Cluster: "c", Name: "g", Err: "not authorized", Members: 3}).Reader(),
+			Reader{
+				Broker: Kafka, Cluster: "c", Name: "g", Title: "g", Status: StatusError, Reason: "not authorized",
+				BacklogUnit: UnitMessages, LagBasis: LagUnknown, Members: 3, Err: "not authorized", Page: "/kafka/c/groups/g",
+			},
+		},
+		{
 			"empty outbox table",
 			(&OutboxTable{Source: "db", Table: "t"}).Reader(),
 			Reader{
