@@ -233,16 +233,5 @@ func slotLagRising(lags []int64) bool {
 	return true
 }
 
-// HumanBytes formats n bytes with a binary unit: 512 B, 1.5 MiB.
-func HumanBytes(n int64) string {
-	const unit = 1024
-	if n < unit {
-		return fmt.Sprintf("%d B", n)
-	}
-	div, exp := int64(unit), 0
-	for m := n / unit; m >= unit && exp < 5; m /= unit {
-		div *= unit
-		exp++
-	}
-	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
-}
+// HumanBytes is queue.HumanBytes, kept for the rule generator's callers.
+func HumanBytes(n int64) string { return queue.HumanBytes(n) }

@@ -92,12 +92,12 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	if tb := latest.OutboxTables[0]; tb.Status != queue.StatusError || tb.StatusReason != `relation "gone" does not exist` {
 		t.Errorf("dropped table: %s %q", tb.Status, tb.StatusReason)
 	}
-	if sl := latest.Slots[0]; sl.Status != queue.StatusWarn || sl.StatusReason != "lag growing from 1.0 MiB to 40.0 MiB over 2m" {
+	if sl := latest.Slots[0]; sl.Status != queue.StatusWarn || sl.StatusReason != "lag growing from 1 MiB to 40 MiB over 2m" {
 		t.Errorf("growing slot: %s %q", sl.Status, sl.StatusReason)
 	}
 	latest = mk(2, 2048, false)
 	EvaluateOutbox(hist, latest, StatusOptions{Window: 3})
-	if sl := latest.Slots[0]; sl.Status != queue.StatusStop || sl.StatusReason != "no client is streaming from the slot; the server retains 2.0 KiB of WAL for it" {
+	if sl := latest.Slots[0]; sl.Status != queue.StatusStop || sl.StatusReason != "no client is streaming from the slot; the server retains 2 KiB of WAL for it" {
 		t.Errorf("inactive slot: %s %q", sl.Status, sl.StatusReason)
 	}
 	latest = mk(2, 10, true)
@@ -151,35 +151,35 @@ func TestEvaluateOutboxSlotTrend(t *testing.T) {
 		want   queue.Status
 		reason string
 	}{
-		{"sustained growth", 3, []int64{10 * mib, 40 * mib, 70 * mib}, queue.StatusWarn, "lag growing from 10.0 MiB to 70.0 MiB over 2m"},
+		{"sustained growth", 3, []int64{10 * mib, 40 * mib, 70 * mib}, queue.StatusWarn, "lag growing from 10 MiB to 70 MiB over 2m"},
 		// Confirming, but confirming less than is written: the troughs rise.
 		{
 			"a slow client that falls behind between confirms", 10,
 			[]int64{100 * mib, 150 * mib, 120 * mib, 170 * mib, 140 * mib, 190 * mib, 160 * mib, 210 * mib, 180 * mib, 230 * mib},
-			queue.StatusWarn, "lag growing from 100.0 MiB to 230.0 MiB over 9m",
+			queue.StatusWarn, "lag growing from 100 MiB to 230 MiB over 9m",
 		},
-		{"window not full", 3, []int64{10 * mib, 400 * mib}, queue.StatusOK, "active, 400.0 MiB behind"},
+		{"window not full", 3, []int64{10 * mib, 400 * mib}, queue.StatusOK, "active, 400 MiB behind"},
 		// The flaps of the old rule, which warned whenever the lag ended
 		// above where the window began and never dipped below it.
-		{"WAL jitter around a steady lag", 3, []int64{40 * kib, 44 * kib, 43 * kib}, queue.StatusOK, "active, 43.0 KiB behind"},
+		{"WAL jitter around a steady lag", 3, []int64{40 * kib, 44 * kib, 43 * kib}, queue.StatusOK, "active, 43 KiB behind"},
 		{"a quiet database's creep", 3, []int64{1000, 1100, 1200}, queue.StatusOK, "active, 1.2 KiB behind"},
-		{"growth under one WAL segment", 3, []int64{1 * mib, 9 * mib, 16 * mib}, queue.StatusOK, "active, 16.0 MiB behind"},
+		{"growth under one WAL segment", 3, []int64{1 * mib, 9 * mib, 16 * mib}, queue.StatusOK, "active, 16 MiB behind"},
 		// A client that confirms every fourth poll: the lag climbs
 		// between confirms and falls back at each; the window began at a
 		// trough, and a later trough is as low.
 		{
 			"the sawtooth of periodic confirms", 10,
 			[]int64{5 * mib, 20 * mib, 35 * mib, 50 * mib, 5 * mib, 20 * mib, 35 * mib, 50 * mib, 5 * mib, 20 * mib},
-			queue.StatusOK, "active, 20.0 MiB behind",
+			queue.StatusOK, "active, 20 MiB behind",
 		},
-		{"growth then drain", 3, []int64{10 * mib, 200 * mib, 12 * mib}, queue.StatusOK, "active, 12.0 MiB behind"},
+		{"growth then drain", 3, []int64{10 * mib, 200 * mib, 12 * mib}, queue.StatusOK, "active, 12 MiB behind"},
 		{
 			"growth then drain over a long window", 10,
 			[]int64{10 * mib, 50 * mib, 90 * mib, 130 * mib, 170 * mib, 130 * mib, 90 * mib, 50 * mib, 10 * mib, 11 * mib},
-			queue.StatusOK, "active, 11.0 MiB behind",
+			queue.StatusOK, "active, 11 MiB behind",
 		},
-		{"dip below the start", 3, []int64{50 * mib, 40 * mib, 200 * mib}, queue.StatusOK, "active, 200.0 MiB behind"},
-		{"draining", 3, []int64{200 * mib, 100 * mib, 10 * mib}, queue.StatusOK, "active, 10.0 MiB behind"},
+		{"dip below the start", 3, []int64{50 * mib, 40 * mib, 200 * mib}, queue.StatusOK, "active, 200 MiB behind"},
+		{"draining", 3, []int64{200 * mib, 100 * mib, 10 * mib}, queue.StatusOK, "active, 10 MiB behind"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

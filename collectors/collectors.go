@@ -278,9 +278,20 @@ func (c *Collector) Statuses() []queue.SourceStatus {
 // GroupHistory returns the kept aggregate history of one consumer group,
 // oldest first.
 func (c *Collector) GroupHistory(cluster, group string) []queue.GroupPoint {
+	return history(c, cluster, func(s *sourceState) []queue.GroupPoint { return s.groupHistory(group) })
+}
+
+// history is the first non-empty history that get finds in the sources of
+// cluster. Only a source that reads a kind of reader keeps its history, so
+// the lookup needs no broker's name: a Kafka cluster and a NATS cluster of
+// the same name keep their groups and consumers apart by themselves.
+func history[P any](c *Collector, cluster string, get func(*sourceState) []P) []P {
 	for _, s := range c.sources {
-		if s.src.Broker() == queue.Kafka && s.src.Cluster() == cluster {
-			return s.groupHistory(group)
+		if s.src.Cluster() != cluster {
+			continue
+		}
+		if h := get(s); len(h) > 0 {
+			return h
 		}
 	}
 	return nil
@@ -299,26 +310,11 @@ func (c *Collector) DLQHistory(id string) []queue.DLQPoint {
 // OutboxHistory returns the kept backlog history of one outbox table,
 // oldest first.
 func (c *Collector) OutboxHistory(source, table string) []queue.OutboxPoint {
-	if s := c.outboxSource(source); s != nil {
-		return s.outboxHistory(table)
-	}
-	return nil
+	return history(c, source, func(s *sourceState) []queue.OutboxPoint { return s.outboxHistory(table) })
 }
 
 // SlotHistory returns the kept lag history of one replication slot of an
 // outbox source, oldest first.
 func (c *Collector) SlotHistory(source, slot string) []queue.SlotPoint {
-	if s := c.outboxSource(source); s != nil {
-		return s.slotHistory(slot)
-	}
-	return nil
-}
-
-func (c *Collector) outboxSource(name string) *sourceState {
-	for _, s := range c.sources {
-		if s.src.Broker() == queue.Outbox && s.src.Cluster() == name {
-			return s
-		}
-	}
-	return nil
+	return history(c, source, func(s *sourceState) []queue.SlotPoint { return s.slotHistory(slot) })
 }

@@ -494,3 +494,24 @@ func (e *recordingEvaluator) calls() string {
 	defer e.mu.Unlock()
 	return strings.Join(e.log, " ")
 }
+
+// TestHistoryOfSameNamedClusters: a Kafka and a NATS cluster of the same
+// name each answer for their own readers, whichever is listed first.
+func TestHistoryOfSameNamedClusters(t *testing.T) {
+	for _, natsFirst := range []bool{true, false} {
+		k := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(kafkaSnapshot())}}
+		n := &scriptedSource{broker: queue.NATS, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(natsSnapshot())}}
+		srcs := []Source{k, n}
+		if natsFirst {
+			srcs = []Source{n, k}
+		}
+		c := New(srcs, Options{})
+		c.PollOnce(context.Background())
+		if h := c.GroupHistory("prod", "billing"); len(h) != 1 {
+			t.Errorf("nats first %v: group history %+v", natsFirst, h)
+		}
+		if h := c.ConsumerHistory("prod", "ORDERS", "billing"); len(h) != 1 || h[0].Pending != 6 {
+			t.Errorf("nats first %v: consumer history %+v", natsFirst, h)
+		}
+	}
+}

@@ -28,13 +28,11 @@ func (s *sourceState) recordConsumers(snap *queue.Snapshot) {
 // ConsumerHistory returns the kept history of one JetStream consumer,
 // oldest first.
 func (c *Collector) ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint {
-	for _, s := range c.sources {
-		if s.src.Broker() != queue.NATS || s.src.Cluster() != cluster {
-			continue
-		}
-		s.mu.RLock()
-		defer s.mu.RUnlock()
-		return append([]queue.ConsumerPoint(nil), s.consumers[consumerKey{stream, consumer}]...)
-	}
-	return nil
+	return history(c, cluster, func(s *sourceState) []queue.ConsumerPoint { return s.consumerHistory(stream, consumer) })
+}
+
+func (s *sourceState) consumerHistory(stream, consumer string) []queue.ConsumerPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]queue.ConsumerPoint(nil), s.consumers[consumerKey{stream, consumer}]...)
 }

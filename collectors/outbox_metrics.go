@@ -27,7 +27,7 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 	for i := range snap.OutboxTables {
 		t := &snap.OutboxTables[i]
 		src := snap.Cluster
-		emitStatus(ch, descOutboxStatus, outboxStatus(t.Status, t.Err), src, t.Table)
+		emitStatus(ch, descOutboxStatus, t.EffectiveStatus(), src, t.Table)
 		if t.Err != "" {
 			continue
 		}
@@ -39,7 +39,7 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 	}
 	for i := range snap.Slots {
 		s := &snap.Slots[i]
-		emitStatus(ch, descSlotStatus, outboxStatus(s.Status, s.Err), snap.Cluster, s.Slot)
+		emitStatus(ch, descSlotStatus, s.EffectiveStatus(), snap.Cluster, s.Slot)
 		if s.Err != "" {
 			continue
 		}
@@ -48,16 +48,4 @@ func collectOutbox(ch sink, snap *queue.Snapshot) {
 		}
 		ch.gauge(descSlotActive, boolf(s.Active), snap.Cluster, s.Slot)
 	}
-}
-
-// outboxStatus is the status shown for an outbox table or slot: error when
-// it could not be read, ok when nobody evaluated it.
-func outboxStatus(s queue.Status, err string) queue.Status {
-	switch {
-	case err != "":
-		return queue.StatusError
-	case s == "":
-		return queue.StatusOK
-	}
-	return s
 }

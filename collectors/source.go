@@ -6,8 +6,9 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Source is one broker cluster that can be polled. Implementations live in
-// the broker subpackages (collectors/kafka, collectors/rabbitmq).
+// Source is one broker cluster (or outbox source) that can be polled. Each
+// broker's collector package implements it (collectors/<broker>: kafka,
+// rabbitmq, nats, outbox); app builds one per configured cluster.
 type Source interface {
 	Broker() queue.Broker
 	Cluster() string

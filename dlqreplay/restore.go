@@ -43,14 +43,12 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 	if err != nil {
 		return Receipt{}, err
 	}
-	select {
-	case <-j.done:
-	case <-ctx.Done():
-		return Receipt{}, ctx.Err()
+	r, err := j.wait(ctx)
+	if err != nil {
+		return Receipt{}, err
 	}
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := Receipt{Job: j.info, Outcomes: append([]Outcome{}, j.outcomes...)}
 	if j.err != nil && !errors.Is(j.err, context.Canceled) {
 		return r, j.err
 	}

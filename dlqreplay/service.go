@@ -380,17 +380,21 @@ func (s *Service) Wait(ctx context.Context, id string) (Receipt, error) {
 	if j == nil {
 		return s.Receipt(ctx, id)
 	}
+	return j.wait(ctx)
+}
+
+// wait waits for j to end and returns its receipt: the finished job's own
+// copy, which has the note the audit store does not keep. Cancelling ctx
+// stops the waiting, not the job.
+func (j *job) wait(ctx context.Context) (Receipt, error) {
 	select {
 	case <-j.done:
 	case <-ctx.Done():
 		return Receipt{}, ctx.Err()
 	}
-	// The finished job's own copy: it has the note the audit store does
-	// not keep.
 	j.mu.Lock()
 	defer j.mu.Unlock()
-	r := Receipt{Job: j.info, Outcomes: append([]Outcome{}, j.outcomes...)}
-	return r, nil
+	return Receipt{Job: j.info, Outcomes: append([]Outcome{}, j.outcomes...)}, nil
 }
 
 // Job returns a job's current state, live for running jobs and from the

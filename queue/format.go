@@ -167,3 +167,42 @@ func exact(n uint64) string {
 	}
 	return string(b)
 }
+
+// byteUnits are the binary prefixes HumanBytes writes, from KiB up.
+const byteUnits = "KMGTPE"
+
+// HumanBytes renders a size for people in binary (IEC) units, as Grafana's
+// bytes unit does: bytes exact below 1 KiB, above it one decimal of the
+// largest unit, rounded half up, with a trailing ".0" dropped, like
+// HumanCount. Show the exact bytes beside it (on hover).
+//
+// Worked examples: 512 → "512 B"; 1024 → "1 KiB"; 1536 → "1.5 KiB"; 2047 →
+// "2 KiB"; 1,048,575 → "1 MiB" (rounding carries into the next unit rather
+// than writing "1024 KiB"); 1 << 30 → "1 GiB"; −2048 → "-2 KiB".
+func HumanBytes(n int64) string {
+	if n < 0 {
+		return "-" + humanBytes(uint64(-(n+1))+1) // -MinInt64 overflows int64
+	}
+	return humanBytes(uint64(n))
+}
+
+func humanBytes(n uint64) string {
+	if n < 1024 {
+		return strconv.FormatUint(n, 10) + " B"
+	}
+	i, size := 0, uint64(1024)
+	for i+1 < len(byteUnits) && n >= size*1024 {
+		i, size = i+1, size*1024
+	}
+	// Tenths of the unit, rounded half up: n*10/size without overflow.
+	tenths := n/size*10 + (n%size*10+size/2)/size
+	if tenths >= 10240 && i+1 < len(byteUnits) {
+		i, size = i+1, size*1024
+		tenths = n/size*10 + (n%size*10+size/2)/size
+	}
+	s := strconv.FormatUint(tenths/10, 10)
+	if d := tenths % 10; d != 0 {
+		s += "." + strconv.FormatUint(d, 10)
+	}
+	return s + " " + byteUnits[i:i+1] + "iB"
+}

@@ -149,3 +149,31 @@ func TestExactCount(t *testing.T) {
 		}
 	}
 }
+
+func TestHumanBytes(t *testing.T) {
+	tests := []struct {
+		n    int64
+		want string
+	}{
+		{0, "0 B"},
+		{512, "512 B"},
+		{1023, "1023 B"},
+		{1024, "1 KiB"},
+		{1536, "1.5 KiB"},
+		{2047, "2 KiB"},
+		{12_697, "12.4 KiB"},
+		{1<<20 - 52, "1023.9 KiB"},
+		{1<<20 - 51, "1 MiB"}, // rounds into the next unit, not "1024 KiB"
+		{3 << 20, "3 MiB"},
+		{1 << 30, "1 GiB"},
+		{1<<40 + 1<<39, "1.5 TiB"},
+		{-2048, "-2 KiB"},
+		{math.MaxInt64, "8 EiB"},
+		{math.MinInt64, "-8 EiB"},
+	}
+	for _, tt := range tests {
+		if got := HumanBytes(tt.n); got != tt.want {
+			t.Errorf("HumanBytes(%d) = %q; want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -50,26 +50,11 @@ type StreamConsumer struct {
 	StatusReason string
 }
 
-// EffectiveStatus is the status c shows everywhere, like
-// ConsumerGroup.EffectiveStatus: StatusError when c could not be read,
-// StatusOK when nobody evaluated it, else the evaluated Status.
-func (c *StreamConsumer) EffectiveStatus() Status {
-	switch {
-	case c.Err != "":
-		return StatusError
-	case c.Status == "":
-		return StatusOK
-	}
-	return c.Status
-}
+// EffectiveStatus is the status c shows everywhere (see EffectiveStatus).
+func (c *StreamConsumer) EffectiveStatus() Status { return EffectiveStatus(c.Err, c.Status) }
 
-// EffectiveReason is the sentence that goes with EffectiveStatus.
-func (c *StreamConsumer) EffectiveReason() string {
-	if c.Err != "" {
-		return c.Err
-	}
-	return c.StatusReason
-}
+// EffectiveReason is the sentence that goes with c's EffectiveStatus.
+func (c *StreamConsumer) EffectiveReason() string { return EffectiveReason(c.Err, c.StatusReason) }
 
 // Stream returns the stream with the given name, if the snapshot has it.
 func (s *Snapshot) Stream(name string) (*Stream, bool) {

@@ -46,6 +46,21 @@ func Worse(a, b Status) Status {
 	return a
 }
 
+// Lagging reports whether a reader of status s is behind and not catching
+// up: warn, stall or stop. Rewind moves and error is unknown, so neither
+// counts.
+func (s Status) Lagging() bool {
+	switch s {
+	case StatusWarn, StatusStall, StatusStop:
+		return true
+	}
+	return false
+}
+
+// Stopped reports whether nothing moves for a reader of status s: stall's
+// severity or above.
+func (s Status) Stopped() bool { return s.Severity() >= StatusStall.Severity() }
+
 // Glyph is the shape that goes with a status in the UI and the dashboards,
 // so that status never relies on colour alone: ● ok, ▲ warn, ↺ rewind,
 // ? error, ■ stall and stop.
@@ -63,34 +78,14 @@ func (s Status) Glyph() string {
 	return "●"
 }
 
-// EffectiveStatus is the status g shows everywhere: the UI, the JSON API, the
-// status metric, sorts and "needs attention". A group that could not be read
-// (Err) is StatusError, whatever an earlier evaluation left in Status; a
-// group nobody evaluated is StatusOK; otherwise it is the evaluated Status.
-//
-// A group whose source is down keeps the status of the source's last good
-// poll: the source itself is shown as down (queuewatch_collector_up, the
-// source badges), and flipping every group to error would resolve firing
-// stop and stall alerts exactly when nobody can see the broker.
-func (g *ConsumerGroup) EffectiveStatus() Status {
-	switch {
-	case g.Err != "":
-		return StatusError
-	case g.Status == "":
-		return StatusOK
-	}
-	return g.Status
-}
+// EffectiveStatus is the status g shows everywhere: the one rule of
+// EffectiveStatus over its read error and evaluated status.
+func (g *ConsumerGroup) EffectiveStatus() Status { return EffectiveStatus(g.Err, g.Status) }
 
-// EffectiveReason is the sentence that goes with EffectiveStatus: the read
-// error of a group that could not be read, else the evaluated reason ("" for
-// a healthy group).
-func (g *ConsumerGroup) EffectiveReason() string {
-	if g.Err != "" {
-		return g.Err
-	}
-	return g.StatusReason
-}
+// EffectiveReason is the sentence that goes with g's EffectiveStatus: the
+// read error of a group that could not be read, else the evaluated reason
+// ("" for a healthy group).
+func (g *ConsumerGroup) EffectiveReason() string { return EffectiveReason(g.Err, g.StatusReason) }
 
 // ETA is the expected time for a group to catch up.
 type ETA struct {

@@ -72,9 +72,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d.Limit, _ = intQuery(c, "limit", dlqPageSize, 1, 1000)
 	d.After = c.QueryParam("after")
 	status := s.loadMessages(c, &d)
-	if ref.Broker == queue.NATS {
-		d.Fanout = s.fanout(c, ref, d.Messages)
-	}
+	d.Fanout = s.fanout(c, ref, d.Messages)
 	d.Jobs, _ = s.opts.DLQs.Jobs(ctx, id, 5)
 	d.Targets = s.jobTargets(d.Jobs)
 	return render(c, status, components.DLQ(d))
@@ -228,9 +226,11 @@ type subjectFanout interface {
 // maxFanoutSubjects bounds the consumer lookups of one page.
 const maxFanoutSubjects = 5
 
-// fanout finds, for the original subjects of a NATS DLQ page, the other
+// fanout finds, for the original subjects of a DLQ page, the other
 // consumers that read them: a replay to the subject redelivers to those
-// too. A failed lookup only leaves its warning out.
+// too. The service answers nil for a DLQ whose broker does not fan out
+// (dlqreplay.Service asks the DLQ's backend), so every DLQ asks. A failed
+// lookup only leaves its warning out.
 func (s *Server) fanout(c echo.Context, ref dlqreplay.Ref, msgs []components.MessageView) []components.Fanout {
 	sf, ok := s.opts.DLQs.(subjectFanout)
 	if !ok {

@@ -2,8 +2,12 @@
 // components), the JSON API, /metrics and the health endpoints.
 //
 // Handlers are thin: they read from the Monitor interface declared here (the
-// collectors satisfy it) and render a component or JSON. Nothing here talks
-// to a broker, so a slow broker never slows a page.
+// collectors satisfy it) and render a component or JSON. The overview and the
+// group, consumer and outbox pages read only the last poll, so a slow broker
+// never slows them; only the DLQ pages reach a broker, through the DLQ
+// service (see below). What the overview says about readers (queue.Reader:
+// groups, JetStream consumers, outbox tables, slots) is written once in
+// readers.go; a broker's file holds only its own page's sections.
 //
 // Pages are server-rendered and keep their list state (tab, sort, dir, q,
 // page) in the URL. app.js refreshes the live parts every 5 s through htmx:

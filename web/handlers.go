@@ -30,12 +30,7 @@ func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
 func partial(c echo.Context) bool { return c.QueryParam("partial") == "1" }
 
 func (s *Server) overview(c echo.Context) error {
-	tab := c.QueryParam("tab")
-	switch tab {
-	case components.TabGroups, components.TabQueues, components.TabDLQs, components.TabNATS:
-	default:
-		tab = components.TabGroups
-	}
+	tab := components.OverviewTabOf(c.QueryParam("tab")).Key
 	nav := "overview"
 	if tab == components.TabDLQs {
 		nav = "dlqs"
@@ -61,12 +56,24 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var queues []components.QueueRow
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
+	// readers are the consumer side (groups and JetStream consumers) that
+	// are not ok: only they count in the lag cards or get a line, so only
+	// they are built, and 20,000 healthy groups cost nothing here.
+	var readers []queue.Reader
 	dlqIDs := map[string]bool{}
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		consumers = append(consumers, consumerRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
+			if groups[len(groups)-1].Status != queue.StatusOK {
+				readers = append(readers, g.Reader())
+			}
+		}
+		for i := range snap.Consumers {
+			if c := &snap.Consumers[i]; c.EffectiveStatus() != queue.StatusOK {
+				readers = append(readers, c.Reader())
+			}
 		}
 		for i := range snap.DLQs {
 			dlqs = append(dlqs, components.DLQRow{D: &snap.DLQs[i]})
@@ -76,16 +83,20 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
-			id := queue.DLQRef{Broker: queue.RabbitMQ, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}.ID()
-			queues = append(queues, components.QueueRow{Q: q, IsDLQ: dlqIDs[id]})
+			row := components.QueueRow{Q: q}
+			// A queue is a DLQ when its own broker's poll listed it as one.
+			if id := (queue.DLQRef{Broker: snap.Broker, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}).ID(); dlqIDs[id] {
+				row.DLQURL = components.DLQURL(id)
+			}
+			queues = append(queues, row)
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
-	d.Summary = s.summary(groups, dlqs)
+	d.Summary = s.summary(groups, readers, len(groups)+len(consumers), dlqs)
 	d.Outboxes = s.outboxCards(true)
-	d.Summary.OutboxStopped = outboxStopped(d.Outboxes)
-	addConsumerSummary(&d.Summary, consumers)
-	d.Attention, d.AttentionMore = s.attention(groups, dlqs, consumers, outboxAttention(d.Outboxes)...)
+	outbox := outboxReaders(d.Outboxes)
+	_, d.Summary.OutboxStopped = tally(outbox)
+	d.Attention, d.AttentionMore = s.attention(append(readers, outbox...), dlqs)
 
 	switch tab {
 	case components.TabQueues:
@@ -291,10 +302,7 @@ func (s *Server) groupPage(c echo.Context) error {
 		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
-		Range:      "1h",
-	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
+		Range:      chartRange(c),
 	}
 	for _, t := range g.Topics() {
 		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})
@@ -385,9 +393,14 @@ func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
 }
 
 func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {
+	// Only a Kafka poll lists groups, so the cluster's snapshot that has
+	// the group is the one, without naming the broker.
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker == queue.Kafka && snap.Cluster == cluster {
-			return snap.Group(group)
+		if snap.Cluster != cluster {
+			continue
+		}
+		if g, ok := snap.Group(group); ok {
+			return g, true
 		}
 	}
 	return nil, false

@@ -46,46 +46,6 @@ func compareConsumerNames(a, b components.ConsumerRow) int {
 	return strings.Compare(a.C.Cluster+"\x00"+a.C.Stream+"\x00"+a.C.Name, b.C.Cluster+"\x00"+b.C.Stream+"\x00"+b.C.Name)
 }
 
-// addConsumerSummary counts JetStream consumers in the overview's lag
-// cards and banner the way groups count: warn, stall and stop lag; stall
-// and stop are stopped.
-func addConsumerSummary(sum *components.Summary, consumers []components.ConsumerRow) {
-	sum.Groups += len(consumers)
-	for _, r := range consumers {
-		switch r.Status {
-		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
-			sum.Lagging++
-			if r.Status.Severity() >= queue.StatusStall.Severity() {
-				sum.Stopped++
-			}
-		}
-	}
-}
-
-// consumerAttention is a "Needs attention" line for every JetStream
-// consumer that is not ok, ranked with the groups by status then size.
-func consumerAttention(consumers []components.ConsumerRow) []attentionItem {
-	var items []attentionItem
-	for _, r := range consumers {
-		if r.Status.Severity() == queue.StatusOK.Severity() {
-			continue
-		}
-		c := r.C
-		a := components.Attention{
-			Class: string(r.Status), Glyph: components.StatusGlyph(r.Status), Word: string(r.Status),
-			Name: c.Name, Where: "nats:" + c.Cluster + " · " + c.Stream,
-			Metric: "pending " + components.Count(int64(c.Pending)), MetricExact: components.Exact(int64(c.Pending)) + " messages",
-			Reason: c.EffectiveReason(), Href: components.NATSConsumerURL(c.Cluster, c.Stream, c.Name), Action: "open",
-		}
-		if c.HasLagSeconds {
-			a.Age = components.Seconds(c.LagSeconds)
-			a.AgeTitle = "the next message this consumer gets is " + a.Age + " old"
-		}
-		items = append(items, attentionItem{status: r.Status, size: int64(c.Pending), a: a})
-	}
-	return items
-}
-
 // natsConsumerPage is /nats/{cluster}/streams/{stream}/consumers/{consumer}.
 func (s *Server) natsConsumerPage(c echo.Context) error {
 	snap, con, err := s.consumerParam(c)
@@ -94,10 +54,7 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 	}
 	d := components.NATSConsumerData{
 		Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus(),
-		HistoryURL: consumerHistoryURL(con), Range: "1h",
-	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
+		HistoryURL: consumerHistoryURL(con), Range: chartRange(c),
 	}
 	if st, ok := snap.Stream(con.Stream); ok {
 		d.Stream, d.HasStream = *st, true
@@ -119,14 +76,15 @@ func (s *Server) consumerParam(c echo.Context) (*queue.Snapshot, *queue.StreamCo
 		}
 		names[i] = v
 	}
+	// Only a JetStream poll lists consumers, so the cluster's snapshot that
+	// has the consumer is the one, without naming the broker.
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker != queue.NATS || snap.Cluster != names[0] {
+		if snap.Cluster != names[0] {
 			continue
 		}
 		if con, ok := snap.Consumer(names[1], names[2]); ok {
 			return snap, con, nil
 		}
-		break
 	}
 	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
 }
@@ -138,10 +96,11 @@ func consumerHistoryURL(c *queue.StreamConsumer) string {
 
 // consumerDLQ is the DLQ of the dead letters captured from c, if it has
 // any. Capture names it after the consumer, or stream.consumer when
-// consumers of several streams share the name.
+// consumers of several streams share the name; snap is c's own poll, so
+// its DLQs are of c's broker.
 func consumerDLQ(snap *queue.Snapshot, c *queue.StreamConsumer) (queue.DLQ, bool) {
 	for _, d := range snap.DLQs {
-		if d.Broker != queue.NATS || len(d.Sources) == 0 || d.Sources[0] != c.Stream {
+		if len(d.Sources) == 0 || d.Sources[0] != c.Stream {
 			continue
 		}
 		if d.Name == c.Name || d.Name == c.Stream+"."+c.Name {
@@ -250,12 +209,5 @@ func (s *Server) consumerHistory(c *queue.StreamConsumer) []queue.ConsumerPoint 
 // consumerSpark is the sparkline of a consumer's pending messages over the
 // kept history, for the overview's NATS tab.
 func (s *Server) consumerSpark(c *queue.StreamConsumer) components.Spark {
-	points := s.consumerHistory(c)
-	pv := make([]float64, len(points))
-	var peak int64
-	for i, p := range points {
-		pv[i] = float64(p.Pending)
-		peak = max(peak, p.Pending)
-	}
-	return components.NewSpark(pv, "pending of "+c.Name+" · now "+components.Exact(int64(c.Pending))+" · peak "+components.Exact(peak))
+	return countSpark(s.consumerHistory(c), func(p queue.ConsumerPoint) int64 { return p.Pending }, "pending of "+c.Name, int64(c.Pending))
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"cmp"
 	"net/http"
 	"net/url"
 	"slices"
@@ -13,34 +12,6 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
-
-// tableStatus is the status an outbox table shows everywhere, with its
-// sentence: error when it could not be read (whatever an earlier
-// evaluation left), ok when nobody evaluated it, else the evaluated one.
-func tableStatus(t *queue.OutboxTable) (queue.Status, string) {
-	switch {
-	case t.Err != "":
-		return queue.StatusError, t.Err
-	case t.StatusReason != "":
-		return cmp.Or(t.Status, queue.StatusOK), t.StatusReason
-	case t.Pending == 0:
-		return cmp.Or(t.Status, queue.StatusOK), "no pending rows"
-	}
-	return cmp.Or(t.Status, queue.StatusOK), "the oldest pending row is " + components.Seconds(t.OldestPendingAge.Seconds()) + " old"
-}
-
-// slotStatus is tableStatus for a replication slot.
-func slotStatus(s *queue.ReplicationSlot) (queue.Status, string) {
-	switch {
-	case s.Err != "":
-		return queue.StatusError, s.Err
-	case s.StatusReason != "":
-		return cmp.Or(s.Status, queue.StatusOK), s.StatusReason
-	case !s.Active:
-		return cmp.Or(s.Status, queue.StatusOK), "no consumer is connected to the slot"
-	}
-	return cmp.Or(s.Status, queue.StatusOK), "a consumer is connected"
-}
 
 // outboxCards builds one card per outbox source, worst first; within a
 // card tables and slots are worst and biggest first. A configured source
@@ -58,24 +29,29 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 		return c
 	}
 	for _, st := range s.opts.Monitor.Statuses() {
+		// This file is the outbox broker's own web section: its cards list
+		// that broker's sources, also those that never answered, which only
+		// their status names.
 		if st.Broker != queue.Outbox {
 			continue
 		}
 		c := card(st.Cluster)
+		c.LastPoll = st.LastPoll
 		if st.Polled && !st.Up {
 			c.Down, c.LastError, c.Status = true, st.LastError, queue.StatusError
 		}
 	}
 	hist := s.opts.Monitor
 	for _, snap := range s.opts.Monitor.Snapshots() {
-		if snap.Broker != queue.Outbox {
+		if len(snap.OutboxTables) == 0 && len(snap.Slots) == 0 {
 			continue
 		}
 		c := card(snap.Cluster)
 		for i := range snap.OutboxTables {
 			t := &snap.OutboxTables[i]
 			row := components.OutboxTableRow{T: t}
-			row.Status, row.Reason = tableStatus(t)
+			r := t.Reader()
+			row.Status, row.Reason = r.Status, r.Reason
 			if withTrends {
 				row.Trend = tableSpark(t, hist.OutboxHistory(snap.Cluster, t.Table))
 			}
@@ -85,7 +61,8 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 		for i := range snap.Slots {
 			sl := &snap.Slots[i]
 			row := components.SlotRow{S: sl}
-			row.Status, row.Reason = slotStatus(sl)
+			r := sl.Reader()
+			row.Status, row.Reason = r.Status, r.Reason
 			if withTrends {
 				row.Trend = slotSpark(sl, hist.SlotHistory(snap.Cluster, sl.Slot))
 			}
@@ -128,77 +105,27 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 }
 
 func tableSpark(t *queue.OutboxTable, h []queue.OutboxPoint) components.Spark {
-	vals := make([]float64, len(h))
-	var peak int64
-	for i, p := range h {
-		vals[i] = float64(p.Pending)
-		peak = max(peak, p.Pending)
-	}
-	return components.NewSpark(vals, "pending rows in "+t.Table+" · now "+components.Exact(t.Pending)+" · peak "+components.Exact(peak))
+	return countSpark(h, func(p queue.OutboxPoint) int64 { return p.Pending }, "pending rows in "+t.Table, t.Pending)
 }
 
 func slotSpark(sl *queue.ReplicationSlot, h []queue.SlotPoint) components.Spark {
-	vals := make([]float64, len(h))
-	for i, p := range h {
-		vals[i] = float64(p.LagBytes)
-	}
-	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+components.ByteCount(sl.LagBytes))
+	vals := values(h, func(p queue.SlotPoint) int64 { return p.LagBytes })
+	return components.NewSpark(vals, "lag of slot "+sl.Slot+" · now "+queue.HumanBytes(sl.LagBytes))
 }
 
-// outboxStopped counts the tables and slots whose events are not leaving
-// the database: status stall or worse, as the banner counts groups.
-func outboxStopped(cards []components.OutboxCard) int {
-	n := 0
+// outboxReaders are the cards' tables and slots as readers, for the
+// overview's outbox banner and "Needs attention".
+func outboxReaders(cards []components.OutboxCard) []queue.Reader {
+	var out []queue.Reader
 	for _, c := range cards {
 		for _, t := range c.Tables {
-			if t.Status.Severity() >= queue.StatusStall.Severity() {
-				n++
-			}
+			out = append(out, t.T.Reader())
 		}
 		for _, sl := range c.Slots {
-			if sl.Status.Severity() >= queue.StatusStall.Severity() {
-				n++
-			}
+			out = append(out, sl.S.Reader())
 		}
 	}
-	return n
-}
-
-// outboxAttention turns the cards' unhealthy tables and slots into
-// "Needs attention" lines, ranked by status like consumer groups.
-func outboxAttention(cards []components.OutboxCard) []attentionItem {
-	var items []attentionItem
-	for _, c := range cards {
-		href, where := components.OutboxURL(c.Source), "outbox:"+c.Source
-		for _, t := range c.Tables {
-			if t.Status.Severity() == queue.StatusOK.Severity() {
-				continue
-			}
-			a := components.Attention{
-				Class: string(t.Status), Glyph: components.StatusGlyph(t.Status), Word: string(t.Status),
-				Name: t.T.Table, Where: where,
-				Metric: components.Count(t.T.Pending) + " pending", MetricExact: components.Exact(t.T.Pending) + " unsent rows",
-				Reason: t.Reason, Href: href, Action: "open",
-			}
-			if t.T.Pending > 0 {
-				a.Age = "oldest " + components.Seconds(t.T.OldestPendingAge.Seconds())
-				a.AgeTitle = "the oldest unsent row was written " + components.Seconds(t.T.OldestPendingAge.Seconds()) + " ago"
-			}
-			items = append(items, attentionItem{status: t.Status, size: t.T.Pending, a: a})
-		}
-		for _, sl := range c.Slots {
-			if sl.Status.Severity() == queue.StatusOK.Severity() {
-				continue
-			}
-			items = append(items, attentionItem{status: sl.Status, a: components.Attention{
-				Class: string(sl.Status), Glyph: components.StatusGlyph(sl.Status), Word: string(sl.Status),
-				Name: "slot " + sl.S.Slot, Where: where,
-				Metric: components.SlotLag(sl.S), MetricExact: components.SlotLagTitle(sl.S),
-				Reason: sl.Reason, Href: href, Action: "open",
-			}})
-		}
-	}
-	return items
+	return out
 }
 
 func (s *Server) outboxPage(c echo.Context) error {
@@ -208,17 +135,9 @@ func (s *Server) outboxPage(c echo.Context) error {
 	}
 	d := components.OutboxData{
 		Chrome: s.chrome(c, card.Source, "overview"), Card: card,
-		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: "1h",
+		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: chartRange(c),
 	}
-	if r := c.QueryParam("range"); r == "15m" || r == "6h" {
-		d.Range = r
-	}
-	d.LastPoll = "never"
-	for _, st := range d.Chrome.Sources {
-		if st.Broker == queue.Outbox && st.Cluster == card.Source {
-			d.LastPoll = components.Ago(st.LastPoll, d.Chrome.Now.T)
-		}
-	}
+	d.LastPoll = components.Ago(card.LastPoll, d.Chrome.Now.T)
 	if partial(c) {
 		return render(c, http.StatusOK, components.OutboxPartial(d))
 	}

@@ -216,6 +216,9 @@ func TestOutboxPage(t *testing.T) {
 			t.Errorf("outbox page lacks %q", c)
 		}
 	}
+	if !regexp.MustCompile(`<dt>last poll</dt><dd>[^<]+ ago</dd>`).MatchString(body) {
+		t.Error("outbox page does not say when its source was last polled")
+	}
 	// Tables are worst first: stall, warn, ok.
 	var tables []string
 	for _, m := range regexp.MustCompile(`<tr data-status="([a-z]+)"><td class="name" title="([^"]*)"`).FindAllStringSubmatch(body, -1) {

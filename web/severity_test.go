@@ -106,7 +106,11 @@ func TestAttentionBySeverity(t *testing.T) {
 	groups := severityGroups()
 	dlqs := []components.DLQRow{{D: &queue.DLQ{Broker: queue.Kafka, Cluster: "c", Name: "d", Messages: 10_000}}}
 	s := severityServer()
-	items, more := s.attention(rowsOf(groups), dlqs, nil)
+	readers := make([]queue.Reader, len(groups))
+	for i := range groups {
+		readers[i] = groups[i].Reader()
+	}
+	items, more := s.attention(readers, dlqs)
 	var got []string
 	for _, a := range items {
 		got = append(got, a.Class)

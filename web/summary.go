@@ -16,22 +16,18 @@ const trendLimit = 20
 // attentionLimit is how many lines "Needs attention" shows.
 const attentionLimit = 8
 
-// summary fills the overview's cards.
-func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow) components.Summary {
-	sum := components.Summary{Groups: len(groups), DLQs: len(dlqs)}
+// summary fills the overview's cards. readers are the consumer side's
+// readers that are not ok (groups and JetStream consumers), which the lag
+// cards and the banner count, out of total.
+func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
+	sum := components.Summary{Groups: total, DLQs: len(dlqs)}
+	sum.Lagging, sum.Stopped = tally(readers)
 	var lagging []components.GroupRow
 	var worst *components.GroupRow
 	for i := range groups {
 		g := &groups[i]
-		// Lagging counts the statuses that mean "behind and not catching
-		// up"; Stopped those at stall's severity and above (nothing moves).
-		switch g.Status {
-		case queue.StatusWarn, queue.StatusStall, queue.StatusStop:
-			sum.Lagging++
+		if g.Status.Lagging() {
 			lagging = append(lagging, *g)
-			if g.Status.Severity() >= queue.StatusStall.Severity() {
-				sum.Stopped++
-			}
 		}
 		if worst == nil || g.LagSec > worst.LagSec {
 			worst = g
@@ -51,11 +47,7 @@ func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow)
 	var lagSeries [][]float64
 	for _, g := range lagging[:min(len(lagging), trendLimit)] {
 		h := s.opts.Monitor.GroupHistory(g.G.Cluster, g.G.Name)
-		vals := make([]float64, len(h))
-		for i, p := range h {
-			vals[i] = float64(p.Lag)
-		}
-		lagSeries = append(lagSeries, vals)
+		lagSeries = append(lagSeries, values(h, func(p queue.GroupPoint) int64 { return p.Lag }))
 	}
 	sum.LagTrend = components.NewSpark(sumAligned(lagSeries), "total lag of the lagging groups, kept history")
 
@@ -71,11 +63,7 @@ func (s *Server) summary(groups []components.GroupRow, dlqs []components.DLQRow)
 	var dlqSeries [][]float64
 	for _, d := range nonEmpty[:min(len(nonEmpty), trendLimit)] {
 		h := s.opts.Monitor.DLQHistory(d.D.ID())
-		vals := make([]float64, len(h))
-		for i, p := range h {
-			vals[i] = float64(p.Messages)
-		}
-		dlqSeries = append(dlqSeries, vals)
+		dlqSeries = append(dlqSeries, values(h, func(p queue.DLQPoint) int64 { return p.Messages }))
 	}
 	sum.DLQTrend = components.NewSpark(sumAligned(dlqSeries), "dead letters in the non-empty DLQs, kept history")
 	return sum
@@ -100,28 +88,18 @@ func sumAligned(series [][]float64) []float64 {
 
 func (s *Server) groupSpark(g *queue.ConsumerGroup) components.Spark {
 	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
-	vals := make([]float64, len(h))
-	var peak int64
-	for i, p := range h {
-		vals[i] = float64(p.Lag)
-		peak = max(peak, p.Lag)
-	}
-	return components.NewSpark(vals, "lag of "+g.Name+" · now "+components.Exact(g.TotalLag())+" · peak "+components.Exact(peak))
+	return countSpark(h, func(p queue.GroupPoint) int64 { return p.Lag }, "lag of "+g.Name, g.TotalLag())
 }
 
 func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
-	h := s.opts.Monitor.DLQHistory(d.ID())
-	vals := make([]float64, len(h))
-	for i, p := range h {
-		vals[i] = float64(p.Messages)
-	}
+	vals := values(s.opts.Monitor.DLQHistory(d.ID()), func(p queue.DLQPoint) int64 { return p.Messages })
 	return components.NewSpark(vals, "messages in "+d.Name+" · now "+components.Exact(d.Messages))
 }
 
 // attentionRank orders "Needs attention" by harm, in queue's one severity
 // order (stop, stall, error, rewind, warn). A non-empty DLQ ranks with warn:
 // its messages wait but none are lost, and its source group, if stuck, has
-// its own line above; at equal rank groups come before DLQs.
+// its own line above; at equal rank readers come before DLQs.
 func attentionRank(it attentionItem) (rank int, dlq bool) {
 	if it.a.Class == "dlq" {
 		return queue.StatusWarn.Severity(), true
@@ -131,27 +109,15 @@ func attentionRank(it attentionItem) (rank int, dlq bool) {
 
 type attentionItem struct {
 	a      components.Attention
-	status queue.Status // a group's; empty for a DLQ
+	status queue.Status // a reader's; empty for a DLQ
 	size   int64
 }
 
 // attention lists what needs a person, worst and biggest first, and how
-// many more items did not fit. extra are lines made elsewhere (outbox
-// tables and slots), ranked by their status like groups.
-func (s *Server) attention(groups []components.GroupRow, dlqs []components.DLQRow, consumers []components.ConsumerRow, extra ...attentionItem) ([]components.Attention, int) {
-	items := append(consumerAttention(consumers), extra...)
-	for _, g := range groups {
-		if g.Status.Severity() == queue.StatusOK.Severity() {
-			continue
-		}
-		items = append(items, attentionItem{status: g.Status, size: g.Lag, a: components.Attention{
-			Class: string(g.Status), Glyph: components.StatusGlyph(g.Status), Word: string(g.Status),
-			Name: g.G.Name, Where: "kafka:" + g.G.Cluster,
-			Metric: "lag " + components.Count(g.Lag), MetricExact: components.Exact(g.Lag) + " messages",
-			Age: components.Seconds(g.LagSec), AgeTitle: "the next record this group reads is " + components.Seconds(g.LagSec) + " old",
-			Reason: g.G.EffectiveReason(), Href: components.GroupURL(g.G.Cluster, g.G.Name), Action: "open",
-		}})
-	}
+// many more items did not fit: every reader that is not ok and every
+// non-empty DLQ.
+func (s *Server) attention(readers []queue.Reader, dlqs []components.DLQRow) ([]components.Attention, int) {
+	items := readerAttention(readers)
 	for _, d := range dlqs {
 		if d.D.Messages <= 0 {
 			continue

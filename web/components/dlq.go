@@ -107,17 +107,6 @@ func Preview(kind string, body []byte) string {
 	return s
 }
 
-// Bytes humanizes a size: 512 B, 1.2 KiB, 16 MiB.
-func Bytes(n int) string {
-	switch {
-	case n < 1024:
-		return strconv.Itoa(n) + " B"
-	case n < 1<<20:
-		return trim(strconv.FormatFloat(float64(n)/1024, 'f', 1, 64)) + " KiB"
-	}
-	return trim(strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64)) + " MiB"
-}
-
 // Stamp is a time's exact value for a hover title.
 func Stamp(t time.Time) string {
 	if t.IsZero() {
@@ -132,10 +121,7 @@ func (d DLQData) DefaultTarget() string {
 	if d.DLQ != nil && len(d.DLQ.Sources) == 1 {
 		return d.DLQ.Sources[0]
 	}
-	if d.Broker == string(queue.NATS) {
-		return "original subject"
-	}
-	return "original queue"
+	return queue.Broker(d.Broker).Terms().Origin
 }
 
 // Selectable tells whether rows get checkboxes: only for someone who may
@@ -393,10 +379,11 @@ func MovedLabel(j dlqreplay.Job) string {
 	return "moved"
 }
 
-// OutcomeTarget puts an outcome's target in words: RabbitMQ's
-// "exchange/routing-key", where "/queue" is the default exchange.
+// OutcomeTarget puts an outcome's target in words: "exchange/routing-key"
+// on a broker that routes by exchange (Terms.ByExchange), where "/queue" is
+// the default exchange.
 func OutcomeTarget(dlq, target string) string {
-	if !strings.HasPrefix(dlq, "rabbitmq:") {
+	if ref, err := queue.ParseDLQID(dlq); err != nil || !ref.Broker.Terms().ByExchange {
 		return target
 	}
 	ex, key, ok := strings.Cut(target, "/")
@@ -469,9 +456,7 @@ func joinNames(names []string) string {
 }
 
 // moveNoun is what a move's target is called on broker.
-func moveNoun(broker string) string {
-	if broker == string(queue.NATS) {
-		return "subject"
-	}
-	return "queue or topic"
-}
+func moveNoun(broker string) string { return queue.Broker(broker).Terms().Target }
+
+// bySubject reports whether broker's dead letters were routed by subject.
+func bySubject(broker string) bool { return queue.Broker(broker).Terms().BySubject }

@@ -1926,7 +1926,7 @@ func deathTimeline(v MessageView, d DLQData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			if v.M.Death.Framework == "nats" {
+			if bySubject(d.Broker) {
 				templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 178, "<div class=\"muted small mono\">subject ")
 				if templ_7745c5c3_Err != nil {
 					return templ_7745c5c3_Err
@@ -2145,7 +2145,7 @@ func deathTimeline(v MessageView, d DLQData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		if v.M.Death.OriginalTopic != "" && v.M.Death.Framework != "nats" {
+		if v.M.Death.OriginalTopic != "" && !bySubject(d.Broker) {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 203, "<li><div class=\"tl-what\">from topic <strong>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

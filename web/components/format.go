@@ -15,6 +15,9 @@ func Count(n int64) string { return queue.HumanCount(n) }
 // queue.ExactCount.
 func Exact(n int64) string { return queue.ExactCount(n) }
 
+// Bytes is queue.HumanBytes for a size in bytes.
+func Bytes(n int) string { return queue.HumanBytes(int64(n)) }
+
 // Seconds humanizes a duration in seconds (3m 20s, 1d 2h); see
 // queue.HumanSeconds.
 func Seconds(sec float64) string { return queue.HumanSeconds(sec) }

@@ -1,7 +1,6 @@
 package components
 
 import (
-	"net/url"
 	"strconv"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -38,7 +37,7 @@ type NATSConsumerData struct {
 
 // NATSConsumerURL is the path of a JetStream consumer's page.
 func NATSConsumerURL(cluster, stream, consumer string) string {
-	return "/nats/" + url.PathEscape(cluster) + "/streams/" + url.PathEscape(stream) + "/consumers/" + url.PathEscape(consumer)
+	return queue.ConsumerPage(cluster, stream, consumer)
 }
 
 func kind(c *queue.StreamConsumer) string {

@@ -1,8 +1,8 @@
 package components
 
 import (
-	"net/url"
 	"strconv"
+	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -18,8 +18,10 @@ type OutboxCard struct {
 	// rows are then its last good data.
 	Down      bool
 	LastError string
-	Tables    []OutboxTableRow
-	Slots     []SlotRow
+	// LastPoll is when the source was last polled; zero before its first.
+	LastPoll time.Time
+	Tables   []OutboxTableRow
+	Slots    []SlotRow
 }
 
 // OutboxTableRow is one outbox table with its effective status.
@@ -50,7 +52,7 @@ type OutboxData struct {
 
 // OutboxURL is the path of an outbox source's page; the name is one
 // escaped segment, so any name makes a working, harmless link.
-func OutboxURL(source string) string { return "/outbox/" + url.PathEscape(source) }
+func OutboxURL(source string) string { return queue.OutboxPage(source) }
 
 // Pending sums the pending rows of the card's tables.
 func (c OutboxCard) Pending() int64 {
@@ -125,7 +127,7 @@ func SlotLag(s *queue.ReplicationSlot) string {
 	if s.LagUnknown != "" {
 		return "—"
 	}
-	return ByteCount(s.LagBytes)
+	return queue.HumanBytes(s.LagBytes)
 }
 
 // SlotLagTitle is the hover text of SlotLag: the exact bytes, or why the
@@ -135,21 +137,6 @@ func SlotLagTitle(s *queue.ReplicationSlot) string {
 		return "lag unknown: " + s.LagUnknown
 	}
 	return Exact(s.LagBytes) + " bytes of WAL behind"
-}
-
-// ByteCount humanizes a size of any magnitude in IEC units, as Grafana's
-// bytes unit does: 512 B, 12.4 KiB, 3 GiB.
-func ByteCount(n int64) string {
-	const units = "KMGTPE"
-	if n < 1024 {
-		return strconv.FormatInt(n, 10) + " B"
-	}
-	v, i := float64(n)/1024, 0
-	for v >= 1024 && i < len(units)-1 {
-		v /= 1024
-		i++
-	}
-	return trim(strconv.FormatFloat(v, 'f', 1, 64)) + " " + units[i:i+1] + "iB"
 }
 
 func activeWord(a bool) string {

@@ -29,6 +29,47 @@ type OverviewData struct {
 // Counts are the unfiltered sizes of the overview's lists.
 type Counts struct{ Groups, Queues, DLQs, Consumers int }
 
+// Of is the size of the list a tab shows.
+func (c Counts) Of(tab string) int {
+	switch tab {
+	case TabQueues:
+		return c.Queues
+	case TabDLQs:
+		return c.DLQs
+	case TabNATS:
+		return c.Consumers
+	}
+	return c.Groups
+}
+
+// OverviewTab is one list of the overview: its key in the URL (?tab=), its
+// label and its filter box's hint. An optional tab shows only when its list
+// has rows, so a deployment without that kind of reader does not see it.
+type OverviewTab struct {
+	Key, Label, Placeholder string
+	Optional                bool
+}
+
+// OverviewTabs are the overview's lists in their order on the page, the
+// first being the default. A new kind of list is one line here, its count
+// in Counts and its table in overviewTable.
+var OverviewTabs = []OverviewTab{
+	{Key: TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
+	{Key: TabNATS, Label: "NATS consumers", Placeholder: "filter consumers: name, cluster, stream, status", Optional: true},
+	{Key: TabQueues, Label: "Queues", Placeholder: "filter queues: name, cluster, vhost"},
+	{Key: TabDLQs, Label: "DLQs", Placeholder: "filter DLQs: name, cluster, source"},
+}
+
+// OverviewTabOf is the tab with key, or the default tab for an unknown key.
+func OverviewTabOf(key string) OverviewTab {
+	for _, t := range OverviewTabs {
+		if t.Key == key {
+			return t
+		}
+	}
+	return OverviewTabs[0]
+}
+
 // Summary is the row of cards at the top of the overview.
 type Summary struct {
 	Groups, Lagging, Stopped int
@@ -73,8 +114,9 @@ type GroupRow struct {
 
 // QueueRow is one RabbitMQ queue in the overview table.
 type QueueRow struct {
-	Q     *queue.Queue
-	IsDLQ bool
+	Q *queue.Queue
+	// DLQURL is the page of the DLQ this queue is, "" when it is none.
+	DLQURL string
 }
 
 // DLQRow is one DLQ in the overview table.

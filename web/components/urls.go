@@ -8,17 +8,10 @@ import (
 
 // GroupURL is the path of a group's page; every segment is escaped, so any
 // group name makes a working, harmless link.
-func GroupURL(cluster, group string) string {
-	return "/kafka/" + url.PathEscape(cluster) + "/groups/" + url.PathEscape(group)
-}
+func GroupURL(cluster, group string) string { return queue.GroupPage(cluster, group) }
 
 // DLQURL is the path of a DLQ's page; the ID is one escaped segment.
 func DLQURL(id string) string { return "/dlq/" + url.PathEscape(id) }
-
-// QueueDLQURL is the DLQ page of a RabbitMQ queue that is a DLQ.
-func QueueDLQURL(q *queue.Queue) string {
-	return DLQURL(queue.DLQRef{Broker: queue.RabbitMQ, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}.ID())
-}
 
 // VHostSuffix names a RabbitMQ vhost after its cluster; quoted, because
 // the default vhost "/" would read as a path separator.

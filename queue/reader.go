@@ -1,0 +1,257 @@
+package queue
+
+import "net/url"
+
+// A Reader is anything that reads from a queue, in the one shape every
+// broker shares: a Kafka consumer group, a JetStream consumer, a RabbitMQ
+// queue's consumers, an outbox table (read by its polling publisher), a
+// replication slot (read by a CDC client). The overview's counts, "needs attention" and sorts are written
+// once over Readers; each broker's type builds its Reader with a Reader
+// method, so shared code never asks which broker a reader belongs to.
+type Reader struct {
+	Broker  Broker
+	Cluster string // the cluster, or the outbox source
+	// Scope is what Name is unique within besides the cluster: a JetStream
+	// stream, a RabbitMQ vhost; empty where the cluster alone is enough.
+	Scope string
+	Name  string
+	// Title is how a list names the reader: Name, or Name with its kind
+	// where the name alone would read as something else ("slot debezium").
+	Title string
+
+	// Status is the effective status (EffectiveStatus) and Reason its
+	// sentence: never empty for a reader that is not ok.
+	Status Status
+	Reason string
+
+	// Backlog is what waits to be read, in BacklogUnit; BacklogKnown is
+	// false when the broker cannot tell (a slot no client has used) or the
+	// reader could not be read.
+	Backlog      int64
+	BacklogUnit  Unit
+	BacklogKnown bool
+
+	// LagSeconds is the age of the oldest item not yet read, found as
+	// LagBasis says; it means nothing when the basis is LagUnknown.
+	LagSeconds float64
+	LagBasis   LagBasis
+
+	// Members is how many clients read, -1 where the broker does not say.
+	Members int
+	// Err is why the reader could not be read; its status is then error.
+	Err string
+	// Page is the path of the reader's page in the UI; "" when it has none.
+	Page string
+}
+
+// Unit is what a reader's backlog counts.
+type Unit string
+
+// Units of a backlog. A row of an outbox table is one message to publish;
+// a replication slot's backlog is the WAL it holds back, in bytes.
+const (
+	UnitMessages Unit = "messages"
+	UnitRows     Unit = "rows"
+	UnitBytes    Unit = "bytes"
+)
+
+// LagBasis says how a reader's lag age was found.
+type LagBasis string
+
+// Lag bases. An estimate is a lower bound: the broker has not yet answered
+// for every part of the reader (a Kafka partition whose next record is
+// still being read), so the true age is at least that.
+const (
+	LagExact    LagBasis = "exact"
+	LagEstimate LagBasis = "estimate"
+	LagUnknown  LagBasis = "unknown"
+)
+
+// EffectiveStatus is the one rule for the status a reader shows everywhere:
+// the UI, the JSON API, the status metric, sorts and "needs attention". A
+// reader that could not be read (err set) is StatusError, whatever an
+// earlier evaluation left; one nobody evaluated is StatusOK; otherwise it
+// is the evaluated status.
+//
+// A reader whose source is down keeps the status of the source's last good
+// poll: the source itself is shown as down (queuewatch_collector_up, the
+// source badges), and flipping every reader to error would resolve firing
+// stop and stall alerts exactly when nobody can see the broker.
+func EffectiveStatus(err string, evaluated Status) Status {
+	switch {
+	case err != "":
+		return StatusError
+	case evaluated == "":
+		return StatusOK
+	}
+	return evaluated
+}
+
+// EffectiveReason is the sentence that goes with EffectiveStatus: the read
+// error of a reader that could not be read, else the evaluated reason (""
+// when the evaluation gave none).
+func EffectiveReason(err, reason string) string {
+	if err != "" {
+		return err
+	}
+	return reason
+}
+
+// BacklogText is the backlog short enough for a table cell: "12.4k
+// pending", "3 MiB" for bytes, "—" when unknown.
+func (r *Reader) BacklogText() string {
+	switch {
+	case !r.BacklogKnown:
+		return "—"
+	case r.BacklogUnit == UnitBytes:
+		return HumanBytes(r.Backlog)
+	}
+	return HumanCount(r.Backlog) + " pending"
+}
+
+// BacklogTitle is the exact backlog, for a hover title: "12,400 messages".
+func (r *Reader) BacklogTitle() string {
+	if !r.BacklogKnown {
+		return "unknown"
+	}
+	return ExactCount(r.Backlog) + " " + string(r.BacklogUnit)
+}
+
+// known leaves out the backlog and lag age of a reader that could not be
+// read: they are what a failed read left (often zero), not what waits.
+func (r Reader) known() Reader {
+	if r.Err != "" {
+		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis = 0, false, 0, LagUnknown
+	}
+	return r
+}
+
+// Lagging reports whether r is behind and not catching up (see
+// Status.Lagging): what the overview's lag card counts.
+func (r *Reader) Lagging() bool { return r.Status.Lagging() }
+
+// Stopped reports whether nothing moves for r (see Status.Stopped).
+func (r *Reader) Stopped() bool { return r.Status.Stopped() }
+
+// Reader is g in the shape every reader shares. Its lag age is an estimate
+// while some partition's lag seconds are still being read.
+func (g *ConsumerGroup) Reader() Reader {
+	r := Reader{
+		Broker: Kafka, Cluster: g.Cluster, Name: g.Name, Title: g.Name,
+		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(),
+		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
+		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact,
+		Members: g.Members, Err: g.Err,
+		Page: GroupPage(g.Cluster, g.Name),
+	}
+	if g.LagSecondsPending() {
+		r.LagBasis = LagEstimate
+	}
+	return r.known()
+}
+
+// Reader is c in the shape every reader shares. JetStream does not count a
+// consumer's clients, so Members is unknown.
+func (c *StreamConsumer) Reader() Reader {
+	r := Reader{
+		Broker: NATS, Cluster: c.Cluster, Scope: c.Stream, Name: c.Name, Title: c.Name,
+		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(),
+		Backlog: int64(min(c.Pending, 1<<63-1)), BacklogUnit: UnitMessages, BacklogKnown: true,
+		LagBasis: LagUnknown, Members: -1, Err: c.Err,
+		Page: ConsumerPage(c.Cluster, c.Stream, c.Name),
+	}
+	if c.HasLagSeconds {
+		r.LagSeconds, r.LagBasis = c.LagSeconds, LagExact
+	}
+	return r.known()
+}
+
+// Reader is the consumers of q in the shape every reader shares: their
+// backlog is q's ready messages (unacknowledged ones are already
+// delivered) and their lag age the head message's age, when the broker
+// knows it. Nothing evaluates a queue's status yet, so it is ok, and a
+// queue has no page of its own.
+func (q *Queue) Reader() Reader {
+	r := Reader{
+		Broker: RabbitMQ, Cluster: q.Cluster, Scope: q.VHost, Name: q.Name, Title: q.Name,
+		Status: StatusOK, Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
+		LagBasis: LagUnknown, Members: q.Consumers,
+	}
+	if q.HasHeadAge {
+		r.LagSeconds, r.LagBasis = q.HeadMessageAge.Seconds(), LagExact
+	}
+	return r
+}
+
+// Reader is t in the shape every reader shares: its backlog is its unsent
+// rows and its lag age the age of the oldest one. Without an evaluated
+// reason the sentence says what the backlog is.
+func (t *OutboxTable) Reader() Reader {
+	r := Reader{
+		Broker: Outbox, Cluster: t.Source, Name: t.Table, Title: t.Table,
+		Status: t.EffectiveStatus(), Reason: t.EffectiveReason(),
+		Backlog: t.Pending, BacklogUnit: UnitRows, BacklogKnown: true,
+		LagSeconds: t.OldestPendingAge.Seconds(), LagBasis: LagExact,
+		Members: -1, Err: t.Err, Page: OutboxPage(t.Source),
+	}
+	switch {
+	case r.Reason != "":
+	case t.Pending == 0:
+		r.Reason = "no pending rows"
+	default:
+		r.Reason = "the oldest pending row is " + HumanDuration(t.OldestPendingAge) + " old"
+	}
+	return r.known()
+}
+
+// Reader is s in the shape every reader shares: its backlog is the WAL it
+// holds back, in bytes, and it has no lag age.
+func (s *ReplicationSlot) Reader() Reader {
+	r := Reader{
+		Broker: Outbox, Cluster: s.Source, Name: s.Slot, Title: "slot " + s.Slot,
+		Status: s.EffectiveStatus(), Reason: s.EffectiveReason(),
+		Backlog: s.LagBytes, BacklogUnit: UnitBytes, BacklogKnown: s.LagUnknown == "",
+		LagBasis: LagUnknown, Err: s.Err, Page: OutboxPage(s.Source),
+	}
+	// A slot serves one client at a time.
+	if s.Active {
+		r.Members = 1
+	}
+	switch {
+	case r.Reason != "":
+	case !s.Active:
+		r.Reason = "no consumer is connected to the slot"
+	default:
+		r.Reason = "a consumer is connected"
+	}
+	return r.known()
+}
+
+// The pages of readers. Every segment is escaped, so any name makes a
+// working, harmless link; web routes these paths and links with them.
+
+// GroupPage is the path of a Kafka consumer group's page.
+func GroupPage(cluster, group string) string {
+	return "/kafka/" + url.PathEscape(cluster) + "/groups/" + url.PathEscape(group)
+}
+
+// ConsumerPage is the path of a JetStream consumer's page.
+func ConsumerPage(cluster, stream, consumer string) string {
+	return "/nats/" + url.PathEscape(cluster) + "/streams/" + url.PathEscape(stream) + "/consumers/" + url.PathEscape(consumer)
+}
+
+// OutboxPage is the path of an outbox source's page, which shows its
+// tables and slots together.
+func OutboxPage(source string) string { return "/outbox/" + url.PathEscape(source) }
+
+// EffectiveStatus is the status t shows everywhere (see EffectiveStatus).
+func (t *OutboxTable) EffectiveStatus() Status { return EffectiveStatus(t.Err, t.Status) }
+
+// EffectiveReason is the sentence that goes with t's EffectiveStatus.
+func (t *OutboxTable) EffectiveReason() string { return EffectiveReason(t.Err, t.StatusReason) }
+
+// EffectiveStatus is the status s shows everywhere (see EffectiveStatus).
+func (s *ReplicationSlot) EffectiveStatus() Status { return EffectiveStatus(s.Err, s.Status) }
+
+// EffectiveReason is the sentence that goes with s's EffectiveStatus.
+func (s *ReplicationSlot) EffectiveReason() string { return EffectiveReason(s.Err, s.StatusReason) }
