@@ -13,9 +13,10 @@ var (
 	sqsQueueLabels = []string{"cluster", "queue"}
 
 	descSQSMessages = desc("sqs_queue_messages", "Messages in the queue by state: visible (ApproximateNumberOfMessages), in_flight (received, not yet deleted: ...NotVisible) and delayed (...Delayed).", append(sqsQueueLabels, "state")...)
+	descSQSStatus   = statusDesc("sqs_queue_status", "SQS queue", sqsQueueLabels...)
 	descSQSRequests = counterDesc("sqs_api_requests_total", "Requests queuewatch sent to the SQS account since it started, by action, retries included: AWS bills each.", "cluster", "action")
 
-	sqsFamilies = []*family{descSQSMessages, descSQSRequests}
+	sqsFamilies = []*family{descSQSMessages, descSQSStatus, descSQSRequests}
 )
 
 // describeSQS sends the SQS descriptors.
@@ -26,12 +27,14 @@ func describeSQS(ch chan<- *prometheus.Desc) {
 }
 
 // collectSQS emits the snapshot's SQS queues and request counts. A queue
-// that could not be read has no series: its counts are unknown, not 0.
+// that could not be read has only its status series (error): its counts
+// are unknown, not 0.
 func collectSQS(ch sink, snap *queue.Snapshot) {
 	cl := snap.Cluster
 	for i := range snap.SQSQueues {
 		q := &snap.SQSQueues[i]
-		if q.ARN == "" && q.Err != "" {
+		emitStatus(ch, descSQSStatus, q.EffectiveStatus(), cl, q.Name)
+		if q.EffectiveStatus() == queue.StatusError {
 			continue
 		}
 		ch.gauge(descSQSMessages, float64(q.Visible), cl, q.Name, "visible")

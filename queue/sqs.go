@@ -30,14 +30,77 @@ type SQSQueue struct {
 	// after MaxReceiveCount receives; empty without a policy.
 	DeadLetterQueue string
 	MaxReceiveCount int
-	// Err is why the queue could not be fully read; its counts are then
-	// zero and meaningless.
+	// Err is why the queue could not be fully read: its counts are zero
+	// and meaningless when ARN is empty too (the attributes were not read),
+	// else only its redrive policy is unknown.
 	Err string
+
+	// Status and StatusReason are SQSStatus over the previous read and
+	// this one, filled by the collector.
+	Status       Status
+	StatusReason string
 }
 
 // Messages is every message the queue holds: visible, in flight and
 // delayed.
 func (q *SQSQueue) Messages() int64 { return q.Visible + q.InFlight + q.Delayed }
+
+// SQSInFlightLimit is how many messages an SQS queue can have in flight
+// (received, not yet deleted): beyond it ReceiveMessage fails with
+// OverLimit. AWS applies 120,000 to standard queues and, since 2024, to
+// FIFO queues too.
+const SQSInFlightLimit = 120000
+
+// SQSStatus judges a queue's consumers from two reads: prev (nil before
+// the second read) and cur. SQS says nothing of consumers but the in-flight
+// count, so only two cases are certain, from the most severe:
+//
+//   - stop, "no consumer": the visible backlog grew since the last read
+//     and nothing was in flight at either read (with 10 visible now, 4
+//     before and 0 in flight: nobody receives);
+//   - stall: the in-flight count is at SQSInFlightLimit, so no consumer can
+//     receive more until some are deleted;
+//
+// and ok otherwise, with the counts as the reason.
+func SQSStatus(prev, cur *SQSQueue) (Status, string) {
+	switch {
+	case cur.InFlight >= SQSInFlightLimit:
+		return StatusStall, "in flight at the SQS limit of " + ExactCount(SQSInFlightLimit) + ": receives fail until some are deleted"
+	case prev != nil && cur.Visible > prev.Visible && cur.InFlight == 0 && prev.InFlight == 0:
+		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible, up from " + ExactCount(prev.Visible) + " at the last read, and none in flight"
+	}
+	return StatusOK, ExactCount(cur.Visible) + " visible, " + ExactCount(cur.InFlight) + " in flight"
+}
+
+// EffectiveStatus is the status q shows everywhere (see EffectiveStatus).
+// A queue whose attributes were read keeps its status when only its
+// redrive policy is unknown.
+func (q *SQSQueue) EffectiveStatus() Status { return EffectiveStatus(q.readErr(), q.Status) }
+
+// EffectiveReason is the sentence that goes with q's EffectiveStatus.
+func (q *SQSQueue) EffectiveReason() string { return EffectiveReason(q.readErr(), q.StatusReason) }
+
+// readErr is Err when the queue's attributes could not be read at all.
+func (q *SQSQueue) readErr() string {
+	if q.ARN != "" {
+		return ""
+	}
+	return q.Err
+}
+
+// Reader is the consumers of q in the shape every reader shares: their
+// backlog is q's visible messages (in-flight ones are already received);
+// SQS tells neither how many consumers there are nor, without CloudWatch,
+// the oldest message's age. An SQS queue has no page yet.
+func (q *SQSQueue) Reader() Reader {
+	r := Reader{
+		Broker: SQS, Cluster: q.Cluster, Name: q.Name, Title: q.Name,
+		Status: q.EffectiveStatus(), Reason: q.EffectiveReason(),
+		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
+		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
+	}
+	return r.known()
+}
 
 // SQSAccount is what a poll of an SQS account learned besides its queues:
 // what it costs to read.

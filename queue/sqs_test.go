@@ -45,3 +45,44 @@ func TestSQSDLQID(t *testing.T) {
 		t.Errorf("an SQS ID with a vhost: %v, want ErrBadDLQID", err)
 	}
 }
+
+func TestSQSStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		prev, cur  *SQSQueue
+		want       Status
+		wantReason string
+	}{
+		{"first read", nil, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
+		{"growing, nothing in flight", &SQSQueue{Visible: 4}, &SQSQueue{Visible: 10}, StatusStop, "no consumer: 10 visible, up from 4 at the last read, and none in flight"},
+		{"growing, some in flight now", &SQSQueue{Visible: 4}, &SQSQueue{Visible: 10, InFlight: 2}, StatusOK, "10 visible, 2 in flight"},
+		{"growing, some in flight before", &SQSQueue{Visible: 4, InFlight: 1}, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
+		{"steady backlog, nothing in flight", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
+		{"shrinking", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 3}, StatusOK, "3 visible, 0 in flight"},
+		{"in flight at the limit", &SQSQueue{Visible: 5, InFlight: 120000}, &SQSQueue{Visible: 9, InFlight: 120000}, StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, reason := SQSStatus(tt.prev, tt.cur)
+			if st != tt.want || reason != tt.wantReason {
+				t.Errorf("SQSStatus = %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
+			}
+		})
+	}
+}
+
+func TestSQSQueueReader(t *testing.T) {
+	q := SQSQueue{
+		Cluster: "prod", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:1:orders", Visible: 7, InFlight: 2,
+		Status: StatusStop, StatusReason: "no consumer", Err: "redrive policy: no deadLetterTargetArn",
+	}
+	r := q.Reader()
+	if r.Broker != SQS || r.Cluster != "prod" || r.Name != "orders" || r.Status != StatusStop || r.Reason != "no consumer" ||
+		r.Backlog != 7 || !r.BacklogKnown || r.Members != -1 || r.LagBasis != LagUnknown || r.Err != "" {
+		t.Errorf("Reader of a read queue with a bad policy = %+v", r)
+	}
+	unread := SQSQueue{Cluster: "prod", Name: "locked", Err: "get queue attributes locked: AccessDenied", Status: StatusOK}
+	if r := unread.Reader(); r.Status != StatusError || r.Reason != unread.Err || r.BacklogKnown {
+		t.Errorf("Reader of an unread queue = %+v, want error with an unknown backlog", r)
+	}
+}

@@ -12,6 +12,12 @@
 // queue's policy is read anyway. A DLQ once found stays listed, at 0 when
 // its queue is gone, so its series drops to 0 instead of vanishing.
 //
+// Each queue's status (queue.SQSStatus) is judged here, from this read and
+// the previous one, because a poll between reads returns the last snapshot
+// as it is: "no consumer" (stop) for a visible backlog that grew with
+// nothing in flight at either read, stall for in-flight messages at SQS's
+// limit, ok otherwise.
+//
 // AWS bills every request, about one per queue per poll, so an account is
 // read at most every Options.Interval (config sqs[].poll_interval, 4
 // minutes by default); a poll in between returns the last snapshot

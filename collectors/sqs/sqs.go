@@ -120,9 +120,11 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 	}
 	snap.SQSQueues = s.readQueues(ctx, watched)
 	for i := range snap.SQSQueues {
-		if q := &snap.SQSQueues[i]; q.Err != "" {
+		q := &snap.SQSQueues[i]
+		if q.Err != "" {
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
+		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
 	}
 	snap.DLQs = s.dlqs(snap.SQSQueues)
 	counts := s.opts.Cluster.Requests()
@@ -131,6 +133,19 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 	}
 	snap.Duration = s.now().Sub(now)
 	return snap, nil
+}
+
+// previous is the queue named name as the last read saw it, if it was
+// read then.
+func (s *Source) previous(name string) *queue.SQSQueue {
+	if s.last == nil {
+		return nil
+	}
+	q, ok := s.last.SQSQueue(name)
+	if !ok || q.ARN == "" {
+		return nil
+	}
+	return q
 }
 
 // readQueues reads the attributes of every queue in urls, parallel at a

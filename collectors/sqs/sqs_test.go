@@ -279,3 +279,40 @@ func dlqsEqual(a, b []queue.DLQ) bool {
 			x.Detection == y.Detection && x.Messages == y.Messages && x.Err == y.Err
 	})
 }
+
+// TestSQSStatusElasticMQ: a queue whose visible backlog grows between two
+// reads with nothing in flight reads as "no consumer" (stop); once a
+// consumer holds a message it is ok again.
+func TestSQSStatusElasticMQ(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("status")
+	name := p + "-jobs"
+	createQueue(t, s, name, nil)
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p}}
+	src, err := New(Options{Cluster: account(t, s, cfg), Include: cfg.Queues.Match})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func(step string, want queue.Status, reason string) {
+		t.Helper()
+		snap, err := src.Poll(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := snap.SQSQueues[0].Reader()
+		if r.Status != want || r.Reason != reason || r.Backlog != snap.SQSQueues[0].Visible {
+			t.Errorf("%s: reader %+v, want %s %q", step, r, want, reason)
+		}
+	}
+	send := func(body string) {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(name), "--message-body", body)
+	}
+	send("a")
+	read("first read", queue.StatusOK, "1 visible, 0 in flight")
+	send("b")
+	send("c")
+	read("growing, nobody receives", queue.StatusStop, "no consumer: 3 visible, up from 1 at the last read, and none in flight")
+	s.AWS(t, "sqs", "receive-message", "--queue-url", s.QueueURL(name), "--visibility-timeout", "300")
+	send("d")
+	read("a consumer holds one", queue.StatusOK, "3 visible, 1 in flight")
+}
