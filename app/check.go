@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"time"
 
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // Check verifies that every configured source answers and can be read, by
@@ -74,4 +76,9 @@ func checkSource(ctx context.Context, timeout time.Duration, s collectors.Source
 		fmt.Fprintf(w, "     partial: %s\n", p)
 	}
 	return nil
+}
+
+// counts is n with its noun, for check's ok lines: "1 table", "2 tables".
+func counts(n int, one, many string) string {
+	return strconv.Itoa(n) + " " + queue.Plural(n, one, many)
 }

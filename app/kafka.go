@@ -1,7 +1,6 @@
 package app
 
 import (
-	"fmt"
 	"log/slog"
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
@@ -45,7 +44,7 @@ var kafkaBroker = broker{
 
 // groupsSummary is check's ok line for Kafka and RabbitMQ.
 func groupsSummary(snap *queue.Snapshot) string {
-	return fmt.Sprintf("%d groups, %d queues, %d DLQs", len(snap.Groups), len(snap.Queues), len(snap.DLQs))
+	return counts(len(snap.Groups), "group", "groups") + ", " + counts(len(snap.Queues), "queue", "queues") + ", " + counts(len(snap.DLQs), "DLQ", "DLQs")
 }
 
 // kafkaSource is the collector of cluster kc, configured by k.

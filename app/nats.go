@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
@@ -48,7 +47,7 @@ var natsBroker = broker{
 	},
 	check: checking{
 		summary: func(snap *queue.Snapshot) string {
-			return fmt.Sprintf("%d streams, %d consumers, %d DLQs", len(snap.Streams), len(snap.Consumers), len(snap.DLQs))
+			return counts(len(snap.Streams), "stream", "streams") + ", " + counts(len(snap.Consumers), "consumer", "consumers") + ", " + counts(len(snap.DLQs), "DLQ", "DLQs")
 		},
 	},
 }

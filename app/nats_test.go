@@ -53,7 +53,7 @@ nats:
 	defer cancel()
 	var out bytes.Buffer
 	err = Check(ctx, cfg, &out, nil)
-	if !strings.Contains(out.String(), "ok   nats:local: 1 streams, 1 consumers, 0 DLQs in ") {
+	if !strings.Contains(out.String(), "ok   nats:local: 1 stream, 1 consumer, 0 DLQs in ") {
 		t.Errorf("check output %q lacks the local cluster's line", out.String())
 	}
 	if err == nil || !strings.Contains(out.String(), "FAIL nats:gone: ") || !strings.Contains(err.Error(), "connect nats://127.0.0.1:") {

@@ -131,7 +131,7 @@ var outboxBroker = broker{
 	noReplay: true,
 	check: checking{
 		summary: func(snap *queue.Snapshot) string {
-			return fmt.Sprintf("%d tables, %d replication slots", len(snap.OutboxTables), len(snap.Slots))
+			return counts(len(snap.OutboxTables), "table", "tables") + ", " + counts(len(snap.Slots), "replication slot", "replication slots")
 		},
 		failures: outboxErrors,
 	},

@@ -48,7 +48,7 @@ func TestCheckOutboxWarnsAboutSequentialScan(t *testing.T) {
 	}
 	got := out.String()
 	for _, want := range []string{
-		"ok   outbox:orders-db: 1 tables, 0 replication slots in ",
+		"ok   outbox:orders-db: 1 table, 0 replication slots in ",
 		"     warn: table outbox: the pending query reads the whole table (a sequential scan over about ",
 		" rows) on every poll; add an index: CREATE INDEX CONCURRENTLY outbox_pending_idx ON outbox (created_at) WHERE sent_at IS NULL\n",
 	} {
@@ -136,7 +136,7 @@ func TestCheckOutboxSourceThatCannotStart(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), want) || strings.Contains(err.Error(), "s3cret") {
 		t.Errorf("check error = %v, want one containing %q", err, want)
 	}
-	if !strings.Contains(out.String(), "ok   outbox:orders-db: 1 tables") {
+	if !strings.Contains(out.String(), "ok   outbox:orders-db: 1 table,") {
 		t.Errorf("check output lacks the working source:\n%s", out.String())
 	}
 }

@@ -146,6 +146,15 @@ func boolToUint(b bool) uint64 {
 	return 0
 }
 
+// Plural is the noun that goes with a count: one when n is 1, else many
+// ("1 row", "0 rows", "2 rows").
+func Plural[N ~int | ~int64](n N, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
 // ExactCount renders n with thousands separators: 12400 → "12,400",
 // −1234567 → "-1,234,567". It is the exact value that goes with HumanCount,
 // and what status sentences use ("while lag is 12,400").

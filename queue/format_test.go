@@ -177,3 +177,14 @@ func TestHumanBytes(t *testing.T) {
 		}
 	}
 }
+
+func TestPlural(t *testing.T) {
+	for _, tt := range []struct {
+		n    int64
+		want string
+	}{{0, "rows"}, {1, "row"}, {2, "rows"}, {-1, "rows"}} {
+		if got := Plural(tt.n, "row", "rows"); got != tt.want {
+			t.Errorf("Plural(%d) = %q, want %q", tt.n, got, tt.want)
+		}
+	}
+}

@@ -630,6 +630,11 @@ func TestDLQSubjectKnowsListedNamesOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A push consumer exists as much as a pull one (jetstream's Consumer
+	// refuses to return it with ErrNotPullConsumer).
+	if _, err := f.js.CreateOrUpdatePushConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "pushed", DeliverSubject: "deliver.pushed"}); err != nil {
+		t.Fatal(err)
+	}
 	w := &captureWorker{c: f.c, js: f.js, log: slog.New(slog.DiscardHandler), streams: map[string]jetstream.Stream{}}
 	if err := w.capture(ctx, Advisory{Stream: "ORDERS", Consumer: "gone", StreamSeq: 1}, ReasonTerminated); err != nil {
 		t.Fatal(err)
@@ -648,7 +653,7 @@ func TestDLQSubjectKnowsListedNamesOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, known := range map[string]bool{
-		"ORDERS.live": true, "ORDERS.gone": true,
+		"ORDERS.live": true, "ORDERS.gone": true, "ORDERS.pushed": true,
 		"ORDERS.nosuch": false, "NOSUCH.live": false, "live": false, "AUDIT.reader": false,
 		"QW_DL_ADVISORIES." + CaptureConsumer: false,
 	} {

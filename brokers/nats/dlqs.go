@@ -116,8 +116,10 @@ func (c *Cluster) DLQSubject(ctx context.Context, js jetstream.JetStream, dl jet
 	// A consumer of a stream the configuration does not watch is not
 	// listed at 0, so it is known only by its copies.
 	if c.cfg.Streams.Match(stream) {
+		// Consumer answers ErrNotPullConsumer for a push consumer, after
+		// reading its info: it exists all the same.
 		_, err := js.Consumer(ctx, stream, consumer)
-		if err == nil {
+		if err == nil || errors.Is(err, jetstream.ErrNotPullConsumer) {
 			return subject, nil
 		}
 		if !errors.Is(err, jetstream.ErrConsumerNotFound) && !errors.Is(err, jetstream.ErrStreamNotFound) {

@@ -32,7 +32,7 @@ func TestCheckAMQPOnlyDottedName(t *testing.T) {
 	_, u := rabbitVHost(t)
 	path := writeConfig(t, fmt.Sprintf("rabbitmq:\n  - name: main\n    url: %q\n    dlq_queues: [rc.work.dlq]\n", u))
 	code, out, errOut := runCmd("check", "--config", path)
-	if code != 0 || !strings.Contains(out, "ok   rabbitmq:main: 0 groups, 1 queues, 1 DLQs") {
+	if code != 0 || !strings.Contains(out, "ok   rabbitmq:main: 0 groups, 1 queue, 1 DLQ") {
 		t.Errorf("exit %d\nstdout %q\nstderr %q", code, out, errOut)
 	}
 }

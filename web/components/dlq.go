@@ -223,7 +223,7 @@ func JobSelection(s dlqreplay.Selection) string {
 		parts = append(parts, "all")
 	}
 	if n := len(s.IDs); n > 0 {
-		parts = append(parts, Exact(int64(n))+" "+pluralS(n, "id", "ids"))
+		parts = append(parts, Exact(int64(n))+" "+Plural(n, "id", "ids"))
 	}
 	if s.Group != "" {
 		parts = append(parts, "group "+strings.TrimRight(strings.ReplaceAll(s.Group, "|", " · "), " ·"))
@@ -238,13 +238,6 @@ func JobSelection(s dlqreplay.Selection) string {
 		parts = append(parts, "limit "+strconv.Itoa(s.Limit))
 	}
 	return strings.Join(parts, ", ")
-}
-
-func pluralS(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
 }
 
 // JobClass is a job state's colour and glyph class.
@@ -350,7 +343,7 @@ func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
 	if j.Action == dlqreplay.ActionRestore {
 		from, to = " into ", ""
 	}
-	s := verb + " " + Exact(movedOrWould(j)) + " of " + Exact(p.ToMove) + " " + pluralS(int(p.ToMove), "message", "messages") + from + DLQName(j.DLQ) + to
+	s := verb + " " + Exact(movedOrWould(j)) + " of " + Exact(p.ToMove) + " " + Plural(p.ToMove, "message", "messages") + from + DLQName(j.DLQ) + to
 	s += " · " + Exact(p.Failed) + " failed · " + Exact(p.Skipped) + " skipped"
 	if p.Duplicates > 0 {
 		s += " · " + Exact(p.Duplicates) + " possible duplicates"

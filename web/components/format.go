@@ -11,6 +11,9 @@ import (
 // Put Exact beside it on hover.
 func Count(n int64) string { return queue.HumanCount(n) }
 
+// Plural is queue.Plural: one when n is 1, else many.
+func Plural[N ~int | ~int64](n N, one, many string) string { return queue.Plural(n, one, many) }
+
 // Exact formats a count with thousands separators (12,400); see
 // queue.ExactCount.
 func Exact(n int64) string { return queue.ExactCount(n) }

@@ -148,10 +148,3 @@ func (s Summary) sourceClass() string {
 	}
 	return "card good"
 }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
