@@ -66,12 +66,12 @@ func sqsSources(cfg *config.Config, clusters []*brokersqs.Cluster, errs []error,
 // sqsSummary is check's ok line for an SQS account: what was found, and
 // what reading it costs at its interval, since AWS bills every request.
 func sqsSummary(snap *queue.Snapshot) string {
-	s := fmt.Sprintf("%d queues, %d DLQs", len(snap.SQSQueues), len(snap.DLQs))
+	s := counts(len(snap.SQSQueues), "queue", "queues") + ", " + counts(len(snap.DLQs), "DLQ", "DLQs")
 	if snap.SQS == nil {
 		return s
 	}
 	perPoll := queue.SQSRequestsPerPoll(snap.SQS.Listed, len(snap.SQSQueues))
 	month, usd := queue.SQSMonthlyCost(perPoll, snap.SQS.ReadEvery)
-	return fmt.Sprintf("%s; %d requests a read every %s: about %s requests, $%.2f a month at $%.2f per million",
-		s, perPoll, snap.SQS.ReadEvery, queue.ExactCount(month), usd, queue.SQSPricePerMillion)
+	return fmt.Sprintf("%s; %s a read every %s: about %s requests, $%.2f a month at $%.2f per million",
+		s, counts(perPoll, "request", "requests"), snap.SQS.ReadEvery, queue.ExactCount(month), usd, queue.SQSPricePerMillion)
 }

@@ -62,7 +62,7 @@ func TestCheckSQS(t *testing.T) {
 	// Two queues: 1 ListQueues + 2 GetQueueAttributes every 4m, 10,800
 	// reads in 30 days.
 	for _, want := range []string{
-		"ok   sqs:local: 2 queues, 1 DLQs; 3 requests a read every 4m0s: about 32,400 requests, $0.01 a month at $0.40 per million in ",
+		"ok   sqs:local: 2 queues, 1 DLQ; 3 requests a read every 4m0s: about 32,400 requests, $0.01 a month at $0.40 per million in ",
 		"FAIL sqs:gone: sqs gone: list queues: ",
 	} {
 		if !strings.Contains(out.String(), want) {
