@@ -40,7 +40,9 @@ func (c *Cluster) setCaptureErr(err error) {
 //     falls behind.
 //
 // In a process that runs the capture it also reports why its last start
-// failed, until a start succeeds.
+// failed, until a start succeeds. A start that could not connect is not
+// one: the poll reports the server down, and the error would outlive the
+// outage until capture's next try.
 func (c *Cluster) CaptureError(streams []*jetstream.StreamInfo) error {
 	if !c.cfg.DeadLetters.Capture {
 		return nil
