@@ -9,10 +9,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// captureDown is the text of ErrCaptureDown, with which every
+// CaptureError, and so a poll's Snapshot.Partial entry for it, begins.
+const captureDown = "dead-letter capture cannot do its work"
+
 // ErrCaptureDown is the error of a cluster whose dead-letter capture
 // cannot run, or whose advisory stream may drop advisories: dead letters
 // are being lost, or will be, while everything else looks healthy.
-var ErrCaptureDown = errors.New("dead-letter capture cannot do its work")
+var ErrCaptureDown = errors.New(captureDown)
+
+// IsCaptureDown reports whether partial, an entry of a poll's
+// Snapshot.Partial, is the cluster's CaptureError: a snapshot only keeps
+// text, and check fails for this entry but not for the others.
+func IsCaptureDown(partial string) bool {
+	return strings.HasPrefix(partial, captureDown+": ")
+}
 
 // captureHealth is what the running capture last found: the error of its
 // last start that failed, nil once a start got as far as fetching.
