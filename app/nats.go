@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
@@ -49,5 +50,18 @@ var natsBroker = broker{
 		summary: func(snap *queue.Snapshot) string {
 			return counts(len(snap.Streams), "stream", "streams") + ", " + counts(len(snap.Consumers), "consumer", "consumers") + ", " + counts(len(snap.DLQs), "DLQ", "DLQs")
 		},
+		failures: natsCaptureDown,
 	},
+}
+
+// natsCaptureDown fails check for dead-letter capture that cannot do its
+// work: serve keeps polling and marks it partial, but dead letters are
+// being lost unseen, which a check must not pass.
+func natsCaptureDown(snap *queue.Snapshot) error {
+	for _, p := range snap.Partial {
+		if brokernats.IsCaptureDown(p) {
+			return errors.New(p)
+		}
+	}
+	return nil
 }

@@ -3,6 +3,7 @@ package app
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -296,10 +297,12 @@ func TestNATSDLQIdentity(t *testing.T) {
 
 // TestNATSDeadCaptureIsSourceError checks that a capture that cannot run
 // (another stream takes the advisory subjects, as a second queuewatch
-// with another dead_letters.stream does) fails its source: check fails
-// naming it, and serve exports collector_up 0 and the error on the
-// source, rather than logging retries while everything looks healthy.
-// A size limit on the advisory stream, which drops advisories, does too.
+// with another dead_letters.stream does) is a source error that blanks
+// nothing else: check fails naming it, and serve keeps the consumers'
+// metrics fresh (collector_up 1), exports collector_partial_errors 1 and
+// shows the error on the source, rather than logging retries while
+// everything looks healthy. A size limit on the advisory stream, which
+// drops advisories, does too.
 func TestNATSDeadCaptureIsSourceError(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -327,6 +330,20 @@ func TestNATSDeadCaptureIsSourceError(t *testing.T) {
 			if _, err := js.CreateStream(context.Background(), tc.stream); err != nil {
 				t.Fatal(err)
 			}
+			ctx := context.Background()
+			if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "billing", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+				t.Fatal(err)
+			}
+			publish := func() {
+				t.Helper()
+				if _, err := js.Publish(ctx, "orders.new", []byte("{}")); err != nil {
+					t.Fatal(err)
+				}
+			}
+			publish()
 			cfg := testConfig(t)
 			cfg.NATS = []config.NATS{{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true}}}
 			if err := cfg.Validate(); err != nil { // defaults, as config.Parse gives check
@@ -334,16 +351,28 @@ func TestNATSDeadCaptureIsSourceError(t *testing.T) {
 			}
 			var out strings.Builder
 			err = Check(context.Background(), cfg, &out, nil)
-			if err == nil || !strings.Contains(out.String(), "FAIL nats:n: ") || !strings.Contains(err.Error(), tc.want) {
+			if err == nil || !strings.Contains(out.String(), "FAIL nats:n: dead-letter capture cannot do its work: ") || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("check: err %v, output %q; want nats:n to fail saying %q", err, out.String(), tc.want)
 			}
 			r := start(t, cfg)
-			eventually(t, "collector_up 0", func() bool {
+			pending := func(n int) string {
+				return fmt.Sprintf(`queuewatch_nats_consumer_pending_messages{cluster="n",consumer="billing",stream="ORDERS"} %d`, n)
+			}
+			eventually(t, "collector_up 1, partial 1, billing's pending 1", func() bool {
 				_, body := r.get(t, "/metrics")
-				return strings.Contains(body, `queuewatch_collector_up{broker="nats",cluster="n"} 0`)
+				return strings.Contains(body, `queuewatch_collector_up{broker="nats",cluster="n"} 1`) &&
+					strings.Contains(body, `queuewatch_collector_partial_errors{broker="nats",cluster="n"} 1`) &&
+					strings.Contains(body, pending(1))
 			})
-			if _, body := r.get(t, "/api/v1/sources"); !strings.Contains(body, tc.want) {
-				t.Errorf("sources %s: the nats source's error does not say %q", body, tc.want)
+			// Fresh, not frozen: the next polls read what changed.
+			publish()
+			eventually(t, "billing's pending 2", func() bool {
+				_, body := r.get(t, "/metrics")
+				return strings.Contains(body, pending(2))
+			})
+			src := r.sources(t).Sources[0]
+			if !src.Up || src.LastError != "" || len(src.Partial) != 1 || !strings.Contains(src.Partial[0], "dead-letter capture") || !strings.Contains(src.Partial[0], tc.want) {
+				t.Errorf("source %+v: want up, partial the capture error saying %q", src, tc.want)
 			}
 		})
 	}

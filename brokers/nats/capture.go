@@ -263,6 +263,10 @@ func ensureStream(ctx context.Context, js jetstream.JetStream, cfg jetstream.Str
 	return nil
 }
 
+// errCaptureConnect marks capture's failure to connect, which RunCapture
+// does not record as the capture error.
+var errCaptureConnect = errors.New("connect")
+
 // RunCapture captures dead letters until ctx ends: it connects, ensures
 // the streams and consumer, and copies each advisory's original. A lost
 // connection or a failed step is logged and retried after a pause that
@@ -276,9 +280,12 @@ func (c *Cluster) RunCapture(ctx context.Context, log *slog.Logger) {
 		if ctx.Err() != nil {
 			return
 		}
-		if !started {
+		if !started && !errors.Is(err, errCaptureConnect) {
 			// It cannot get going: the source reports it (a drop after
-			// running is retried at once and is no outage yet).
+			// running is retried at once and is no outage yet). A server
+			// it cannot reach is no capture failure: the poll reports the
+			// server down, and recording it would call capture dead after
+			// the server is back, until the next try up to a minute later.
 			c.setCaptureErr(err)
 		}
 		log.Warn("dead-letter capture stopped; retrying", "err", err, "in", wait)
@@ -300,7 +307,7 @@ func (c *Cluster) captureOnce(ctx context.Context, log *slog.Logger) (started bo
 	nc, js, err := c.Connect(cctx, "dead-letter capture")
 	cancel()
 	if err != nil {
-		return false, err
+		return false, fmt.Errorf("%w: %w", errCaptureConnect, err)
 	}
 	defer nc.Close()
 	cctx, cancel = context.WithTimeout(ctx, 30*time.Second)

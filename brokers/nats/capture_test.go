@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -665,4 +666,112 @@ func TestDLQSubjectKnowsListedNamesOnly(t *testing.T) {
 			t.Errorf("%s: %q, %v; want ErrUnknownDLQ", name, subject, err)
 		}
 	}
+}
+
+// retryLog is a slog handler that sends the error of each "retrying" line
+// of the capture loop.
+type retryLog struct{ errs chan string }
+
+func (h retryLog) Enabled(context.Context, slog.Level) bool { return true }
+
+func (h retryLog) Handle(_ context.Context, r slog.Record) error {
+	if !strings.Contains(r.Message, "retrying") {
+		return nil
+	}
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "err" {
+			select {
+			case h.errs <- a.Value.String():
+			default:
+			}
+		}
+		return true
+	})
+	return nil
+}
+
+func (h retryLog) WithAttrs([]slog.Attr) slog.Handler { return h }
+
+func (h retryLog) WithGroup(string) slog.Handler { return h }
+
+// TestCaptureOutageIsNoCaptureError checks that capture failing to
+// connect while the server is down reports no capture error (the poll
+// reports the server down), so the source does not keep calling capture
+// dead after the server is back, until capture's next try up to a minute
+// later; and that capture resumes after the restart.
+func TestCaptureOutageIsNoCaptureError(t *testing.T) {
+	storeDir := t.TempDir()
+	opts := func(port int) *server.Options {
+		return &server.Options{Port: port, JetStream: true, StoreDir: storeDir, NoLog: true, NoSigs: true}
+	}
+	run := func(port int) *server.Server {
+		t.Helper()
+		s, err := server.NewServer(opts(port))
+		if err != nil {
+			t.Fatal(err)
+		}
+		go s.Start()
+		if !s.ReadyForConnections(10 * time.Second) {
+			t.Fatal("nats server not ready")
+		}
+		t.Cleanup(s.Shutdown)
+		return s
+	}
+	s := run(-1)
+	port := s.Addr().(*net.TCPAddr).Port
+	c, err := New(config.NATS{Name: "n", URL: s.ClientURL(), DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	log := retryLog{errs: make(chan string, 16)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() { c.RunCapture(ctx, slog.New(log)); close(done) }()
+	t.Cleanup(func() { cancel(); <-done })
+	f := &captureFixture{c: c}
+	connect := func() {
+		t.Helper()
+		f.nc, f.js, err = c.Connect(context.Background(), "test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(f.nc.Close)
+	}
+	connect()
+	if _, err := f.js.CreateStream(context.Background(), jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	// EnsureCapture before dead-lettering, as capture's first start would:
+	// advisories published before its stream exists are not kept.
+	if _, err := c.EnsureCapture(context.Background(), f.js); err != nil {
+		t.Fatal(err)
+	}
+	f.deadLetter(t, "worker", "orders.created", 1, true)
+	f.waitDLQs(t, 1)
+	// Capture counts as started once its first fetch (of at most a second)
+	// ends; an outage before that would be a failed start.
+	time.Sleep(1500 * time.Millisecond)
+
+	s.Shutdown()
+	s.WaitForShutdown()
+	// Its connection lost, capture retries at once and fails to connect.
+	for connectFailed := false; !connectFailed; {
+		select {
+		case e := <-log.errs:
+			connectFailed = strings.Contains(e, "no servers available")
+		case <-time.After(20 * time.Second):
+			t.Fatal("capture logged no failed connection")
+		}
+	}
+	if err := c.CaptureError(nil); err != nil {
+		t.Errorf("while the server is down: capture error %v, want none", err)
+	}
+
+	run(port)
+	if err := c.CaptureError(nil); err != nil {
+		t.Errorf("once the server is back: capture error %v, want none", err)
+	}
+	connect()
+	f.deadLetter(t, "payer", "orders.paid", 1, true)
+	f.waitDLQs(t, 2)
 }

@@ -9,10 +9,21 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
+// captureDown is the text of ErrCaptureDown, with which every
+// CaptureError, and so a poll's Snapshot.Partial entry for it, begins.
+const captureDown = "dead-letter capture cannot do its work"
+
 // ErrCaptureDown is the error of a cluster whose dead-letter capture
 // cannot run, or whose advisory stream may drop advisories: dead letters
 // are being lost, or will be, while everything else looks healthy.
-var ErrCaptureDown = errors.New("dead-letter capture cannot do its work")
+var ErrCaptureDown = errors.New(captureDown)
+
+// IsCaptureDown reports whether partial, an entry of a poll's
+// Snapshot.Partial, is the cluster's CaptureError: a snapshot only keeps
+// text, and check fails for this entry but not for the others.
+func IsCaptureDown(partial string) bool {
+	return strings.HasPrefix(partial, captureDown+": ")
+}
 
 // captureHealth is what the running capture last found: the error of its
 // last start that failed, nil once a start got as far as fetching.
@@ -40,7 +51,9 @@ func (c *Cluster) setCaptureErr(err error) {
 //     falls behind.
 //
 // In a process that runs the capture it also reports why its last start
-// failed, until a start succeeds.
+// failed, until a start succeeds. A start that could not connect is not
+// one: the poll reports the server down, and the error would outlive the
+// outage until capture's next try.
 func (c *Cluster) CaptureError(streams []*jetstream.StreamInfo) error {
 	if !c.cfg.DeadLetters.Capture {
 		return nil

@@ -109,10 +109,11 @@ func (s *Source) conn(ctx context.Context) (*brokernats.Client, error) {
 }
 
 // Poll reads every watched stream and its durable consumers. It returns an
-// error when nothing could be read, or when dead-letter capture is on and
-// cannot do its work (brokers/nats.Cluster.CaptureError); a stream whose
-// consumers could not be listed marks them (or itself) in
-// Snapshot.Partial.
+// error when nothing could be read. A stream whose consumers could not be
+// listed marks them (or itself) in Snapshot.Partial; so does dead-letter
+// capture that is on and cannot do its work
+// (brokers/nats.Cluster.CaptureError, recognised by
+// brokers/nats.IsCaptureDown), first.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.NATS, Cluster: s.name, Time: start}
@@ -124,10 +125,12 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list streams of %s: %w", s.name, err)
 	}
-	// Dead letters lost unseen are worse than a stale snapshot: the
-	// source fails, so collector_up, the source's error and check say it.
+	// Dead letters lost unseen must not pass for health, but neither may
+	// they blank the lag of every consumer: a partial failure is shown on
+	// the source, exported and alerted (QueuewatchCollectorPartial), and
+	// check fails for it.
 	if err := s.opts.Cluster.CaptureError(infos); err != nil {
-		return nil, err
+		snap.Partial = append(snap.Partial, err.Error())
 	}
 	for _, name := range missing {
 		if s.included(name) {

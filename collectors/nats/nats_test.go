@@ -497,6 +497,40 @@ func consumerIndex(t *testing.T, name string) int {
 	return i
 }
 
+// TestDeadCaptureIsPartial checks that dead-letter capture that cannot do
+// its work (another stream takes the advisory subjects) is the poll's
+// first partial failure, recognised by brokers/nats.IsCaptureDown, and
+// blanks no consumer: their lag is still read.
+func TestDeadCaptureIsPartial(t *testing.T) {
+	w := newWorld(t)
+	w.stream(t, "ORDERS", "orders.>")
+	w.stream(t, "OTHER_ADVISORIES", brokernats.AdvisoryTerminated+".>")
+	w.publish(t, "orders.new", 3)
+	w.consumer(t, "ORDERS", jetstream.ConsumerConfig{Durable: "billing"})
+	cl, err := brokernats.New(config.NATS{Name: "local", URL: w.url, DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := collectnats.New(collectnats.Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+
+	snap := poll(t, s)
+	if c := consumerOf(t, snap, "ORDERS", "billing"); c.Pending != 3 || c.Err != "" {
+		t.Errorf("billing pending %d, err %q; want 3 and none", c.Pending, c.Err)
+	}
+	if len(snap.Partial) == 0 || !brokernats.IsCaptureDown(snap.Partial[0]) || !strings.Contains(snap.Partial[0], "stream OTHER_ADVISORIES takes subject") {
+		t.Fatalf("partial %q, want first the capture error naming OTHER_ADVISORIES", snap.Partial)
+	}
+	for _, p := range snap.Partial[1:] {
+		if brokernats.IsCaptureDown(p) {
+			t.Errorf("partial %q taken for the capture error", p)
+		}
+	}
+}
+
 // TestOwnObjectsNotListed checks that queuewatch's own capture consumer
 // and lease bucket are not listed as a user's stream, consumer or DLQ,
 // while every user consumer is a DLQ, at 0 until it dead-letters.
