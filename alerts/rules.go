@@ -231,7 +231,7 @@ func collectorSpecs(p ruleParams) []alertSpec {
 		{
 			name: "QueuewatchCollectorPartial", severity: SeverityWarning, forDur: p.window, page: overviewPage,
 			summary:     `queuewatch reads only part of {{ $labels.broker }} cluster {{ $labels.cluster }}`,
-			description: `Every poll of {{ $labels.broker }} cluster {{ $labels.cluster }} for ` + p.hw + ` could not read {{ $value }} of its parts (groups, vhosts, streams, consumers or tables): their metrics are missing, so their alerts cannot fire. The overview's source list names them.`,
+			description: `Every poll of {{ $labels.broker }} cluster {{ $labels.cluster }} for ` + p.hw + ` could not read {{ $value }} of its parts (groups, vhosts, streams, consumers or tables), or found NATS dead-letter capture unable to work: what could not be read has no metrics, so its alerts cannot fire, and a dead capture sees no dead letters. The overview's source list names them.`,
 			expr: func(string, string) string {
 				return `queuewatch_collector_partial_errors > 0`
 			},
