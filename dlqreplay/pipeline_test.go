@@ -146,6 +146,15 @@ func (s *fakeSession) Close(context.Context) error {
 type failingArchive struct {
 	*audit.Store
 	armed bool
+	// onCreate, when set, runs inside CreateJob before the job is stored.
+	onCreate func()
+}
+
+func (s *failingArchive) CreateJob(ctx context.Context, j dlqreplay.Job) error {
+	if s.onCreate != nil {
+		s.onCreate()
+	}
+	return s.Store.CreateJob(ctx, j)
 }
 
 var errArchive = errors.New("disk full")
@@ -447,5 +456,53 @@ func TestPipelinePassesTheNextReplayCount(t *testing.T) {
 	}
 	if !slices.Equal(s.counts, []int64{1, 2, 42}) {
 		t.Fatalf("published replay counts %v, want [1 2 42]", s.counts)
+	}
+}
+
+// TestCloseWhileAJobIsBeingCreated: a job holds its DLQs' locks before
+// the store recorded it; a Close in that window cancels it (it must not
+// find a job it cannot cancel), and the job then ends cancelled.
+func TestCloseWhileAJobIsBeingCreated(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(3)}
+	svc, fs := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.State != dlqreplay.StateSucceeded {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	fs.onCreate = func() { close(entered); <-proceed }
+	type started struct {
+		job dlqreplay.Job
+		err error
+	}
+	res := make(chan started, 1)
+	go func() {
+		j, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders"})
+		res <- started{j, err}
+	}()
+	<-entered
+	svc.Close()
+	close(proceed)
+	st := <-res
+	if st.err != nil {
+		t.Fatal(st.err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := svc.Job(ctx, st.job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != dlqreplay.StateRunning {
+			if j.State != dlqreplay.StateCancelled || len(b.restored) != 0 {
+				t.Fatalf("a job closed before it launched ended %s having restored %v, want cancelled, none", j.State, b.restored)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still running", j.ID)
+		}
+		time.Sleep(10 * time.Millisecond)
 	}
 }

@@ -250,13 +250,19 @@ type job struct {
 	flushed  int
 	selected int
 	counts   func(o Outcome)
+	stop     context.Context // done once the job is cancelled
 	cancel   context.CancelFunc
 	err      error // why the job ended, once done is closed
 	done     chan struct{}
 }
 
+// newJob makes a job that can be cancelled from the start: hold lists it
+// as running before the store recorded it and before launch runs it, and
+// a Close or Cancel in between must find a cancel to call. launch ties
+// the job's run to stop.
 func newJob(info Job) *job {
-	return &job{info: info, done: make(chan struct{}), counts: func(Outcome) {}}
+	stop, cancel := context.WithCancel(context.Background())
+	return &job{info: info, done: make(chan struct{}), counts: func(Outcome) {}, stop: stop, cancel: cancel}
 }
 
 func (j *job) report(o Outcome, dryRun bool) {
