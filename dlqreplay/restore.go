@@ -69,7 +69,8 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 // Messages are restored in archive order; each is marked restored once
 // the broker confirmed a new copy. A copy the broker dropped as a
 // duplicate (an earlier restore of the same row stored it) is skipped,
-// not moved. An archived message whose delete never removed it from the
+// not moved — this job stored nothing — and its row is marked restored
+// too: the duplicate proves the target holds the row's copy. An archived message whose delete never removed it from the
 // DLQ (the row is not Deleted: the removal failed, or a crash left it
 // unsettled) is skipped, not published: it may still be in the DLQ, and a
 // copy would be a duplicate.
@@ -172,16 +173,19 @@ func (r *restoreRun) chunk(ctx context.Context, msgs []Archived) error {
 	defer cancel()
 	done, err := r.b.Restore(cctx, r.target, msgs)
 	answered := map[int64]Restored{}
-	var moved []int64
+	var stored []int64
 	for _, d := range done {
 		answered[d.ID] = d
-		if !d.Duplicate {
-			moved = append(moved, d.ID)
-		}
+		// A duplicate is marked too: its dedup id is the row's own restore
+		// id, so the copy the broker kept is this row's, stored by an
+		// earlier attempt whose confirm never came. Left unmarked, the row
+		// would be offered again and, once the duplicate window passed,
+		// restored twice.
+		stored = append(stored, d.ID)
 	}
 	// The copies are in the target: record them even when the job was
 	// just cancelled.
-	merr := r.s.opts.Store.MarkRestored(context.WithoutCancel(ctx), moved, r.target.ID())
+	merr := r.s.opts.Store.MarkRestored(context.WithoutCancel(ctx), stored, r.target.ID())
 	for _, m := range msgs {
 		d, ok := answered[m.ID]
 		switch {
@@ -212,7 +216,7 @@ func (r *restoreRun) report(m Archived, o Outcome) {
 
 // duplicateRestore is the reason of a restore the broker dropped as a
 // duplicate: "moved" means the target stored a new copy, and it did not.
-const duplicateRestore = "the target already holds this archived message's restored copy (an earlier restore stored it with the same restore id) and stored no new one"
+const duplicateRestore = "the target already holds this archived message's restored copy (an earlier restore stored it with the same restore id) and stored no new one; the message is marked restored"
 
 func archiveIDs(recs []Archived) []string {
 	out := make([]string, len(recs))
