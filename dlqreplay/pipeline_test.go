@@ -47,6 +47,9 @@ func (b *fakeBackend) Restore(ctx context.Context, _ dlqreplay.Ref, msgs []dlqre
 		if err := h.Pace(ctx); err != nil {
 			return err
 		}
+		if err := ctx.Err(); err != nil { // the chunk's deadline passed
+			return err
+		}
 		b.restored = append(b.restored, m.MessageID)
 		h.Answered(dlqreplay.Restored{ID: m.ID})
 	}
@@ -563,5 +566,22 @@ func TestRestoreCancelStopsBeforeTheNextMessage(t *testing.T) {
 	if r.Job.State != dlqreplay.StateCancelled || b.restoreCalls != 1 || len(b.restored) >= 50 ||
 		p.Moved != int64(len(b.restored)) || p.Failed != 0 || p.Remaining != 50-p.Moved || len(r.Outcomes) != len(b.restored) {
 		t.Fatalf("cancelled restore: %s %+v, %d outcomes, %d published in %d calls", r.Job.State, p, len(r.Outcomes), len(b.restored), b.restoreCalls)
+	}
+}
+
+// TestRestoreAtATinyRate: a rate so small that a chunk's wait overflows a
+// time.Duration still publishes the first message (the limiter's burst)
+// instead of failing it on an already expired deadline.
+func TestRestoreAtATinyRate(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(1)}
+	svc, _ := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}, Rate: -1})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders", Rate: 1e-300})
+	if err != nil || r.Job.Progress.Moved != 1 {
+		t.Fatalf("restore at 1e-300/s: %+v, %v", r.Job, err)
 	}
 }

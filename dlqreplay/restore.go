@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -178,7 +179,13 @@ func (r *restoreRun) chunkTimeout(n int) time.Duration {
 	if r.limiter == nil || r.limiter.Limit() == rate.Inf {
 		return restoreTimeout
 	}
-	return restoreTimeout + time.Duration(float64(n)/float64(r.limiter.Limit())*float64(time.Second))
+	wait := float64(n) / float64(r.limiter.Limit()) * float64(time.Second)
+	if wait >= float64(math.MaxInt64-restoreTimeout) {
+		// A rate so small that the wait overflows a Duration: no bound
+		// but the cancel.
+		return math.MaxInt64
+	}
+	return restoreTimeout + time.Duration(wait)
 }
 
 // chunk publishes msgs in one Backend.Restore call and records each
