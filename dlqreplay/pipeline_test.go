@@ -26,6 +26,9 @@ const fakeDLQ = "nats:fake::dlq"
 type fakeBackend struct {
 	s        *fakeSession
 	restored []string
+	// restoreCalls counts Backend.Restore calls (a connection each at a
+	// real broker).
+	restoreCalls int
 }
 
 func (b *fakeBackend) Broker() queue.Broker { return queue.NATS }
@@ -38,13 +41,19 @@ func (b *fakeBackend) Open(context.Context, dlqreplay.JobSpec) (dlqreplay.Sessio
 	return b.s, nil
 }
 
-func (b *fakeBackend) Restore(_ context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
-	var ids []dlqreplay.Restored
+func (b *fakeBackend) Restore(ctx context.Context, _ dlqreplay.Ref, msgs []dlqreplay.Archived, h dlqreplay.RestoreHooks) error {
+	b.restoreCalls++
 	for _, m := range msgs {
+		if err := h.Pace(ctx); err != nil {
+			return err
+		}
+		if err := ctx.Err(); err != nil { // the chunk's deadline passed
+			return err
+		}
 		b.restored = append(b.restored, m.MessageID)
-		ids = append(ids, dlqreplay.Restored{ID: m.ID})
+		h.Answered(dlqreplay.Restored{ID: m.ID})
 	}
-	return ids, nil
+	return nil
 }
 
 // fakeSession is a DLQ of ids m1…mN. Remove call number failRemove (from
@@ -146,6 +155,15 @@ func (s *fakeSession) Close(context.Context) error {
 type failingArchive struct {
 	*audit.Store
 	armed bool
+	// onCreate, when set, runs inside CreateJob before the job is stored.
+	onCreate func()
+}
+
+func (s *failingArchive) CreateJob(ctx context.Context, j dlqreplay.Job) error {
+	if s.onCreate != nil {
+		s.onCreate()
+	}
+	return s.Store.CreateJob(ctx, j)
 }
 
 var errArchive = errors.New("disk full")
@@ -447,5 +465,123 @@ func TestPipelinePassesTheNextReplayCount(t *testing.T) {
 	}
 	if !slices.Equal(s.counts, []int64{1, 2, 42}) {
 		t.Fatalf("published replay counts %v, want [1 2 42]", s.counts)
+	}
+}
+
+// TestCloseWhileAJobIsBeingCreated: a job holds its DLQs' locks before
+// the store recorded it; a Close in that window cancels it (it must not
+// find a job it cannot cancel), and the job then ends cancelled.
+func TestCloseWhileAJobIsBeingCreated(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(3)}
+	svc, fs := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.State != dlqreplay.StateSucceeded {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	entered, proceed := make(chan struct{}), make(chan struct{})
+	fs.onCreate = func() { close(entered); <-proceed }
+	type started struct {
+		job dlqreplay.Job
+		err error
+	}
+	res := make(chan started, 1)
+	go func() {
+		j, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders"})
+		res <- started{j, err}
+	}()
+	<-entered
+	svc.Close()
+	close(proceed)
+	st := <-res
+	if st.err != nil {
+		t.Fatal(st.err)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		j, err := svc.Job(ctx, st.job.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.State != dlqreplay.StateRunning {
+			if j.State != dlqreplay.StateCancelled || len(b.restored) != 0 {
+				t.Fatalf("a job closed before it launched ended %s having restored %v, want cancelled, none", j.State, b.restored)
+			}
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s still running", j.ID)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestRestoreKeepsChunksWhateverTheRate: a rate-limited restore publishes
+// chunks of 100 messages, one Backend.Restore (one connection) each, and
+// waits for the rate between the messages of a chunk, not by cutting the
+// chunks to the limiter's burst (20 at 200/s).
+func TestRestoreKeepsChunksWhateverTheRate(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(250)}
+	svc, _ := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}, Rate: -1})
+	if err != nil || del.Job.Progress.Moved != 250 {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders", Rate: 400})
+	if err != nil || r.Job.Progress.Moved != 250 {
+		t.Fatalf("restore: %+v, %v", r.Job, err)
+	}
+	if b.restoreCalls != 3 {
+		t.Errorf("250 messages at 400/s took %d Backend.Restore calls, want 3 chunks (100, 100, 50)", b.restoreCalls)
+	}
+}
+
+// TestRestoreCancelStopsBeforeTheNextMessage: a restore cancelled while
+// a chunk waits for the rate publishes nothing more; the messages it sent
+// are moved and the rest have no outcome (remaining), none failed.
+func TestRestoreCancelStopsBeforeTheNextMessage(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(50)}
+	svc, _ := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}, Rate: -1})
+	if err != nil || del.Job.Progress.Moved != 50 {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	j, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders", Rate: 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// At 20/s the chunk of 50 takes 2.4 s; cancel early in it. (Outcomes
+	// are reported per chunk, so there is no progress to wait for.)
+	time.Sleep(300 * time.Millisecond)
+	if err := svc.Cancel(j.ID); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Wait(ctx, j.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := r.Job.Progress
+	if r.Job.State != dlqreplay.StateCancelled || b.restoreCalls != 1 || len(b.restored) >= 50 ||
+		p.Moved != int64(len(b.restored)) || p.Failed != 0 || p.Remaining != 50-p.Moved || len(r.Outcomes) != len(b.restored) {
+		t.Fatalf("cancelled restore: %s %+v, %d outcomes, %d published in %d calls", r.Job.State, p, len(r.Outcomes), len(b.restored), b.restoreCalls)
+	}
+}
+
+// TestRestoreAtATinyRate: a rate so small that a chunk's wait overflows a
+// time.Duration still publishes the first message (the limiter's burst)
+// instead of failing it on an already expired deadline.
+func TestRestoreAtATinyRate(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(1)}
+	svc, _ := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}, Rate: -1})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %+v, %v", del.Job, err)
+	}
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: "nats:fake::orders", Rate: 1e-300})
+	if err != nil || r.Job.Progress.Moved != 1 {
+		t.Fatalf("restore at 1e-300/s: %+v, %v", r.Job, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -27,12 +28,15 @@ type RestoreRequest struct {
 }
 
 // restoreChunk is the most archived messages one Backend.Restore call
-// publishes: one connection and one round of confirms per chunk, and a
-// cancel takes effect between chunks.
+// publishes: one connection per chunk whatever the rate (the rate is kept
+// inside the chunk, message by message). A cancel takes effect between
+// chunks, and also before the next message of a chunk waiting for the rate.
 const restoreChunk = 100
 
-// restoreTimeout bounds one chunk's publishes. A cancelled restore still
-// finishes the chunk in hand, so its outcomes are known, not guessed.
+// restoreTimeout bounds one chunk's publishes, besides the wait for the
+// rate. A cancel never interrupts a publish in hand (the chunk's context
+// is not the job's), so every published message's outcome is known, not
+// guessed.
 const restoreTimeout = 2 * time.Minute
 
 // Restore runs a restore job (see StartRestore) and waits for its
@@ -63,13 +67,14 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 // to it (in Backend.Restore), counts its outcomes in
 // queuewatch_dlq_replayed_messages_total under those DLQs, records every
 // message's outcome in the audit log, shows its progress and can be
-// cancelled between chunks of messages. The target is not locked: it is
+// cancelled before its next message. The target is not locked: it is
 // any queue or topic, often the one a consumer is reading.
 //
 // Messages are restored in archive order; each is marked restored once
 // the broker confirmed a new copy. A copy the broker dropped as a
 // duplicate (an earlier restore of the same row stored it) is skipped,
-// not moved. An archived message whose delete never removed it from the
+// not moved — this job stored nothing — and its row is marked restored
+// too: the duplicate proves the target holds the row's copy. An archived message whose delete never removed it from the
 // DLQ (the row is not Deleted: the removal failed, or a crash left it
 // unsettled) is skipped, not published: it may still be in the DLQ, and a
 // copy would be a duplicate.
@@ -102,6 +107,7 @@ func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, e
 		Selection: Selection{IDs: archiveIDs(msgs)},
 	}
 	info.Progress.ToMove = int64(len(msgs))
+	info.Progress.Remaining = info.Progress.ToMove // until the first outcome recounts it
 	j := newJob(info)
 	release, err := s.hold(j, archiveDLQs(msgs)...)
 	if err != nil {
@@ -141,15 +147,11 @@ func (r *restoreRun) run(ctx context.Context) error {
 		}
 		pending = append(pending, m)
 	}
-	size := restoreChunk
-	if r.limiter != nil {
-		size = min(size, r.limiter.Burst())
-	}
 	for len(pending) > 0 {
-		n := min(size, len(pending))
-		if err := r.wait(ctx, n); err != nil {
+		if err := ctx.Err(); err != nil {
 			return err
 		}
+		n := min(restoreChunk, len(pending))
 		if err := r.chunk(ctx, pending[:n]); err != nil {
 			return err
 		}
@@ -158,44 +160,85 @@ func (r *restoreRun) run(ctx context.Context) error {
 	return nil
 }
 
-func (r *restoreRun) wait(ctx context.Context, n int) error {
-	if r.limiter == nil {
-		return ctx.Err()
+// pace is the Backend.Restore hook called before each publish: it waits
+// for the rate, as the replay pipeline's Wait does before each publish,
+// on the job's context, so a cancel while it waits stops the chunk before
+// its next message. The chunk's own context only bounds its publishes.
+func (r *restoreRun) pace(jobCtx context.Context) func(context.Context) error {
+	return func(context.Context) error {
+		if r.limiter == nil {
+			return jobCtx.Err()
+		}
+		return r.limiter.Wait(jobCtx)
 	}
-	return r.limiter.WaitN(ctx, n)
+}
+
+// chunkTimeout bounds a chunk of n messages: restoreTimeout for its
+// publishes and confirms, plus the time the rate makes it wait.
+func (r *restoreRun) chunkTimeout(n int) time.Duration {
+	if r.limiter == nil || r.limiter.Limit() == rate.Inf {
+		return restoreTimeout
+	}
+	wait := float64(n) / float64(r.limiter.Limit()) * float64(time.Second)
+	if wait >= float64(math.MaxInt64-restoreTimeout) {
+		// A rate so small that the wait overflows a Duration: no bound
+		// but the cancel.
+		return math.MaxInt64
+	}
+	return restoreTimeout + time.Duration(wait)
 }
 
 // chunk publishes msgs in one Backend.Restore call and records each
-// message's outcome; the messages after a failure fail with its reason.
+// message's outcome as the broker answers; the messages after a failure
+// fail with its reason.
 func (r *restoreRun) chunk(ctx context.Context, msgs []Archived) error {
-	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), restoreTimeout)
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.chunkTimeout(len(msgs)))
 	defer cancel()
-	done, err := r.b.Restore(cctx, r.target, msgs)
-	answered := map[int64]Restored{}
-	var moved []int64
-	for _, d := range done {
-		answered[d.ID] = d
-		if !d.Duplicate {
-			moved = append(moved, d.ID)
-		}
+	byID := make(map[int64]Archived, len(msgs))
+	for _, m := range msgs {
+		byID[m.ID] = m
 	}
+	answered := map[int64]bool{}
+	var stored []int64
+	err := r.b.Restore(cctx, r.target, msgs, RestoreHooks{
+		Pace: r.pace(ctx),
+		Answered: func(d Restored) {
+			m, ok := byID[d.ID]
+			if !ok || answered[d.ID] {
+				return
+			}
+			answered[d.ID] = true
+			// A duplicate is marked too: its dedup id is the row's own
+			// restore id, so the copy the broker kept is this row's,
+			// stored by an earlier attempt whose confirm never came. Left
+			// unmarked, the row would be offered again and, once the
+			// duplicate window passed, restored twice.
+			stored = append(stored, d.ID)
+			if d.Duplicate {
+				r.report(m, Outcome{Result: ResultSkipped, Reason: duplicateRestore})
+			} else {
+				r.report(m, Outcome{Result: ResultMoved})
+			}
+		},
+	})
 	// The copies are in the target: record them even when the job was
 	// just cancelled.
-	merr := r.s.opts.Store.MarkRestored(context.WithoutCancel(ctx), moved, r.target.ID())
+	merr := r.s.opts.Store.MarkRestored(context.WithoutCancel(ctx), stored, r.target.ID())
+	// Cancelled while waiting for the rate: the messages after the last
+	// answer were never published. Like the messages a stop left in
+	// pending, they get no outcome (Remaining counts them).
+	if err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		return errors.Join(err, merr)
+	}
 	for _, m := range msgs {
-		d, ok := answered[m.ID]
-		switch {
-		case !ok:
-			reason := "not confirmed"
-			if err != nil {
-				reason += ": " + err.Error()
-			}
-			r.report(m, Outcome{Result: ResultFailed, Reason: reason})
-		case d.Duplicate:
-			r.report(m, Outcome{Result: ResultSkipped, Reason: duplicateRestore})
-		default:
-			r.report(m, Outcome{Result: ResultMoved})
+		if answered[m.ID] {
+			continue
 		}
+		reason := "not confirmed"
+		if err != nil {
+			reason += ": " + err.Error()
+		}
+		r.report(m, Outcome{Result: ResultFailed, Reason: reason})
 	}
 	return errors.Join(err, merr)
 }
@@ -212,7 +255,7 @@ func (r *restoreRun) report(m Archived, o Outcome) {
 
 // duplicateRestore is the reason of a restore the broker dropped as a
 // duplicate: "moved" means the target stored a new copy, and it did not.
-const duplicateRestore = "the target already holds this archived message's restored copy (an earlier restore stored it with the same restore id) and stored no new one"
+const duplicateRestore = "the target already holds this archived message's restored copy (an earlier restore stored it with the same restore id) and stored no new one; the message is marked restored"
 
 func archiveIDs(recs []Archived) []string {
 	out := make([]string, len(recs))

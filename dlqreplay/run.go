@@ -30,12 +30,27 @@ type Backend interface {
 	// moved when it returns; on error nothing is held.
 	Open(ctx context.Context, job JobSpec) (Session, error)
 	// Restore publishes archived messages into the queue or topic named by
-	// target, in order and with confirms, and returns the ones the broker
-	// answered for, in order; it stops at the first error. A copy carries
-	// the message's Archived.RestoreID as its dedup id where the broker
-	// drops duplicates by id (JetStream's Nats-Msg-Id), and is Duplicate
-	// when the broker said it stored nothing new.
-	Restore(ctx context.Context, target Ref, msgs []Archived) ([]Restored, error)
+	// target, in order and with confirms, calls h.Answered for each one
+	// the broker answered for, as it answers, and stops at the first error,
+	// which it returns. A copy carries the message's Archived.RestoreID as
+	// its dedup id where the broker drops duplicates by id (JetStream's
+	// Nats-Msg-Id), and is Duplicate when the broker said it stored
+	// nothing new. One call keeps one connection for all of msgs; the rate
+	// is the pipeline's, kept by h.Pace before each publish.
+	Restore(ctx context.Context, target Ref, msgs []Archived, h RestoreHooks) error
+}
+
+// RestoreHooks are the pipeline's side of a Backend.Restore.
+type RestoreHooks struct {
+	// Pace is called before each publish: it waits until the job's rate
+	// allows one more message, and fails when the job was cancelled
+	// meanwhile. The backend then publishes nothing more and returns its
+	// error.
+	Pace func(context.Context) error
+	// Answered reports one message the broker confirmed (stored, or
+	// dropped as a Duplicate). Calls never overlap; they may come from
+	// another goroutine than the Restore call's.
+	Answered func(Restored)
 }
 
 // jobRun is a job's state inside the pipeline: the request, and the hooks
@@ -250,13 +265,19 @@ type job struct {
 	flushed  int
 	selected int
 	counts   func(o Outcome)
+	stop     context.Context // done once the job is cancelled
 	cancel   context.CancelFunc
 	err      error // why the job ended, once done is closed
 	done     chan struct{}
 }
 
+// newJob makes a job that can be cancelled from the start: hold lists it
+// as running before the store recorded it and before launch runs it, and
+// a Close or Cancel in between must find a cancel to call. launch ties
+// the job's run to stop.
 func newJob(info Job) *job {
-	return &job{info: info, done: make(chan struct{}), counts: func(Outcome) {}}
+	stop, cancel := context.WithCancel(context.Background())
+	return &job{info: info, done: make(chan struct{}), counts: func(Outcome) {}, stop: stop, cancel: cancel}
 }
 
 func (j *job) report(o Outcome, dryRun bool) {

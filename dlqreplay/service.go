@@ -271,7 +271,7 @@ func (s *Service) hold(j *job, ids ...string) (func(), error) {
 // released when it ends.
 func (s *Service) launch(ctx context.Context, j *job, release func(), run func(context.Context) error) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	j.cancel = cancel
+	context.AfterFunc(j.stop, cancel) // runs at once when a Close came first
 	s.mu.Lock()
 	s.jobs[j.info.ID] = j
 	s.mu.Unlock()
@@ -279,6 +279,7 @@ func (s *Service) launch(ctx context.Context, j *job, release func(), run func(c
 	go func() {
 		defer s.wg.Done()
 		defer close(j.done)
+		defer j.cancel()
 		ok := s.execute(jctx, j, run)
 		release()
 		if ok {

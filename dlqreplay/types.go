@@ -220,7 +220,8 @@ type Restored struct {
 	// Duplicate: the broker confirmed the publish but dropped it as a
 	// duplicate of a copy it already holds (a JetStream PubAck with
 	// Duplicate set: an earlier restore of the same row stored it), so no
-	// new copy was stored. The restore reports it skipped, not moved.
+	// new copy was stored. The restore reports it skipped, not moved, and
+	// marks the row restored: the copy the broker holds is the row's.
 	Duplicate bool
 }
 

@@ -30,7 +30,7 @@ type DLQService interface {
 	Cancel(id string) error
 	Jobs(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Job, error)
 	Archived(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Archived, error)
-	Restore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Receipt, error)
+	StartRestore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Job, error)
 }
 
 // Limits of the DLQ API.
@@ -606,14 +606,20 @@ func (s *Server) apiArchive(c echo.Context) error {
 }
 
 // restoreRequest is the body of POST /api/v1/archive/restore: archive IDs
-// or a delete job's ID, and the DLQ-style ID of the queue or topic to
-// publish into.
+// or a delete job's ID, the DLQ-style ID of the queue or topic to publish
+// into, and the rate.
 type restoreRequest struct {
 	ArchiveIDs []int64 `json:"archive_ids"`
 	JobID      string  `json:"job_id"`
 	Target     string  `json:"target"`
+	// Rate is messages per second, as a replay's: 0 is the configured
+	// default, negative is unlimited.
+	Rate float64 `json:"rate"`
 }
 
+// apiRestore starts a restore job and answers 202 with it, like a replay:
+// a restore keeps the rate, so a large one outlasts any request and is
+// followed on /api/v1/replays/{job}.
 func (s *Server) apiRestore(c echo.Context) error {
 	svc, err := s.dlqs()
 	if err != nil {
@@ -627,9 +633,12 @@ func (s *Server) apiRestore(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "target is required: the queue or topic to restore into, as broker:cluster:vhost:name")
 	}
 	ctx := c.Request().Context()
-	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Who: who(ctx)})
+	job, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{
+		ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Rate: req.Rate, Who: who(ctx),
+	})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	return c.JSON(http.StatusOK, withOutcomes(r))
+	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
+	return c.JSON(http.StatusAccepted, map[string]any{"job": job})
 }

@@ -204,20 +204,24 @@ func (f *fakeDLQ) Archived(_ context.Context, dlq string, limit int) ([]dlqrepla
 	return f.archived, nil
 }
 
-func (f *fakeDLQ) Restore(_ context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Receipt, error) {
+func (f *fakeDLQ) StartRestore(_ context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if err := f.check(req.Target); err != nil {
-		return dlqreplay.Receipt{}, err
+		return dlqreplay.Job{}, err
 	}
 	if len(req.ArchiveIDs) == 1 && req.ArchiveIDs[0] == 404 {
-		return dlqreplay.Receipt{}, fmt.Errorf("no archived messages match: %w", dlqreplay.ErrJobNotFound)
+		return dlqreplay.Job{}, fmt.Errorf("no archived messages match: %w", dlqreplay.ErrJobNotFound)
 	}
 	f.restores = append(f.restores, req)
-	return dlqreplay.Receipt{Job: dlqreplay.Job{
-		ID: "job-restore", Action: dlqreplay.ActionRestore, Who: req.Who, State: dlqreplay.StateSucceeded,
-		Progress: dlqreplay.Progress{ToMove: 1, Moved: 1},
-	}}, nil
+	ref, _ := dlqreplay.ParseID(req.Target)
+	j := dlqreplay.Job{
+		ID: "job-restore-" + strconv.Itoa(len(f.restores)), DLQ: req.Target, Action: dlqreplay.ActionRestore, Who: req.Who,
+		State: dlqreplay.StateRunning, Created: time.Now(), Target: dlqreplay.Target{Kind: dlqreplay.TargetNamed, Name: ref.Name},
+		Progress: dlqreplay.Progress{ToMove: 1, Remaining: 1},
+	}
+	f.add(dlqreplay.Receipt{Job: j})
+	return j, nil
 }
 
 // dlqServer serves the fake DLQ service with one RabbitMQ DLQ and one
@@ -564,16 +568,19 @@ func TestArchiveAPI(t *testing.T) {
 		{"bad target", admin, `{"archive_ids":[7],"target":"orders"}`, 404, "unknown dlq"},
 		{"nothing archived", admin, `{"archive_ids":[404],"target":"` + testDLQ + `"}`, 404, "no archived messages"},
 		{"oversized", admin, `{"archive_ids":[` + strings.Repeat("1,", maxRequestBody/2) + `1],"target":"x"}`, 413, ""},
-		{"restore", admin, `{"archive_ids":[7],"target":"` + testDLQ + `"}`, 200, `"moved":1`},
+		{"restore", admin, `{"archive_ids":[7],"target":"` + testDLQ + `","rate":50}`, 202, `"action":"restore"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rec := tc.c.do("POST", "/api/v1/archive/restore", tc.body)
 			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
 				t.Errorf("restore = %d %s", rec.Code, rec.Body.String())
 			}
+			if loc := rec.Header().Get("Location"); tc.code == http.StatusAccepted && loc != "/api/v1/replays/job-restore-1" {
+				t.Errorf("restore Location %q, want the job to follow", loc)
+			}
 		})
 	}
-	if len(f.restores) != 1 || f.restores[0].Who != "ci-bot" || f.restores[0].ArchiveIDs[0] != 7 {
+	if len(f.restores) != 1 || f.restores[0].Who != "ci-bot" || f.restores[0].ArchiveIDs[0] != 7 || f.restores[0].Rate != 50 {
 		t.Errorf("restores %+v", f.restores)
 	}
 }

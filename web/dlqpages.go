@@ -148,6 +148,9 @@ func (s *Server) replaysPage(c echo.Context) error {
 		Table:     components.Table{Path: "/replays", Q: strings.TrimSpace(c.QueryParam("q"))},
 		CanCancel: hasRole(ctx, config.RoleOperator), CanDelete: hasRole(ctx, config.RoleAdmin),
 	}
+	if s.opts.ReplayRate > 0 {
+		d.Rate = strconv.FormatFloat(s.opts.ReplayRate, 'f', -1, 64)
+	}
 	if s.opts.DLQs == nil {
 		d.Notice = "DLQ tools not configured: this queuewatch has no replay service and no audit log."
 		if partial(c) {

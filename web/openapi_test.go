@@ -308,9 +308,11 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	restore := "/archive/restore"
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"`+testDLQ+`"}`)
 	// 7.0 and 7e0 are integers to JSON Schema, so to the API too.
-	if rec := a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7.0, 7e0],"target":"`+testDLQ+`"}`); rec.Code != http.StatusOK {
+	if rec := a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7.0, 7e0],"target":"`+testDLQ+`"}`); rec.Code != http.StatusAccepted {
 		t.Errorf("integral numbers refused: %d", rec.Code)
 	}
+	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"`+testDLQ+`","rate":-1}`)
+	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"`+testDLQ+`","rate":"fast"}`)
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[404],"target":"`+testDLQ+`"}`)
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7]}`)
 	a.check(s, "POST", restore, "/api/v1/archive/restore", `{"archive_ids":[7],"target":"x"}`)

@@ -28,6 +28,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -321,26 +323,40 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 // idempotent) and returns the ones that were acknowledged. Kafka drops a
 // record as a duplicate only within one producer session's retries, never
 // another producer's record, so every acknowledged record is a new copy.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+// Each record is produced once pace allowed it.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived, h dlqreplay.RestoreHooks) error {
 	if err := b.checkTopic(ctx, target.Name); err != nil {
-		return nil, err
+		return err
 	}
-	recs := make([]*kgo.Record, len(msgs))
-	for i, m := range msgs {
+	// Each record is produced once Pace allows it; the client batches and
+	// retries them on its one connection per broker, and each is answered
+	// as its acknowledgement comes.
+	var mu sync.Mutex // Answered calls never overlap
+	var wg sync.WaitGroup
+	var first error
+	for _, m := range msgs {
+		if err := h.Pace(ctx); err != nil {
+			wg.Wait()
+			return cmp.Or(first, err)
+		}
 		r := &kgo.Record{Topic: target.Name, Key: m.Key, Value: m.Body}
-		for _, h := range m.Headers {
-			r.Headers = append(r.Headers, kgo.RecordHeader{Key: h.Key, Value: h.Value})
+		for _, hd := range m.Headers {
+			r.Headers = append(r.Headers, kgo.RecordHeader{Key: hd.Key, Value: hd.Value})
 		}
-		recs[i] = r
+		wg.Add(1)
+		b.cl.Produce(ctx, r, func(_ *kgo.Record, err error) {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				first = cmp.Or(first, err)
+				return
+			}
+			h.Answered(dlqreplay.Restored{ID: m.ID})
+		})
 	}
-	res := b.cl.ProduceSync(ctx, recs...)
-	var done []dlqreplay.Restored
-	for i, pr := range res {
-		if pr.Err == nil {
-			done = append(done, dlqreplay.Restored{ID: msgs[i].ID})
-		}
-	}
-	return done, res.FirstErr()
+	wg.Wait()
+	return first
 }
 
 func (b *Backend) checkTopic(ctx context.Context, topic string) error {

@@ -214,22 +214,25 @@ func checkSubject(ctx context.Context, js jetstream.JetStream, subject string) e
 // restore retried within the stream's duplicate window stores each
 // message once, while another row — from this store or another
 // instance's — never shares the id. An ack that says Duplicate stored
-// nothing new and is returned as such.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+// nothing new and is returned as such. One connection serves all of
+// msgs; each is published once pace allowed it.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived, h dlqreplay.RestoreHooks) error {
 	r, err := b.namedRoute(target.Name)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	nc, js, err := b.opts.Cluster.Connect(ctx, "dlq restore")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer nc.Close()
 	if err := checkSubject(ctx, js, r.Target); err != nil {
-		return nil, err
+		return err
 	}
-	var done []dlqreplay.Restored
 	for _, a := range msgs {
+		if err := h.Pace(ctx); err != nil {
+			return err
+		}
 		m := nats.NewMsg(r.Target)
 		for _, h := range a.Headers {
 			if !brokernats.IsCaptureHeader(h.Key) && !strings.HasPrefix(h.Key, "Nats-") {
@@ -240,11 +243,11 @@ func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqr
 		m.Data = a.Body
 		ack, err := js.PublishMsg(ctx, m)
 		if err != nil {
-			return done, fmt.Errorf("restore message %s: %w", a.MessageID, err)
+			return fmt.Errorf("restore message %s: %w", a.MessageID, err)
 		}
-		done = append(done, dlqreplay.Restored{ID: a.ID, Duplicate: ack.Duplicate})
+		h.Answered(dlqreplay.Restored{ID: a.ID, Duplicate: ack.Duplicate})
 	}
-	return done, nil
+	return nil
 }
 
 // restoreMsgID is a restored copy's Nats-Msg-Id.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
@@ -106,6 +108,43 @@ func TestRestoreTwiceStoresOneCopy(t *testing.T) {
 	}
 	if got := w.Arrived(t, w.Source()); len(got) != 1 {
 		t.Fatalf("arrived %+v, want one copy", got)
+	}
+}
+
+// TestRestoreOfAnAlreadyStoredCopyMarksTheRow: an earlier restore whose
+// publish the stream stored but never acknowledged (it timed out) leaves
+// the row unrestored; the next restore's copy is dropped as a duplicate of
+// it, which proves the target holds the row's copy (the restore id is the
+// row's own), so the row is marked restored and no later restore, after
+// the duplicate window, stores a second copy.
+func TestRestoreOfAnAlreadyStoredCopyMarksTheRow(t *testing.T) {
+	w := newWorld(t).(*world)
+	svc := w.Service(t, 0)
+	ctx := context.Background()
+	w.DeadLetter(t, conformance.Message{ID: "a"})
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: w.DLQ(), Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Moved != 1 {
+		t.Fatalf("delete: %v %+v", err, del.Job)
+	}
+	arch, err := svc.Archived(ctx, w.DLQ(), 10)
+	if err != nil || len(arch) != 1 {
+		t.Fatalf("archived %+v, %v", arch, err)
+	}
+	// The earlier attempt: stored, unacknowledged, so the row is unmarked.
+	m := nats.NewMsg(w.Source())
+	m.Header.Set(jetstream.MsgIDHeader, "qw-restore:"+arch[0].RestoreID)
+	m.Data = []byte("a")
+	if _, err := w.js.PublishMsg(ctx, m); err != nil {
+		t.Fatal(err)
+	}
+	target := dlqreplay.Ref{Broker: queue.NATS, Cluster: "n", Name: w.Source()}.ID()
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target})
+	if err != nil || len(r.Outcomes) != 1 || r.Outcomes[0].Result != dlqreplay.ResultSkipped {
+		t.Fatalf("restore: %v %+v, want skipped as a duplicate", err, r.Outcomes)
+	}
+	arch, err = svc.Archived(ctx, w.DLQ(), 10)
+	if err != nil || len(arch) != 1 || arch[0].RestoredAt.IsZero() || arch[0].RestoredTo != target {
+		t.Fatalf("archived %+v, %v; want the row restored to %s", arch, err, target)
 	}
 }
 

@@ -274,35 +274,38 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 // Restore publishes archived messages to the queue target.Name through the
 // default exchange, mandatory and confirmed, and returns the ones the
 // broker confirmed. RabbitMQ drops no message for its id, so every
-// confirmed copy is a new one.
-func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived) ([]dlqreplay.Restored, error) {
+// confirmed copy is a new one. One connection serves all of msgs; each
+// is published once pace allowed it.
+func (b *Backend) Restore(ctx context.Context, target dlqreplay.Ref, msgs []dlqreplay.Archived, h dlqreplay.RestoreHooks) error {
 	conn, err := b.dial(target.VHost)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer conn.Close()
 	if err := checkQueue(conn, target.Name); err != nil {
-		return nil, err
+		return err
 	}
 	p, err := newPublisher(conn, b.opts.ConfirmWindow, b.opts.ConfirmTimeout)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	var done []dlqreplay.Restored
 	for i, m := range msgs {
+		if err := h.Pace(ctx); err != nil {
+			return err
+		}
 		pub := archivedPublishing(m, b.user)
 		if err := p.publish(ctx, "", target.Name, strconv.Itoa(i), pub); err != nil {
-			return done, err
+			return err
 		}
 		res := p.settleAll()
 		for _, r := range res {
 			if r.err != nil {
-				return done, fmt.Errorf("restore message %s: %w", m.MessageID, r.err)
+				return fmt.Errorf("restore message %s: %w", m.MessageID, r.err)
 			}
 		}
-		done = append(done, dlqreplay.Restored{ID: m.ID})
+		h.Answered(dlqreplay.Restored{ID: m.ID})
 	}
-	return done, nil
+	return nil
 }
 
 // checkQueue tells whether a queue exists, on a throwaway channel since a

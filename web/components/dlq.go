@@ -178,7 +178,9 @@ type JobsData struct {
 	Receipt     *dlqreplay.Receipt
 	ReceiptMore int
 	Archived    []ArchivedView
-	Notice      string
+	// Rate prefills the restore's rate field, as DLQData.Rate.
+	Rate   string
+	Notice string
 	// Targets is as in DLQData.
 	Targets map[string]string
 }

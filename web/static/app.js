@@ -525,7 +525,7 @@
         if (!self.first) self.first = { t: now, done: done };
         var eta = null;
         if (done > self.first.done) eta = (p.remaining) / ((done - self.first.done) / ((now - self.first.t) / 1000));
-        var verb = j.action === 'delete' ? 'deleted' : 'moved';
+        var verb = { delete: 'deleted', restore: 'restored' }[j.action] || 'moved';
         if (j.dry_run) verb = j.action === 'delete' ? 'would delete' : 'would move';
         var text = exact(moved) + ' / ' + exact(p.to_move) + ' ' + verb + ' · ' + exact(p.failed) + ' failed · ' + exact(p.skipped) + ' skipped';
         if (p.duplicates) text += ' · ' + exact(p.duplicates) + ' possible duplicates';
@@ -814,6 +814,15 @@
     });
     var btn = byId('restore'), target = byId('restore-target'), out = byId('restore-result');
     if (!btn) return;
+    var follower = new JobFollower(byId('jobbar'), function (j, text) {
+      setText(out, '');
+      window.setTimeout(function () { window.location.reload(); }, 2500);
+    });
+    var cancelBtn = byId('job-cancel');
+    cancelBtn.addEventListener('click', function () {
+      cancelBtn.disabled = true;
+      api('DELETE', '/api/v1/replays/' + encodeURIComponent(follower.id));
+    });
     var armed = false;
     function ids() {
       return Array.prototype.slice.call(root.querySelectorAll('input.apick:checked')).map(function (c) { return Number(c.value); });
@@ -837,16 +846,19 @@
         return;
       }
       btn.disabled = true;
-      api('POST', '/api/v1/archive/restore', { archive_ids: list, target: target.value.trim() }).then(function (r) {
-        if (r.ok) {
-          var p = r.body.job.progress;
-          setText(out, 'Restored ' + exact(p.moved) + ' of ' + exact(p.to_move) + (p.failed ? ' · ' + exact(p.failed) + ' failed' : '') + '.');
-          window.setTimeout(function () { window.location.reload(); }, 1500);
+      var rv = byId('rate') ? byId('rate').value.trim() : '', rn = Number(rv);
+      var body = { archive_ids: list, target: target.value.trim(), rate: rv === '' || !isFinite(rn) || rn <= 0 ? -1 : rn };
+      api('POST', '/api/v1/archive/restore', body).then(function (r) {
+        if (r.status === 202 && r.body.job) {
+          // A restore is a job like a replay: follow its progress here;
+          // the archive's "restored" column is fresh once the page reloads.
+          setText(out, 'Restoring ' + exact(list.length) + ' ' + plural(list.length, 'message', 'messages') + ' → ' + target.value.trim() + '…');
+          follower.follow(r.body.job.id);
         } else {
           setText(out, (r.body && r.body.error) || ('HTTP ' + r.status));
           update();
         }
-      });
+      }).catch(function (err) { setText(out, String(err)); update(); });
     });
   }
 
