@@ -235,26 +235,27 @@ func (b *Backend) setVisibility(ctx context.Context, url string, handles []strin
 	return nil
 }
 
-// Browse receives up to the page's end, converts the page and makes every
-// message it received visible again at once, in order (giveBack), so the
-// DLQ is left as it was but for the receive counts. After is the number of
-// messages before the page.
+// Browse receives a page from the head of the DLQ, converts it and makes
+// every message it received visible again at once, in order (giveBack).
+// A queue is ordered by when a message became visible, so the page goes
+// to the back of it: the next page is at the head again. After is how
+// many messages earlier pages showed; paging on walks the queue round, and
+// once every page was read it is in its first order again.
 func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.BrowseOptions) (dlqreplay.Page, error) {
-	skip := 0
+	shown := 0
 	if opts.After != "" {
 		n, err := strconv.Atoi(opts.After)
 		if err != nil || n < 0 {
 			return dlqreplay.Page{}, fmt.Errorf("after %q: want a message count: %w", opts.After, dlqreplay.ErrInvalidRequest)
 		}
-		skip = n
+		shown = n
 	}
 	d, err := b.lookup(ctx, ref)
 	if err != nil {
 		return dlqreplay.Page{}, err
 	}
-	// One more than the page tells whether there is a next one; the depth
-	// bounds the reads of a queue that is all in flight.
-	want := min(skip+opts.Limit+1, int(d.count("ApproximateNumberOfMessages")))
+	depth := int(d.count("ApproximateNumberOfMessages"))
+	want := min(opts.Limit, depth-shown)
 	var got []types.Message
 	defer func() {
 		handles := make([]string, len(got))
@@ -279,11 +280,11 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 		got = append(got, ms...)
 	}
 	var page dlqreplay.Page
-	for i := skip; i < len(got) && i < skip+opts.Limit; i++ {
-		page.Messages = append(page.Messages, d.message(got[i], int64(i)))
+	for i, m := range got {
+		page.Messages = append(page.Messages, d.message(m, int64(shown+i)))
 	}
-	if len(got) > skip+opts.Limit {
-		page.Next = strconv.Itoa(skip + opts.Limit)
+	if shown+len(got) < depth && len(got) > 0 {
+		page.Next = strconv.Itoa(shown + len(got))
 	}
 	return page, nil
 }
