@@ -3,6 +3,7 @@ package sqs
 import (
 	"context"
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"strconv"
@@ -58,12 +59,19 @@ type world struct {
 	vis     time.Duration
 	saved   map[string][]conformance.Arrival // arrivals taken early
 	cluster string
+	fifo    bool // FIFO queues; a message's group is its tenant
 }
 
-func newWorld(t *testing.T) conformance.World {
+func newWorld(t *testing.T) conformance.World { return newQueues(t, false) }
+
+// newQueues is a world of standard or FIFO queues.
+func newQueues(t *testing.T, fifo bool) *world {
 	s := testenv.ElasticMQ(t)
-	w := &world{s: s, prefix: testenv.Unique("cf"), saved: map[string][]conformance.Arrival{}, cluster: "local", vis: 6 * time.Second}
+	w := &world{s: s, prefix: testenv.Unique("cf"), saved: map[string][]conformance.Arrival{}, cluster: "local", vis: 6 * time.Second, fifo: fifo}
 	w.dlq, w.source, w.other = w.prefix+"-dlq", w.prefix+"-src", w.prefix+"-other"
+	if fifo {
+		w.dlq, w.source, w.other = w.dlq+".fifo", w.source+".fifo", w.other+".fifo"
+	}
 	w.c = access(t, s.Endpoint).Client()
 	w.create(t, w.dlq, nil)
 	w.create(t, w.source, w.redrive())
@@ -90,8 +98,15 @@ func (w *world) redrive() map[string]string {
 	return map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + w.s.QueueARN(w.dlq) + `","maxReceiveCount":"1"}`}
 }
 
-// create creates a queue with the aws CLI.
+// create creates a queue with the aws CLI (a FIFO one in a FIFO world).
 func (w *world) create(t *testing.T, name string, attrs map[string]string) {
+	if w.fifo {
+		attrs = maps.Clone(attrs)
+		if attrs == nil {
+			attrs = map[string]string{}
+		}
+		attrs["FifoQueue"] = "true"
+	}
 	args := []string{"sqs", "create-queue", "--queue-name", name}
 	if len(attrs) > 0 {
 		b, _ := json.Marshal(attrs)
@@ -152,10 +167,14 @@ func (w *world) deadLetterRun(t *testing.T, origin string, msgs []conformance.Me
 	type msg struct {
 		Body       string            `json:"body"`
 		Attributes map[string]string `json:"attributes"`
+		Group      string            `json:"group,omitempty"`
 	}
 	in := make([]msg, len(msgs))
 	for i, m := range msgs {
 		in[i] = msg{Body: `{"id":"` + m.ID + `"}`, Attributes: map[string]string{conformance.TestIDHeader: m.ID, "tenant": m.Tenant}}
+		if w.fifo {
+			in[i].Group = m.Tenant
+		}
 		if m.Tenant == "" {
 			delete(in[i].Attributes, "tenant")
 		}

@@ -77,14 +77,19 @@ func (s *session) KeepsHandled() bool { return false }
 
 // Scan receives the snapshot ten at a time. It receives the next batch
 // before handing over the last message of the current one, so the job
-// always holds messages in flight (what a second job's Open sees).
+// always holds messages in flight (what a second job's Open sees). A FIFO
+// DLQ is not read ahead: SQS gives nothing more of a message group while
+// one of its messages is in flight, so each batch is settled first, and a
+// group with a kept message cannot be read past it (an error: the rest
+// stays for another job).
 func (s *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error) error {
+	fifo := brokersqs.IsFIFO(s.q.name)
 	next, err := s.fetch(ctx)
 	for len(next) > 0 && err == nil {
 		cur := next
 		next = nil
 		for i, e := range cur {
-			if i == len(cur)-1 {
+			if i == len(cur)-1 && !fifo {
 				if next, err = s.fetch(ctx); err != nil {
 					return err
 				}
@@ -96,6 +101,12 @@ func (s *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 				return err
 			}
 		}
+		if fifo {
+			next, err = s.fetch(ctx)
+		}
+	}
+	if err == nil && fifo && s.read < s.depth {
+		err = fmt.Errorf("read %d of the %d messages: SQS holds back a FIFO group while one of its messages is in flight, and this job keeps some; the rest stays in the dlq", s.read, s.depth)
 	}
 	return err
 }
@@ -264,7 +275,8 @@ func (s *session) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 // Settle deletes the pending messages from the DLQ once there are ten of
 // them (or all of them when all is set) and reports their fate.
 func (s *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, error) {
-	if len(s.pending) >= batchSize || all && len(s.pending) > 0 {
+	// A FIFO DLQ deletes at once: a message in flight holds its group.
+	if len(s.pending) >= batchSize || (all || brokersqs.IsFIFO(s.q.name)) && len(s.pending) > 0 {
 		s.flush(ctx)
 	}
 	out := s.settled

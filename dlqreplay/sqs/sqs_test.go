@@ -3,10 +3,15 @@ package sqs
 import (
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	sdk "github.com/aws/aws-sdk-go-v2/service/sqs"
+	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
@@ -138,3 +143,73 @@ func (w *world) ref() dlqreplay.Ref {
 	return r
 }
 
+
+// TestFIFO: a FIFO DLQ replays into its FIFO source with each message's
+// group, in order within each group, with the deduplication id the job
+// and message make; a job that keeps a message of a group cannot read the
+// group past it and fails saying so, rather than reporting success.
+func TestFIFO(t *testing.T) {
+	w := newQueues(t, true)
+	all := []conformance.Message{{ID: "q-0", Tenant: "g1"}, {ID: "q-1", Tenant: "g2"}, {ID: "q-2", Tenant: "g1"}, {ID: "q-3", Tenant: "g1"}, {ID: "q-4", Tenant: "g2"}}
+	w.DeadLetter(t, all...)
+	r, err := w.Service(t, 0).Run(context.Background(), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+	if err != nil || r.Job.Progress.Moved != 5 {
+		t.Fatalf("replay: %v %+v", err, r.Job)
+	}
+	byGroup := map[string][]string{}
+	for _, m := range w.receiveFIFO(t) {
+		g := m.Attributes["MessageGroupId"]
+		byGroup[g] = append(byGroup[g], attr(m, conformance.TestIDHeader))
+		if want := dedupID(r.Job.ID, ""); len(m.Attributes["MessageDeduplicationId"]) != len(want) || !strings.HasPrefix(m.Attributes["MessageDeduplicationId"], "qw-") {
+			t.Errorf("deduplication id %q", m.Attributes["MessageDeduplicationId"])
+		}
+	}
+	if !slices.Equal(byGroup["g1"], []string{"q-0", "q-2", "q-3"}) || !slices.Equal(byGroup["g2"], []string{"q-1", "q-4"}) {
+		t.Fatalf("arrived by group %v", byGroup)
+	}
+	if in := w.InDLQ(t); len(in) != 0 {
+		t.Fatalf("dlq holds %v", in)
+	}
+
+	// Twelve in one group, the first kept: the first batch of ten moves
+	// but for it, and the job stops there saying why.
+	var group []conformance.Message
+	for i := range 12 {
+		group = append(group, conformance.Message{ID: fmt.Sprintf("k-%02d", i), Tenant: "g1"})
+	}
+	w.DeadLetter(t, group...)
+	r, err = w.Service(t, 0).Run(context.Background(), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{Headers: map[string]string{"qw-test-id": "k-01"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.State != dlqreplay.StateFailed || !strings.Contains(r.Job.Error, "FIFO group") || r.Job.Progress.Moved != 1 {
+		t.Fatalf("job on a held group: %+v", r.Job)
+	}
+	// Counted, not received: a receive sees ten of a group at most.
+	if q, err := w.backend(t).lookup(context.Background(), w.ref()); err != nil || q.count("ApproximateNumberOfMessages") != 11 {
+		t.Fatalf("after the job: %v, dlq attributes %v, want the 11 others visible", err, q)
+	}
+}
+
+// receiveFIFO takes what the FIFO source holds, group by group.
+func (w *world) receiveFIFO(t *testing.T) []types.Message {
+	var out []types.Message
+	for {
+		r, err := w.c.ReceiveMessage(context.Background(), &sdk.ReceiveMessageInput{
+			QueueUrl: aws.String(w.s.QueueURL(w.source)), MaxNumberOfMessages: 10, VisibilityTimeout: 60,
+			MessageAttributeNames: []string{"All"}, MessageSystemAttributeNames: []types.MessageSystemAttributeName{types.MessageSystemAttributeNameAll},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Messages) == 0 {
+			return out
+		}
+		for _, m := range r.Messages {
+			if _, err := w.c.DeleteMessage(context.Background(), &sdk.DeleteMessageInput{QueueUrl: aws.String(w.s.QueueURL(w.source)), ReceiptHandle: m.ReceiptHandle}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		out = append(out, r.Messages...)
+	}
+}

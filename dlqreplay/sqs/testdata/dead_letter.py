@@ -2,8 +2,9 @@
 
 Usage: dead_letter.py ENDPOINT QUEUE_URL DLQ_URL < messages.json
 
-messages.json is a list of {"body": ..., "attributes": {name: value}}
-(string attributes). They are sent to QUEUE_URL in order, then received
+messages.json is a list of {"body": ..., "attributes": {name: value},
+"group": ...} (string attributes; group, for a FIFO queue, is the
+MessageGroupId and the body the deduplication id). They are sent to QUEUE_URL in order, then received
 with a visibility timeout of 0 and never deleted, so each receive counts
 against the queue's maxReceiveCount (1) and the server moves a message to
 DLQ_URL on the receive after that. Stops when DLQ_URL holds all of them.
@@ -28,7 +29,10 @@ def depth(url):
 want = depth(dlq_url) + len(msgs)
 for m in msgs:
     attrs = {k: {"DataType": "String", "StringValue": v} for k, v in m["attributes"].items()}
-    sqs.send_message(QueueUrl=queue_url, MessageBody=m["body"], MessageAttributes=attrs)
+    extra = {}
+    if m.get("group"):
+        extra = {"MessageGroupId": m["group"], "MessageDeduplicationId": m["body"]}
+    sqs.send_message(QueueUrl=queue_url, MessageBody=m["body"], MessageAttributes=attrs, **extra)
 for _ in range(100 + 3 * len(msgs)):
     if depth(dlq_url) >= want:
         sys.exit(0)
