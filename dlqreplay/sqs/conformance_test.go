@@ -4,10 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"maps"
+	"net/http"
+	"net/http/httptest"
+	"net/http/httputil"
+	"net/url"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,17 +54,21 @@ func TestConformance(t *testing.T) {
 // Services reach the server through a TCP proxy so a fault can cut them
 // off; the world itself talks to the server directly.
 type world struct {
-	s       *testenv.ElasticMQServer
-	c       *sdk.Client
-	proxy   *toxiproxy.Proxy
-	prefix  string
-	dlq     string
-	source  string
-	other   string
-	vis     time.Duration
-	saved   map[string][]conformance.Arrival // arrivals taken early
-	cluster string
-	fifo    bool // FIFO queues; a message's group is its tenant
+	s      *testenv.ElasticMQServer
+	c      *sdk.Client
+	proxy  *toxiproxy.Proxy
+	prefix string
+	dlq    string
+	source string
+	other  string
+	vis    time.Duration
+	saved  map[string][]conformance.Arrival // arrivals taken early
+	// throttle, while set, makes the HTTP front of the proxy answer every
+	// request the way SQS answers one over the account's rate.
+	throttle atomic.Bool
+	front    string // the endpoint services use
+	cluster  string
+	fifo     bool // FIFO queues; a message's group is its tenant
 }
 
 func newWorld(t *testing.T) conformance.World { return newQueues(t, false) }
@@ -82,7 +91,28 @@ func newQueues(t *testing.T, fifo bool) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(w.proxy.Stop)
+	w.front = w.throttler(t)
 	return w
+}
+
+// throttler is an HTTP front to the TCP proxy that, while w.throttle is
+// set, answers SQS's throttling error (HTTP 400, RequestThrottled) without
+// passing the request on, so nothing is stored.
+func (w *world) throttler(t *testing.T) string {
+	target, _ := url.Parse("http://" + w.proxy.Listen)
+	rp := httputil.NewSingleHostReverseProxy(target)
+	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
+		if w.throttle.Load() {
+			rw.Header().Set("Content-Type", "application/x-amz-json-1.0")
+			rw.Header().Set("x-amzn-query-error", "RequestThrottled;Sender")
+			rw.WriteHeader(http.StatusBadRequest)
+			_, _ = rw.Write([]byte(`{"__type":"com.amazonaws.sqs#RequestThrottled","message":"Request is throttled."}`))
+			return
+		}
+		rp.ServeHTTP(rw, r)
+	}))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
 
 // access is the account at endpoint.
@@ -121,7 +151,7 @@ func (w *world) Service(t *testing.T, maxReplays int) *dlqreplay.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	be, err := New(Options{Cluster: access(t, "http://"+w.proxy.Listen), VisibilityTimeout: w.vis})
+	be, err := New(Options{Cluster: access(t, w.front), VisibilityTimeout: w.vis})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -256,8 +286,8 @@ func (w *world) take(t *testing.T, name string) []conformance.Arrival {
 	return out
 }
 
-// Faults: the connection cut by the proxy, and the source queue deleted
-// under the job (its arrivals taken first).
+// Faults: the connection cut by the proxy, every request throttled, and
+// the source queue deleted under the job (its arrivals taken first).
 func (w *world) Faults() []conformance.Fault {
 	return []conformance.Fault{
 		{
@@ -268,6 +298,11 @@ func (w *world) Faults() []conformance.Fault {
 					t.Fatal(err)
 				}
 			},
+		},
+		{
+			Name:   "throttled",
+			Inject: func(t *testing.T) { w.throttle.Store(true) },
+			Heal:   func(t *testing.T) { w.throttle.Store(false) },
 		},
 		{
 			// Deleted while the proxy holds the job off, so that what it

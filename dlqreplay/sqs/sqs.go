@@ -48,6 +48,7 @@ import (
 	sdk "github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/smithy-go"
+	smithyhttp "github.com/aws/smithy-go/transport/http"
 
 	brokersqs "github.com/queuewatch/queuewatch/brokers/sqs"
 	"github.com/queuewatch/queuewatch/dlqreplay"
@@ -339,9 +340,15 @@ func dedupID(parts ...string) string {
 	return "qw-" + hex.EncodeToString(sum[:])
 }
 
-// refused reports an answer from SQS (an API error): the send stored
-// nothing. Anything else (a cut connection, a timeout) may have stored it.
+// refused reports a refusal from SQS (a client error: throttled, invalid,
+// no such queue): the send stored nothing. Anything else may have stored
+// it: a cut connection, a timeout, or a server error (5xx, from SQS or a
+// proxy in front of it that lost SQS's answer).
 func refused(err error) bool {
+	var resp *smithyhttp.ResponseError
+	if errors.As(err, &resp) && resp.HTTPStatusCode() >= 500 {
+		return false
+	}
 	var api smithy.APIError
 	return errors.As(err, &api)
 }

@@ -143,7 +143,6 @@ func (w *world) ref() dlqreplay.Ref {
 	return r
 }
 
-
 // TestFIFO: a FIFO DLQ replays into its FIFO source with each message's
 // group, in order within each group, with the deduplication id the job
 // and message make; a job that keeps a message of a group cannot read the
