@@ -3,6 +3,8 @@ package sqs
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"log"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -101,6 +103,7 @@ func newQueues(t *testing.T, fifo bool) *world {
 func (w *world) throttler(t *testing.T) string {
 	target, _ := url.Parse("http://" + w.proxy.Listen)
 	rp := httputil.NewSingleHostReverseProxy(target)
+	rp.ErrorLog = log.New(io.Discard, "", 0) // a cut is the point
 	srv := httptest.NewServer(http.HandlerFunc(func(rw http.ResponseWriter, r *http.Request) {
 		if w.throttle.Load() {
 			rw.Header().Set("Content-Type", "application/x-amz-json-1.0")

@@ -195,11 +195,17 @@ func (b *Backend) receive(ctx context.Context, url string, n int, vis time.Durat
 }
 
 // giveBack makes the messages with handles visible again, one call each
-// and in order: the entries of one batch call come back in any order.
+// and in order: the entries of one batch call come back in any order. A
+// queue is ordered by the millisecond a message became visible, ties in
+// any order (ElasticMQ), so each call starts in a millisecond after the
+// previous one answered; against AWS a call takes longer than that anyway.
 func (b *Backend) giveBack(ctx context.Context, url string, handles []string) error {
 	var errs []error
+	var last time.Time
 	for _, h := range handles {
+		time.Sleep(time.Until(last.Truncate(time.Millisecond).Add(time.Millisecond)))
 		_, err := b.c.ChangeMessageVisibility(ctx, &sdk.ChangeMessageVisibilityInput{QueueUrl: aws.String(url), ReceiptHandle: aws.String(h)})
+		last = time.Now()
 		if err != nil {
 			errs = append(errs, err)
 		}
