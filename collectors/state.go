@@ -28,9 +28,12 @@ type sourceState struct {
 	duration    time.Duration
 	consecutive int // consecutive failures
 	groups      map[string][]queue.GroupPoint
-	dlqs        map[string][]queue.DLQPoint
-	outbox      map[string][]queue.OutboxPoint // by table
-	slots       map[string][]queue.SlotPoint   // by slot
+	// readers is every reader's history (queue.Snapshot.Readers), what the
+	// overview's cards and rows and a group's chart draw.
+	readers map[queue.ReaderKey][]queue.ReaderPoint
+	dlqs    map[string][]queue.DLQPoint
+	outbox  map[string][]queue.OutboxPoint // by table
+	slots   map[string][]queue.SlotPoint   // by slot
 	// consumers is JetStream consumers' history.
 	consumers map[consumerKey][]queue.ConsumerPoint
 	// completing is set when the next poll completes the latest snapshot:
@@ -94,8 +97,38 @@ func (s *sourceState) recordHistory(snap *queue.Snapshot) {
 		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
+	s.recordReaders(snap)
 	s.recordConsumers(snap)
 	s.recordOutboxHistory(snap)
+}
+
+// recordReaders appends a point for every reader of the snapshot and
+// forgets readers that are gone. A reader whose poll is not worth a point
+// (queue.Reader.Point) keeps its history as it was, so a chart shows the
+// gap's neighbours rather than a false zero. Points are per reader, never
+// per partition: 100k group-partitions are some 1,700 histories.
+func (s *sourceState) recordReaders(snap *queue.Snapshot) {
+	all := snap.Readers()
+	readers := make(map[queue.ReaderKey][]queue.ReaderPoint, len(all))
+	for i := range all {
+		k := all[i].Key()
+		p, ok := all[i].Point(snap.Time)
+		if !ok {
+			if h, kept := s.readers[k]; kept {
+				readers[k] = h
+			}
+			continue
+		}
+		readers[k] = appendBounded(s.readers[k], p, s.maxPoints)
+	}
+	s.readers = readers
+}
+
+// readerHistory is a copy of the kept history of the reader k.
+func (s *sourceState) readerHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]queue.ReaderPoint(nil), s.readers[k]...)
 }
 
 // recordOutboxHistory does for outbox tables and replication slots what
