@@ -275,12 +275,6 @@ func (c *Collector) Statuses() []queue.SourceStatus {
 	return out
 }
 
-// GroupHistory returns the kept aggregate history of one consumer group,
-// oldest first.
-func (c *Collector) GroupHistory(cluster, group string) []queue.GroupPoint {
-	return history(c, cluster, func(s *sourceState) []queue.GroupPoint { return s.groupHistory(group) })
-}
-
 // ReaderHistory returns the kept history of one reader (see
 // queue.Snapshot.Readers), oldest first: what the overview and a group's
 // chart draw for every broker.

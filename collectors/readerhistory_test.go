@@ -8,6 +8,9 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
+// billingKey is the reader key of kafkaSnapshot's group billing.
+var billingKey = queue.ReaderKey{Broker: queue.Kafka, Cluster: "prod", Name: "billing", Unit: queue.UnitMessages}
+
 // TestReaderHistory: every reader of every broker gets one point per poll
 // that is worth one, bounded to the kept window, looked up by its key (a
 // Kafka cluster and an outbox source of the same name, a table and a slot

@@ -27,14 +27,16 @@ type sourceState struct {
 	lastErr     string
 	duration    time.Duration
 	consecutive int // consecutive failures
-	groups      map[string][]queue.GroupPoint
 	// readers is every reader's history (queue.Snapshot.Readers), what the
 	// overview's cards and rows and a group's chart draw.
 	readers map[queue.ReaderKey][]queue.ReaderPoint
 	dlqs    map[string][]queue.DLQPoint
-	outbox  map[string][]queue.OutboxPoint // by table
-	slots   map[string][]queue.SlotPoint   // by slot
-	// consumers is JetStream consumers' history.
+	// outbox, slots and consumers are the detail histories of the outbox
+	// page and the JetStream consumer page, their pages' specific
+	// sections: their charts draw more than a reader's point (a table's
+	// oldest age, a slot's activity, a consumer's ack pending).
+	outbox    map[string][]queue.OutboxPoint // by table
+	slots     map[string][]queue.SlotPoint   // by slot
 	consumers map[consumerKey][]queue.ConsumerPoint
 	// completing is set when the next poll completes the latest snapshot:
 	// it runs at once after Finish read what that one left pending.
@@ -73,24 +75,9 @@ func (s *sourceState) publish(snap *queue.Snapshot, took time.Duration) {
 	s.recordHistory(snap)
 }
 
-// recordHistory appends the snapshot's aggregates and forgets groups and DLQs
-// that are gone, so history memory follows what exists.
+// recordHistory appends the snapshot's readers and DLQs, and forgets the
+// ones that are gone, so history memory follows what exists.
 func (s *sourceState) recordHistory(snap *queue.Snapshot) {
-	groups := make(map[string][]queue.GroupPoint, len(snap.Groups))
-	for i := range snap.Groups {
-		g := &snap.Groups[i]
-		if g.LagSecondsPending() {
-			// A point without lag seconds would chart as a drop to 0; the
-			// poll that fills them follows at once.
-			if h, ok := s.groups[g.Name]; ok {
-				groups[g.Name] = h
-			}
-			continue
-		}
-		p := queue.GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
-		groups[g.Name] = appendBounded(s.groups[g.Name], p, s.maxPoints)
-	}
-	s.groups = groups
 	dlqs := make(map[string][]queue.DLQPoint, len(snap.DLQs))
 	for i := range snap.DLQs {
 		d := &snap.DLQs[i]
@@ -205,12 +192,6 @@ func (s *sourceState) status() queue.SourceStatus {
 		st.Partial = s.latest.Partial
 	}
 	return st
-}
-
-func (s *sourceState) groupHistory(group string) []queue.GroupPoint {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return append([]queue.GroupPoint(nil), s.groups[group]...)
 }
 
 func (s *sourceState) dlqHistory(id string) []queue.DLQPoint {
