@@ -92,3 +92,20 @@ func TestReaderHistory(t *testing.T) {
 		t.Errorf("table history after the drop %+v", h)
 	}
 }
+
+// TestAppendBounded: a full history keeps the newest limit points, oldest
+// first, without growing its array.
+func TestAppendBounded(t *testing.T) {
+	var h []int
+	for i := range 10 {
+		h = appendBounded(h, i, 4)
+	}
+	if !equal(h, []int{6, 7, 8, 9}) {
+		t.Errorf("kept %v; want [6 7 8 9]", h)
+	}
+	c := cap(h)
+	h = appendBounded(h, 10, 4)
+	if !equal(h, []int{7, 8, 9, 10}) || cap(h) != c {
+		t.Errorf("kept %v (cap %d, was %d); want [7 8 9 10] in the same array", h, cap(h), c)
+	}
+}
