@@ -31,10 +31,12 @@ func TestReaderHistory(t *testing.T) {
 			return snap, nil
 		},
 	}}
+	j := 0 // sources poll concurrently: each counts its own polls
 	k := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){
 		func() (*queue.Snapshot, error) {
+			j++
 			snap := kafkaSnapshot()
-			snap.Time = fixedTime.Add(time.Duration(i) * time.Second)
+			snap.Time = fixedTime.Add(time.Duration(j) * time.Second)
 			return snap, nil
 		},
 	}}
@@ -63,7 +65,7 @@ func TestReaderHistory(t *testing.T) {
 		{"outbox table", table, []int{2, 3, 4, 6, 7}, queue.ReaderPoint{Backlog: 70, LagSeconds: 7, HasLagSeconds: true}},
 		// Poll 6 did not know the slot's lag.
 		{"slot named like the table", slot, []int{2, 3, 4, 5, 7}, queue.ReaderPoint{Backlog: 7000}},
-		{"kafka group of a same-named cluster", group, []int{2, 3, 4, 5, 6}, queue.ReaderPoint{Backlog: 100, LagSeconds: 40, HasLagSeconds: true}},
+		{"kafka group of a same-named cluster", group, []int{3, 4, 5, 6, 7}, queue.ReaderPoint{Backlog: 100, LagSeconds: 40, HasLagSeconds: true}},
 		{"group that could not be read", queue.ReaderKey{Broker: queue.Kafka, Cluster: "prod", Name: "secret", Unit: queue.UnitMessages}, nil, queue.ReaderPoint{}},
 		{"jetstream consumer", queue.ReaderKey{Broker: queue.NATS, Cluster: "local", Scope: "ORDERS", Name: "billing", Unit: queue.UnitMessages}, []int{0, 0, 0, 0, 0}, queue.ReaderPoint{Backlog: 6, LagSeconds: 12.5, HasLagSeconds: true}},
 		{"unknown reader", queue.ReaderKey{Broker: queue.NATS, Cluster: "prod", Name: "billing", Unit: queue.UnitMessages}, nil, queue.ReaderPoint{}},
