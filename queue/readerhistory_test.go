@@ -51,12 +51,24 @@ func TestReaderPoint(t *testing.T) {
 		want   ReaderPoint
 		wantOK bool
 	}{
-		{"exact lag", Reader{Backlog: 7, BacklogKnown: true, LagSeconds: 3, LagBasis: LagExact},
-			ReaderPoint{At: at, Backlog: 7, LagSeconds: 3, HasLagSeconds: true}, true},
-		{"no lag age", Reader{Backlog: 7, BacklogKnown: true, LagBasis: LagUnknown},
-			ReaderPoint{At: at, Backlog: 7}, true},
-		{"estimate waits for the poll that completes it", Reader{Backlog: 7, BacklogKnown: true, LagSeconds: 3, LagBasis: LagEstimate},
-			ReaderPoint{}, false},
+		{
+			"exact lag",
+			Reader{Backlog: 7, BacklogKnown: true, LagSeconds: 3, LagBasis: LagExact},
+			ReaderPoint{At: at, Backlog: 7, LagSeconds: 3, HasLagSeconds: true},
+			true,
+		},
+		{
+			"no lag age",
+			Reader{Backlog: 7, BacklogKnown: true, LagBasis: LagUnknown},
+			ReaderPoint{At: at, Backlog: 7},
+			true,
+		},
+		{
+			"estimate waits for the poll that completes it",
+			Reader{Backlog: 7, BacklogKnown: true, LagSeconds: 3, LagBasis: LagEstimate},
+			ReaderPoint{},
+			false,
+		},
 		{"unknown backlog", Reader{LagBasis: LagUnknown}, ReaderPoint{}, false},
 		{"read error", (&ConsumerGroup{Err: "timeout"}).Reader(), ReaderPoint{}, false},
 	}

@@ -13,8 +13,10 @@ import (
 // oldest lag age whatever its broker, and links its page when it has one.
 func TestWorstLagEveryReader(t *testing.T) {
 	now := time.Now()
-	group := queue.ConsumerGroup{Cluster: "prod", Name: "billing", State: "Stable", Members: 1,
-		Partitions: []queue.PartitionLag{{Topic: "t", Lag: 50, LagSeconds: 60, HasCommit: true}}}
+	group := queue.ConsumerGroup{
+		Cluster: "prod", Name: "billing", State: "Stable", Members: 1,
+		Partitions: []queue.PartitionLag{{Topic: "t", Lag: 50, LagSeconds: 60, HasCommit: true}},
+	}
 	consumer := func(lag float64) queue.StreamConsumer {
 		return queue.StreamConsumer{Cluster: "local", Stream: "ORDERS", Name: "mailer", Pull: true, Pending: 9, LagSeconds: lag, HasLagSeconds: true}
 	}
@@ -28,12 +30,18 @@ func TestWorstLagEveryReader(t *testing.T) {
 		wantLink  string // the card's link to the worst reader
 		wantTitle string // its sparkline's title
 	}{
-		{"kafka group", consumer(30), table(10 * time.Second),
-			`<a class="muted small" href="/kafka/prod/groups/billing">billing</a>`, "lag time of billing"},
-		{"jetstream consumer", consumer(300), table(10 * time.Second),
-			`<a class="muted small" href="/nats/local/streams/ORDERS/consumers/mailer">mailer</a>`, "lag time of mailer"},
-		{"outbox table", consumer(300), table(15 * time.Minute),
-			`<a class="muted small" href="/outbox/orders-db">outbox</a>`, "lag time of outbox"},
+		{
+			"kafka group", consumer(30), table(10 * time.Second),
+			`<a class="muted small" href="/kafka/prod/groups/billing">billing</a>`, "lag time of billing",
+		},
+		{
+			"jetstream consumer", consumer(300), table(10 * time.Second),
+			`<a class="muted small" href="/nats/local/streams/ORDERS/consumers/mailer">mailer</a>`, "lag time of mailer",
+		},
+		{
+			"outbox table", consumer(300), table(15 * time.Minute),
+			`<a class="muted small" href="/outbox/orders-db">outbox</a>`, "lag time of outbox",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
