@@ -2,6 +2,7 @@ package web
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -60,5 +61,42 @@ func TestWorstLagEveryReader(t *testing.T) {
 				t.Errorf("Worst lag sparkline lacks %q:\n%s", tt.wantTitle, card)
 			}
 		})
+	}
+}
+
+// keyedMonitor serves one history per reader key.
+type keyedMonitor struct {
+	staticMonitor
+	h map[queue.ReaderKey][]queue.ReaderPoint
+}
+
+func (m keyedMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint { return m.h[k] }
+
+// TestLaggingTrendEveryReader: the lagging card's trend sums the kept
+// backlog of every lagging reader, whatever its broker, aligned at the
+// latest poll; healthy readers and a slot's bytes stay out.
+func TestLaggingTrendEveryReader(t *testing.T) {
+	group := (&queue.ConsumerGroup{Cluster: "prod", Name: "billing", Status: queue.StatusWarn}).Reader()
+	consumer := (&queue.StreamConsumer{Cluster: "local", Stream: "ORDERS", Name: "mailer", Status: queue.StatusStop, Pending: 3}).Reader()
+	table := (&queue.OutboxTable{Source: "db", Table: "outbox", Status: queue.StatusStall, Pending: 2}).Reader()
+	slot := (&queue.ReplicationSlot{Source: "db", Slot: "cdc", Status: queue.StatusStall, LagBytes: 1 << 20}).Reader()
+	healthy := (&queue.ConsumerGroup{Cluster: "prod", Name: "ok"}).Reader()
+	pts := func(v ...int64) []queue.ReaderPoint {
+		out := make([]queue.ReaderPoint, len(v))
+		for i := range v {
+			out[i].Backlog = v[i]
+		}
+		return out
+	}
+	s := New(Options{Metrics: http.NotFoundHandler(), Monitor: keyedMonitor{h: map[queue.ReaderKey][]queue.ReaderPoint{
+		group.Key():    pts(1, 2, 3),
+		consumer.Key(): pts(10, 20),
+		table.Key():    pts(100),
+		slot.Key():     pts(1<<20, 1<<20),
+		healthy.Key():  pts(5000, 5000, 5000),
+	}}})
+	got := s.laggingTrend([]queue.Reader{group, consumer, table, slot, healthy})
+	if want := []float64{1, 12, 123}; !slices.Equal(got, want) {
+		t.Errorf("lagging trend %v; want %v", got, want)
 	}
 }
