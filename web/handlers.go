@@ -57,11 +57,12 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
 	// readers are the consumer side (groups and JetStream consumers) that
-	// are not ok: only they count in the lag cards or get a line, so only
-	// they are built, and 20,000 healthy groups cost nothing here.
+	// are not ok: only they count in the lag cards or get a line.
 	var readers []queue.Reader
 	// all is every reader of every broker, for the worst lag and the
-	// lagging trend.
+	// lagging trend: the oldest lag may be any reader's. Building them costs
+	// about 1 allocation per reader (BenchmarkOverview, 2,000 groups: 30.2k
+	// allocations and 8.9 MB before, 32.4k and 10.2 MB with them).
 	var all []queue.Reader
 	dlqIDs := map[string]bool{}
 	for _, snap := range s.opts.Monitor.Snapshots() {
