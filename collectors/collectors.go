@@ -275,10 +275,19 @@ func (c *Collector) Statuses() []queue.SourceStatus {
 	return out
 }
 
-// GroupHistory returns the kept aggregate history of one consumer group,
-// oldest first.
-func (c *Collector) GroupHistory(cluster, group string) []queue.GroupPoint {
-	return history(c, cluster, func(s *sourceState) []queue.GroupPoint { return s.groupHistory(group) })
+// ReaderHistory returns the kept history of one reader (see
+// queue.Snapshot.Readers), oldest first: what the overview and a group's
+// chart draw for every broker.
+func (c *Collector) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	for _, s := range c.sources {
+		if s.src.Broker() != k.Broker || s.src.Cluster() != k.Cluster {
+			continue
+		}
+		if h := s.readerHistory(k); len(h) > 0 {
+			return h
+		}
+	}
+	return nil
 }
 
 // history is the first non-empty history that get finds in the sources of

@@ -262,8 +262,8 @@ func TestHistoryBoundedAndForgetsGone(t *testing.T) {
 	for range 7 {
 		c.PollOnce(context.Background())
 	}
-	h := c.GroupHistory("prod", "billing")
-	if len(h) != 5 || h[0].At != fixedTime.Add(3*time.Second) || h[4].Lag != 100 || h[4].LagSeconds != 40 {
+	h := c.ReaderHistory(billingKey)
+	if len(h) != 5 || h[0].At != fixedTime.Add(3*time.Second) || h[4].Backlog != 100 || h[4].LagSeconds != 40 {
 		t.Errorf("history %+v", h)
 	}
 	if d := c.DLQHistory("kafka:prod::orders.DLT"); len(d) != 5 || d[4].Messages != 7 {
@@ -271,7 +271,7 @@ func TestHistoryBoundedAndForgetsGone(t *testing.T) {
 	}
 	c.PollOnce(context.Background())
 	c.PollOnce(context.Background())
-	if h := c.GroupHistory("prod", "billing"); len(h) != 0 {
+	if h := c.ReaderHistory(billingKey); len(h) != 0 {
 		t.Errorf("vanished group still has history: %d points", len(h))
 	}
 }
@@ -507,7 +507,7 @@ func TestHistoryOfSameNamedClusters(t *testing.T) {
 		}
 		c := New(srcs, Options{})
 		c.PollOnce(context.Background())
-		if h := c.GroupHistory("prod", "billing"); len(h) != 1 {
+		if h := c.ReaderHistory(billingKey); len(h) != 1 {
 			t.Errorf("nats first %v: group history %+v", natsFirst, h)
 		}
 		if h := c.ConsumerHistory("prod", "ORDERS", "billing"); len(h) != 1 || h[0].Pending != 6 {

@@ -7,6 +7,8 @@ type consumerKey struct{ stream, consumer string }
 
 // recordConsumers appends each consumer's pending and ack pending messages
 // and lag seconds, and forgets consumers that are gone. The caller holds s.mu.
+// It is the consumer page's specific section: its chart draws ack pending,
+// which the one reader history (recordReaders) does not keep.
 func (s *sourceState) recordConsumers(snap *queue.Snapshot) {
 	if len(snap.Consumers) == 0 {
 		s.consumers = nil

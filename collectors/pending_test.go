@@ -132,11 +132,11 @@ func TestPendingSnapshotAddsNoHistoryPoint(t *testing.T) {
 	src := &scriptedSource{broker: queue.Kafka, cluster: "prod", results: []func() (*queue.Snapshot, error){ok(pending), ok(kafkaSnapshot())}}
 	c := New([]Source{src}, Options{})
 	c.PollOnce(context.Background())
-	if h := c.GroupHistory("prod", "billing"); len(h) != 0 {
+	if h := c.ReaderHistory(billingKey); len(h) != 0 {
 		t.Errorf("history after a pending snapshot: %+v, want no point", h)
 	}
 	c.PollOnce(context.Background())
-	if h := c.GroupHistory("prod", "billing"); len(h) != 1 || h[0].LagSeconds != 40 {
+	if h := c.ReaderHistory(billingKey); len(h) != 1 || h[0].LagSeconds != 40 {
 		t.Errorf("history after a complete snapshot: %+v, want one point with 40 s", h)
 	}
 }

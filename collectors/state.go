@@ -27,11 +27,16 @@ type sourceState struct {
 	lastErr     string
 	duration    time.Duration
 	consecutive int // consecutive failures
-	groups      map[string][]queue.GroupPoint
-	dlqs        map[string][]queue.DLQPoint
-	outbox      map[string][]queue.OutboxPoint // by table
-	slots       map[string][]queue.SlotPoint   // by slot
-	// consumers is JetStream consumers' history.
+	// readers is every reader's history (queue.Snapshot.Readers), what the
+	// overview's cards and rows and a group's chart draw.
+	readers map[queue.ReaderKey][]queue.ReaderPoint
+	dlqs    map[string][]queue.DLQPoint
+	// outbox, slots and consumers are the detail histories of the outbox
+	// page and the JetStream consumer page, their pages' specific
+	// sections: their charts draw more than a reader's point (a table's
+	// oldest age, a slot's activity, a consumer's ack pending).
+	outbox    map[string][]queue.OutboxPoint // by table
+	slots     map[string][]queue.SlotPoint   // by slot
 	consumers map[consumerKey][]queue.ConsumerPoint
 	// completing is set when the next poll completes the latest snapshot:
 	// it runs at once after Finish read what that one left pending.
@@ -70,32 +75,47 @@ func (s *sourceState) publish(snap *queue.Snapshot, took time.Duration) {
 	s.recordHistory(snap)
 }
 
-// recordHistory appends the snapshot's aggregates and forgets groups and DLQs
-// that are gone, so history memory follows what exists.
+// recordHistory appends the snapshot's readers and DLQs, and forgets the
+// ones that are gone, so history memory follows what exists.
 func (s *sourceState) recordHistory(snap *queue.Snapshot) {
-	groups := make(map[string][]queue.GroupPoint, len(snap.Groups))
-	for i := range snap.Groups {
-		g := &snap.Groups[i]
-		if g.LagSecondsPending() {
-			// A point without lag seconds would chart as a drop to 0; the
-			// poll that fills them follows at once.
-			if h, ok := s.groups[g.Name]; ok {
-				groups[g.Name] = h
-			}
-			continue
-		}
-		p := queue.GroupPoint{At: snap.Time, Lag: g.TotalLag(), LagSeconds: g.MaxLagSeconds()}
-		groups[g.Name] = appendBounded(s.groups[g.Name], p, s.maxPoints)
-	}
-	s.groups = groups
 	dlqs := make(map[string][]queue.DLQPoint, len(snap.DLQs))
 	for i := range snap.DLQs {
 		d := &snap.DLQs[i]
 		dlqs[d.ID()] = appendBounded(s.dlqs[d.ID()], queue.DLQPoint{At: snap.Time, Messages: d.Messages}, s.maxPoints)
 	}
 	s.dlqs = dlqs
+	s.recordReaders(snap)
 	s.recordConsumers(snap)
 	s.recordOutboxHistory(snap)
+}
+
+// recordReaders appends a point for every reader of the snapshot and
+// forgets readers that are gone. A reader whose poll is not worth a point
+// (queue.Reader.Point) keeps its history as it was, so a chart shows the
+// gap's neighbours rather than a false zero. Points are per reader, never
+// per partition: 100k group-partitions are some 1,700 histories.
+func (s *sourceState) recordReaders(snap *queue.Snapshot) {
+	all := snap.Readers()
+	readers := make(map[queue.ReaderKey][]queue.ReaderPoint, len(all))
+	for i := range all {
+		k := all[i].Key()
+		p, ok := all[i].Point(snap.Time)
+		if !ok {
+			if h, kept := s.readers[k]; kept {
+				readers[k] = h
+			}
+			continue
+		}
+		readers[k] = appendBounded(s.readers[k], p, s.maxPoints)
+	}
+	s.readers = readers
+}
+
+// readerHistory is a copy of the kept history of the reader k.
+func (s *sourceState) readerHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return append([]queue.ReaderPoint(nil), s.readers[k]...)
 }
 
 // recordOutboxHistory does for outbox tables and replication slots what
@@ -127,16 +147,17 @@ func (s *sourceState) recordOutboxHistory(snap *queue.Snapshot) {
 	s.slots = slots
 }
 
-// appendBounded appends p, dropping the oldest points beyond limit. It
-// copies rather than reslicing forever so the backing array does not grow
-// unbounded.
+// appendBounded appends p, dropping the oldest points beyond limit. Once
+// full, it shifts the points down in place rather than allocating a new
+// array each poll: the backing array stays at its size, and a poll of 1,700
+// full histories allocates nothing. That is safe because histories are
+// written and copied out only under sourceState.mu.
 func appendBounded[T any](points []T, p T, limit int) []T {
 	if len(points) < limit {
 		return append(points, p)
 	}
-	out := make([]T, 0, limit)
-	out = append(out, points[len(points)-limit+1:]...)
-	return append(out, p)
+	n := copy(points, points[len(points)-limit+1:])
+	return append(points[:n], p)
 }
 
 func (s *sourceState) markCompleting() {
@@ -172,12 +193,6 @@ func (s *sourceState) status() queue.SourceStatus {
 		st.Partial = s.latest.Partial
 	}
 	return st
-}
-
-func (s *sourceState) groupHistory(group string) []queue.GroupPoint {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return append([]queue.GroupPoint(nil), s.groups[group]...)
 }
 
 func (s *sourceState) dlqHistory(id string) []queue.DLQPoint {

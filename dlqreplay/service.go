@@ -271,7 +271,12 @@ func (s *Service) hold(j *job, ids ...string) (func(), error) {
 // released when it ends.
 func (s *Service) launch(ctx context.Context, j *job, release func(), run func(context.Context) error) {
 	jctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	context.AfterFunc(j.stop, cancel) // runs at once when a Close came first
+	context.AfterFunc(j.stop, cancel)
+	if j.stop.Err() != nil {
+		// A Close came first: AfterFunc would cancel from its own
+		// goroutine, which may run after the job took its first message.
+		cancel()
+	}
 	s.mu.Lock()
 	s.jobs[j.info.ID] = j
 	s.mu.Unlock()

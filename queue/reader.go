@@ -1,6 +1,9 @@
 package queue
 
-import "net/url"
+import (
+	"net/url"
+	"time"
+)
 
 // A Reader is anything that reads from a queue, in the one shape every
 // broker shares: a Kafka consumer group, a JetStream consumer, a RabbitMQ
@@ -255,3 +258,64 @@ func (s *ReplicationSlot) EffectiveStatus() Status { return EffectiveStatus(s.Er
 
 // EffectiveReason is the sentence that goes with s's EffectiveStatus.
 func (s *ReplicationSlot) EffectiveReason() string { return EffectiveReason(s.Err, s.StatusReason) }
+
+// ReaderKey is a reader's identity, comparable so it can key a map: what
+// its history is kept and looked up by. Unit is part of it because an
+// outbox source's table and replication slot may share a name; they count
+// different things (rows, bytes), and nothing else of one broker does.
+type ReaderKey struct {
+	Broker  Broker
+	Cluster string
+	Scope   string
+	Name    string
+	Unit    Unit
+}
+
+// Key is r's identity.
+func (r *Reader) Key() ReaderKey {
+	return ReaderKey{Broker: r.Broker, Cluster: r.Cluster, Scope: r.Scope, Name: r.Name, Unit: r.BacklogUnit}
+}
+
+// ReaderPoint is one poll of a reader, kept for its history and charts:
+// its backlog and, when HasLagSeconds, its lag age.
+type ReaderPoint struct {
+	At            time.Time
+	Backlog       int64
+	LagSeconds    float64
+	HasLagSeconds bool
+}
+
+// Point is r at the poll at, and whether the poll is worth keeping: a
+// reader whose backlog is unknown (it could not be read) or whose lag age
+// is still an estimate (the poll that completes it follows at once) would
+// chart as a false drop, so it gets no point.
+func (r *Reader) Point(at time.Time) (ReaderPoint, bool) {
+	if !r.BacklogKnown || r.LagBasis == LagEstimate {
+		return ReaderPoint{}, false
+	}
+	return ReaderPoint{At: at, Backlog: r.Backlog, LagSeconds: r.LagSeconds, HasLagSeconds: r.LagBasis == LagExact}, true
+}
+
+// Readers lists every reader of s, one line per kind of reader, so a
+// broker that brings a new kind adds one line here and its readers get
+// history, charts and the overview's cards with no other change.
+func (s *Snapshot) Readers() []Reader {
+	out := make([]Reader, 0, len(s.Groups)+len(s.Consumers)+len(s.Queues)+len(s.OutboxTables)+len(s.Slots)+len(s.SQSQueues))
+	out = appendReaders(out, s.Groups)
+	out = appendReaders(out, s.Consumers)
+	out = appendReaders(out, s.Queues)
+	out = appendReaders(out, s.OutboxTables)
+	out = appendReaders(out, s.Slots)
+	return appendReaders(out, s.SQSQueues)
+}
+
+// appendReaders appends the Reader of each of items.
+func appendReaders[T any, P interface {
+	*T
+	Reader() Reader
+}](out []Reader, items []T) []Reader {
+	for i := range items {
+		out = append(out, P(&items[i]).Reader())
+	}
+	return out
+}

@@ -319,13 +319,6 @@ type SourceStatus struct {
 	Duration time.Duration
 }
 
-// GroupPoint is one poll's aggregate of a consumer group.
-type GroupPoint struct {
-	At         time.Time
-	Lag        int64
-	LagSeconds float64
-}
-
 // DLQPoint is one poll's depth of a DLQ.
 type DLQPoint struct {
 	At       time.Time

@@ -137,8 +137,8 @@ func (s *Server) apiGroup(c echo.Context) error {
 		}
 		out.Partitions = append(out.Partitions, pj)
 	}
-	for _, h := range s.opts.Monitor.GroupHistory(g.Cluster, g.Name) {
-		out.History = append(out.History, historyJSON{h.At, h.Lag, h.LagSeconds})
+	for _, h := range s.groupHistory(g) {
+		out.History = append(out.History, historyJSON{h.At, h.Backlog, h.LagSeconds})
 	}
 	return c.JSON(http.StatusOK, out)
 }
@@ -150,12 +150,19 @@ func (s *Server) apiGroupHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
+	h := s.groupHistory(g)
 	out := make([]historyJSON, len(h))
 	for i, p := range h {
-		out[i] = historyJSON{p.At, p.Lag, p.LagSeconds}
+		out[i] = historyJSON{p.At, p.Backlog, p.LagSeconds}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"cluster": g.Cluster, "group": g.Name, "history": out})
+}
+
+// groupHistory is g's kept history: its reader's, since a group's chart
+// draws only its lag and lag seconds.
+func (s *Server) groupHistory(g *queue.ConsumerGroup) []queue.ReaderPoint {
+	r := g.Reader()
+	return s.opts.Monitor.ReaderHistory(r.Key())
 }
 
 func (s *Server) apiDLQs(c echo.Context) error {

@@ -18,13 +18,13 @@ import (
 // collector keeps by default.
 type benchMonitor struct {
 	staticMonitor
-	groupHist []queue.GroupPoint
+	groupHist []queue.ReaderPoint
 	dlqHist   []queue.DLQPoint
 }
 
-// GroupHistory copies like the collector does, so the cost is realistic.
-func (m benchMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
-	return append([]queue.GroupPoint(nil), m.groupHist...)
+// ReaderHistory copies like the collector does, so the cost is realistic.
+func (m benchMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	return append([]queue.ReaderPoint(nil), m.groupHist...)
 }
 
 func (m benchMonitor) DLQHistory(id string) []queue.DLQPoint {
@@ -69,7 +69,7 @@ func benchServer(groups, partitionsPerGroup, dlqs, bigGroupPartitions int) *Serv
 	}}
 	for i := range 240 {
 		at := now.Add(time.Duration(i-240) * 15 * time.Second)
-		m.groupHist = append(m.groupHist, queue.GroupPoint{At: at, Lag: int64(i * 37 % 1000), LagSeconds: float64(i % 60)})
+		m.groupHist = append(m.groupHist, queue.ReaderPoint{At: at, Backlog: int64(i * 37 % 1000), LagSeconds: float64(i % 60), HasLagSeconds: true})
 		m.dlqHist = append(m.dlqHist, queue.DLQPoint{At: at, Messages: int64(i)})
 	}
 	return New(Options{Metrics: http.NotFoundHandler(), Monitor: m})

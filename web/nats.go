@@ -190,7 +190,8 @@ func (s *Server) apiNATSConsumers(c echo.Context) error {
 }
 
 // consumerHistorian is the part of a Monitor that keeps JetStream consumer
-// history (the collector does). It is optional, so monitors that watch no
+// history (the collector does): the consumer page's specific section, since
+// its chart draws ack pending beside what a reader's history keeps. It is optional, so monitors that watch no
 // NATS cluster need not implement it.
 type consumerHistorian interface {
 	ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint
@@ -204,10 +205,4 @@ func (s *Server) consumerHistory(c *queue.StreamConsumer) []queue.ConsumerPoint 
 		return nil
 	}
 	return h.ConsumerHistory(c.Cluster, c.Stream, c.Name)
-}
-
-// consumerSpark is the sparkline of a consumer's pending messages over the
-// kept history, for the overview's NATS tab.
-func (s *Server) consumerSpark(c *queue.StreamConsumer) components.Spark {
-	return countSpark(s.consumerHistory(c), func(p queue.ConsumerPoint) int64 { return p.Pending }, "pending of "+c.Name, int64(c.Pending))
 }

@@ -57,8 +57,10 @@ func TestNATSOverview(t *testing.T) {
 	if strings.Contains(body, "<script>alert") {
 		t.Error("a consumer name was rendered as markup")
 	}
-	// mailer (stop) ranks above invoicing (stall) in "Needs attention".
-	if m, i := strings.Index(body, "consumers/mailer"), strings.Index(body, "consumers/invoicing"); m < 0 || i < 0 || m > i {
+	// mailer (stop) ranks above invoicing (stall) in "Needs attention"
+	// (the Worst lag card above it links invoicing, the oldest lag).
+	attention := body[strings.Index(body, "Needs attention"):]
+	if m, i := strings.Index(attention, "consumers/mailer"), strings.Index(attention, "consumers/invoicing"); m < 0 || i < 0 || m > i {
 		t.Error("a stopped consumer is not listed before a stalled one")
 	}
 
@@ -170,6 +172,18 @@ func (m natsHistoryMonitor) ConsumerHistory(cluster, stream, consumer string) []
 		return m.points
 	}
 	return nil
+}
+
+// ReaderHistory is mailer's points as the one reader history keeps them.
+func (m natsHistoryMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	if k != (queue.ReaderKey{Broker: queue.NATS, Cluster: "local", Scope: "ORDERS", Name: "mailer", Unit: queue.UnitMessages}) {
+		return m.staticMonitor.ReaderHistory(k)
+	}
+	out := make([]queue.ReaderPoint, len(m.points))
+	for i, p := range m.points {
+		out[i] = queue.ReaderPoint{At: p.At, Backlog: p.Pending, LagSeconds: p.LagSeconds, HasLagSeconds: p.HasLagSeconds}
+	}
+	return out
 }
 
 // natsHistoryServer is natsServer with three polls of mailer's history,

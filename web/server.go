@@ -22,8 +22,12 @@ type Monitor interface {
 	Snapshots() []*queue.Snapshot
 	Statuses() []queue.SourceStatus
 	Ready() bool
-	GroupHistory(cluster, group string) []queue.GroupPoint
+	// ReaderHistory is the kept history of one reader, of any broker: what
+	// the overview's cards and rows and a group's chart draw.
+	ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint
 	DLQHistory(id string) []queue.DLQPoint
+	// The outbox page's chart draws more than a reader's point (a table's
+	// oldest age, a slot's bytes and activity): its own history.
 	OutboxHistory(source, table string) []queue.OutboxPoint
 	SlotHistory(source, slot string) []queue.SlotPoint
 }

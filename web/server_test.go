@@ -24,8 +24,8 @@ type staticMonitor struct {
 func (m staticMonitor) Snapshots() []*queue.Snapshot   { return m.snaps }
 func (m staticMonitor) Statuses() []queue.SourceStatus { return m.statuses }
 func (m staticMonitor) Ready() bool                    { return m.ready }
-func (m staticMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
-	return []queue.GroupPoint{{At: time.Unix(100, 0), Lag: 5}}
+func (m staticMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	return []queue.ReaderPoint{{At: time.Unix(100, 0), Backlog: 5}}
 }
 func (m staticMonitor) DLQHistory(id string) []queue.DLQPoint { return nil }
 func (m staticMonitor) OutboxHistory(source, table string) []queue.OutboxPoint {

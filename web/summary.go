@@ -18,39 +18,22 @@ const attentionLimit = 8
 
 // summary fills the overview's cards. readers are the consumer side's
 // readers that are not ok (groups and JetStream consumers), which the lag
-// cards and the banner count, out of total.
-func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
+// cards and the banner count, out of total; all is every reader of every
+// broker (queue.Snapshot.Readers), over which the worst lag and the
+// lagging backlog's trend are found.
+func (s *Server) summary(all, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
 	sum := components.Summary{Groups: total, DLQs: len(dlqs)}
 	sum.Lagging, sum.Stopped = tally(readers)
-	var lagging []components.GroupRow
-	var worst *components.GroupRow
-	for i := range groups {
-		g := &groups[i]
-		if g.Status.Lagging() {
-			lagging = append(lagging, *g)
-		}
-		if worst == nil || g.LagSec > worst.LagSec {
-			worst = g
-		}
-	}
-	if worst != nil && worst.LagSec > 0 {
-		sum.WorstLagSeconds, sum.WorstGroup = worst.LagSec, worst.G.Name
-		sum.WorstURL = components.GroupURL(worst.G.Cluster, worst.G.Name)
-		h := s.opts.Monitor.GroupHistory(worst.G.Cluster, worst.G.Name)
+	if w := worstLag(all); w != nil {
+		sum.WorstLagSeconds, sum.WorstReader, sum.WorstURL = w.LagSeconds, w.Title, w.Page
+		h := s.opts.Monitor.ReaderHistory(w.Key())
 		vals := make([]float64, len(h))
 		for i, p := range h {
 			vals[i] = p.LagSeconds
 		}
-		sum.WorstTrend = components.NewSpark(vals, "lag time of "+worst.G.Name+", kept history")
+		sum.WorstTrend = components.NewSpark(vals, "lag time of "+w.Title+", kept history")
 	}
-	slices.SortFunc(lagging, func(a, b components.GroupRow) int { return cmpInt(b.Lag, a.Lag) })
-	var lagSeries [][]float64
-	for _, g := range lagging[:min(len(lagging), trendLimit)] {
-		h := s.opts.Monitor.GroupHistory(g.G.Cluster, g.G.Name)
-		lagSeries = append(lagSeries, values(h, func(p queue.GroupPoint) int64 { return p.Lag }))
-	}
-	sum.LagTrend = components.NewSpark(sumAligned(lagSeries), "total lag of the lagging groups, kept history")
-
+	sum.LagTrend = components.NewSpark(s.laggingTrend(all), "total backlog of the lagging readers, kept history")
 	var nonEmpty []components.DLQRow
 	for _, d := range dlqs {
 		sum.DeadLetters += d.D.Messages
@@ -67,6 +50,38 @@ func (s *Server) summary(groups []components.GroupRow, readers []queue.Reader, t
 	}
 	sum.DLQTrend = components.NewSpark(sumAligned(dlqSeries), "dead letters in the non-empty DLQs, kept history")
 	return sum
+}
+
+// worstLag is the reader whose lag age is the oldest, of those whose lag
+// age is known (an estimate is a lower bound, so it counts); nil when none
+// lags at all.
+func worstLag(all []queue.Reader) *queue.Reader {
+	var worst *queue.Reader
+	for i := range all {
+		r := &all[i]
+		if r.LagBasis != queue.LagUnknown && r.LagSeconds > 0 && (worst == nil || r.LagSeconds > worst.LagSeconds) {
+			worst = r
+		}
+	}
+	return worst
+}
+
+// laggingTrend sums the kept backlog history of the biggest lagging
+// readers. A slot's backlog is bytes of WAL, which do not add up with
+// messages and rows, so slots are left out.
+func (s *Server) laggingTrend(all []queue.Reader) []float64 {
+	var lagging []*queue.Reader
+	for i := range all {
+		if r := &all[i]; r.Lagging() && r.BacklogKnown && r.BacklogUnit != queue.UnitBytes {
+			lagging = append(lagging, r)
+		}
+	}
+	slices.SortFunc(lagging, func(a, b *queue.Reader) int { return cmpInt(b.Backlog, a.Backlog) })
+	var series [][]float64
+	for _, r := range lagging[:min(len(lagging), trendLimit)] {
+		series = append(series, values(s.opts.Monitor.ReaderHistory(r.Key()), func(p queue.ReaderPoint) int64 { return p.Backlog }))
+	}
+	return sumAligned(series)
 }
 
 // sumAligned adds series point by point, aligned at their ends: every
@@ -86,9 +101,11 @@ func sumAligned(series [][]float64) []float64 {
 	return out
 }
 
-func (s *Server) groupSpark(g *queue.ConsumerGroup) components.Spark {
-	h := s.opts.Monitor.GroupHistory(g.Cluster, g.Name)
-	return countSpark(h, func(p queue.GroupPoint) int64 { return p.Lag }, "lag of "+g.Name, g.TotalLag())
+// readerSpark is the sparkline of a reader's backlog over its kept
+// history, for a row of the overview's reader tabs: "what of name".
+func (s *Server) readerSpark(r queue.Reader, what string) components.Spark {
+	h := s.opts.Monitor.ReaderHistory(r.Key())
+	return countSpark(h, func(p queue.ReaderPoint) int64 { return p.Backlog }, what+" of "+r.Name, r.Backlog)
 }
 
 func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {

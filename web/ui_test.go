@@ -15,11 +15,11 @@ import (
 // historyMonitor is a staticMonitor with a history for every group and DLQ.
 type historyMonitor struct{ staticMonitor }
 
-func (m historyMonitor) GroupHistory(cluster, group string) []queue.GroupPoint {
+func (m historyMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
 	now := time.Now()
-	out := make([]queue.GroupPoint, 90)
+	out := make([]queue.ReaderPoint, 90)
 	for i := range out {
-		out[i] = queue.GroupPoint{At: now.Add(time.Duration(i-90) * 15 * time.Second), Lag: int64(i * 10), LagSeconds: float64(i)}
+		out[i] = queue.ReaderPoint{At: now.Add(time.Duration(i-90) * 15 * time.Second), Backlog: int64(i * 10), LagSeconds: float64(i), HasLagSeconds: true}
 	}
 	return out
 }

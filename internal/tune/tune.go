@@ -45,6 +45,9 @@ func limitFor(files []string) int64 {
 // starting is set while Apply's start-up mode lasts.
 var starting atomic.Bool
 
+// Starting reports whether Apply's start-up mode still lasts.
+func Starting() bool { return starting.Load() }
+
 // Started ends the start-up mode Apply set for serve, once every source's
 // first data is out; elsewhere it does nothing.
 func Started() {

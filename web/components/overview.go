@@ -75,8 +75,10 @@ type Summary struct {
 	Groups, Lagging, Stopped int
 	LagTrend                 Spark
 
+	// The worst lag is that of the reader, of any broker, whose lag age
+	// is the oldest; WorstURL is its page, "" when it has none.
 	WorstLagSeconds float64
-	WorstGroup      string
+	WorstReader     string
 	WorstURL        string
 	WorstTrend      Spark
 
