@@ -8,13 +8,14 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/sqs"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	dlqsqs "github.com/queuewatch/queuewatch/dlqreplay/sqs"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // sqsBroker registers Amazon SQS: the accounts of config sqs, each reached
-// through one brokers/sqs.Cluster. It has no replay backend yet (browsing
-// and redrive are the second half of SQS support), so its DLQs are listed
-// and measured but cannot be opened.
+// through one brokers/sqs.Cluster, shared by its collector and its replay
+// backend (dlqreplay/sqs).
 var sqsBroker = broker{
 	name: queue.SQS,
 	section: func(cfg *config.Config) []string {
@@ -33,10 +34,10 @@ var sqsBroker = broker{
 			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
 				return sqsSources(cfg, clusters, errs, log)
 			},
+			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) { return sqsBackends(clusters, log) },
 		}, nil
 	},
-	noReplay: true,
-	check:    checking{summary: sqsSummary},
+	check: checking{summary: sqsSummary},
 }
 
 // sqsSources builds a source per configured account over its access, or
@@ -61,6 +62,23 @@ func sqsSources(cfg *config.Config, clusters []*brokersqs.Cluster, errs []error,
 	// The sources hold nothing to close: the SDK client keeps only idle
 	// HTTP connections.
 	return sources, func() {}, nil
+}
+
+// sqsBackends are the replay backends of the accounts whose access could
+// be built; the DLQs of the others answer that there is no such account.
+func sqsBackends(clusters []*brokersqs.Cluster, log *slog.Logger) ([]dlqreplay.Backend, error) {
+	var out []dlqreplay.Backend
+	for _, c := range clusters {
+		if c == nil {
+			continue
+		}
+		b, err := dlqsqs.New(dlqsqs.Options{Cluster: c, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, b)
+	}
+	return out, nil
 }
 
 // sqsSummary is check's ok line for an SQS account: what was found, and

@@ -3,8 +3,10 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,13 +73,14 @@ func TestCheckSQS(t *testing.T) {
 	}
 }
 
-// TestSQSDLQWithoutReplay serves an SQS account beside one whose endpoint
-// nothing listens on (down, the other unaffected): its DLQ is listed by
-// /api/v1/dlqs with its depth and in /metrics, and since SQS has no replay
-// backend yet, browsing it, its page and a replay answer 404 with a
-// sentence that says so (not "no such DLQ" for a DLQ the API lists, nor a
-// 500).
-func TestSQSDLQWithoutReplay(t *testing.T) {
+// TestSQSDLQBrowseAndReplay serves an SQS account beside one whose
+// endpoint nothing listens on (down, the other unaffected): its DLQ is
+// listed by /api/v1/dlqs with its depth and in /metrics; browsing it
+// through the API shows its messages with their source queue (from the
+// topology: they were sent to the DLQ directly) and leaves them there,
+// its page renders, and a replay through the API moves them back to the
+// source.
+func TestSQSDLQBrowseAndReplay(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	p := testenv.Unique("serve")
 	source, dlq := sqsPair(t, s, p, 2)
@@ -106,15 +109,31 @@ func TestSQSDLQWithoutReplay(t *testing.T) {
 		}
 	}
 	esc := url.PathEscape(id)
-	for _, path := range []string{"/api/v1/dlqs/" + esc + "/messages", "/dlq/" + esc} {
-		code, body := r.get(t, path)
-		if code != http.StatusNotFound || !strings.Contains(body, "no browsing or replay for sqs yet") {
-			t.Errorf("GET %s: %d, want 404 saying there is no replay for sqs yet; body %.300q", path, code, body)
-		}
+	code, body := r.get(t, "/api/v1/dlqs/"+esc+"/messages")
+	if code != http.StatusOK || strings.Count(body, `"ApproximateReceiveCount"`) != 2 || !strings.Contains(body, `"queue":"`+source+`"`) {
+		t.Errorf("browse: %d, want 2 messages dead in %s; body %.600q", code, source, body)
 	}
-	if code := r.post(t, "/api/v1/dlqs/"+esc+"/replay", `{}`); code != http.StatusNotFound {
-		t.Errorf("POST replay: %d, want 404", code)
+	if code, body := r.get(t, "/dlq/"+esc); code != http.StatusOK {
+		t.Errorf("GET the DLQ page: %d; body %.300q", code, body)
 	}
+	if n := sqsDepth(t, s, dlq); n != 2 {
+		t.Fatalf("the browse left %d messages in the dlq, want 2", n)
+	}
+	if code := r.post(t, "/api/v1/dlqs/"+esc+"/replay", `{"selection":{"all":true}}`); code != http.StatusAccepted {
+		t.Fatalf("POST replay: %d, want 202", code)
+	}
+	eventually(t, "the replay moved both messages", func() bool { return sqsDepth(t, s, dlq) == 0 && sqsDepth(t, s, source) == 2 })
+}
+
+// sqsDepth is the visible messages of queue name, read with the aws CLI.
+func sqsDepth(t *testing.T, s *testenv.ElasticMQServer, name string) int {
+	t.Helper()
+	var out struct{ Attributes map[string]string }
+	if err := json.Unmarshal(s.AWS(t, "sqs", "get-queue-attributes", "--queue-url", s.QueueURL(name), "--attribute-names", "ApproximateNumberOfMessages"), &out); err != nil {
+		t.Fatal(err)
+	}
+	n, _ := strconv.Atoi(out.Attributes["ApproximateNumberOfMessages"])
+	return n
 }
 
 // TestSQSAccountCannotStart: an account whose access cannot be built (the
