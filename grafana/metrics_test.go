@@ -362,6 +362,7 @@ func TestMetricsExist(t *testing.T) {
 		"queuewatch_nats_consumer_pending_messages", "queuewatch_nats_consumer_ack_pending_messages",
 		"queuewatch_nats_consumer_lag_seconds", "queuewatch_nats_consumer_status",
 		"queuewatch_nats_consumer_waiting_pulls", "queuewatch_nats_stream_messages",
+		"queuewatch_sqs_queue_messages", "queuewatch_sqs_queue_status", "queuewatch_sqs_api_requests_total",
 	} {
 		if !used[name] {
 			t.Errorf("no dashboard or rule uses %s", name)
