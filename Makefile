@@ -3,10 +3,20 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo build test test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
+.PHONY: demo elasticmq build test test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
+
+# ElasticMQ's jars come from Maven Central (mvn) into .cache/, as for the tests;
+# the node address is what the queue URLs it hands out name.
+ELASTICMQ_PORT ?= 9324
+elasticmq: ## run ElasticMQ (a local SQS) on 127.0.0.1:9324 for `make demo`'s SQS queues; needs java and mvn; Ctrl-C stops it
+	internal/testenv/elasticmq-install.sh
+	java -Xmx256m -Drest-sqs.bind-hostname=127.0.0.1 -Drest-sqs.bind-port=$(ELASTICMQ_PORT) \
+		-Dnode-address.host=127.0.0.1 -Dnode-address.port=$(ELASTICMQ_PORT) \
+		-Daws.region=us-east-1 -Daws.accountId=000000000000 \
+		-cp '.cache/elasticmq-1.7.1/*' org.elasticmq.server.Main
 
 build: ## build bin/queuewatch
 	$(GO) build -ldflags "-X main.version=$(VERSION)" -o bin/queuewatch ./cmd/queuewatch

@@ -19,6 +19,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	collectorSpecs,
 	outboxSpecs,
 	natsSpecs,
+	sqsSpecs,
 }
 
 // ruleParams is what every rule set derives its rules from: the config and

@@ -49,6 +49,7 @@ var wantAlerts = []string{
 	"OutboxReplicationSlotInactive", "OutboxReplicationSlotLagHigh",
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
+	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {
@@ -179,6 +180,10 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 		{"slot lag threshold off by one", "> 1073741824", "> 1073741825"},
 		{"wrong NATS consumer path", "/consumers/", "/consumer/"},
 		{"NATS pending against lag seconds", "queuewatch_nats_consumer_pending_messages > 10000", "queuewatch_nats_consumer_lag_seconds > 10000"},
+		{"SQS DLQs not excluded from queue rules", " unless on (cluster, queue) " + sqsDLQs, ""},
+		{"SQS for of two reads shortened", "for: 4m30s", "for: 4m15s"},
+		{"SQS stall rule watching stop", `queuewatch_sqs_queue_status{status="stall"}`, `queuewatch_sqs_queue_status{status="stop"}`},
+		{"SQS backlog counting in-flight messages", `queuewatch_sqs_queue_messages{state="visible"} unless`, `queuewatch_sqs_queue_messages unless`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel() // each mutation runs promtool on its own copy

@@ -20,6 +20,9 @@ type DemoOptions struct {
 	// RabbitMQURL is where demo RabbitMQ queues are created if a broker
 	// answers; "" skips RabbitMQ.
 	RabbitMQURL string
+	// SQSEndpoint is where demo SQS queues are created if an SQS server
+	// (ElasticMQ) answers; "" skips SQS.
+	SQSEndpoint string
 	// KafkaPorts pins the embedded brokers' ports; nil picks free ports.
 	KafkaPorts []int
 	Logger     *slog.Logger
@@ -86,6 +89,10 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 			log.Info("demo rabbitmq queues running", "url", redact(opts.RabbitMQURL))
 		}
 	}
+	if opts.SQSEndpoint != "" {
+		closeSQS := demoSQS(ctx, cfg, opts.SQSEndpoint, log)
+		defer closeSQS()
+	}
 	n, err := demo.StartNATS(ctx, demo.NATSOptions{Logger: log.With("component", "demo")})
 	if err != nil {
 		return fmt.Errorf("start demo nats: %w", err)
@@ -104,6 +111,30 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 		Config: cfg, Listen: opts.Listen, Logger: log, Version: opts.Version, Listening: opts.Listening,
 		ExtraSources: extra,
 	})
+}
+
+// demoSQS creates the demo's SQS queues on the server at endpoint and
+// watches them as the account "demo", or logs how to start a server when
+// none answers. The returned func deletes the queues.
+func demoSQS(ctx context.Context, cfg *config.Config, endpoint string, log *slog.Logger) func() {
+	s, err := demo.StartSQS(ctx, demo.SQSOptions{Endpoint: endpoint, Logger: log.With("component", "demo")})
+	if err != nil {
+		log.Warn("no SQS demo queues: nothing answers; start ElasticMQ with `make elasticmq` (see README, Amazon SQS) or pass --sqs-endpoint", "endpoint", endpoint, "err", err)
+		return func() {}
+	}
+	// queuewatch reads SQS with the AWS SDK's default credential chain;
+	// a local server checks none, so dummy ones do when the user has none.
+	if os.Getenv("AWS_ACCESS_KEY_ID") == "" && os.Getenv("AWS_PROFILE") == "" {
+		_ = os.Setenv("AWS_ACCESS_KEY_ID", "demo")
+		_ = os.Setenv("AWS_SECRET_ACCESS_KEY", "demo")
+	}
+	// Read every poll, not every 4 minutes: a local server bills nothing.
+	cfg.SQS = []config.SQS{{
+		Name: "demo", Region: demo.SQSRegion, Endpoint: endpoint,
+		Queues: config.SQSQueues{Prefix: s.Prefix()}, PollInterval: demoPollInterval,
+	}}
+	log.Info("demo sqs queues running", "endpoint", endpoint)
+	return s.Close
 }
 
 // managementURL guesses the management API next to an AMQP broker: same

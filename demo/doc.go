@@ -54,6 +54,14 @@
 // seconds. Produce volume scales with it too: at Speed 1 the demo produces
 // about 100 records per second.
 //
+// Besides Kafka, StartNATS runs an embedded JetStream server, StartRabbitMQ
+// declares demo queues on a RabbitMQ that answers, and StartSQS creates two
+// queue pairs on an SQS server that answers (ElasticMQ: `make elasticmq`):
+// demo-orders and the FIFO demo-payments.fifo, each with a DLQ named by
+// its RedrivePolicy (maxReceiveCount 3). Their consumers fail poison
+// messages (about 2%) by never deleting them, so SQS itself moves them to
+// the DLQ after the third receive, as AWS does.
+//
 // Failure behaviour: a service that hits a Kafka error logs it and keeps
 // going; only context cancellation (Close or the Start context) stops it.
 package demo

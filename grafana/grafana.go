@@ -115,6 +115,8 @@ var dashboardParts = []dashboardPart{
 	// The outbox is the producer side of lag: its row sits next to the
 	// consumer lag it causes.
 	{file: "consumer-lag.json", rows: withOutbox},
+	// An SQS queue's consumers are readers like the groups above.
+	{file: "consumer-lag.json", rows: withSQS},
 	{file: "nats-jetstream.json", start: natsJetStream},
 	{file: "dead-letter-queues.json", start: deadLetterQueues},
 	{file: "queuewatch.json", start: self},

@@ -43,6 +43,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("demo", stderr)
 	listen := fs.String("listen", "127.0.0.1:8080", "address to serve the UI and /metrics on")
 	rabbit := fs.String("rabbitmq-url", "amqp://guest:guest@127.0.0.1:5672/", "RabbitMQ to create demo queues in, if it answers (\"\" to skip)")
+	sqsEndpoint := fs.String("sqs-endpoint", "http://127.0.0.1:9324", "SQS server (ElasticMQ) to create demo queues in, if it answers (\"\" to skip)")
 	var lf logFlags
 	lf.register(fs)
 	if err := parse(fs, args); err != nil {
@@ -55,7 +56,7 @@ func runDemo(args []string, stdout, stderr io.Writer) error {
 	ctx, stop := signalContext()
 	defer stop()
 	return app.Demo(ctx, app.DemoOptions{
-		Listen: *listen, RabbitMQURL: *rabbit, Logger: log, Version: buildVersion(),
+		Listen: *listen, RabbitMQURL: *rabbit, SQSEndpoint: *sqsEndpoint, Logger: log, Version: buildVersion(),
 		Listening: func(addr string) {
 			fmt.Fprintf(stdout, "\nqueuewatch demo is running: open http://%s/\n  metrics: http://%s/metrics\n  Ctrl-C stops it.\n\n", browsable(addr), browsable(addr))
 		},

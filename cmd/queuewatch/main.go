@@ -36,7 +36,7 @@ func main() {
 const usage = `queuewatch — consumer lag, dead-letter queues and safe replay for Kafka, RabbitMQ and NATS JetStream, and the outbox backlog behind them
 
 Usage:
-  queuewatch demo    [--listen 127.0.0.1:8080] [--rabbitmq-url URL]
+  queuewatch demo    [--listen 127.0.0.1:8080] [--rabbitmq-url URL] [--sqs-endpoint URL]
   queuewatch serve   [--config queuewatch.yaml] [--listen ADDR]
   queuewatch check   --config queuewatch.yaml
   queuewatch replay  --config queuewatch.yaml --dlq ID [--dry-run] [--limit N] [--rate R] [filters]

@@ -25,19 +25,20 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopElasticMQ()
+	testenv.StopMoto()
 	os.Exit(code)
 }
 
 // account is the access to the test server as config section cfg, with
 // dummy credentials in the environment, where the default chain reads
 // them.
-func account(t *testing.T, s *testenv.ElasticMQServer, cfg config.SQS) *brokersqs.Cluster {
+func account(t *testing.T, s testenv.SQSServer, cfg config.SQS) *brokersqs.Cluster {
 	t.Helper()
 	t.Setenv("AWS_ACCESS_KEY_ID", "x")
 	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
 	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
 	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
-	cfg.Name, cfg.Region, cfg.Endpoint = "local", testenv.ElasticMQRegion, s.Endpoint
+	cfg.Name, cfg.Region, cfg.Endpoint = "local", testenv.ElasticMQRegion, s.URL()
 	if err := (&config.Config{SQS: []config.SQS{cfg}}).Validate(); err != nil && strings.Contains(err.Error(), "sqs[") {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func account(t *testing.T, s *testenv.ElasticMQServer, cfg config.SQS) *brokersq
 }
 
 // createQueue creates the queue name with attrs using the aws CLI.
-func createQueue(t *testing.T, s *testenv.ElasticMQServer, name string, attrs map[string]string) {
+func createQueue(t *testing.T, s testenv.SQSServer, name string, attrs map[string]string) {
 	t.Helper()
 	args := []string{"sqs", "create-queue", "--queue-name", name}
 	if len(attrs) > 0 {
@@ -64,14 +65,14 @@ func createQueue(t *testing.T, s *testenv.ElasticMQServer, name string, attrs ma
 
 // redrive is a RedrivePolicy naming dlq; maxReceiveCount is written as
 // given (a JSON number or a string).
-func redrive(s *testenv.ElasticMQServer, dlq, maxReceiveCount string) map[string]string {
+func redrive(s testenv.SQSServer, dlq, maxReceiveCount string) map[string]string {
 	return map[string]string{"RedrivePolicy": `{"deadLetterTargetArn":"` + s.QueueARN(dlq) + `","maxReceiveCount":` + maxReceiveCount + `}`}
 }
 
 // deadLetter receives from queue with boto3 until its DLQ holds want.
-func deadLetter(t *testing.T, s *testenv.ElasticMQServer, queueName, dlq string, want int) {
+func deadLetter(t *testing.T, s testenv.SQSServer, queueName, dlq string, want int) {
 	t.Helper()
-	cmd := exec.CommandContext(t.Context(), "python3", "testdata/dead_letter.py", s.Endpoint, s.QueueURL(queueName), s.QueueURL(dlq), strconv.Itoa(want))
+	cmd := exec.CommandContext(t.Context(), "python3", "testdata/dead_letter.py", s.URL(), s.QueueURL(queueName), s.QueueURL(dlq), strconv.Itoa(want))
 	cmd.Env = s.AWSEnv()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		testenv.Require(t, "boto3", exec.Command("python3", "-c", "import boto3").Run())

@@ -44,6 +44,7 @@ func TestMain(m *testing.M) {
 	}
 	code := m.Run()
 	testenv.StopElasticMQ()
+	testenv.StopMoto()
 	os.Exit(code)
 }
 
@@ -56,7 +57,7 @@ func TestConformance(t *testing.T) {
 // Services reach the server through a TCP proxy so a fault can cut them
 // off; the world itself talks to the server directly.
 type world struct {
-	s      *testenv.ElasticMQServer
+	s      testenv.SQSServer
 	c      *sdk.Client
 	proxy  *toxiproxy.Proxy
 	prefix string
@@ -73,22 +74,21 @@ type world struct {
 	fifo     bool // FIFO queues; a message's group is its tenant
 }
 
-func newWorld(t *testing.T) conformance.World { return newQueues(t, false) }
+func newWorld(t *testing.T) conformance.World { return newQueues(t, testenv.ElasticMQ(t), false) }
 
-// newQueues is a world of standard or FIFO queues.
-func newQueues(t *testing.T, fifo bool) *world {
-	s := testenv.ElasticMQ(t)
+// newQueues is a world of standard or FIFO queues on server s.
+func newQueues(t *testing.T, s testenv.SQSServer, fifo bool) *world {
 	w := &world{s: s, prefix: testenv.Unique("cf"), saved: map[string][]conformance.Arrival{}, cluster: "local", vis: 6 * time.Second, fifo: fifo}
 	w.dlq, w.source, w.other = w.prefix+"-dlq", w.prefix+"-src", w.prefix+"-other"
 	if fifo {
 		w.dlq, w.source, w.other = w.dlq+".fifo", w.source+".fifo", w.other+".fifo"
 	}
-	w.c = access(t, s.Endpoint).Client()
+	w.c = access(t, s.URL()).Client()
 	w.create(t, w.dlq, nil)
 	w.create(t, w.source, w.redrive())
 	w.create(t, w.other, nil)
 	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
-	w.proxy = toxiproxy.NewProxy(srv, "sqs", "127.0.0.1:0", strings.TrimPrefix(s.Endpoint, "http://"))
+	w.proxy = toxiproxy.NewProxy(srv, "sqs", "127.0.0.1:0", strings.TrimPrefix(s.URL(), "http://"))
 	if err := w.proxy.Start(); err != nil {
 		t.Fatal(err)
 	}
@@ -216,7 +216,7 @@ func (w *world) deadLetterRun(t *testing.T, origin string, msgs []conformance.Me
 		}
 	}
 	b, _ := json.Marshal(in)
-	cmd := exec.CommandContext(t.Context(), "python3", "testdata/dead_letter.py", w.s.Endpoint, w.s.QueueURL(q), w.s.QueueURL(w.dlq))
+	cmd := exec.CommandContext(t.Context(), "python3", "testdata/dead_letter.py", w.s.URL(), w.s.QueueURL(q), w.s.QueueURL(w.dlq))
 	cmd.Env = w.s.AWSEnv()
 	cmd.Stdin = strings.NewReader(string(b))
 	if out, err := cmd.CombinedOutput(); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
 // TestBrowse: a page shows each message's attributes of every type, its
@@ -131,7 +132,7 @@ func TestTooManyAttributes(t *testing.T) {
 }
 
 func (w *world) backend(t *testing.T) *Backend {
-	b, err := New(Options{Cluster: access(t, w.s.Endpoint)})
+	b, err := New(Options{Cluster: access(t, w.s.URL())})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -147,8 +148,10 @@ func (w *world) ref() dlqreplay.Ref {
 // group, in order within each group, with the deduplication id the job
 // and message make; a job that keeps a message of a group cannot read the
 // group past it and fails saying so, rather than reporting success.
-func TestFIFO(t *testing.T) {
-	w := newQueues(t, true)
+func TestFIFO(t *testing.T) { testFIFO(t, testenv.ElasticMQ(t)) }
+
+func testFIFO(t *testing.T, s testenv.SQSServer) {
+	w := newQueues(t, s, true)
 	all := []conformance.Message{{ID: "q-0", Tenant: "g1"}, {ID: "q-1", Tenant: "g2"}, {ID: "q-2", Tenant: "g1"}, {ID: "q-3", Tenant: "g1"}, {ID: "q-4", Tenant: "g2"}}
 	w.DeadLetter(t, all...)
 	r, err := w.Service(t, 0).Run(context.Background(), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})

@@ -156,8 +156,11 @@ func (s *ElasticMQServer) waitServing() error {
 }
 
 // ping sends ListQueues in the JSON protocol the Go SDK and boto3 speak.
-func (s *ElasticMQServer) ping(client *http.Client) error {
-	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, s.Endpoint+"/", bytes.NewBufferString("{}"))
+func (s *ElasticMQServer) ping(client *http.Client) error { return pingSQS(client, s.Endpoint) }
+
+// pingSQS sends ListQueues to the SQS server at endpoint.
+func pingSQS(client *http.Client, endpoint string) error {
+	req, err := http.NewRequestWithContext(context.Background(), http.MethodPost, endpoint+"/", bytes.NewBufferString("{}"))
 	if err != nil {
 		return err
 	}
@@ -191,11 +194,17 @@ func (s *ElasticMQServer) stop() {
 // goes to Require.
 func (s *ElasticMQServer) AWS(t testing.TB, args ...string) []byte {
 	t.Helper()
+	return awsCLI(t, s.Endpoint, s.AWSEnv(), args...)
+}
+
+// awsCLI runs `aws --endpoint-url endpoint --output json args` with env.
+func awsCLI(t testing.TB, endpoint string, env []string, args ...string) []byte {
+	t.Helper()
 	if _, err := exec.LookPath("aws"); err != nil {
 		Require(t, "the aws CLI", err)
 	}
-	cmd := exec.CommandContext(t.Context(), "aws", append([]string{"--endpoint-url", s.Endpoint, "--output", "json"}, args...)...)
-	cmd.Env = s.AWSEnv()
+	cmd := exec.CommandContext(t.Context(), "aws", append([]string{"--endpoint-url", endpoint, "--output", "json"}, args...)...)
+	cmd.Env = env
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -204,6 +213,9 @@ func (s *ElasticMQServer) AWS(t testing.TB, args ...string) []byte {
 	}
 	return out
 }
+
+// URL is Endpoint.
+func (s *ElasticMQServer) URL() string { return s.Endpoint }
 
 // QueueURL is the URL the server gives the queue named name.
 func (s *ElasticMQServer) QueueURL(name string) string {

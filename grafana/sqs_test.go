@@ -1,0 +1,40 @@
+package grafana
+
+import (
+	"context"
+	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// sqsSource is an SQS account with one queue, its DLQ and its request
+// counts. The demo's SQS part needs an SQS server, so it stands in for
+// collectors/sqs (tested against ElasticMQ and moto in its own package) to
+// make the real collector export the queuewatch_sqs_* families and an SQS
+// DLQ, which the SQS queue rules exclude by selecting
+// queuewatch_dlq_messages{broker="sqs"}.
+type sqsSource struct{}
+
+func (sqsSource) Broker() queue.Broker { return queue.SQS }
+func (sqsSource) Cluster() string      { return "aws" }
+func (sqsSource) Poll(context.Context) (*queue.Snapshot, error) {
+	return &queue.Snapshot{
+		Broker: queue.SQS, Cluster: "aws", Time: time.Now(),
+		SQSQueues: []queue.SQSQueue{
+			{
+				Cluster: "aws", Name: "orders", ARN: "arn:aws:sqs:us-east-1:000000000000:orders",
+				Visible: 12, InFlight: 3, Delayed: 1, DeadLetterQueue: "orders-dlq", MaxReceiveCount: 3,
+				Status: queue.StatusOK, StatusReason: "12 visible, 3 in flight",
+			},
+			{
+				Cluster: "aws", Name: "orders-dlq", ARN: "arn:aws:sqs:us-east-1:000000000000:orders-dlq",
+				Visible: 4, Status: queue.StatusOK, StatusReason: "4 visible, 0 in flight",
+			},
+		},
+		DLQs: []queue.DLQ{{Broker: queue.SQS, Cluster: "aws", Name: "orders-dlq", Sources: []string{"orders"}, Messages: 4}},
+		SQS: &queue.SQSAccount{
+			ReadEvery: 4 * time.Minute, Listed: 2,
+			Requests: []queue.SQSRequests{{Action: "GetQueueAttributes", Count: 2}, {Action: "ListQueues", Count: 1}},
+		},
+	}, nil
+}
