@@ -80,6 +80,15 @@ func (r *Resets) Describe(ctx context.Context, group string) (offsets.GroupInfo,
 	for _, m := range d.Members {
 		g.Members = append(g.Members, offsets.Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
 	}
+	if len(g.Members) == 0 && !g.Resettable() {
+		// Other brokers describe a consumer-protocol group as a classic
+		// one with its state but no members: name them from
+		// ConsumerGroupDescribe, keeping the classic answer if that fails
+		// (the state alone already refuses the apply).
+		if c, err := r.describeConsumer(ctx, group); err == nil && c.State != "Dead" {
+			return c, nil
+		}
+	}
 	return g, nil
 }
 

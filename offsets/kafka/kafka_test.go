@@ -321,12 +321,21 @@ func TestApply(t *testing.T) {
 	}
 }
 
-// TestApplyRefusesGroupWithMembers: a group with a live member plans, says
-// apply will be refused, and apply refuses it.
+// TestApplyRefusesGroupWithMembers: a group with a live member, classic
+// or KIP-848, plans, says apply will be refused, and apply refuses it.
 func TestApplyRefusesGroupWithMembers(t *testing.T) {
+	for _, tc := range []struct {
+		protocol string
+		opts     []kgo.Opt
+	}{{"classic", nil}, {"consumer (KIP-848)", []kgo.Opt{kgo.ServerSideBalancer()}}} {
+		t.Run(tc.protocol, func(t *testing.T) { refusesGroupWithMembers(t, tc.opts...) })
+	}
+}
+
+func refusesGroupWithMembers(t *testing.T, opts ...kgo.Opt) {
 	e := newEnv(t)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("orders"),
-		kgo.DisableAutoCommit(), kgo.ClientID("live-consumer"))
+	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("orders"),
+		kgo.DisableAutoCommit(), kgo.ClientID("live-consumer")}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}
