@@ -34,9 +34,9 @@ type env struct {
 	base          time.Time
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T, version string) *env {
 	t.Helper()
-	node := testenv.RealKafka(t)
+	node := testenv.RealKafkaAt(t, version)
 	cl, err := kgo.NewClient(kgo.SeedBrokers(node.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()))
 	if err != nil {
 		t.Fatal(err)
@@ -143,7 +143,19 @@ func (e *env) dryRun(args ...string) map[string]int64 {
 // TestPlanMatchesConsumerGroupsTool plans each spec and compares the
 // targets with kafka-consumer-groups --reset-offsets --dry-run.
 func TestPlanMatchesConsumerGroupsTool(t *testing.T) {
-	e := newEnv(t)
+	eachVersion(t, planMatchesConsumerGroupsTool)
+}
+
+// eachVersion runs test on a fresh env of every release of
+// testenv.KafkaVersions (4.4 and 4.0), one after the other: the machine's
+// cores are better spent on one JVM at a time.
+func eachVersion(t *testing.T, test func(*testing.T, *env)) {
+	for _, v := range testenv.KafkaVersions {
+		t.Run("kafka-"+v, func(t *testing.T) { test(t, newEnv(t, v)) })
+	}
+}
+
+func planMatchesConsumerGroupsTool(t *testing.T, e *env) {
 	at := func(d time.Duration) string { return e.base.Add(d).Format("2006-01-02T15:04:05.000Z") }
 	for _, tc := range []struct {
 		spec   string
@@ -229,7 +241,10 @@ func (e *env) describe(group string) map[string]string {
 // kafka-consumer-groups --describe; then live members, classic and
 // KIP-848, make apply refuse, and a commit after the plan makes it stale.
 func TestApplyOnRealKafka(t *testing.T) {
-	e := newEnv(t)
+	eachVersion(t, applyOnRealKafka)
+}
+
+func applyOnRealKafka(t *testing.T, e *env) {
 	p := e.plan("shift:-4")
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
