@@ -167,8 +167,10 @@ func (r *Resets) Positions(ctx context.Context, req offsets.Request) ([]offsets.
 	for _, t := range topics {
 		for _, p := range scope[t] {
 			tp := offsets.TP{Topic: t, Partition: p}
-			pos := offsets.Position{Topic: t, Partition: p, LogStart: starts[tp], LogEnd: ends[tp],
-				Current: lookup(commits, tp), Other: lookup(other, tp)}
+			pos := offsets.Position{
+				Topic: t, Partition: p, LogStart: starts[tp], LogEnd: ends[tp],
+				Current: lookup(commits, tp), Other: lookup(other, tp),
+			}
 			// Kafka answers -1, or the end offset, when no record is at or
 			// after the time; either way there is none to start from.
 			if at, ok := afterTime[tp]; ok && at >= 0 && at < pos.LogEnd {

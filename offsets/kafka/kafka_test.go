@@ -334,8 +334,10 @@ func TestApplyRefusesGroupWithMembers(t *testing.T) {
 
 func refusesGroupWithMembers(t *testing.T, opts ...kgo.Opt) {
 	e := newEnv(t)
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("orders"),
-		kgo.DisableAutoCommit(), kgo.ClientID("live-consumer")}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup("g"), kgo.ConsumeTopics("orders"),
+		kgo.DisableAutoCommit(), kgo.ClientID("live-consumer"),
+	}, opts...)...)
 	if err != nil {
 		t.Fatal(err)
 	}

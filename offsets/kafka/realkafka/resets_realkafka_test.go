@@ -46,10 +46,12 @@ func newEnv(t *testing.T, version string) *env {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { r.Close(); cl.Close() })
-	e := &env{t: t, node: node, adm: kadm.NewClient(cl), resets: r, topic: testenv.Unique("resets"),
+	e := &env{
+		t: t, node: node, adm: kadm.NewClient(cl), resets: r, topic: testenv.Unique("resets"),
 		g: testenv.Unique("g"), old: testenv.Unique("old"),
 		// In the past, but within any retention and timestamp limit.
-		base: time.Now().Add(-2 * time.Hour).Truncate(time.Minute).UTC()}
+		base: time.Now().Add(-2 * time.Hour).Truncate(time.Minute).UTC(),
+	}
 	ctx := context.Background()
 	if _, err := e.adm.CreateTopic(ctx, 3, 1, nil, e.topic); err != nil {
 		t.Fatal(err)
@@ -295,8 +297,10 @@ func applyOnRealKafka(t *testing.T, e *env) {
 // member joins group g with a live franz-go consumer until stop.
 func (e *env) member(opts ...kgo.Opt) (stop func()) {
 	e.t.Helper()
-	cl, err := kgo.NewClient(append([]kgo.Opt{kgo.SeedBrokers(e.node.Addr()), kgo.ConsumerGroup(e.g), kgo.ConsumeTopics(e.topic),
-		kgo.DisableAutoCommit(), kgo.ClientID("live")}, opts...)...)
+	cl, err := kgo.NewClient(append([]kgo.Opt{
+		kgo.SeedBrokers(e.node.Addr()), kgo.ConsumerGroup(e.g), kgo.ConsumeTopics(e.topic),
+		kgo.DisableAutoCommit(), kgo.ClientID("live"),
+	}, opts...)...)
 	if err != nil {
 		e.t.Fatal(err)
 	}
