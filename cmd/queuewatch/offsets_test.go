@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
@@ -107,6 +108,38 @@ func TestOffsetsCommandErrors(t *testing.T) {
 		code, _, errOut := runCmd(tc.args...)
 		if code != tc.code || !strings.Contains(errOut, tc.says) {
 			t.Errorf("%v: exit %d, stderr %q; want %d and %q", tc.args[1:], code, errOut, tc.code, tc.says)
+		}
+	}
+}
+
+// TestPlanTable is the table a terminal shows: a row per partition, the
+// totals, the warnings and the refusal.
+func TestPlanTable(t *testing.T) {
+	n := func(v int64) *int64 { return &v }
+	at := time.Date(2026, 12, 5, 9, 4, 0, 0, time.UTC)
+	p := offsets.Plan{
+		ID: "abc", Cluster: "prod", Group: "g", GroupState: "Stable", Members: []offsets.Member{{ID: "m1"}},
+		To: offsets.Spec{Kind: offsets.Shift, N: -4},
+		Partitions: []offsets.PartitionPlan{
+			{Topic: "orders", Partition: 0, Current: n(5), Target: n(1), Delta: n(-4), Reprocess: 4, LagAfter: 9, TargetTimestamp: &at},
+			{Topic: "orders", Partition: 1, LogEnd: 10, LagAfter: 10, Warning: "no committed offset to shift: left as it is"},
+		},
+		Totals:       offsets.Totals{Partitions: 2, Changed: 1, Reprocess: 4, LagAfter: 19},
+		Warnings:     []string{"orders[1]: no committed offset to shift: left as it is"},
+		ApplyRefused: "group g is Stable",
+	}
+	var b strings.Builder
+	planTable(&b, p)
+	for _, want := range []string{
+		"plan abc: group g on prod (Stable, 1 member(s)) to shift:-4",
+		"orders          0        5       1  -4           4     0          9  2026-12-05T09:04:00Z",
+		"orders          1        -       -   -           0     0         10                     -",
+		"1 of 2 partitions change: re-process 4, skip 0, lag after 19",
+		"warning: orders[1]: no committed offset to shift",
+		"apply will be refused: group g is Stable",
+	} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 }
