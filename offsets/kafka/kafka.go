@@ -321,8 +321,16 @@ func (r *Resets) Timestamps(ctx context.Context, at map[offsets.TP]int64) map[of
 		return out
 	}
 	defer cl.Close()
-	for len(out) < len(at) && ctx.Err() == nil {
+	// A partition whose fetch fails (denied, deleted) gives no timestamp:
+	// stop waiting for it rather than spin until ctx ends.
+	failed := map[offsets.TP]bool{}
+	for len(out)+len(failed) < len(at) && ctx.Err() == nil {
 		fs := cl.PollFetches(ctx)
+		fs.EachError(func(t string, p int32, err error) {
+			if !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) {
+				failed[offsets.TP{Topic: t, Partition: p}] = true
+			}
+		})
 		fs.EachRecord(func(rec *kgo.Record) {
 			tp := offsets.TP{Topic: rec.Topic, Partition: rec.Partition}
 			if _, done := out[tp]; !done && rec.Offset >= at[tp] {

@@ -441,3 +441,20 @@ func TestApplyPartitionDenied(t *testing.T) {
 		t.Errorf("audit %+v", a.entries)
 	}
 }
+
+// TestPlanTimestampUnreadable: a partition whose records cannot be read
+// plans all the same, its target timestamp "unknown".
+func TestPlanTimestampUnreadable(t *testing.T) {
+	e := newEnv(t)
+	e.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.Fetch}, Topic: "orders", Partitions: []int32{1}, Err: kerr.TopicAuthorizationFailed, Count: -1})
+	p := e.mustPlan("g", "earliest")
+	if targets(p) != "2 0 0" {
+		t.Errorf("targets %s", targets(p))
+	}
+	for _, pp := range p.Partitions {
+		unknown := pp.TargetTimestamp == nil && pp.TimestampNote == offsets.NoteUnknown
+		if unknown != (pp.Partition == 1) {
+			t.Errorf("partition %d: timestamp %v, note %q", pp.Partition, pp.TargetTimestamp, pp.TimestampNote)
+		}
+	}
+}
