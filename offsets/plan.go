@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math"
 	"slices"
 	"strconv"
 	"time"
@@ -134,7 +135,7 @@ func Resolve(spec Spec, p Position) PartitionPlan {
 			out.Warning = "no committed offset to shift: left as it is"
 			return out.account()
 		}
-		target, out.Warning = clamp(*p.Current+spec.N, p.LogStart, p.LogEnd)
+		target, out.Warning = clamp(addSaturating(*p.Current, spec.N), p.LogStart, p.LogEnd)
 	case Offset:
 		target, out.Warning = clamp(spec.N, p.LogStart, p.LogEnd)
 	case Group:
@@ -146,6 +147,19 @@ func Resolve(spec Spec, p Position) PartitionPlan {
 	}
 	out.Target = &target
 	return out.account()
+}
+
+// addSaturating is a+b, held at the int64 bounds rather than wrapping, so
+// that shift:+9223372036854775807 clamps to the log end, not the start.
+func addSaturating(a, b int64) int64 {
+	switch s := a + b; {
+	case b > 0 && s < a:
+		return math.MaxInt64
+	case b < 0 && s > a:
+		return math.MinInt64
+	default:
+		return s
+	}
 }
 
 // clamp keeps offset within [start, end] and says when it had to.

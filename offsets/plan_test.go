@@ -1,6 +1,7 @@
 package offsets
 
 import (
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -30,6 +31,8 @@ func TestResolve(t *testing.T) {
 		{"shift clamped at the start", Spec{Kind: Shift, N: -80}, base, "100", "-50", 50, 0, 100, "before the log start: clamped to 100"},
 		{"shift clamped at the end", Spec{Kind: Shift, N: 80}, base, "200", "50", 0, 50, 0, "past the log end: clamped to 200"},
 		{"shift without a commit", Spec{Kind: Shift, N: -5}, with(func(p *Position) { p.Current = nil }), "-", "-", 0, 0, 100, "no committed offset to shift"},
+		{"shift past int64", Spec{Kind: Shift, N: math.MaxInt64}, base, "200", "50", 0, 50, 0, "past the log end"},
+		{"shift before int64", Spec{Kind: Shift, N: math.MinInt64}, base, "100", "-50", 50, 0, 100, "before the log start"},
 		{"offset", Spec{Kind: Offset, N: 170}, base, "170", "20", 0, 20, 30, ""},
 		{"offset before the start", Spec{Kind: Offset, N: 3}, base, "100", "-50", 50, 0, 100, "before the log start"},
 		{"offset past the end", Spec{Kind: Offset, N: 999}, base, "200", "50", 0, 50, 0, "past the log end"},
