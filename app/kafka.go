@@ -9,6 +9,8 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	dlqkafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
+	"github.com/queuewatch/queuewatch/offsets"
+	offsetskafka "github.com/queuewatch/queuewatch/offsets/kafka"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -35,6 +37,11 @@ var kafkaBroker = broker{
 			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) {
 				return eachCluster(clusters, func(_ int, kc *brokerkafka.Cluster) (dlqreplay.Backend, error) {
 					return kafkaBackend(kc, log)
+				})
+			},
+			resets: func() ([]offsets.Broker, func(), error) {
+				return eachReset(clusters, func(kc *brokerkafka.Cluster) (*offsetskafka.Resets, error) {
+					return offsetskafka.New(kc)
 				})
 			},
 		}, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -59,6 +60,9 @@ type wired struct {
 	background func(ctx context.Context, log *slog.Logger) (stop func())
 	// metrics, when set, exports the access layer's own counters.
 	metrics prometheus.Collector
+	// resets, when set, builds the offset-reset access of every configured
+	// cluster (Kafka consumer groups); the returned func closes them.
+	resets func() ([]offsets.Broker, func(), error)
 }
 
 // checking is what check does differently for a broker's sources.

@@ -41,6 +41,8 @@ Usage:
   queuewatch check   --config queuewatch.yaml
   queuewatch replay  --config queuewatch.yaml --dlq ID [--dry-run] [--limit N] [--rate R] [filters]
   queuewatch rules   --config queuewatch.yaml
+  queuewatch offsets plan  --config queuewatch.yaml --cluster C --group G --to SPEC [--topic T[:P[,P…]]]… [--out plan.json]
+  queuewatch offsets apply --config queuewatch.yaml --plan plan.json
   queuewatch version
 
 Run "queuewatch COMMAND -h" for a command's flags.
@@ -64,6 +66,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 		err = rules(rest, stdout, stderr)
 	case "replay":
 		err = replay(rest, stdout, stderr)
+	case "offsets":
+		err = offsetsCmd(rest, stdout, stderr)
 	case "version", "--version", "-version":
 		fmt.Fprintln(stdout, "queuewatch", buildVersion())
 		return 0

@@ -1,0 +1,103 @@
+package app
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/offsets"
+)
+
+// PlanOffsets plans an offset reset of a group of cluster, as
+// `queuewatch offsets plan` does. It changes nothing.
+func PlanOffsets(ctx context.Context, cfg *config.Config, cluster string, req offsets.Request) (offsets.Plan, error) {
+	b, closeAll, err := resetAccess(cfg, "", cluster)
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	defer closeAll()
+	return offsets.MakePlan(ctx, b, req, time.Now())
+}
+
+// ApplyOffsets applies a plan, as `queuewatch offsets apply` does: refused
+// unless the group is Empty or Dead and every offset is still the plan's.
+// audit, when set, records the apply whatever its result.
+func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, who string, audit offsets.Auditor) (offsets.Receipt, error) {
+	b, closeAll, err := resetAccess(cfg, plan.Broker, plan.Cluster)
+	if err != nil {
+		return offsets.Receipt{}, err
+	}
+	defer closeAll()
+	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: audit})
+}
+
+// errNoCluster is returned for a cluster no broker with offset resets has
+// in the config.
+var errNoCluster = errors.New("no such cluster")
+
+// resetAccess is the offset-reset access of the configured cluster named
+// cluster, of broker brokerName (any broker with resets when ""). The
+// returned func closes it.
+func resetAccess(cfg *config.Config, brokerName, cluster string) (offsets.Broker, func(), error) {
+	access, err := newBrokers(cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	var found []offsets.Broker
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for _, w := range access {
+		if w.resets == nil {
+			continue
+		}
+		bs, closeThem, err := w.resets()
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, closeThem)
+		for _, b := range bs {
+			if b.Cluster() == cluster && (brokerName == "" || b.Broker() == brokerName) {
+				found = append(found, b)
+			}
+		}
+	}
+	switch len(found) {
+	case 0:
+		closeAll()
+		return nil, nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka clusters)", errNoCluster, cluster)
+	case 1:
+		return found[0], closeAll, nil
+	}
+	closeAll()
+	return nil, nil, fmt.Errorf("cluster %q is configured for more than one broker with offset resets", cluster)
+}
+
+// eachReset builds the offset-reset access of every item of a config
+// section; the returned func closes what was built.
+func eachReset[C any, R interface {
+	offsets.Broker
+	Close()
+}](section []C, build func(C) (R, error)) ([]offsets.Broker, func(), error) {
+	var out []offsets.Broker
+	closeAll := func() {
+		for _, b := range out {
+			b.(interface{ Close() }).Close()
+		}
+	}
+	for _, c := range section {
+		r, err := build(c)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		out = append(out, r)
+	}
+	return out, closeAll, nil
+}

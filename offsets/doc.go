@@ -1,0 +1,24 @@
+// Package offsets plans and applies consumer-group offset resets, the way a
+// careful operator would: plan → review → apply.
+//
+// A Plan is read-only: it reads the group's state and members, its committed
+// offsets and the partitions' log start and end, and says per partition
+// where the group stands, where it would stand after the reset and what
+// that means (records re-processed or skipped). It never changes anything.
+// Its ID (PlanID) is a hash of the cluster, the group, the current offsets
+// and the targets, so two plans that would commit the same offsets over the
+// same starting point have the same ID, and a plan file edited by hand no
+// longer matches its ID.
+//
+// Apply commits a plan, and only a fresh, matching one: just before
+// committing it describes the group again and refuses unless the group is
+// Empty or Dead (ErrGroupActive: a live member would overwrite the reset
+// with its next commit), and refuses as stale when any committed offset
+// differs from the plan's (ErrStale: someone consumed or committed since;
+// re-plan). It commits exactly the planned offsets, reads them back and
+// reports per partition whether each was committed.
+//
+// The package is broker-neutral: what to compute is decided here (Resolve,
+// Seal, Apply), a broker only reads and commits through the Broker
+// interface (offsets/kafka for Kafka consumer groups).
+package offsets
