@@ -119,6 +119,11 @@ func integralNumbers(v any) any {
 // check refuses what the replay engine would otherwise ignore without a
 // word: a target of an unknown kind on a delete, which takes no target.
 func (r *replayRequest) check() error {
+	switch r.Mode {
+	case "", dlqreplay.ModePipeline, dlqreplay.ModeNative:
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("mode %q: want pipeline or native", r.Mode))
+	}
 	switch r.Target.Kind {
 	case "", dlqreplay.TargetOriginal, dlqreplay.TargetOriginalExchange, dlqreplay.TargetNamed:
 		return nil
