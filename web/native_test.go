@@ -237,3 +237,37 @@ func TestAPINativeRedrive(t *testing.T) {
 		t.Fatalf("native redrive of the empty dlq: %+v, %v", r.Job, err)
 	}
 }
+
+// TestDLQPageOffersNativeRedrive: the DLQ page of an SQS DLQ offers the
+// native redrive to an operator, beside Replay all, with what it does not
+// do; a viewer gets neither button nor API, and a RabbitMQ DLQ's page
+// has no such button.
+func TestDLQPageOffersNativeRedrive(t *testing.T) {
+	st := newSQSStack(t)
+	st.deadLetter(t, 2)
+	st.waitListed(t, 2)
+	c := newPageClient(st.base, "", "")
+	page := "/dlq/" + url.PathEscape(st.id)
+	for _, want := range []string{`data-action="native"`, "Redrive with SQS (native)", "no replay stamp", "no poison guard", "one task per source queue", `id="native"`} {
+		c.expect(t, http.MethodGet, page, "", http.StatusOK, want)
+	}
+	viewer := st.server(authConfig(t, config.AuthBasic))
+	rec := send(viewer, http.MethodGet, page, basic("victor", "viewer-pw"))
+	if rec.Code != http.StatusOK || strings.Contains(rec.Body.String(), `data-action="native"`) || !strings.Contains(rec.Body.String(), st.dlq) {
+		t.Errorf("viewer's page: %d, native button shown or page missing", rec.Code)
+	}
+	r := httptest.NewRequest(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(st.id)+"/replay", strings.NewReader(`{"mode":"native","selection":{"all":true}}`))
+	r.Header.Set("Content-Type", "application/json")
+	r.SetBasicAuth("victor", "viewer-pw")
+	rec = httptest.NewRecorder()
+	viewer.ServeHTTP(rec, r)
+	if rec.Code != http.StatusForbidden || st.depth(t, st.dlq) != 2 {
+		t.Errorf("viewer's native redrive = %d, dlq depth %d", rec.Code, st.depth(t, st.dlq))
+	}
+	resp := c.send(t, http.MethodGet, "/dlq/"+url.PathEscape("rabbitmq:main:/:orders.dlq"), "")
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if strings.Contains(string(b), `data-action="native"`) {
+		t.Error("a DLQ of a broker without native redrive offers it")
+	}
+}
