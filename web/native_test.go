@@ -199,6 +199,7 @@ func TestAPINativeRedrive(t *testing.T) {
 		{`{"mode":"native","selection":{"ids":["m-1"]}}`, "every message"},
 		{`{"mode":"native","selection":{"all":true},"dry_run":true}`, "no dry run"},
 		{`{"mode":"turbo","selection":{"all":true}}`, "want pipeline or native"},
+		{`{"mode":"","selection":{"all":true}}`, "want pipeline or native"},
 		{`{"mode":"native","selection":{"all":true},"rate":501}`, "at most 500"},
 	} {
 		c.expect(t, http.MethodPost, replay, tt.body, http.StatusBadRequest, tt.want)
