@@ -169,6 +169,13 @@ func TestNativeRedriveRefused(t *testing.T) {
 			}
 		})
 	}
+	// A queue that is nobody's DLQ is refused before SQS is asked: a move
+	// task on it never answers on ElasticMQ.
+	start := time.Now()
+	nobodys := dlqreplay.Ref{Broker: queue.SQS, Cluster: w.cluster, Name: w.other}.ID()
+	if _, err := svc.Start(context.Background(), dlqreplay.Request{DLQ: nobodys, Mode: dlqreplay.ModeNative, Selection: all}); !errors.Is(err, dlqreplay.ErrUnknownDLQ) || time.Since(start) > startTimeout {
+		t.Fatalf("native redrive of nobody's dlq = %v after %v", err, time.Since(start))
+	}
 	// A second source: the destination must be named.
 	second := w.prefix + "-src2"
 	w.create(t, second, w.redrive())
