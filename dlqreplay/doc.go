@@ -22,6 +22,14 @@
 // basic.return; Kafka a transaction that also commits the replay cursor).
 // Every backend passes the same table of cases in dlqreplay/conformance.
 //
+// A backend whose broker can move a whole DLQ back itself (SQS message
+// move tasks) also implements NativeRedriver: a request of mode ModeNative
+// then runs as a job like the others — the in-process lock, the audit
+// record, progress, cancel, the counters — but the broker moves the
+// messages, so there is no selection, dry run, poison check, replay
+// stamp or per-message receipt. The broker's own refusal of a second move
+// is the lock across instances.
+//
 // Failure behaviour: a job that fails or is cancelled leaves every message
 // it did not finish in the DLQ; its receipt lists each message's outcome,
 // and marks possible duplicates where a fault left a copy in the target

@@ -234,9 +234,12 @@ func (p Progress) handled() int64 { return p.Moved + p.WouldMove + p.Failed + p.
 
 // Job is a job's state as the API shows it.
 type Job struct {
-	ID        string    `json:"id"`
-	DLQ       string    `json:"dlq"`
-	Action    Action    `json:"action"`
+	ID     string `json:"id"`
+	DLQ    string `json:"dlq"`
+	Action Action `json:"action"`
+	// Mode is ModeNative for the broker's own move; empty for a job of
+	// the pipeline.
+	Mode      Mode      `json:"mode,omitempty"`
 	Who       string    `json:"who"`
 	DryRun    bool      `json:"dry_run"`
 	Selection Selection `json:"selection"`

@@ -35,7 +35,10 @@ type Options struct {
 	// FlushInterval is how often a running job's counts and outcomes are
 	// written to the audit store (default 500ms).
 	FlushInterval time.Duration
-	Logger        *slog.Logger
+	// NativePoll is how often a native job reads its move's progress
+	// from the broker (default 2s; each read is a billed request at SQS).
+	NativePoll time.Duration
+	Logger     *slog.Logger
 }
 
 // Service runs DLQ browsing and jobs over the configured backends. It is
@@ -64,6 +67,9 @@ func New(opts Options) (*Service, error) {
 	}
 	if opts.FlushInterval <= 0 {
 		opts.FlushInterval = 500 * time.Millisecond
+	}
+	if opts.NativePoll <= 0 {
+		opts.NativePoll = 2 * time.Second
 	}
 	s := &Service{
 		opts: opts, log: opts.Logger, backends: map[string]Backend{},
@@ -129,6 +135,9 @@ type Request struct {
 	Selection Selection `json:"selection"`
 	Target    Target    `json:"target"`
 	DryRun    bool      `json:"dry_run"`
+	// Mode is ModeNative for the broker's own move of everything (see
+	// NativeRedriver); empty or ModePipeline otherwise.
+	Mode Mode `json:"mode,omitempty"`
 	// Rate is messages per second; 0 uses the configured default, a
 	// negative rate means unlimited.
 	Rate float64 `json:"rate,omitempty"`
@@ -199,6 +208,14 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	ref, b, err := s.backend(req.DLQ)
 	if err != nil {
 		return Job{}, err
+	}
+	switch req.Mode {
+	case ModeNative:
+		return s.startNative(ctx, ref, b, req)
+	case "", ModePipeline:
+		req.Mode = ""
+	default:
+		return Job{}, fmt.Errorf("mode %q: want pipeline or native: %w", req.Mode, ErrInvalidRequest)
 	}
 	if err := req.validate(extraTargetKinds(b)); err != nil {
 		return Job{}, err
@@ -514,9 +531,13 @@ func (s *Service) count(ref Ref, o Outcome) {
 	case ResultSkipped:
 		res = "skipped"
 	}
-	k := ReplayedKey{Broker: ref.Broker, Cluster: ref.Cluster, VHost: ref.VHost, DLQ: ref.Name, Source: o.Source, Result: res}
+	s.add(ReplayedKey{Broker: ref.Broker, Cluster: ref.Cluster, VHost: ref.VHost, DLQ: ref.Name, Source: o.Source, Result: res}, 1)
+}
+
+// add adds n to one counter.
+func (s *Service) add(k ReplayedKey, n int64) {
 	s.cmu.Lock()
-	s.counters[k]++
+	s.counters[k] += n
 	s.cmu.Unlock()
 }
 

@@ -119,11 +119,22 @@ func integralNumbers(v any) any {
 // check refuses what the replay engine would otherwise ignore without a
 // word: a target of an unknown kind on a delete, which takes no target.
 func (r *replayRequest) check() error {
+	if m := r.mode(); r.Mode != nil && m != dlqreplay.ModePipeline && m != dlqreplay.ModeNative {
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("mode %q: want pipeline or native", m))
+	}
 	switch r.Target.Kind {
 	case "", dlqreplay.TargetOriginal, dlqreplay.TargetOriginalExchange, dlqreplay.TargetNamed:
 		return nil
 	}
 	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("target kind %q: want original, exchange or queue", r.Target.Kind))
+}
+
+// mode is the request's mode, "" when it gives none.
+func (r *replayRequest) mode() dlqreplay.Mode {
+	if r.Mode == nil {
+		return ""
+	}
+	return *r.Mode
 }
 
 // boolQuery reads an optional query parameter that is true or false, as

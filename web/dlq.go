@@ -418,6 +418,11 @@ type replayRequest struct {
 	Selection dlqreplay.Selection `json:"selection"`
 	Target    dlqreplay.Target    `json:"target"`
 	DryRun    bool                `json:"dry_run"`
+	// Mode "native" has the broker move everything itself (a DLQ whose
+	// backend is a dlqreplay.NativeRedriver); absent or "pipeline"
+	// replays through queuewatch. A pointer, so that an empty mode is
+	// refused like any other the document does not list.
+	Mode *dlqreplay.Mode `json:"mode"`
 	// Rate is messages per second: 0 is the configured default, negative
 	// is unlimited.
 	Rate float64 `json:"rate"`
@@ -445,7 +450,7 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	}
 	job, err := svc.Start(ctx, dlqreplay.Request{
 		DLQ: id, Action: req.Action, Selection: req.Selection,
-		Target: req.Target, DryRun: req.DryRun, Rate: req.Rate, Who: who(ctx),
+		Target: req.Target, DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: who(ctx),
 	})
 	if err != nil {
 		return s.dlqFail(c, err)

@@ -57,6 +57,9 @@ func (s *Server) dlqPage(c echo.Context) error {
 	if s.opts.ReplayRate > 0 {
 		d.Rate = strconv.FormatFloat(s.opts.ReplayRate, 'f', -1, 64)
 	}
+	if nr, ok := s.opts.DLQs.(nativeRedrive); ok && d.CanReplay {
+		d.CanNative = nr.CanRedriveNatively(id)
+	}
 	if d.DLQ != nil {
 		h := s.opts.Monitor.DLQHistory(id)
 		d.Inflow = growthPerMinute(h)
@@ -218,6 +221,13 @@ func (s *Server) jobTargets(jobs []dlqreplay.Job) map[string]string {
 		}
 	}
 	return out
+}
+
+// nativeRedrive is a DLQ service that can tell whether a DLQ's broker
+// moves it back itself (*dlqreplay.Service: the DLQ's backend is a
+// dlqreplay.NativeRedriver), so the page offers the native redrive.
+type nativeRedrive interface {
+	CanRedriveNatively(dlqID string) bool
 }
 
 // subjectFanout is a DLQ service that can name who reads a subject

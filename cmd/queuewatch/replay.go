@@ -31,6 +31,8 @@ func replay(args []string, stdout, stderr io.Writer) error {
 	limit := fs.Int("limit", 0, "process at most N selected messages (0: all)")
 	rate := fs.Float64("rate", 0, "messages per second (0: dlq.replay_rate from the config, negative: unlimited)")
 	dryRun := fs.Bool("dry-run", false, "report what would go where; change nothing")
+	native := fs.Bool("native", false, "have the broker move the whole DLQ back itself (SQS: a message move task at --rate, at most 500/s): "+
+		"everything only, no dry run, no replay stamp, no poison guard; where the broker has it")
 	ids := fs.String("ids", "", "comma-separated message IDs to select")
 	group := fs.String("group", "", "failure group key to select (from the DLQ page or API)")
 	since := fs.String("since", "", "select messages that died at or after this RFC 3339 time")
@@ -53,6 +55,9 @@ func replay(args []string, stdout, stderr io.Writer) error {
 	}
 	req := dlqreplay.Request{
 		DLQ: *dlq, Action: dlqreplay.Action(*action), Selection: sel, DryRun: *dryRun, Rate: *rate, Who: "cli:" + *who,
+	}
+	if *native {
+		req.Mode = dlqreplay.ModeNative
 	}
 	switch {
 	case *toExchange:

@@ -43,6 +43,12 @@ ALTER TABLE archive ADD COLUMN deleted INTEGER NOT NULL DEFAULT 1;
 ALTER TABLE archive ADD COLUMN restore_id TEXT NOT NULL DEFAULT '';
 UPDATE archive SET restore_id = lower(hex(randomblob(16)));
 `},
+	// A native job (the broker's own move, dlqreplay.ModeNative) is a
+	// replay of everything that queuewatch did not read: the log says so.
+	// Jobs before this version ran through the pipeline ('').
+	{version: 5, what: "the mode of a job (pipeline or native)", sql: `
+ALTER TABLE jobs ADD COLUMN mode TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

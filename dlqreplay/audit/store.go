@@ -110,9 +110,9 @@ func (s *Store) CreateJob(ctx context.Context, j dlqreplay.Job) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, who, dry_run, selection, target, state, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.DLQ, string(j.Action), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli())
+	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, target, state, created)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.DLQ, string(j.Action), string(j.Mode), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli())
 	if err != nil {
 		return fmt.Errorf("record job %s: %w", j.ID, err)
 	}
@@ -174,19 +174,19 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 }
 
 const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, note, created, finished,
-	depth, to_move, moved, would_move, failed, skipped, remaining, duplicates`
+	depth, to_move, moved, would_move, failed, skipped, remaining, duplicates, mode`
 
 func scanJob(sc interface{ Scan(...any) error }) (dlqreplay.Job, error) {
 	var j dlqreplay.Job
-	var action, state, sel, tgt string
+	var action, state, sel, tgt, mode string
 	var created, finished int64
 	p := &j.Progress
 	err := sc.Scan(&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &j.Note, &created, &finished,
-		&p.Depth, &p.ToMove, &p.Moved, &p.WouldMove, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates)
+		&p.Depth, &p.ToMove, &p.Moved, &p.WouldMove, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates, &mode)
 	if err != nil {
 		return j, err
 	}
-	j.Action, j.State = dlqreplay.Action(action), dlqreplay.JobState(state)
+	j.Action, j.State, j.Mode = dlqreplay.Action(action), dlqreplay.JobState(state), dlqreplay.Mode(mode)
 	if err := json.Unmarshal([]byte(sel), &j.Selection); err != nil {
 		return j, fmt.Errorf("job %s selection: %w", j.ID, err)
 	}

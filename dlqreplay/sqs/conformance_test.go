@@ -160,6 +160,7 @@ func (w *world) Service(t *testing.T, maxReplays int) *dlqreplay.Service {
 	}
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: maxReplays, FlushInterval: 20 * time.Millisecond,
+		NativePoll: 50 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

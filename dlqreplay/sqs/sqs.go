@@ -136,6 +136,20 @@ func (b *Backend) queueURL(ctx context.Context, name string) (string, error) {
 // lookup finds the DLQ ref names: an existing queue that is some queue's
 // dead-letter target, without a redrive policy of its own.
 func (b *Backend) lookup(ctx context.Context, ref dlqreplay.Ref) (*dlq, error) {
+	d, err := b.findDLQ(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if p, _ := brokersqs.ParseRedrivePolicy(d.attrs["RedrivePolicy"]); p.DeadLetterTargetARN != "" {
+		return nil, fmt.Errorf("dlq %s has a redrive policy of its own (to %s after %d receives): every read is a receive that counts, and could move its messages on: %w",
+			ref.Name, p.DeadLetterTargetARN, p.MaxReceiveCount, dlqreplay.ErrDeliveryLimit)
+	}
+	return d, nil
+}
+
+// findDLQ finds the DLQ ref names: an existing queue that is some queue's
+// dead-letter target, with its attributes and its sources.
+func (b *Backend) findDLQ(ctx context.Context, ref dlqreplay.Ref) (*dlq, error) {
 	url, err := b.queueURL(ctx, ref.Name)
 	if errors.Is(err, dlqreplay.ErrTargetMissing) {
 		return nil, fmt.Errorf("queue %s does not exist: %w", ref.Name, dlqreplay.ErrUnknownDLQ)
@@ -159,10 +173,6 @@ func (b *Backend) lookup(ctx context.Context, ref dlqreplay.Ref) (*dlq, error) {
 	}
 	if len(d.sources) == 0 {
 		return nil, fmt.Errorf("queue %s is no queue's dead-letter target: %w", ref.Name, dlqreplay.ErrUnknownDLQ)
-	}
-	if p, _ := brokersqs.ParseRedrivePolicy(d.attrs["RedrivePolicy"]); p.DeadLetterTargetARN != "" {
-		return nil, fmt.Errorf("dlq %s has a redrive policy of its own (to %s after %d receives): every read is a receive that counts, and could move its messages on: %w",
-			ref.Name, p.DeadLetterTargetARN, p.MaxReceiveCount, dlqreplay.ErrDeliveryLimit)
 	}
 	return d, nil
 }

@@ -50,6 +50,22 @@ type DLQData struct {
 	// Fanout lists, for a NATS DLQ, the original subjects other consumers
 	// read too.
 	Fanout []Fanout
+	// CanNative: the DLQ's broker can move it back itself (a native
+	// redrive, dlqreplay.ModeNative) and the user may replay.
+	CanNative bool
+}
+
+// NativeName names the broker that runs a native redrive, for people
+// ("SQS"): its name as the DLQ ID has it, in capitals.
+func (d DLQData) NativeName() string { return strings.ToUpper(d.Broker) }
+
+// NativeTarget is where a native redrive sends the messages: the DLQ's
+// single source, as the last poll found it.
+func (d DLQData) NativeTarget() string {
+	if d.DLQ != nil && len(d.DLQ.Sources) == 1 {
+		return d.DLQ.Sources[0]
+	}
+	return "its source queue"
 }
 
 // LookNote says how many more times the page can be read before a look
@@ -334,6 +350,9 @@ func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
 	if verb == "" {
 		verb = string(j.Action)
 	}
+	if j.Mode == dlqreplay.ModeNative {
+		verb = "Native redrive moved"
+	}
 	if j.DryRun {
 		verb = "Dry run: would " + strings.ToLower(strings.TrimSuffix(verb, "d"))
 		if j.Action == dlqreplay.ActionReplay {
@@ -351,6 +370,15 @@ func ReceiptSentence(j dlqreplay.Job, targets map[string]string) string {
 		s += " · " + Exact(p.Duplicates) + " possible duplicates"
 	}
 	return s
+}
+
+// JobMode says how a job moved messages: through queuewatch's pipeline,
+// or by the broker's own redrive.
+func JobMode(j dlqreplay.Job) string {
+	if j.Mode == dlqreplay.ModeNative {
+		return "native (the broker's own redrive)"
+	}
+	return "pipeline"
 }
 
 // movedOrWould is what a job moved, or for a dry run what it would move.

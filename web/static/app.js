@@ -528,6 +528,7 @@
         var verb = { delete: 'deleted', restore: 'restored' }[j.action] || 'moved';
         if (j.dry_run) verb = j.action === 'delete' ? 'would delete' : 'would move';
         var text = exact(moved) + ' / ' + exact(p.to_move) + ' ' + verb + ' · ' + exact(p.failed) + ' failed · ' + exact(p.skipped) + ' skipped';
+        if (j.mode === 'native') text = 'native redrive: ' + exact(moved) + ' / ' + exact(p.to_move) + ' moved by the broker';
         if (p.duplicates) text += ' · ' + exact(p.duplicates) + ' possible duplicates';
         if (j.state === 'running') {
           setText(byId('job-text'), text + humanETA(eta));
@@ -773,6 +774,7 @@
       var b = e.target.closest('button[data-action]');
       if (!b || b.disabled) return;
       var action = b.getAttribute('data-action');
+      if (action === 'native') { openNative(); return; }
       if (action === 'dryrun') action = 'replay';
       var sel, label;
       if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'a failure group'; }
@@ -780,6 +782,39 @@
       else { var ids = picked(); sel = { ids: ids }; label = exact(ids.length) + ' selected ' + plural(ids.length, 'message', 'messages'); }
       open(action, sel, label);
     });
+    // A native redrive has no dry run: its dialog says what the broker
+    // will and will not do, and Start posts {mode: native} for everything.
+    var ndlg = byId('native');
+    function openNative() {
+      if (!ndlg) return;
+      var r = rate();
+      setText(byId('n-rate'), r > 0 ? 'at most ' + exact(r) + '/s' : 'at its own pace (no rate set)');
+      var e = byId('n-error');
+      e.hidden = true;
+      byId('n-ok').disabled = false;
+      if (!ndlg.open) ndlg.showModal();
+    }
+    if (ndlg) {
+      byId('n-cancel').addEventListener('click', function () { ndlg.close(); });
+      byId('n-ok').addEventListener('click', function () {
+        var ok = byId('n-ok');
+        if (ok.disabled) return;
+        ok.disabled = true;
+        api('POST', replayAPI, { mode: 'native', selection: { all: true }, rate: rate() }).then(function (r) {
+          if (r.status === 202 && r.body.job) {
+            ndlg.close();
+            follower.follow(r.body.job.id);
+            return;
+          }
+          var msg = (r.body && r.body.error) || ('HTTP ' + r.status);
+          if (r.status === 409 && r.body.job) msg += ' (job ' + r.body.job + ')';
+          var e = byId('n-error');
+          e.hidden = false;
+          setText(e, msg);
+          ok.disabled = false;
+        }).catch(function (err) { var e = byId('n-error'); e.hidden = false; setText(e, String(err)); ok.disabled = false; });
+      });
+    }
     byId('c-check').addEventListener('click', check);
     if (byId('c-tomove')) byId('c-tomove').addEventListener('click', function () { if (pending) open('move', pending.selection, pending.label); });
     byId('c-typed').addEventListener('input', updateOK);
