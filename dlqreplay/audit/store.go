@@ -15,7 +15,8 @@ import (
 	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" driver
+	"modernc.org/sqlite" // also registers the "sqlite" driver
+	sqlite3 "modernc.org/sqlite/lib"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
@@ -50,6 +51,10 @@ func open(ctx context.Context, dir string, ms []migration) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := connect(ctx, db); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("open audit store %s: %w", path, err)
+	}
 	s := &Store{db: db}
 	if err := migrate(ctx, db, ms); err != nil {
 		_ = db.Close()
@@ -75,6 +80,26 @@ func openDB(path string) (*sql.DB, error) {
 	// One connection serialises writers; SQLite allows only one anyway.
 	db.SetMaxOpenConns(1)
 	return db, nil
+}
+
+// connect makes the first connection. Its journal_mode(WAL) pragma can
+// answer SQLITE_BUSY at once, without waiting busy_timeout, while another
+// process switches a new database to WAL; that is retried for as long as
+// busy_timeout would have waited.
+func connect(ctx context.Context, db *sql.DB) error {
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		err := db.PingContext(ctx)
+		var se *sqlite.Error
+		if err == nil || !errors.As(err, &se) || se.Code()&0xff != sqlite3.SQLITE_BUSY || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
 }
 
 func (s *Store) markInterrupted(ctx context.Context) error {
