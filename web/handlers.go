@@ -57,8 +57,8 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
 	var sqs []components.SQSRow
-	// readers are the consumer side (groups and JetStream consumers) that
-	// are not ok: only they count in the lag cards or get a line.
+	// readers are the consumer side (groups, JetStream consumers and SQS
+	// queues' consumers) that are not ok: only they count in the lag cards or get a line.
 	var readers []queue.Reader
 	// all is every reader of every broker, for the worst lag and the
 	// lagging trend: the oldest lag may be any reader's. Building them costs
@@ -98,8 +98,13 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			queues = append(queues, row)
 		}
 	}
+	for _, r := range sqs {
+		if r.Status != queue.StatusOK {
+			readers = append(readers, r.Q.Reader())
+		}
+	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs)}}
-	d.Summary = s.summary(all, readers, len(groups)+len(consumers), dlqs)
+	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs), dlqs)
 	d.Outboxes = s.outboxCards(true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)

@@ -108,6 +108,34 @@ func TestSQSOverview(t *testing.T) {
 	}
 }
 
+// TestSQSNeedsAttention: an SQS queue whose consumers are not ok counts in
+// the stopped banner and gets a "Needs attention" line that opens its page,
+// as groups and JetStream consumers do.
+func TestSQSNeedsAttention(t *testing.T) {
+	body := do(t, sqsServer(), "GET", "/").Body.String()
+	att := body[strings.Index(body, "Needs attention"):]
+	for _, w := range []string{
+		"2 consumers are stalled or stopped",
+		`<span class="big">2</span> <span class="muted">of 7</span>`,
+	} {
+		if !strings.Contains(body, w) {
+			t.Errorf("overview lacks %q", w)
+		}
+	}
+	mailer, pay, locked := strings.Index(att, escapedHref(queue.SQSQueuePage("prod-eu", sqsMailer))), strings.Index(att, escapedHref("/sqs/prod-eu/queues/pay.fifo")), strings.Index(att, escapedHref("/sqs/prod-eu/queues/locked"))
+	if mailer < 0 || pay < 0 || locked < 0 {
+		t.Fatalf("needs attention lacks an SQS queue (mailer %d, pay.fifo %d, locked %d)", mailer, pay, locked)
+	}
+	if mailer > pay || pay > locked {
+		t.Error("needs attention does not rank stop, stall, error")
+	}
+	for _, w := range []string{"sqs:prod-eu", "40 pending", "in flight at the SQS limit of 120,000", "AccessDenied"} {
+		if !strings.Contains(att, w) {
+			t.Errorf("needs attention lacks %q", w)
+		}
+	}
+}
+
 // TestSQSQueuePage: a queue's page shows its attributes, status sentence,
 // redrive policy and chart; a DLQ's page its sources; unknown queues 404.
 func TestSQSQueuePage(t *testing.T) {
