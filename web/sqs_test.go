@@ -158,13 +158,14 @@ func TestSQSQueuePage(t *testing.T) {
 			t.Errorf("queue page lacks %q", w)
 		}
 	}
-	if strings.Contains(body, "dead letters of") {
+	if strings.Contains(body, "dead letters of") || strings.Contains(body, `class="tag"`) {
 		t.Error("a queue that is no DLQ lists sources")
 	}
 
 	dlq := do(t, s, "GET", "/sqs/prod-eu/queues/orders-dlq").Body.String()
 	for _, w := range []string{
 		"no redrive policy", "dead letters of",
+		`<a class="tag" ` + escapedHref(ordersDLQ) + ` title="a dead-letter queue: open its messages">DLQ</a>`,
 		escapedHref("/sqs/prod-eu/queues/orders") + `>orders</a>`,
 		`<span title="not among the watched queues">gone</span>`,
 		escapedHref(ordersDLQ) + ` title="7 messages">inspect 7</a>`,
