@@ -34,8 +34,8 @@ type SQSQueueData struct {
 	// IsDLQ is false when no redrive policy names it.
 	AsDLQ queue.DLQ
 	IsDLQ bool
-	// Sources are the source queues' pages by name, for those the poll
-	// read (a source left out by the filters has no page).
+	// SourcePages are the source queues' pages by name, for those the
+	// poll read (a source left out by the filters has no page).
 	SourcePages map[string]string
 	// HistoryURL is the JSON endpoint the chart reads; Range its initial
 	// time range.
