@@ -169,7 +169,7 @@ func TestBrowserSQS(t *testing.T) {
 	}
 	shots := os.Getenv("QW_SCREENSHOTS")
 	if shots != "" {
-		sqsScreenshot(t, b, w.base+"/?tab=sqs", filepath.Join(shots, "sqs-overview-light.png"))
+		sqsScreenshot(t, b, w.base+"/?tab=sqs", shots, "sqs-overview")
 	}
 
 	b.run(t, chromedp.Navigate(w.base+"/?tab=sqs"))
@@ -189,7 +189,7 @@ func TestBrowserSQS(t *testing.T) {
 	}
 	b.waitJS(t, "visible series drawn", drawnPixelsJS+`('#chart') > 30`, 15*time.Second)
 	if shots != "" {
-		sqsScreenshot(t, b, w.base+w.ordersPage, filepath.Join(shots, "sqs-queue-light.png"))
+		sqsScreenshot(t, b, w.base+w.ordersPage, shots, "sqs-queue")
 	}
 
 	// The DLQ's page names its source queue, linked, and opens its
@@ -198,7 +198,7 @@ func TestBrowserSQS(t *testing.T) {
 	b.waitJS(t, "DLQ's sources", `document.querySelector(`+jsString(`#sqsredrive .sources a[href="`+w.ordersPage+`"]`)+`) && document.querySelector(`+jsString(`#sqsredrive a.btn[href="`+dlqHref+`"]`)+`)`, 20*time.Second)
 
 	if shots != "" {
-		sqsScreenshot(t, b, w.base+queue.SQSQueuePage("local", w.dlq), filepath.Join(shots, "sqs-dlq-queue-light.png"))
+		sqsScreenshot(t, b, w.base+queue.SQSQueuePage("local", w.dlq), shots, "sqs-dlq-queue")
 	}
 
 	// Let a refresh or two run before checking the console.
@@ -209,19 +209,28 @@ func TestBrowserSQS(t *testing.T) {
 	b.checkClean(t)
 }
 
-// sqsScreenshot saves the page at target, once the chart had time to
-// draw, as a PNG at path.
-func sqsScreenshot(t *testing.T, b *browser, target, path string) {
+// sqsScreenshot saves the page at target in both themes, once the chart
+// had time to draw, as PNGs named name-light.png and name-dark.png in dir.
+func sqsScreenshot(t *testing.T, b *browser, target, dir, name string) {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	b.run(t, chromedp.Navigate(target), chromedp.Sleep(2500*time.Millisecond))
-	png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
+	for _, theme := range []string{"light", "dark"} {
+		b.run(t,
+			chromedp.Navigate(target),
+			chromedp.Evaluate[chromedp.Void](fmt.Sprintf(`localStorage.setItem('qw-theme', %q)`, theme)),
+			chromedp.Reload(),
+			chromedp.Sleep(2500*time.Millisecond),
+		)
+		png, err := chromedp.Run(b.ctx, chromedp.FullScreenshot(100))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name+"-"+theme+".png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	// Back to the theme the rest of the test expects.
+	b.run(t, chromedp.Evaluate[chromedp.Void](`localStorage.removeItem('qw-theme')`))
 }

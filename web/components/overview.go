@@ -59,7 +59,7 @@ type OverviewTab struct {
 var OverviewTabs = []OverviewTab{
 	{Key: TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
 	{Key: TabNATS, Label: "NATS consumers", Placeholder: "filter consumers: name, cluster, stream, status", Optional: true},
-	{Key: TabSQS, Label: "SQS queues", Placeholder: "filter queues: name, account, status, DLQ", Optional: true},
+	{Key: TabSQS, Label: "SQS queues", Placeholder: "filter: queue, account, DLQ", Optional: true},
 	{Key: TabQueues, Label: "Queues", Placeholder: "filter queues: name, cluster, vhost"},
 	{Key: TabDLQs, Label: "DLQs", Placeholder: "filter DLQs: name, cluster, source"},
 }
