@@ -1,6 +1,9 @@
 package queue
 
-import "time"
+import (
+	"net/url"
+	"time"
+)
 
 // SQS is Amazon SQS (or an SQS-compatible server): a cluster is one
 // account and region.
@@ -91,15 +94,22 @@ func (q *SQSQueue) readErr() string {
 // Reader is the consumers of q in the shape every reader shares: their
 // backlog is q's visible messages (in-flight ones are already received);
 // SQS tells neither how many consumers there are nor, without CloudWatch,
-// the oldest message's age. An SQS queue has no page yet.
+// the oldest message's age.
 func (q *SQSQueue) Reader() Reader {
 	r := Reader{
 		Broker: SQS, Cluster: q.Cluster, Name: q.Name, Title: q.Name,
 		Status: q.EffectiveStatus(), Reason: q.EffectiveReason(),
 		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
+		Page: SQSQueuePage(q.Cluster, q.Name),
 	}
 	return r.known()
+}
+
+// SQSQueuePage is the path of an SQS queue's page, shaped like a Kafka
+// group's: /sqs/{account}/queues/{queue}, every segment escaped.
+func SQSQueuePage(cluster, name string) string {
+	return "/sqs/" + url.PathEscape(cluster) + "/queues/" + url.PathEscape(name)
 }
 
 // SQSAccount is what a poll of an SQS account learned besides its queues:

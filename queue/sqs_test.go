@@ -86,3 +86,12 @@ func TestSQSQueueReader(t *testing.T) {
 		t.Errorf("Reader of an unread queue = %+v, want error with an unknown backlog", r)
 	}
 }
+
+// TestSQSQueuePage: a queue's reader links its page, every segment
+// escaped, so "needs attention" and the worst-lag card can open it.
+func TestSQSQueuePage(t *testing.T) {
+	q := SQSQueue{Cluster: "prod/eu", Name: "orders dlq.fifo"}
+	if got, want := q.Reader().Page, "/sqs/prod%2Feu/queues/orders%20dlq.fifo"; got != want {
+		t.Errorf("Page = %q, want %q", got, want)
+	}
+}

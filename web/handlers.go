@@ -56,8 +56,9 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var queues []components.QueueRow
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
-	// readers are the consumer side (groups and JetStream consumers) that
-	// are not ok: only they count in the lag cards or get a line.
+	var sqs []components.SQSRow
+	// readers are the consumer side (groups, JetStream consumers and SQS
+	// queues' consumers) that are not ok: only they count in the lag cards or get a line.
 	var readers []queue.Reader
 	// all is every reader of every broker, for the worst lag and the
 	// lagging trend: the oldest lag may be any reader's. Building them costs
@@ -68,6 +69,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	for _, snap := range s.opts.Monitor.Snapshots() {
 		all = append(all, snap.Readers()...)
 		consumers = append(consumers, consumerRows(snap)...)
+		sqs = append(sqs, sqsRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
@@ -96,8 +98,13 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			queues = append(queues, row)
 		}
 	}
-	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers)}}
-	d.Summary = s.summary(all, readers, len(groups)+len(consumers), dlqs)
+	for _, r := range sqs {
+		if r.Status != queue.StatusOK {
+			readers = append(readers, r.Q.Reader())
+		}
+	}
+	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs)}}
+	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs), dlqs)
 	d.Outboxes = s.outboxCards(true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)
@@ -135,6 +142,8 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		for i := range d.Consumers {
 			d.Consumers[i].Trend = s.readerSpark(d.Consumers[i].C.Reader(), "pending")
 		}
+	case components.TabSQS:
+		s.sqsTab(c, &d, sqs)
 	default:
 		d.Table = tableState(c, "/", tab, groupSorts, "status")
 		groups = filterRows(groups, d.Table.Q, func(r components.GroupRow) []string {

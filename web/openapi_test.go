@@ -214,6 +214,18 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(natsServer(), "GET", "/sources", "/api/v1/sources", "")
 	a.check(natsServer(), "GET", "/dlqs", "/api/v1/dlqs", "")
 	a.check(groups, "GET", "/nats/consumers", "/api/v1/nats/consumers", "")
+	sqsS := sqsServer()
+	a.check(sqsS, "GET", "/sqs/queues", "/api/v1/sqs/queues", "")
+	a.check(open, "GET", "/sqs/queues", "/api/v1/sqs/queues", "")
+	a.check(groups, "GET", "/sqs/queues", "/api/v1/sqs/queues", "")
+	// An SQS account and its DLQs answer in the documented shape too.
+	a.check(sqsS, "GET", "/sources", "/api/v1/sources", "")
+	a.check(sqsS, "GET", "/dlqs", "/api/v1/dlqs", "")
+	sh := "/sqs/queues/{cluster}/{queue}/history"
+	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/orders/history", "")
+	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/"+url.PathEscape(sqsMailer)+"/history", "")
+	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/nope/history", "")
+	a.check(groups, "GET", sh, "/api/v1/sqs/queues/prod-eu/orders/history", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
 
 	// Outbox sources, polled by the real collector.

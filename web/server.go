@@ -78,6 +78,7 @@ func New(opts Options) *Server {
 	e.GET("/dlq/:id", s.dlqPage)
 	e.GET("/replays", s.replaysPage)
 	e.GET("/outbox/:source", s.outboxPage)
+	e.GET("/sqs/:cluster/queues/:queue", s.sqsQueuePage)
 	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
 	e.GET("/readyz", s.readyz)
 	e.GET("/metrics", echo.WrapHandler(opts.Metrics))
@@ -93,6 +94,8 @@ func New(opts Options) *Server {
 	api.GET("/sources", s.apiSources)
 	api.GET("/outbox", s.apiOutbox)
 	api.GET("/outbox/:source/history", s.apiOutboxHistory)
+	api.GET("/sqs/queues", s.apiSQSQueues)
+	api.GET("/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory)
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
 	return s

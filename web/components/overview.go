@@ -24,10 +24,11 @@ type OverviewData struct {
 	// Outboxes are the outbox sources' cards, worst first.
 	Outboxes  []OutboxCard
 	Consumers []ConsumerRow
+	SQS       []SQSRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
-type Counts struct{ Groups, Queues, DLQs, Consumers int }
+type Counts struct{ Groups, Queues, DLQs, Consumers, SQS int }
 
 // Of is the size of the list a tab shows.
 func (c Counts) Of(tab string) int {
@@ -38,6 +39,8 @@ func (c Counts) Of(tab string) int {
 		return c.DLQs
 	case TabNATS:
 		return c.Consumers
+	case TabSQS:
+		return c.SQS
 	}
 	return c.Groups
 }
@@ -56,6 +59,7 @@ type OverviewTab struct {
 var OverviewTabs = []OverviewTab{
 	{Key: TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
 	{Key: TabNATS, Label: "NATS consumers", Placeholder: "filter consumers: name, cluster, stream, status", Optional: true},
+	{Key: TabSQS, Label: "SQS queues", Placeholder: "filter: queue, account, DLQ", Optional: true},
 	{Key: TabQueues, Label: "Queues", Placeholder: "filter queues: name, cluster, vhost"},
 	{Key: TabDLQs, Label: "DLQs", Placeholder: "filter DLQs: name, cluster, source"},
 }

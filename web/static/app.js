@@ -161,6 +161,9 @@
       { label: 'pending', field: 'pending', scale: 'lag', colour: '--link', fill: true },
       { label: 'in flight', field: 'ack_pending', scale: 'lag', colour: '--rewind' },
       { label: 'lag time', field: 'lag_seconds', scale: 'sec', colour: '--warn' }
+    ],
+    sqs: [
+      { label: 'visible', field: 'visible', scale: 'lag', colour: '--link', fill: true }
     ]
   };
 
@@ -195,10 +198,14 @@
       series: series,
       axes: [
         Object.assign({}, axis),
-        Object.assign({}, axis, { scale: 'lag', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } }),
-        Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
+        Object.assign({}, axis, { scale: 'lag', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } })
       ]
     };
+    // A seconds axis only for a kind that draws seconds (an SQS queue's
+    // age is not known), so no empty scale is shown.
+    if (this.kind.some(function (k) { return k.scale === 'sec'; })) {
+      opts.axes.push(Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } }));
+    }
     this.el.textContent = '';
     this.plot = new window.uPlot(opts, this.windowed(), this.el);
   };
@@ -237,7 +244,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();
