@@ -2,11 +2,13 @@ package app
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 )
 
@@ -23,14 +25,48 @@ func PlanOffsets(ctx context.Context, cfg *config.Config, cluster string, req of
 
 // ApplyOffsets applies a plan, as `queuewatch offsets apply` does: refused
 // unless the group is Empty or Dead and every offset is still the plan's.
-// audit, when set, records the apply whatever its result.
-func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, who string, audit offsets.Auditor) (offsets.Receipt, error) {
+// The apply is recorded in the audit store in data_dir whatever its
+// result; a store that cannot be opened refuses the apply, since a reset
+// nobody can trace afterwards is not one to make.
+func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, who string) (offsets.Receipt, error) {
+	store, err := audit.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return offsets.Receipt{}, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+	}
+	defer func() { _ = store.Close() }()
 	b, closeAll, err := resetAccess(cfg, plan.Broker, plan.Cluster)
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
 	defer closeAll()
-	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: audit})
+	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: resetLog{store}})
+}
+
+// OffsetResets lists the newest limit applies recorded in data_dir's audit
+// store, of one cluster's group (either may be "" for all).
+func OffsetResets(ctx context.Context, cfg *config.Config, cluster, group string, limit int) ([]audit.OffsetReset, error) {
+	store, err := audit.Open(ctx, cfg.DataDir)
+	if err != nil {
+		return nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+	}
+	defer func() { _ = store.Close() }()
+	return store.OffsetResets(ctx, cluster, group, limit)
+}
+
+// resetLog records offset-reset applies in the audit store, the plan and
+// receipt kept as their JSON.
+type resetLog struct{ store *audit.Store }
+
+func (l resetLog) Record(ctx context.Context, e offsets.Entry) error {
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = l.store.RecordOffsetReset(ctx, audit.OffsetReset{
+		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
+		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
+	})
+	return err
 }
 
 // errNoCluster is returned for a cluster no broker with offset resets has

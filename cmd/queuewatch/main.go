@@ -43,6 +43,7 @@ Usage:
   queuewatch rules   --config queuewatch.yaml
   queuewatch offsets plan  --config queuewatch.yaml --cluster C --group G --to SPEC [--topic T[:P[,P…]]]… [--out plan.json]
   queuewatch offsets apply --config queuewatch.yaml --plan plan.json
+  queuewatch offsets log   --config queuewatch.yaml [--cluster C] [--group G]
   queuewatch version
 
 Run "queuewatch COMMAND -h" for a command's flags.

@@ -13,16 +13,19 @@ import (
 
 	"github.com/queuewatch/queuewatch/app"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 )
 
 const offsetsUsage = `Usage:
   queuewatch offsets plan  --config F --cluster C --group G --to SPEC [--topic T[:P[,P…]]]… [--out plan.json]
   queuewatch offsets apply --config F --plan plan.json
+  queuewatch offsets log   --config F [--cluster C] [--group G] [--limit N]
 
 plan prints what a reset would do, as JSON on stdout (and in --out), and changes nothing.
 apply commits a plan, refused unless the group is Empty or Dead and no offset moved since
-the plan (then re-plan). SPEC is one of:
+the plan (then re-plan); every apply, refusals included, is recorded in the audit store in
+data_dir, and log lists them newest first as JSON. SPEC is one of:
   earliest                    the log start of each partition
   latest                      the log end (skip everything not yet read)
   timestamp:<RFC 3339>        the first record at or after the time, e.g. timestamp:2026-12-05T09:00:00Z
@@ -42,6 +45,8 @@ func offsetsCmd(args []string, stdout, stderr io.Writer) error {
 		return offsetsPlan(args[1:], stdout, stderr)
 	case "apply":
 		return offsetsApply(args[1:], stdout, stderr)
+	case "log":
+		return offsetsLog(args[1:], stdout, stderr)
 	case "help", "-h", "--help":
 		fmt.Fprint(stdout, offsetsUsage)
 		return nil
@@ -142,7 +147,7 @@ func offsetsApply(args []string, stdout, stderr io.Writer) error {
 	defer stop()
 	ctx, cancel := context.WithTimeout(ctx, *timeout)
 	defer cancel()
-	receipt, err := app.ApplyOffsets(ctx, cfg, plan, "cli:"+*who, nil)
+	receipt, err := app.ApplyOffsets(ctx, cfg, plan, "cli:"+*who)
 	if receipt.PlanID != "" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -151,6 +156,31 @@ func offsetsApply(args []string, stdout, stderr io.Writer) error {
 		}
 	}
 	return err
+}
+
+func offsetsLog(args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("offsets log", stderr)
+	path := fs.String("config", "queuewatch.yaml", "configuration file")
+	cluster := fs.String("cluster", "", "only this cluster's resets")
+	group := fs.String("group", "", "only this group's resets")
+	limit := fs.Int("limit", 100, "at most this many, newest first")
+	if err := parse(fs, args); err != nil {
+		return err
+	}
+	cfg, err := config.Load(*path)
+	if err != nil {
+		return err
+	}
+	resets, err := app.OffsetResets(context.Background(), cfg, *cluster, *group, *limit)
+	if err != nil {
+		return err
+	}
+	if resets == nil {
+		resets = []audit.OffsetReset{}
+	}
+	enc := json.NewEncoder(stdout)
+	enc.SetIndent("", "  ")
+	return enc.Encode(resets)
 }
 
 // planTable writes the plan for people: a row per partition and the totals.

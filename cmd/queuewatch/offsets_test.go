@@ -83,6 +83,25 @@ func TestOffsetsCommand(t *testing.T) {
 	if code != 1 || !strings.Contains(errOut, "plan is stale") || !strings.Contains(errOut, "re-plan") {
 		t.Errorf("stale apply: exit %d, stderr %s", code, errOut)
 	}
+
+	// Both applies are in the audit log, the refusal too, newest first,
+	// with the plan and the receipt.
+	code, out, errOut = runCmd("offsets", "log", "--config", path, "--group", "g")
+	var log []struct {
+		Who, Cluster, Group, Result string
+		PlanID                      string `json:"plan_id"`
+		Entry                       offsets.Entry
+	}
+	if err := json.Unmarshal([]byte(out), &log); code != 0 || err != nil {
+		t.Fatalf("log: exit %d %v\nstdout %s\nstderr %s", code, err, out, errOut)
+	}
+	if len(log) != 2 || log[0].Result != "stale" || log[1].Result != "ok" || log[1].Who != "cli:alice" ||
+		log[1].PlanID != plan.ID || log[1].Entry.Plan.ID != plan.ID || len(log[1].Entry.Receipt.Partitions) != 2 {
+		t.Errorf("audit log of g: %+v", log)
+	}
+	if code, out, _ = runCmd("offsets", "log", "--config", path, "--group", "other"); code != 0 || strings.TrimSpace(out) != "[]" {
+		t.Errorf("log of a group never reset: exit %d, %s", code, out)
+	}
 }
 
 func TestOffsetsCommandErrors(t *testing.T) {
@@ -141,5 +160,23 @@ func TestPlanTable(t *testing.T) {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
+	}
+}
+
+// TestOffsetsApplyNeedsTheAuditLog: an apply that could not be recorded is
+// not made; the error names the data_dir.
+func TestOffsetsApplyNeedsTheAuditLog(t *testing.T) {
+	notADir := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(notADir, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	path := writeConfig(t, fmt.Sprintf("data_dir: %s\nkafka:\n  - name: prod\n    brokers: [127.0.0.1:1]\n", notADir))
+	planFile := filepath.Join(t.TempDir(), "plan.json")
+	if err := os.WriteFile(planFile, []byte(`{"plan_id":"abc","broker":"kafka","cluster":"prod","group":"g"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errOut := runCmd("offsets", "apply", "--config", path, "--plan", planFile)
+	if code != 1 || !strings.Contains(errOut, "audit store in "+notADir) {
+		t.Errorf("apply without an audit log: exit %d, stderr %s", code, errOut)
 	}
 }

@@ -49,6 +49,15 @@ UPDATE archive SET restore_id = lower(hex(randomblob(16)));
 	{version: 5, what: "the mode of a job (pipeline or native)", sql: `
 ALTER TABLE jobs ADD COLUMN mode TEXT NOT NULL DEFAULT '';
 `},
+	// An offset reset is no DLQ job: one row per apply, refusals too, with
+	// the plan and receipt as JSON (see resets.go).
+	{version: 6, what: "offset resets", sql: `
+CREATE TABLE offset_resets (
+	id INTEGER PRIMARY KEY AUTOINCREMENT, at INTEGER NOT NULL, who TEXT NOT NULL,
+	broker TEXT NOT NULL, cluster TEXT NOT NULL, grp TEXT NOT NULL,
+	plan_id TEXT NOT NULL, result TEXT NOT NULL, entry TEXT NOT NULL);
+CREATE INDEX offset_resets_group ON offset_resets(cluster, grp, id);
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -100,12 +100,18 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	}
 	defer func() { _ = s.Close() }()
 	// Recorded as version 1 as it stood, then upgraded by the later
-	// migrations (which only add columns to the jobs and archive tables).
+	// migrations (which add columns to the jobs and archive tables, and
+	// the offset_resets table of version 6).
 	if v := applied(t, s.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
 	after := schemaSQL(t, s.db)
-	delete(after, "schema_migrations")
+	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group"} {
+		if after[added] == "" {
+			t.Errorf("no %s after the upgrade", added)
+		}
+		delete(after, added)
+	}
 	if len(after) != len(before) {
 		t.Fatalf("schema objects after = %v, before = %v", after, before)
 	}

@@ -1,0 +1,65 @@
+package audit
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+)
+
+// OffsetReset is one audited offset-reset apply: who applied which plan to
+// which group, when, how it ended, and the plan and receipt as the JSON the
+// CLI and API show (Entry). The store keeps Entry as it is given; it does
+// not know the offsets package's types.
+type OffsetReset struct {
+	ID      int64           `json:"id"`
+	At      time.Time       `json:"at"`
+	Who     string          `json:"who"`
+	Broker  string          `json:"broker"`
+	Cluster string          `json:"cluster"`
+	Group   string          `json:"group"`
+	PlanID  string          `json:"plan_id"`
+	Result  string          `json:"result"`
+	Entry   json.RawMessage `json:"entry"`
+}
+
+// RecordOffsetReset appends r to the log and returns its id.
+func (s *Store) RecordOffsetReset(ctx context.Context, r OffsetReset) (int64, error) {
+	if !json.Valid(r.Entry) {
+		return 0, fmt.Errorf("record offset reset of %s/%s: entry is not JSON", r.Cluster, r.Group)
+	}
+	res, err := s.db.ExecContext(ctx, `INSERT INTO offset_resets (at, who, broker, cluster, grp, plan_id, result, entry)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.At.UnixMilli(), r.Who, r.Broker, r.Cluster, r.Group, r.PlanID, r.Result, string(r.Entry))
+	if err != nil {
+		return 0, fmt.Errorf("record offset reset of %s/%s: %w", r.Cluster, r.Group, err)
+	}
+	return res.LastInsertId()
+}
+
+// OffsetResets lists the newest limit resets, newest first, of one
+// cluster's group (cluster and group may be empty for every one).
+func (s *Store) OffsetResets(ctx context.Context, cluster, group string, limit int) ([]OffsetReset, error) {
+	if limit <= 0 {
+		limit = 100
+	}
+	rows, err := s.db.QueryContext(ctx, `SELECT id, at, who, broker, cluster, grp, plan_id, result, entry
+		FROM offset_resets WHERE (? = '' OR cluster = ?) AND (? = '' OR grp = ?) ORDER BY id DESC LIMIT ?`,
+		cluster, cluster, group, group, limit)
+	if err != nil {
+		return nil, fmt.Errorf("list offset resets: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []OffsetReset
+	for rows.Next() {
+		var r OffsetReset
+		var at int64
+		var entry string
+		if err := rows.Scan(&r.ID, &at, &r.Who, &r.Broker, &r.Cluster, &r.Group, &r.PlanID, &r.Result, &entry); err != nil {
+			return nil, fmt.Errorf("list offset resets: %w", err)
+		}
+		r.At, r.Entry = time.UnixMilli(at).UTC(), json.RawMessage(entry)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
