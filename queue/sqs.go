@@ -38,11 +38,37 @@ type SQSQueue struct {
 	// else only its redrive policy is unknown.
 	Err string
 
+	// OldestAge is the age of the queue's oldest message as of the read,
+	// found as OldestAgeBasis says; it means nothing when the basis is
+	// SQSAgeUnknown.
+	OldestAge      time.Duration
+	OldestAgeBasis SQSAgeBasis
+
 	// Status and StatusReason are SQSStatus over the previous read and
 	// this one, filled by the collector.
 	Status       Status
 	StatusReason string
 }
+
+// SQSAgeBasis says where an SQS queue's oldest age comes from: SQS's
+// own API does not tell it.
+type SQSAgeBasis string
+
+// Where an SQS queue's oldest age comes from.
+const (
+	SQSAgeUnknown SQSAgeBasis = ""
+	// SQSAgeBrowse is the oldest SentTimestamp a browse (or a job) of the
+	// queue received since the queue was last seen empty or a job last
+	// deleted from it: an estimate, and a lower bound while the browse did
+	// not reach the oldest message.
+	SQSAgeBrowse SQSAgeBasis = "browse"
+	// SQSAgeCloudWatch is CloudWatch's ApproximateAgeOfOldestMessage.
+	SQSAgeCloudWatch SQSAgeBasis = "cloudwatch"
+)
+
+// SQSSeenWhileBrowsing is how the UI qualifies an age of basis
+// SQSAgeBrowse.
+const SQSSeenWhileBrowsing = "seen while browsing"
 
 // Messages is every message the queue holds: visible, in flight and
 // delayed.
@@ -92,9 +118,10 @@ func (q *SQSQueue) readErr() string {
 }
 
 // Reader is the consumers of q in the shape every reader shares: their
-// backlog is q's visible messages (in-flight ones are already received);
-// SQS tells neither how many consumers there are nor, without CloudWatch,
-// the oldest message's age.
+// backlog is q's visible messages (in-flight ones are already received)
+// and their lag age the oldest message's age where known: exact from
+// CloudWatch, an estimate (a lower bound, kept across polls) when a
+// browse saw it. SQS does not tell how many consumers there are.
 func (q *SQSQueue) Reader() Reader {
 	r := Reader{
 		Broker: SQS, Cluster: q.Cluster, Name: q.Name, Title: q.Name,
@@ -102,6 +129,12 @@ func (q *SQSQueue) Reader() Reader {
 		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
 		Page: SQSQueuePage(q.Cluster, q.Name),
+	}
+	switch q.OldestAgeBasis {
+	case SQSAgeCloudWatch:
+		r.LagSeconds, r.LagBasis = q.OldestAge.Seconds(), LagExact
+	case SQSAgeBrowse:
+		r.LagSeconds, r.LagBasis, r.LagNote = q.OldestAge.Seconds(), LagEstimate, SQSSeenWhileBrowsing
 	}
 	return r.known()
 }

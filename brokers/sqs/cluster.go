@@ -6,6 +6,7 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
@@ -24,6 +25,11 @@ type Cluster struct {
 	cfg    config.SQS
 	client *sqs.Client
 	reqs   requestCounter
+
+	mu sync.Mutex
+	// oldest is the oldest SentTimestamp receives saw per queue name
+	// (oldest.go).
+	oldest map[string]time.Time
 }
 
 // New builds the access to cfg's account: the SDK's default credential

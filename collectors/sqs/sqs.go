@@ -125,6 +125,7 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
 		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
+		s.estimateAge(q, now)
 	}
 	snap.DLQs = s.dlqs(snap.SQSQueues)
 	counts := s.opts.Cluster.Requests()
@@ -133,6 +134,25 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 	}
 	snap.Duration = s.now().Sub(now)
 	return snap, nil
+}
+
+// estimateAge fills q's oldest age from the oldest send time the replay
+// backend's receives saw (a browse, a job), as an estimate: SQS's API
+// tells no age. A queue seen empty forgets it, so a later backlog is not
+// dated by messages long gone; a queue whose attributes were not read
+// keeps it unused.
+func (s *Source) estimateAge(q *queue.SQSQueue, now time.Time) {
+	if q.ARN == "" {
+		return
+	}
+	c := s.opts.Cluster
+	if q.Messages() == 0 {
+		c.ForgetSent(q.Name)
+		return
+	}
+	if sent, ok := c.OldestSent(q.Name); ok {
+		q.OldestAge, q.OldestAgeBasis = max(0, now.Sub(sent)), queue.SQSAgeBrowse
+	}
 }
 
 // previous is the queue named name as the last read saw it, if it was
