@@ -73,6 +73,40 @@ func TestCheckSQS(t *testing.T) {
 	}
 }
 
+// TestCheckSQSCloudWatch: with cloudwatch.oldest_age on, check prints
+// what the CloudWatch metrics a read asks for cost a month, beside the SQS
+// requests (on moto, which serves both).
+func TestCheckSQSCloudWatch(t *testing.T) {
+	m := testenv.Moto(t)
+	p := testenv.Unique("checkcw")
+	m.AWS(t, "sqs", "create-queue", "--queue-name", p+"-orders")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	cfg := testConfig(t)
+	cfg.PollInterval = 15 * time.Second
+	cfg.PollTimeout = 10 * time.Second
+	cfg.History = time.Hour
+	cfg.SQS = []config.SQS{{
+		Name: "moto", Region: testenv.ElasticMQRegion, Endpoint: m.URL(), Queues: config.SQSQueues{Prefix: p},
+		CloudWatch: config.SQSCloudWatch{OldestAge: true},
+	}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Check(context.Background(), cfg, &out, nil); err != nil {
+		t.Fatalf("Check = %v:\n%s", err, out.String())
+	}
+	// One queue every 4m: 10,800 metrics in 30 days, $0.108.
+	want := "ok   sqs:moto: 1 queue, 0 DLQs; 2 requests a read every 4m0s: about 21,600 requests, $0.01 a month at $0.40 per million; " +
+		"CloudWatch oldest age: 1 metric a read, about 10,800 metrics, $0.11 a month at $0.01 per 1,000"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("check output lacks %q:\n%s", want, out.String())
+	}
+}
+
 // TestSQSDLQBrowseAndReplay serves an SQS account beside one whose
 // endpoint nothing listens on (down, the other unaffected): its DLQ is
 // listed by /api/v1/dlqs with its depth and in /metrics; browsing it

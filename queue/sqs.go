@@ -155,6 +155,10 @@ type SQSAccount struct {
 	// Listed is how many queue names ListQueues returned under the
 	// prefix, before include and exclude.
 	Listed int
+	// OldestAgeMetrics is how many CloudWatch metrics a read asks for
+	// (one ApproximateAgeOfOldestMessage per queue read) when the account
+	// reads CloudWatch; 0 when it does not.
+	OldestAgeMetrics int
 	// Requests are the requests sent to the account since queuewatch
 	// started, per action, sorted by action.
 	Requests []SQSRequests
@@ -183,6 +187,22 @@ func SQSMonthlyCost(requestsPerPoll int, interval time.Duration) (requests int64
 	polls := int64(30 * 24 * time.Hour / interval)
 	requests = int64(requestsPerPoll) * polls
 	return requests, float64(requests) * SQSPricePerMillion / 1e6
+}
+
+// CloudWatchPricePerThousandMetrics is what AWS bills GetMetricData for
+// a thousand metrics asked for, in US dollars; the calls themselves are
+// not billed, and no free tier applies to it.
+const CloudWatchPricePerThousandMetrics = 0.01
+
+// CloudWatchMonthlyCost is what asking for metricsPerPoll CloudWatch
+// metrics every interval costs in a 30-day month, in US dollars: 100
+// queues every 4 minutes are 100 × 10,800 = 1,080,000 metrics, $10.80.
+func CloudWatchMonthlyCost(metricsPerPoll int, interval time.Duration) (metrics int64, usd float64) {
+	if interval <= 0 {
+		return 0, 0
+	}
+	metrics = int64(metricsPerPoll) * int64(30*24*time.Hour/interval)
+	return metrics, float64(metrics) * CloudWatchPricePerThousandMetrics / 1000
 }
 
 // SQSRequests is how many requests of one action queuewatch sent to an

@@ -121,3 +121,24 @@ func TestSQSReaderLagAge(t *testing.T) {
 		})
 	}
 }
+
+// TestCloudWatchCost: GetMetricData is billed per metric asked for, one
+// per queue a read.
+func TestCloudWatchCost(t *testing.T) {
+	for _, tt := range []struct {
+		queues   int
+		interval time.Duration
+		metrics  int64
+		usd      float64
+	}{
+		{10, 4 * time.Minute, 108000, 1.08},
+		{100, 4 * time.Minute, 1080000, 10.80},
+		{1000, 4 * time.Minute, 10800000, 108},
+		{10, 0, 0, 0},
+	} {
+		metrics, usd := CloudWatchMonthlyCost(tt.queues, tt.interval)
+		if metrics != tt.metrics || usd < tt.usd-1e-9 || usd > tt.usd+1e-9 {
+			t.Errorf("%d queues every %s: %d metrics, $%f; want %d, $%f", tt.queues, tt.interval, metrics, usd, tt.metrics, tt.usd)
+		}
+	}
+}

@@ -41,6 +41,7 @@ func sqsServer() *Server {
 				{
 					Cluster: "prod-eu", Name: "pay.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay.fifo", FIFO: true, Visible: 2, InFlight: queue.SQSInFlightLimit,
 					DeadLetterQueue: "pay-dlq.fifo", MaxReceiveCount: 1, Status: queue.StatusStall,
+					OldestAge: 754 * time.Second, OldestAgeBasis: queue.SQSAgeCloudWatch,
 					StatusReason: "in flight at the SQS limit of 120,000: receives fail until some are deleted",
 				},
 				{Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, Status: queue.StatusOK},
@@ -102,6 +103,7 @@ func TestSQSOverview(t *testing.T) {
 		`title="unknown: SQS tells a message&#39;s age only through CloudWatch`,
 		`title="at least 12,000 s: the oldest SentTimestamp a browse or job of this queue received`,
 		`>≥ 3h 20m<`,
+		`<td class="num" title="754 s: CloudWatch&#39;s ApproximateAgeOfOldestMessage`,
 		"no consumer: 40 visible, up from 12 at the last read",
 	} {
 		if !strings.Contains(rows, w) {

@@ -12,10 +12,13 @@ import (
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/queuewatch/queuewatch/config"
 )
@@ -24,7 +27,9 @@ import (
 type Cluster struct {
 	cfg    config.SQS
 	client *sqs.Client
-	reqs   requestCounter
+	// cw reads CloudWatch, nil unless cloudwatch.oldest_age is on.
+	cw   *cloudwatch.Client
+	reqs requestCounter
 
 	mu sync.Mutex
 	// oldest is the oldest SentTimestamp receives saw per queue name
@@ -54,6 +59,21 @@ func New(cfg config.SQS) (*Cluster, error) {
 		}
 		o.APIOptions = append(o.APIOptions, c.reqs.install)
 	})
+	if cfg.CloudWatch.OldestAge {
+		// The endpoint, when set, serves CloudWatch too (LocalStack and
+		// moto serve every service on one port).
+		c.cw = cloudwatch.NewFromConfig(awsCfg, func(o *cloudwatch.Options) {
+			if cfg.Endpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.Endpoint)
+			}
+			// CloudWatch's Query protocol, which AWS still serves and every
+			// CloudWatch-compatible server speaks; the SDK's default,
+			// RPCv2 CBOR, is AWS's alone so far (moto 5.2 answers it 404),
+			// and one protocol is the one that was tested.
+			o.Protocol = awsquery.New(smithy.NewServiceSchema(nil, cloudWatchVersion))
+			o.APIOptions = append(o.APIOptions, c.reqs.install)
+		})
+	}
 	return c, nil
 }
 

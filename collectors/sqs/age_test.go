@@ -85,3 +85,56 @@ func pollQueue(ctx context.Context, t *testing.T, src *Source, name string) *que
 	}
 	return q
 }
+
+// TestSQSOldestAgeFromCloudWatch reads ApproximateAgeOfOldestMessage,
+// seeded with the aws CLI into moto's CloudWatch, with
+// cloudwatch.oldest_age on: the queue's age is CloudWatch's latest
+// datapoint (and wins over a browse estimate), a queue without one has
+// none, and the read asks with one counted GetMetricData call.
+func TestSQSOldestAgeFromCloudWatch(t *testing.T) {
+	m := testenv.Moto(t)
+	p := testenv.Unique("cwage")
+	orders, quiet := p+"-orders", p+"-quiet"
+	createQueue(t, m, orders, nil)
+	createQueue(t, m, quiet, nil)
+	for _, q := range []string{orders, quiet} {
+		m.AWS(t, "sqs", "send-message", "--queue-url", m.QueueURL(q), "--message-body", "x")
+	}
+	m.AWS(t, "cloudwatch", "put-metric-data", "--namespace", "AWS/SQS", "--metric-name", "ApproximateAgeOfOldestMessage",
+		"--dimensions", "QueueName="+orders, "--value", "754", "--unit", "Seconds",
+		"--timestamp", time.Now().Add(-time.Minute).UTC().Format(time.RFC3339))
+
+	cl := account(t, m, config.SQS{Queues: config.SQSQueues{Prefix: p}, CloudWatch: config.SQSCloudWatch{OldestAge: true}})
+	cl.SawSent(orders, time.Now().Add(-time.Hour))
+	src, err := New(Options{Cluster: cl})
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Partial) != 0 {
+		t.Errorf("partial: %v", snap.Partial)
+	}
+	if q, _ := snap.SQSQueue(orders); q == nil || q.OldestAgeBasis != queue.SQSAgeCloudWatch || q.OldestAge != 754*time.Second {
+		t.Errorf("orders: %+v, want 754s from cloudwatch", q)
+	} else if r := q.Reader(); r.LagBasis != queue.LagExact || r.LagSeconds != 754 {
+		t.Errorf("orders reader lag %v s (%q), want 754 exact", r.LagSeconds, r.LagBasis)
+	}
+	if q, _ := snap.SQSQueue(quiet); q == nil || q.OldestAgeBasis != queue.SQSAgeUnknown {
+		t.Errorf("quiet: %+v, want no oldest age", q)
+	}
+	if snap.SQS.OldestAgeMetrics != 2 {
+		t.Errorf("OldestAgeMetrics = %d, want 2", snap.SQS.OldestAgeMetrics)
+	}
+	var calls int64
+	for _, r := range snap.SQS.Requests {
+		if r.Action == "GetMetricData" {
+			calls = r.Count
+		}
+	}
+	if calls != 1 {
+		t.Errorf("requests %v, want one GetMetricData", snap.SQS.Requests)
+	}
+}

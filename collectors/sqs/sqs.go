@@ -127,6 +127,10 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
 		s.estimateAge(q, now)
 	}
+	if err := s.readCloudWatch(ctx, snap, now); err != nil {
+		s.log.Warn("read cloudwatch", "err", err)
+		snap.Partial = append(snap.Partial, err.Error())
+	}
 	snap.DLQs = s.dlqs(snap.SQSQueues)
 	counts := s.opts.Cluster.Requests()
 	for _, a := range brokersqs.Actions(counts) {
@@ -153,6 +157,32 @@ func (s *Source) estimateAge(q *queue.SQSQueue, now time.Time) {
 	if sent, ok := c.OldestSent(q.Name); ok {
 		q.OldestAge, q.OldestAgeBasis = max(0, now.Sub(sent)), queue.SQSAgeBrowse
 	}
+}
+
+// readCloudWatch reads the oldest age of every queue whose attributes
+// were read from CloudWatch, when the account asks for it: it replaces a
+// browse estimate. A queue CloudWatch has no recent datapoint for keeps
+// what it had; a failed call is the read's partial error.
+func (s *Source) readCloudWatch(ctx context.Context, snap *queue.Snapshot, now time.Time) error {
+	c := s.opts.Cluster
+	if !c.ReadsOldestAge() {
+		return nil
+	}
+	var names []string
+	for _, q := range snap.SQSQueues {
+		if q.ARN != "" {
+			names = append(names, q.Name)
+		}
+	}
+	snap.SQS.OldestAgeMetrics = len(names)
+	ages, err := c.OldestAges(ctx, names, now)
+	for i := range snap.SQSQueues {
+		q := &snap.SQSQueues[i]
+		if age, ok := ages[q.Name]; ok {
+			q.OldestAge, q.OldestAgeBasis = age, queue.SQSAgeCloudWatch
+		}
+	}
+	return err
 }
 
 // previous is the queue named name as the last read saw it, if it was
