@@ -66,10 +66,9 @@ func New(cfg config.SQS) (*Cluster, error) {
 			if cfg.Endpoint != "" {
 				o.BaseEndpoint = aws.String(cfg.Endpoint)
 			}
-			// CloudWatch's Query protocol, which AWS still serves and every
-			// CloudWatch-compatible server speaks; the SDK's default,
-			// RPCv2 CBOR, is AWS's alone so far (moto 5.2 answers it 404),
-			// and one protocol is the one that was tested.
+			// CloudWatch's Query protocol, which AWS still serves and moto
+			// answers; moto 5.2.1 answers the SDK's default, RPCv2 CBOR,
+			// with a 404, and the protocol in use should be the tested one.
 			o.Protocol = awsquery.New(smithy.NewServiceSchema(nil, cloudWatchVersion))
 			o.APIOptions = append(o.APIOptions, c.reqs.install)
 		})
