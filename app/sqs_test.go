@@ -193,3 +193,55 @@ func TestSQSAccountCannotStart(t *testing.T) {
 		return strings.Contains(body, "cannot start") && strings.Contains(body, "qw-missing")
 	})
 }
+
+// TestSQSOldestAgeServed: messages sent to a DLQ with the aws CLI, a
+// wait, a browse through the API, and the next read of the account
+// dates the queue by the oldest message the browse saw: at least the
+// wait, basis browse, in /metrics, the queue API and its page. Emptied,
+// the queue's estimate is gone from /metrics.
+func TestSQSOldestAgeServed(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("age")
+	_, dlq := sqsPair(t, s, p, 2)
+	const wait = 2 * time.Second
+	time.Sleep(wait)
+	cfg := testConfig(t)
+	acct := sqsAccount(t, s, "local", p)
+	acct.PollInterval = time.Second
+	cfg.SQS = []config.SQS{acct}
+	r := start(t, cfg)
+	id := "sqs:local::" + dlq
+	eventually(t, "the SQS DLQ listed", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 2 })
+	if code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages?limit=1"); code != http.StatusOK {
+		t.Fatalf("browse: %d %.300q", code, body)
+	}
+	series := `queuewatch_sqs_queue_oldest_age_seconds{basis="browse",cluster="local",queue="` + dlq + `"} `
+	eventually(t, "the browse estimate in /metrics", func() bool {
+		_, m := r.get(t, "/metrics")
+		return strings.Contains(m, series)
+	})
+	var list struct {
+		Queues []struct {
+			Queue  string   `json:"queue"`
+			Oldest *float64 `json:"oldest_age_seconds"`
+			Basis  string   `json:"oldest_age_basis"`
+		} `json:"queues"`
+	}
+	_, body := r.get(t, "/api/v1/sqs/queues")
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range list.Queues {
+		if q.Queue == dlq && (q.Oldest == nil || *q.Oldest < wait.Seconds() || q.Basis != "browse") {
+			t.Errorf("%s in the API: oldest %v, basis %q; want at least %v, browse", dlq, q.Oldest, q.Basis, wait)
+		}
+	}
+	if _, page := r.get(t, "/sqs/local/queues/"+url.PathEscape(dlq)); !strings.Contains(page, "(seen while browsing)") {
+		t.Error("the queue page does not show the age seen while browsing")
+	}
+	s.AWS(t, "sqs", "purge-queue", "--queue-url", s.QueueURL(dlq))
+	eventually(t, "the estimate forgotten once the queue is empty", func() bool {
+		_, m := r.get(t, "/metrics")
+		return !strings.Contains(m, series)
+	})
+}
