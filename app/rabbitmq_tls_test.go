@@ -21,6 +21,7 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopRabbitMQTLS()
 	testenv.StopElasticMQ()
+	testenv.StopMoto()
 	os.Exit(code)
 }
 

@@ -90,6 +90,12 @@ func sqsSummary(snap *queue.Snapshot) string {
 	}
 	perPoll := queue.SQSRequestsPerPoll(snap.SQS.Listed, len(snap.SQSQueues))
 	month, usd := queue.SQSMonthlyCost(perPoll, snap.SQS.ReadEvery)
-	return fmt.Sprintf("%s; %s a read every %s: about %s requests, $%.2f a month at $%.2f per million",
+	s = fmt.Sprintf("%s; %s a read every %s: about %s requests, $%.2f a month at $%.2f per million",
 		s, counts(perPoll, "request", "requests"), snap.SQS.ReadEvery, queue.ExactCount(month), usd, queue.SQSPricePerMillion)
+	if n := snap.SQS.OldestAgeMetrics; n > 0 {
+		metrics, cwUSD := queue.CloudWatchMonthlyCost(n, snap.SQS.ReadEvery)
+		s += fmt.Sprintf("; CloudWatch oldest age: %s a read, about %s metrics, $%.2f a month at $%.2f per 1,000",
+			counts(n, "metric", "metrics"), queue.ExactCount(metrics), cwUSD, queue.CloudWatchPricePerThousandMetrics)
+	}
+	return s
 }

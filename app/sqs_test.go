@@ -73,6 +73,40 @@ func TestCheckSQS(t *testing.T) {
 	}
 }
 
+// TestCheckSQSCloudWatch: with cloudwatch.oldest_age on, check prints
+// what the CloudWatch metrics a read asks for cost a month, beside the SQS
+// requests (on moto, which serves both).
+func TestCheckSQSCloudWatch(t *testing.T) {
+	m := testenv.Moto(t)
+	p := testenv.Unique("checkcw")
+	m.AWS(t, "sqs", "create-queue", "--queue-name", p+"-orders")
+	t.Setenv("AWS_ACCESS_KEY_ID", "x")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "x")
+	t.Setenv("AWS_CONFIG_FILE", "/dev/null")
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", "/dev/null")
+	cfg := testConfig(t)
+	cfg.PollInterval = 15 * time.Second
+	cfg.PollTimeout = 10 * time.Second
+	cfg.History = time.Hour
+	cfg.SQS = []config.SQS{{
+		Name: "moto", Region: testenv.ElasticMQRegion, Endpoint: m.URL(), Queues: config.SQSQueues{Prefix: p},
+		CloudWatch: config.SQSCloudWatch{OldestAge: true},
+	}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Check(context.Background(), cfg, &out, nil); err != nil {
+		t.Fatalf("Check = %v:\n%s", err, out.String())
+	}
+	// One queue every 4m: 10,800 metrics in 30 days, $0.108.
+	want := "ok   sqs:moto: 1 queue, 0 DLQs; 2 requests a read every 4m0s: about 21,600 requests, $0.01 a month at $0.40 per million; " +
+		"CloudWatch oldest age: 1 metric a read, about 10,800 metrics, $0.11 a month at $0.01 per 1,000"
+	if !strings.Contains(out.String(), want) {
+		t.Errorf("check output lacks %q:\n%s", want, out.String())
+	}
+}
+
 // TestSQSDLQBrowseAndReplay serves an SQS account beside one whose
 // endpoint nothing listens on (down, the other unaffected): its DLQ is
 // listed by /api/v1/dlqs with its depth and in /metrics; browsing it
@@ -157,5 +191,57 @@ func TestSQSAccountCannotStart(t *testing.T) {
 	eventually(t, "the account's error", func() bool {
 		_, body := r.get(t, "/api/v1/sources")
 		return strings.Contains(body, "cannot start") && strings.Contains(body, "qw-missing")
+	})
+}
+
+// TestSQSOldestAgeServed: messages sent to a DLQ with the aws CLI, a
+// wait, a browse through the API, and the next read of the account
+// dates the queue by the oldest message the browse saw: at least the
+// wait, basis browse, in /metrics, the queue API and its page. Emptied,
+// the queue's estimate is gone from /metrics.
+func TestSQSOldestAgeServed(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("age")
+	_, dlq := sqsPair(t, s, p, 2)
+	const wait = 2 * time.Second
+	time.Sleep(wait)
+	cfg := testConfig(t)
+	acct := sqsAccount(t, s, "local", p)
+	acct.PollInterval = time.Second
+	cfg.SQS = []config.SQS{acct}
+	r := start(t, cfg)
+	id := "sqs:local::" + dlq
+	eventually(t, "the SQS DLQ listed", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 2 })
+	if code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages?limit=1"); code != http.StatusOK {
+		t.Fatalf("browse: %d %.300q", code, body)
+	}
+	series := `queuewatch_sqs_queue_oldest_age_seconds{basis="browse",cluster="local",queue="` + dlq + `"} `
+	eventually(t, "the browse estimate in /metrics", func() bool {
+		_, m := r.get(t, "/metrics")
+		return strings.Contains(m, series)
+	})
+	var list struct {
+		Queues []struct {
+			Queue  string   `json:"queue"`
+			Oldest *float64 `json:"oldest_age_seconds"`
+			Basis  string   `json:"oldest_age_basis"`
+		} `json:"queues"`
+	}
+	_, body := r.get(t, "/api/v1/sqs/queues")
+	if err := json.Unmarshal([]byte(body), &list); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range list.Queues {
+		if q.Queue == dlq && (q.Oldest == nil || *q.Oldest < wait.Seconds() || q.Basis != "browse") {
+			t.Errorf("%s in the API: oldest %v, basis %q; want at least %v, browse", dlq, q.Oldest, q.Basis, wait)
+		}
+	}
+	if _, page := r.get(t, "/sqs/local/queues/"+url.PathEscape(dlq)); !strings.Contains(page, "(seen while browsing)") {
+		t.Error("the queue page does not show the age seen while browsing")
+	}
+	s.AWS(t, "sqs", "purge-queue", "--queue-url", s.QueueURL(dlq))
+	eventually(t, "the estimate forgotten once the queue is empty", func() bool {
+		_, m := r.get(t, "/metrics")
+		return !strings.Contains(m, series)
 	})
 }

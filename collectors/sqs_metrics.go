@@ -12,11 +12,12 @@ import (
 var (
 	sqsQueueLabels = []string{"cluster", "queue"}
 
-	descSQSMessages = desc("sqs_queue_messages", "Messages in the queue by state: visible (ApproximateNumberOfMessages), in_flight (received, not yet deleted: ...NotVisible) and delayed (...Delayed).", append(sqsQueueLabels, "state")...)
-	descSQSStatus   = statusDesc("sqs_queue_status", "SQS queue", sqsQueueLabels...)
-	descSQSRequests = counterDesc("sqs_api_requests_total", "Requests queuewatch sent to the SQS account since it started, by action, retries included: AWS bills each.", "cluster", "action")
+	descSQSMessages  = desc("sqs_queue_messages", "Messages in the queue by state: visible (ApproximateNumberOfMessages), in_flight (received, not yet deleted: ...NotVisible) and delayed (...Delayed).", append(sqsQueueLabels, "state")...)
+	descSQSStatus    = statusDesc("sqs_queue_status", "SQS queue", sqsQueueLabels...)
+	descSQSOldestAge = desc("sqs_queue_oldest_age_seconds", "Age of the queue's oldest message where known, by where it comes from: basis cloudwatch (ApproximateAgeOfOldestMessage) or browse (the oldest SentTimestamp a browse or job received: an estimate, a lower bound).", append(sqsQueueLabels, "basis")...)
+	descSQSRequests  = counterDesc("sqs_api_requests_total", "Requests queuewatch sent to the SQS account since it started, by action, retries included: AWS bills each.", "cluster", "action")
 
-	sqsFamilies = []*family{descSQSMessages, descSQSStatus, descSQSRequests}
+	sqsFamilies = []*family{descSQSMessages, descSQSStatus, descSQSOldestAge, descSQSRequests}
 )
 
 // describeSQS sends the SQS descriptors.
@@ -40,6 +41,9 @@ func collectSQS(ch sink, snap *queue.Snapshot) {
 		ch.gauge(descSQSMessages, float64(q.Visible), cl, q.Name, "visible")
 		ch.gauge(descSQSMessages, float64(q.InFlight), cl, q.Name, "in_flight")
 		ch.gauge(descSQSMessages, float64(q.Delayed), cl, q.Name, "delayed")
+		if q.OldestAgeBasis != queue.SQSAgeUnknown {
+			ch.gauge(descSQSOldestAge, q.OldestAge.Seconds(), cl, q.Name, string(q.OldestAgeBasis))
+		}
 	}
 	if snap.SQS == nil {
 		return

@@ -73,7 +73,6 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"sqs-bad-role-arn", 4, "sqs[0].role_arn", `"queuewatch-readonly" is not an IAM role ARN (arn:aws:iam::123456789012:role/name)`},
 		{"sqs-bad-prefix", 5, "sqs[0].queues.prefix", `"orders/" cannot start a queue name (letters, digits, '-' and '_')`},
 		{"sqs-bad-regex", 5, "sqs[0].queues.exclude[0]", `invalid regex "orders-(.*": missing closing )`},
-		{"sqs-cloudwatch", 5, "sqs[0].cloudwatch.oldest_age", `not available yet: queuewatch does not read CloudWatch; leave it false`},
 		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
 		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},

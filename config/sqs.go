@@ -55,8 +55,9 @@ type SQSQueues struct {
 // API does not say. Each metric is a paid GetMetricData query, so all are
 // off by default.
 type SQSCloudWatch struct {
-	// OldestAge reads ApproximateAgeOfOldestMessage per queue. Not built
-	// yet: Validate refuses true rather than ignore it.
+	// OldestAge reads ApproximateAgeOfOldestMessage of every watched
+	// queue on each read of the account: one GetMetricData call per 500
+	// queues, billed per metric (queue) asked for.
 	OldestAge bool `yaml:"oldest_age"`
 }
 
@@ -118,9 +119,6 @@ func (s *SQS) validate(p *problems, path string) {
 	}
 	s.Queues.filter = Filter{Include: s.Queues.Include, Exclude: s.Queues.Exclude}
 	s.Queues.filter.compile(p, path+".queues")
-	if s.CloudWatch.OldestAge {
-		p.add(path+".cloudwatch.oldest_age", "not available yet: queuewatch does not read CloudWatch; leave it false")
-	}
 	if s.PollInterval != 0 && s.PollInterval < time.Second {
 		p.add(path+".poll_interval", "must be at least 1s, got %s", s.PollInterval)
 	}

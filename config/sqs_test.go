@@ -35,8 +35,15 @@ func TestSQS(t *testing.T) {
 		t.Errorf("an SQS account alone is a source: %v", err)
 	}
 	q := m.SQS[0]
-	if q.Interval() != DefaultSQSPollInterval {
-		t.Errorf("default interval %s, want %s", q.Interval(), DefaultSQSPollInterval)
+	if q.Interval() != DefaultSQSPollInterval || q.CloudWatch.OldestAge {
+		t.Errorf("default interval %s, want %s; cloudwatch %+v, want off", q.Interval(), DefaultSQSPollInterval, q.CloudWatch)
+	}
+	cw, err := Parse([]byte(`sqs: [{name: prod, region: eu-west-1, cloudwatch: {oldest_age: true}}]`), "cw.yml")
+	if err != nil {
+		t.Fatalf("cloudwatch.oldest_age: true is refused: %v", err)
+	}
+	if !cw.SQS[0].CloudWatch.OldestAge {
+		t.Error("cloudwatch.oldest_age: true read as false")
 	}
 	for name, want := range map[string]bool{
 		"orders": true, "orders-eu": true, "orders-eu.fifo": true,

@@ -38,6 +38,11 @@ type Reader struct {
 	// LagBasis says; it means nothing when the basis is LagUnknown.
 	LagSeconds float64
 	LagBasis   LagBasis
+	// LagNote says how an estimated lag age was made, for people ("seen
+	// while browsing"): such an estimate is a sighting kept across polls.
+	// An estimate without a note is a poll still reading (a Kafka
+	// partition's lag seconds), which the next poll completes.
+	LagNote string
 
 	// Members is how many clients read, -1 where the broker does not say.
 	Members int
@@ -124,7 +129,7 @@ func (r *Reader) BacklogTitle() string {
 // read: they are what a failed read left (often zero), not what waits.
 func (r Reader) known() Reader {
 	if r.Err != "" {
-		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis = 0, false, 0, LagUnknown
+		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis, r.LagNote = 0, false, 0, LagUnknown, ""
 	}
 	return r
 }
@@ -288,9 +293,11 @@ type ReaderPoint struct {
 // Point is r at the poll at, and whether the poll is worth keeping: a
 // reader whose backlog is unknown (it could not be read) or whose lag age
 // is still an estimate (the poll that completes it follows at once) would
-// chart as a false drop, so it gets no point.
+// chart as a false drop, so it gets no point. An estimate with a LagNote
+// is a sighting no later poll completes: its poll is kept, with the lag
+// age but not HasLagSeconds (it is not exact).
 func (r *Reader) Point(at time.Time) (ReaderPoint, bool) {
-	if !r.BacklogKnown || r.LagBasis == LagEstimate {
+	if !r.BacklogKnown || r.LagBasis == LagEstimate && r.LagNote == "" {
 		return ReaderPoint{}, false
 	}
 	return ReaderPoint{At: at, Backlog: r.Backlog, LagSeconds: r.LagSeconds, HasLagSeconds: r.LagBasis == LagExact}, true

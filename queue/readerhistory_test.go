@@ -69,6 +69,12 @@ func TestReaderPoint(t *testing.T) {
 			ReaderPoint{},
 			false,
 		},
+		{
+			"a sighting kept across polls keeps the poll, its age not exact",
+			(&SQSQueue{Name: "q", ARN: "arn", Visible: 4, OldestAge: time.Hour, OldestAgeBasis: SQSAgeBrowse}).Reader(),
+			ReaderPoint{At: at, Backlog: 4, LagSeconds: 3600},
+			true,
+		},
 		{"unknown backlog", Reader{LagBasis: LagUnknown}, ReaderPoint{}, false},
 		{"read error", (&ConsumerGroup{Err: "timeout"}).Reader(), ReaderPoint{}, false},
 	}

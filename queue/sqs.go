@@ -38,11 +38,37 @@ type SQSQueue struct {
 	// else only its redrive policy is unknown.
 	Err string
 
+	// OldestAge is the age of the queue's oldest message as of the read,
+	// found as OldestAgeBasis says; it means nothing when the basis is
+	// SQSAgeUnknown.
+	OldestAge      time.Duration
+	OldestAgeBasis SQSAgeBasis
+
 	// Status and StatusReason are SQSStatus over the previous read and
 	// this one, filled by the collector.
 	Status       Status
 	StatusReason string
 }
+
+// SQSAgeBasis says where an SQS queue's oldest age comes from: SQS's
+// own API does not tell it.
+type SQSAgeBasis string
+
+// Where an SQS queue's oldest age comes from.
+const (
+	SQSAgeUnknown SQSAgeBasis = ""
+	// SQSAgeBrowse is the oldest SentTimestamp a browse (or a job) of the
+	// queue received since the queue was last seen empty or a job last
+	// deleted from it: an estimate, and a lower bound while the browse did
+	// not reach the oldest message.
+	SQSAgeBrowse SQSAgeBasis = "browse"
+	// SQSAgeCloudWatch is CloudWatch's ApproximateAgeOfOldestMessage.
+	SQSAgeCloudWatch SQSAgeBasis = "cloudwatch"
+)
+
+// SQSSeenWhileBrowsing is how the UI qualifies an age of basis
+// SQSAgeBrowse.
+const SQSSeenWhileBrowsing = "seen while browsing"
 
 // Messages is every message the queue holds: visible, in flight and
 // delayed.
@@ -92,9 +118,10 @@ func (q *SQSQueue) readErr() string {
 }
 
 // Reader is the consumers of q in the shape every reader shares: their
-// backlog is q's visible messages (in-flight ones are already received);
-// SQS tells neither how many consumers there are nor, without CloudWatch,
-// the oldest message's age.
+// backlog is q's visible messages (in-flight ones are already received)
+// and their lag age the oldest message's age where known: exact from
+// CloudWatch, an estimate (a lower bound, kept across polls) when a
+// browse saw it. SQS does not tell how many consumers there are.
 func (q *SQSQueue) Reader() Reader {
 	r := Reader{
 		Broker: SQS, Cluster: q.Cluster, Name: q.Name, Title: q.Name,
@@ -102,6 +129,12 @@ func (q *SQSQueue) Reader() Reader {
 		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
 		Page: SQSQueuePage(q.Cluster, q.Name),
+	}
+	switch q.OldestAgeBasis {
+	case SQSAgeCloudWatch:
+		r.LagSeconds, r.LagBasis = q.OldestAge.Seconds(), LagExact
+	case SQSAgeBrowse:
+		r.LagSeconds, r.LagBasis, r.LagNote = q.OldestAge.Seconds(), LagEstimate, SQSSeenWhileBrowsing
 	}
 	return r.known()
 }
@@ -122,6 +155,10 @@ type SQSAccount struct {
 	// Listed is how many queue names ListQueues returned under the
 	// prefix, before include and exclude.
 	Listed int
+	// OldestAgeMetrics is how many CloudWatch metrics a read asks for
+	// (one ApproximateAgeOfOldestMessage per queue read) when the account
+	// reads CloudWatch; 0 when it does not.
+	OldestAgeMetrics int
 	// Requests are the requests sent to the account since queuewatch
 	// started, per action, sorted by action.
 	Requests []SQSRequests
@@ -150,6 +187,22 @@ func SQSMonthlyCost(requestsPerPoll int, interval time.Duration) (requests int64
 	polls := int64(30 * 24 * time.Hour / interval)
 	requests = int64(requestsPerPoll) * polls
 	return requests, float64(requests) * SQSPricePerMillion / 1e6
+}
+
+// CloudWatchPricePerThousandMetrics is what AWS bills GetMetricData for
+// a thousand metrics asked for, in US dollars; the calls themselves are
+// not billed, and no free tier applies to it.
+const CloudWatchPricePerThousandMetrics = 0.01
+
+// CloudWatchMonthlyCost is what asking for metricsPerPoll CloudWatch
+// metrics every interval costs in a 30-day month, in US dollars: 100
+// queues every 4 minutes are 100 × 10,800 = 1,080,000 metrics, $10.80.
+func CloudWatchMonthlyCost(metricsPerPoll int, interval time.Duration) (metrics int64, usd float64) {
+	if interval <= 0 {
+		return 0, 0
+	}
+	metrics = int64(metricsPerPoll) * int64(30*24*time.Hour/interval)
+	return metrics, float64(metrics) * CloudWatchPricePerThousandMetrics / 1000
 }
 
 // SQSRequests is how many requests of one action queuewatch sent to an

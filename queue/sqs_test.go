@@ -95,3 +95,50 @@ func TestSQSQueuePage(t *testing.T) {
 		t.Errorf("Page = %q, want %q", got, want)
 	}
 }
+
+// TestSQSReaderLagAge: an SQS queue's oldest age is its reader's lag age:
+// exact from CloudWatch, an estimate with its note from a browse, unknown
+// otherwise and for a queue that could not be read.
+func TestSQSReaderLagAge(t *testing.T) {
+	tests := []struct {
+		name      string
+		q         SQSQueue
+		wantBasis LagBasis
+		wantSec   float64
+		wantNote  string
+	}{
+		{"unknown", SQSQueue{ARN: "a", Visible: 3}, LagUnknown, 0, ""},
+		{"browse", SQSQueue{ARN: "a", Visible: 3, OldestAge: 3 * time.Hour, OldestAgeBasis: SQSAgeBrowse}, LagEstimate, 10800, SQSSeenWhileBrowsing},
+		{"cloudwatch", SQSQueue{ARN: "a", Visible: 3, OldestAge: 90 * time.Second, OldestAgeBasis: SQSAgeCloudWatch}, LagExact, 90, ""},
+		{"unread", SQSQueue{Err: "denied", OldestAge: time.Hour, OldestAgeBasis: SQSAgeBrowse}, LagUnknown, 0, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := tt.q.Reader()
+			if r.LagBasis != tt.wantBasis || r.LagSeconds != tt.wantSec || r.LagNote != tt.wantNote {
+				t.Errorf("reader lag %v s, basis %q, note %q; want %v s, %q, %q", r.LagSeconds, r.LagBasis, r.LagNote, tt.wantSec, tt.wantBasis, tt.wantNote)
+			}
+		})
+	}
+}
+
+// TestCloudWatchCost: GetMetricData is billed per metric asked for, one
+// per queue a read.
+func TestCloudWatchCost(t *testing.T) {
+	for _, tt := range []struct {
+		queues   int
+		interval time.Duration
+		metrics  int64
+		usd      float64
+	}{
+		{10, 4 * time.Minute, 108000, 1.08},
+		{100, 4 * time.Minute, 1080000, 10.80},
+		{1000, 4 * time.Minute, 10800000, 108},
+		{10, 0, 0, 0},
+	} {
+		metrics, usd := CloudWatchMonthlyCost(tt.queues, tt.interval)
+		if metrics != tt.metrics || usd < tt.usd-1e-9 || usd > tt.usd+1e-9 {
+			t.Errorf("%d queues every %s: %d metrics, $%f; want %d, $%f", tt.queues, tt.interval, metrics, usd, tt.metrics, tt.usd)
+		}
+	}
+}

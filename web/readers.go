@@ -43,7 +43,11 @@ func readerAttention(readers []queue.Reader) []attentionItem {
 		if r.LagBasis != queue.LagUnknown {
 			a.Age = components.Seconds(r.LagSeconds)
 			a.AgeTitle = "the next " + strings.TrimSuffix(string(r.BacklogUnit), "s") + " to be read is " + a.Age + " old"
-			if r.LagBasis == queue.LagEstimate {
+			switch {
+			case r.LagBasis == queue.LagEstimate && r.LagNote != "":
+				a.Age = "≥ " + a.Age
+				a.AgeTitle += " or more (" + r.LagNote + ")"
+			case r.LagBasis == queue.LagEstimate:
 				a.AgeTitle += " or more (still reading the rest)"
 			}
 		}

@@ -51,6 +51,7 @@ var sqsSorts = map[string]sortFunc[components.SQSRow]{
 	"visible":  func(a, b components.SQSRow) int { return cmpInt(a.Q.Visible, b.Q.Visible) },
 	"inflight": func(a, b components.SQSRow) int { return cmpInt(a.Q.InFlight, b.Q.InFlight) },
 	"delayed":  func(a, b components.SQSRow) int { return cmpInt(a.Q.Delayed, b.Q.Delayed) },
+	"oldest":   func(a, b components.SQSRow) int { return cmpInt(int64(a.Q.OldestAge), int64(b.Q.OldestAge)) },
 }
 
 func compareSQSNames(a, b components.SQSRow) int {
@@ -142,8 +143,12 @@ type sqsQueueJSON struct {
 	RetentionSeconds         *float64     `json:"retention_seconds"`
 	DeadLetterQueue          string       `json:"dead_letter_queue,omitempty"`
 	MaxReceiveCount          int          `json:"max_receive_count,omitempty"`
-	DLQ                      string       `json:"dlq,omitempty"`
-	Error                    string       `json:"error,omitempty"`
+	// OldestAgeSeconds is the oldest message's age where known, as
+	// OldestAgeBasis says (browse: an estimate, a lower bound).
+	OldestAgeSeconds *float64          `json:"oldest_age_seconds"`
+	OldestAgeBasis   queue.SQSAgeBasis `json:"oldest_age_basis,omitempty"`
+	DLQ              string            `json:"dlq,omitempty"`
+	Error            string            `json:"error,omitempty"`
 }
 
 // apiSQSQueues is GET /api/v1/sqs/queues: every SQS queue, worst first
@@ -166,6 +171,10 @@ func (s *Server) apiSQSQueues(c echo.Context) error {
 		if q.Retention > 0 {
 			sec := q.Retention.Seconds()
 			out[i].RetentionSeconds = &sec
+		}
+		if q.OldestAgeBasis != queue.SQSAgeUnknown {
+			sec := q.OldestAge.Seconds()
+			out[i].OldestAgeSeconds, out[i].OldestAgeBasis = &sec, q.OldestAgeBasis
 		}
 		if r.DLQURL != "" {
 			out[i].DLQ = (queue.DLQRef{Broker: queue.SQS, Cluster: q.Cluster, Name: q.Name}).ID()

@@ -29,14 +29,19 @@ func sqsServer() *Server {
 					VisibilityTimeout: 30 * time.Second, Retention: 96 * time.Hour, DeadLetterQueue: "orders-dlq", MaxReceiveCount: 5,
 					Status: queue.StatusOK, StatusReason: "1,200 visible, 3 in flight",
 				},
-				{Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:1:orders-dlq", Visible: 7, VisibilityTimeout: 30 * time.Second, Status: queue.StatusOK, StatusReason: "7 visible, 0 in flight"},
+				{
+					Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:1:orders-dlq", Visible: 7, VisibilityTimeout: 30 * time.Second,
+					OldestAge: 3*time.Hour + 20*time.Minute, OldestAgeBasis: queue.SQSAgeBrowse, Status: queue.StatusOK, StatusReason: "7 visible, 0 in flight",
+				},
 				{
 					Cluster: "prod-eu", Name: sqsMailer, ARN: "arn:aws:sqs:eu-west-1:1:mailer", Visible: 40, Status: queue.StatusStop,
+					OldestAge: 10 * time.Minute, OldestAgeBasis: queue.SQSAgeBrowse,
 					StatusReason: "no consumer: 40 visible, up from 12 at the last read, and none in flight",
 				},
 				{
 					Cluster: "prod-eu", Name: "pay.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay.fifo", FIFO: true, Visible: 2, InFlight: queue.SQSInFlightLimit,
 					DeadLetterQueue: "pay-dlq.fifo", MaxReceiveCount: 1, Status: queue.StatusStall,
+					OldestAge: 754 * time.Second, OldestAgeBasis: queue.SQSAgeCloudWatch,
 					StatusReason: "in flight at the SQS limit of 120,000: receives fail until some are deleted",
 				},
 				{Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, Status: queue.StatusOK},
@@ -64,6 +69,11 @@ func TestSQSOverview(t *testing.T) {
 	if !strings.Contains(body, `SQS queues <span class="count">6</span>`) {
 		t.Error("the overview has no SQS tab with 6 queues")
 	}
+	// The browse estimate is a lag age like any other reader's.
+	card := body[strings.Index(body, "Worst lag"):]
+	if !strings.Contains(card[:min(len(card), 600)], `href="/sqs/prod-eu/queues/orders-dlq">orders-dlq</a>`) {
+		t.Error("the worst lag card does not name orders-dlq, the oldest age seen while browsing")
+	}
 
 	tab := do(t, s, "GET", "/?tab=sqs").Body.String()
 	rows := tab[strings.Index(tab, `id="sqs"`):]
@@ -90,7 +100,10 @@ func TestSQSOverview(t *testing.T) {
 		`<td class="muted">FIFO</td>`,
 		escapedHref(ordersDLQ) + ` title="the redrive policy moves a message here after 5 receives">orders-dlq</a> <span class="muted">after 5 receives</span>`,
 		`<a class="tag" ` + escapedHref(ordersDLQ),
-		`title="SQS does not report the oldest message&#39;s age without CloudWatch`,
+		`title="unknown: SQS tells a message&#39;s age only through CloudWatch`,
+		`title="at least 12,000 s: the oldest SentTimestamp a browse or job of this queue received`,
+		`>≥ 3h 20m<`,
+		`<td class="num" title="754 s: CloudWatch&#39;s ApproximateAgeOfOldestMessage`,
 		"no consumer: 40 visible, up from 12 at the last read",
 	} {
 		if !strings.Contains(rows, w) {
@@ -129,7 +142,7 @@ func TestSQSNeedsAttention(t *testing.T) {
 	if mailer > pay || pay > locked {
 		t.Error("needs attention does not rank stop, stall, error")
 	}
-	for _, w := range []string{"sqs:prod-eu", "40 pending", "in flight at the SQS limit of 120,000", "AccessDenied"} {
+	for _, w := range []string{"sqs:prod-eu", "40 pending", "in flight at the SQS limit of 120,000", "AccessDenied", ">≥ 10m<", "old or more (seen while browsing)"} {
 		if !strings.Contains(att, w) {
 			t.Errorf("needs attention lacks %q", w)
 		}
@@ -170,6 +183,7 @@ func TestSQSQueuePage(t *testing.T) {
 		`<span title="not among the watched queues">gone</span>`,
 		escapedHref(ordersDLQ) + ` title="7 messages">inspect 7</a>`,
 		`title="not reported by this server">—<`,
+		">≥ 3h 20m (seen while browsing)<",
 	} {
 		if !strings.Contains(dlq, w) {
 			t.Errorf("DLQ's queue page lacks %q", w)
@@ -213,11 +227,12 @@ func TestSQSAPI(t *testing.T) {
 		switch q.Queue {
 		case "orders":
 			if q.Visible != 1200 || q.InFlight != 3 || q.Delayed != 1 || q.DeadLetterQueue != "orders-dlq" || q.MaxReceiveCount != 5 ||
-				q.RetentionSeconds == nil || *q.RetentionSeconds != 345600 || q.DLQ != "" {
+				q.RetentionSeconds == nil || *q.RetentionSeconds != 345600 || q.DLQ != "" || q.OldestAgeSeconds != nil || q.OldestAgeBasis != "" {
 				t.Errorf("orders %+v", q)
 			}
 		case "orders-dlq":
-			if q.DLQ != "sqs:prod-eu::orders-dlq" || q.RetentionSeconds != nil {
+			if q.DLQ != "sqs:prod-eu::orders-dlq" || q.RetentionSeconds != nil ||
+				q.OldestAgeSeconds == nil || *q.OldestAgeSeconds != 12000 || q.OldestAgeBasis != queue.SQSAgeBrowse {
 				t.Errorf("orders-dlq %+v", q)
 			}
 		}

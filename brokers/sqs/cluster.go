@@ -6,15 +6,19 @@ import (
 	"maps"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
+	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
 	"github.com/aws/aws-sdk-go-v2/service/sts"
+	"github.com/aws/smithy-go"
 	"github.com/aws/smithy-go/middleware"
+	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
 	"github.com/queuewatch/queuewatch/config"
 )
@@ -23,7 +27,14 @@ import (
 type Cluster struct {
 	cfg    config.SQS
 	client *sqs.Client
-	reqs   requestCounter
+	// cw reads CloudWatch, nil unless cloudwatch.oldest_age is on.
+	cw   *cloudwatch.Client
+	reqs requestCounter
+
+	mu sync.Mutex
+	// oldest is the oldest SentTimestamp receives saw per queue name
+	// (oldest.go).
+	oldest map[string]time.Time
 }
 
 // New builds the access to cfg's account: the SDK's default credential
@@ -48,6 +59,20 @@ func New(cfg config.SQS) (*Cluster, error) {
 		}
 		o.APIOptions = append(o.APIOptions, c.reqs.install)
 	})
+	if cfg.CloudWatch.OldestAge {
+		// The endpoint, when set, serves CloudWatch too (LocalStack and
+		// moto serve every service on one port).
+		c.cw = cloudwatch.NewFromConfig(awsCfg, func(o *cloudwatch.Options) {
+			if cfg.Endpoint != "" {
+				o.BaseEndpoint = aws.String(cfg.Endpoint)
+			}
+			// CloudWatch's Query protocol, which AWS still serves and moto
+			// answers; moto 5.2.1 answers the SDK's default, RPCv2 CBOR,
+			// with a 404, and the protocol in use should be the tested one.
+			o.Protocol = awsquery.New(smithy.NewServiceSchema(nil, cloudWatchVersion))
+			o.APIOptions = append(o.APIOptions, c.reqs.install)
+		})
+	}
 	return c, nil
 }
 

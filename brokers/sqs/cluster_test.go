@@ -16,6 +16,7 @@ import (
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopElasticMQ()
+	testenv.StopMoto()
 	os.Exit(code)
 }
 

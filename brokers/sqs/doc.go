@@ -13,6 +13,13 @@
 // from some servers and as a string from others), and how a queue's name is
 // read from its ARN or URL.
 //
+// A queue's oldest message age is not in SQS's API. The Cluster keeps the
+// oldest SentTimestamp the replay backend's receives (browses, jobs) saw
+// per queue, for the collector, which must not receive, to estimate it;
+// and, with cloudwatch.oldest_age on, it reads CloudWatch's
+// ApproximateAgeOfOldestMessage through a second SDK client counted like
+// the first.
+//
 // New does no network I/O: the SDK resolves credentials on the first
 // request, so a missing credential or an unreachable endpoint is that
 // request's error, reported on the account's source.

@@ -18,6 +18,14 @@
 // nothing in flight at either read, stall for in-flight messages at SQS's
 // limit, ok otherwise.
 //
+// SQS's API tells no message's age, and a poll must not receive (a
+// receive hides a message and spends its delivery limit). A queue's oldest
+// age is therefore estimated from what the replay backend's browses and
+// jobs received, which the shared brokers/sqs.Cluster keeps: the oldest
+// SentTimestamp seen, a lower bound while the browse did not reach the
+// oldest message. It is forgotten when a read finds the queue empty and
+// when a job deletes from it.
+//
 // AWS bills every request, about one per queue per poll, so an account is
 // read at most every Options.Interval (config sqs[].poll_interval, 4
 // minutes by default); a poll in between returns the last snapshot

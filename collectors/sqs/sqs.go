@@ -125,6 +125,11 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
 		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
+		s.estimateAge(q, now)
+	}
+	if err := s.readCloudWatch(ctx, snap, now); err != nil {
+		s.log.Warn("read cloudwatch", "err", err)
+		snap.Partial = append(snap.Partial, err.Error())
 	}
 	snap.DLQs = s.dlqs(snap.SQSQueues)
 	counts := s.opts.Cluster.Requests()
@@ -133,6 +138,51 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 	}
 	snap.Duration = s.now().Sub(now)
 	return snap, nil
+}
+
+// estimateAge fills q's oldest age from the oldest send time the replay
+// backend's receives saw (a browse, a job), as an estimate: SQS's API
+// tells no age. A queue seen empty forgets it, so a later backlog is not
+// dated by messages long gone; a queue whose attributes were not read
+// keeps it unused.
+func (s *Source) estimateAge(q *queue.SQSQueue, now time.Time) {
+	if q.ARN == "" {
+		return
+	}
+	c := s.opts.Cluster
+	if q.Messages() == 0 {
+		c.ForgetSent(q.Name)
+		return
+	}
+	if sent, ok := c.OldestSent(q.Name); ok {
+		q.OldestAge, q.OldestAgeBasis = max(0, now.Sub(sent)), queue.SQSAgeBrowse
+	}
+}
+
+// readCloudWatch reads the oldest age of every queue whose attributes
+// were read from CloudWatch, when the account asks for it: it replaces a
+// browse estimate. A queue CloudWatch has no recent datapoint for keeps
+// what it had; a failed call is the read's partial error.
+func (s *Source) readCloudWatch(ctx context.Context, snap *queue.Snapshot, now time.Time) error {
+	c := s.opts.Cluster
+	if !c.ReadsOldestAge() {
+		return nil
+	}
+	var names []string
+	for _, q := range snap.SQSQueues {
+		if q.ARN != "" {
+			names = append(names, q.Name)
+		}
+	}
+	snap.SQS.OldestAgeMetrics = len(names)
+	ages, err := c.OldestAges(ctx, names, now)
+	for i := range snap.SQSQueues {
+		q := &snap.SQSQueues[i]
+		if age, ok := ages[q.Name]; ok {
+			q.OldestAge, q.OldestAgeBasis = age, queue.SQSAgeCloudWatch
+		}
+	}
+	return err
 }
 
 // previous is the queue named name as the last read saw it, if it was

@@ -327,6 +327,10 @@ func (s *session) delete(ctx context.Context, chunk []*entry) []error {
 			errs[i] = fmt.Errorf("delete from %s: %s: %s", s.q.name, aws.ToString(f.Code), aws.ToString(f.Message))
 		}
 	}
+	// The oldest message the receives saw may be among the deleted ones:
+	// the estimate of the DLQ's oldest age is learnt again by the next
+	// receive.
+	s.b.opts.Cluster.ForgetSent(s.q.name)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, e := range chunk {

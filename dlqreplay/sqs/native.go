@@ -75,6 +75,9 @@ func (b *Backend) StartNative(ctx context.Context, ref dlqreplay.Ref, target dlq
 		}
 		return nil, fmt.Errorf("start message move task %s → %s: %w", ref.Name, dest, err)
 	}
+	// The task moves messages out: what browses saw of the DLQ's oldest
+	// age no longer holds.
+	b.opts.Cluster.ForgetSent(ref.Name)
 	t.handle = aws.ToString(out.TaskHandle)
 	// AWS lists a finished task without its handle: it is then known by
 	// when it started.

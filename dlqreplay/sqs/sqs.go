@@ -198,10 +198,23 @@ func (b *Backend) receive(ctx context.Context, url string, n int, vis time.Durat
 			return nil, fmt.Errorf("receive from %s: %w", brokersqs.QueueNameFromURL(url), err)
 		}
 		if len(out.Messages) > 0 {
+			b.sawSent(url, out.Messages)
 			return out.Messages, nil
 		}
 	}
 	return nil, nil
+}
+
+// sawSent tells the account's access the send times of messages just
+// received from the queue at url: the collector estimates the queue's
+// oldest age from them (brokers/sqs SawSent).
+func (b *Backend) sawSent(url string, ms []types.Message) {
+	name := brokersqs.QueueNameFromURL(url)
+	for _, m := range ms {
+		if t, ok := brokersqs.SentTimestamp(m.Attributes); ok {
+			b.opts.Cluster.SawSent(name, t)
+		}
+	}
 }
 
 // giveBack makes the messages with handles visible again, one call each
@@ -314,8 +327,8 @@ func (d *dlq) message(m types.Message, pos int64) queue.Message {
 		ID: aws.ToString(m.MessageId), Position: pos, Body: []byte(aws.ToString(m.Body)),
 		Properties: maps.Clone(m.Attributes),
 	}
-	if ms, err := strconv.ParseInt(m.Attributes["SentTimestamp"], 10, 64); err == nil {
-		qm.Timestamp = time.UnixMilli(ms).UTC()
+	if t, ok := brokersqs.SentTimestamp(m.Attributes); ok {
+		qm.Timestamp = t
 	}
 	for _, k := range slices.Sorted(maps.Keys(m.MessageAttributes)) {
 		v := m.MessageAttributes[k]

@@ -50,9 +50,42 @@ func SQSQueueURL(cluster, name string) string { return queue.SQSQueuePage(cluste
 const sqsLimit = queue.SQSInFlightLimit
 
 // noOldestAge is the hover text where an SQS queue's oldest message age
-// would be: SQS reports it only through CloudWatch, which queuewatch does
-// not call yet.
-const noOldestAge = "SQS does not report the oldest message's age without CloudWatch (ApproximateAgeOfOldestMessage), which queuewatch does not read yet"
+// is unknown: SQS's API does not tell it.
+const noOldestAge = "unknown: SQS tells a message's age only through CloudWatch (ApproximateAgeOfOldestMessage, sqs[].cloudwatch.oldest_age) or to whoever receives it; browse the queue's messages to estimate it"
+
+// sqsOldest writes a queue's oldest message age for a table cell: "—"
+// when unknown, "≥ 3h" for what a browse saw (a lower bound).
+func sqsOldest(q *queue.SQSQueue) string {
+	switch q.OldestAgeBasis {
+	case queue.SQSAgeUnknown:
+		return "—"
+	case queue.SQSAgeBrowse:
+		return "≥ " + queue.HumanDuration(q.OldestAge)
+	}
+	return queue.HumanDuration(q.OldestAge)
+}
+
+// sqsOldestLong is sqsOldest saying where an estimate comes from: "≥ 3h
+// (seen while browsing)".
+func sqsOldestLong(q *queue.SQSQueue) string {
+	if q.OldestAgeBasis == queue.SQSAgeBrowse {
+		return sqsOldest(q) + " (" + queue.SQSSeenWhileBrowsing + ")"
+	}
+	return sqsOldest(q)
+}
+
+// sqsOldestTitle is the hover text of sqsOldest: the exact seconds and
+// where they come from.
+func sqsOldestTitle(q *queue.SQSQueue) string {
+	s := Exact(int64(q.OldestAge.Seconds())) + " s"
+	switch q.OldestAgeBasis {
+	case queue.SQSAgeBrowse:
+		return "at least " + s + ": the oldest SentTimestamp a browse or job of this queue received, as of the last read; older messages the browse did not reach may wait. Forgotten when the queue is empty or a job deletes from it"
+	case queue.SQSAgeCloudWatch:
+		return s + ": CloudWatch's ApproximateAgeOfOldestMessage (maximum over a minute) as of the last read"
+	}
+	return noOldestAge
+}
 
 // fifoWord names an SQS queue's type.
 func fifoWord(q *queue.SQSQueue) string {
@@ -110,3 +143,7 @@ func sqsSentence(s queue.Status, reason string) string {
 	}
 	return statusSentence(s, reason)
 }
+
+// sqsOldestExact reports whether a queue's oldest age was read rather
+// than estimated (or unknown); the others are shown muted.
+func sqsOldestExact(q *queue.SQSQueue) bool { return q.OldestAgeBasis == queue.SQSAgeCloudWatch }
