@@ -56,7 +56,7 @@ func TestSQSNewDoesNoIO(t *testing.T) {
 
 // TestSQSListAndCount lists queues by prefix on a real ElasticMQ and counts
 // every request per action, as AWS would bill them. (Neither ElasticMQ nor
-// moto honours MaxResults, so the NextToken path is not exercised here.)
+// moto honours MaxResults: TestSQSListFollowsNextToken covers paging.)
 func TestSQSListAndCount(t *testing.T) {
 	s := testenv.ElasticMQ(t)
 	prefix := testenv.Unique("list")
