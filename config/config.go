@@ -374,7 +374,7 @@ func (t *TLS) resolve(dir string) {
 // and check call this.
 func (c *Config) RequireSources() error {
 	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.SQS) == 0 && len(c.Outbox) == 0 {
-		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster or an outbox source"}
+		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs account or outbox source"}
 	}
 	return nil
 }

@@ -317,7 +317,7 @@ func TestRequireSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.RequireSources()
-	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka, rabbitmq or nats cluster or an outbox source" {
+	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs account or outbox source" {
 		t.Errorf("RequireSources = %v", err)
 	}
 	c.RabbitMQ = append(c.RabbitMQ, RabbitMQ{Name: "r", URL: "amqp://localhost/"})
