@@ -2,6 +2,7 @@ package web
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"sync"
@@ -13,6 +14,7 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
 )
 
 // OffsetResets plans and applies consumer-group offset resets; app's
@@ -274,4 +276,33 @@ func (p *issuedPlans) drop(id string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	delete(p.plans, id)
+}
+
+// resetViews fills d's offset resets from the audit log.
+func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
+	if s.opts.Offsets == nil {
+		d.ResetsOff = true
+		return nil
+	}
+	list, err := s.opts.Offsets.Resets(ctx, "", "", components.PageSize)
+	if err != nil {
+		return err
+	}
+	for _, r := range list {
+		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
+		var e offsets.Entry
+		// An entry that does not decode still shows who did what, when.
+		if json.Unmarshal(r.Entry, &e) == nil {
+			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
+			v.Partitions = e.Plan.Totals.Changed
+			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
+			for _, p := range e.Receipt.Partitions {
+				if p.Result == "committed" {
+					v.Committed++
+				}
+			}
+		}
+		d.Resets = append(d.Resets, v)
+	}
+	return nil
 }

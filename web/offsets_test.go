@@ -285,3 +285,29 @@ func TestIssuedPlansExpire(t *testing.T) {
 		t.Error("the oldest plan was kept past the bound")
 	}
 }
+
+// TestResetButtonForOperatorsOnly: a viewer sees no "Reset offsets…", nor
+// does anyone on a server without resets.
+func TestResetButtonForOperatorsOnly(t *testing.T) {
+	e := newResetEnv(t)
+	page := "/kafka/prod/groups/ok-group"
+	for _, tc := range []struct {
+		name string
+		s    *Server
+		opts []reqOpt
+		want bool
+	}{
+		{"operator", e.s, []reqOpt{basic("alice", alicePW)}, true},
+		{"viewer", e.s, []reqOpt{basic("victor", victorPW)}, false},
+		{"no resets", testServer(true), nil, false},
+	} {
+		rec := send(tc.s, "GET", page, tc.opts...)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", tc.name, rec.Code)
+		}
+		body := rec.Body.String()
+		if got := strings.Contains(body, "data-reset-open") && strings.Contains(body, `id="reset"`); got != tc.want {
+			t.Errorf("%s: reset button %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
