@@ -136,4 +136,3 @@ func TestBrowserOffsetReset(t *testing.T) {
 	shot("replays")
 	b.checkClean(t)
 }
-

@@ -3,11 +3,13 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -272,7 +274,8 @@ func TestIssuedPlansExpire(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := ps.get("a", "prod", "g", now.Add(planTTL+time.Second))
-	if he, ok := err.(interface{ Error() string }); !ok || !strings.Contains(he.Error(), "410") {
+	var he *echo.HTTPError
+	if !errors.As(err, &he) || he.Code != http.StatusGone {
 		t.Errorf("expired plan: %v", err)
 	}
 	for i := range maxPlans + 1 {
