@@ -136,3 +136,32 @@ func TestBrowserOffsetReset(t *testing.T) {
 	shot("replays")
 	b.checkClean(t)
 }
+
+// TestBrowserOffsetResetRefused: the review of a group with members says
+// plainly that apply will be refused, and offers no Apply.
+func TestBrowserOffsetResetRefused(t *testing.T) {
+	b := newBrowser(t, 1280, 860)
+	e := newResetEnv(t)
+	e.join(t, "live")
+	base := resetSite(t, e)
+	b.run(t, chromedp.Navigate(base+"/kafka/prod/groups/live"))
+	b.waitJS(t, "the reset button", `document.querySelector('[data-reset-open]')`, 20*time.Second)
+	b.run(t, chromedp.Click(chromedp.CSS("[data-reset-open]")), chromedp.Click(chromedp.ID("r-plan")))
+	b.waitJS(t, "the review", `!document.getElementById('r-step-review').hidden`, 10*time.Second)
+	if s := evalJS[string](t, b, `document.getElementById('r-refused').hidden ? '' : document.getElementById('r-refused').textContent`); !strings.Contains(s, "Apply will be refused") || !strings.Contains(s, "stop its consumers first") {
+		t.Errorf("refusal %q", s)
+	}
+	if evalJS[bool](t, b, `!document.getElementById('r-apply').disabled || !document.getElementById('r-typed-field').hidden`) {
+		t.Error("Apply offered for a group with members")
+	}
+	if dir := os.Getenv("QW_OFFSET_SHOTS"); dir != "" {
+		png, err := chromedp.Run(b.ctx, chromedp.CaptureScreenshot())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "refused.png"), png, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.checkClean(t)
+}

@@ -118,6 +118,28 @@ func (e *resetEnv) commit(group string, at ...int64) {
 	}
 }
 
+// join makes a client a live member of group, which has read and committed
+// orders, until the test ends.
+func (e *resetEnv) join(t *testing.T, group string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup(group), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		if fs := cl.PollFetches(ctx); fs.NumRecords() > 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // logged is the audit store's entries of group, newest first.
 func (e *resetEnv) logged(group string) []audit.OffsetReset {
 	e.t.Helper()
@@ -188,22 +210,7 @@ func TestOffsetsAPIPlanAndApply(t *testing.T) {
 
 func TestOffsetsAPIRefusesAGroupWithMembers(t *testing.T) {
 	e := newResetEnv(t)
-	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup("live"), kgo.ConsumeTopics("orders"),
-		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer cl.Close()
-	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
-	defer cancel()
-	for {
-		if fs := cl.PollFetches(ctx); fs.NumRecords() > 0 || ctx.Err() != nil {
-			break
-		}
-	}
-	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
-		t.Fatal(err)
-	}
+	e.join(t, "live")
 	p := e.plan("live", `{"to":"earliest"}`)
 	if !strings.Contains(p.ApplyRefused, "stop its consumers first") {
 		t.Fatalf("plan of a live group says apply_refused %q (state %s)", p.ApplyRefused, p.GroupState)
