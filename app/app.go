@@ -72,7 +72,7 @@ type service struct {
 	srv *web.Server
 	// Each stop func is set once its part has started; stop calls those
 	// that are set.
-	stopPolling, stopBackground, closeDLQs, closeSources func()
+	stopPolling, stopBackground, closeResets, closeDLQs, closeSources func()
 }
 
 // start builds and starts everything Run serves, and listens. On an error
@@ -100,18 +100,23 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	// (the audit store, the listener).
 	s.stopPolling = startPolling(ctx, col, cfg.PollTimeout)
 
-	dlqs, closeDLQs, err := dlqService(ctx, cfg, access, log)
+	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log)
 	if err != nil {
 		return nil, err
 	}
 	s.closeDLQs = closeDLQs
 	process := processRegistry(opts.Version)
 	process.MustRegister(replayedCollector{dlqs})
+	resets, err := newResetService(access, store, process)
+	if err != nil {
+		return nil, err
+	}
+	s.closeResets = resets.close
 	process.MustRegister(accessMetrics(access)...)
 	s.stopBackground = startBackground(ctx, access, log)
 	s.srv = web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
-		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate,
+		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate, Offsets: resets,
 		Metrics: col.Handler(process),
 	})
 
@@ -134,14 +139,16 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 //  1. polling: the collectors stop using the sources;
 //  2. background work (NATS dead-letter capture): it stops feeding the
 //     capture streams that NATS DLQ jobs read;
-//  3. DLQ jobs: they are cancelled and settle (confirmed copies removed
+//  3. offset resets' clients (an apply runs inside a request, so none is
+//     in flight);
+//  4. DLQ jobs: they are cancelled and settle (confirmed copies removed
 //     from the DLQ, the rest left there), writing their outcome to the
 //     audit store; then the replay backends' clients close, and the store
 //     last;
-//  4. sources: their connections close last, as jobs and capture reach
+//  5. sources: their connections close last, as jobs and capture reach
 //     the same clusters through the access they share.
 func (s *service) stop() {
-	for _, step := range []func(){s.stopPolling, s.stopBackground, s.closeDLQs, s.closeSources} {
+	for _, step := range []func(){s.stopPolling, s.stopBackground, s.closeResets, s.closeDLQs, s.closeSources} {
 		if step != nil {
 			step()
 		}

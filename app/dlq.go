@@ -19,9 +19,17 @@ import (
 // lost), then closes the backends' clients and, last, the store the jobs
 // wrote their outcomes to.
 func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, func(), error) {
+	svc, _, closeAll, err := dlqServiceAndStore(ctx, cfg, access, log)
+	return svc, closeAll, err
+}
+
+// dlqServiceAndStore is dlqService that also returns the audit store it
+// opened, for serve to record offset resets in the same one (the returned
+// func closes it after the jobs).
+func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, *audit.Store, func(), error) {
 	store, err := audit.Open(ctx, cfg.DataDir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+		return nil, nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
 	}
 	for _, id := range store.Interrupted {
 		log.Warn("job was interrupted by a restart", "job", id)
@@ -32,7 +40,7 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 	backends, err := buildBackends(access, log)
 	if err != nil {
 		closeStore()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: store, Backends: backends, NoReplay: noReplay(), MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
@@ -40,9 +48,9 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 	if err != nil {
 		closeBackends(backends)
 		closeStore()
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return svc, func() {
+	return svc, store, func() {
 		svc.Close()
 		closeBackends(backends)
 		if err := store.Close(); err != nil {

@@ -3,13 +3,15 @@ package app
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // PlanOffsets plans an offset reset of a group of cluster, as
@@ -70,8 +72,16 @@ func (l resetLog) Record(ctx context.Context, e offsets.Entry) error {
 }
 
 // errNoCluster is returned for a cluster no broker with offset resets has
-// in the config.
-var errNoCluster = errors.New("no such cluster")
+// in the config. It also matches queue.ErrNotFound, which the API answers
+// 404, without changing the CLI's message.
+var errNoCluster error = notFound("no such cluster")
+
+// notFound is an error that matches queue.ErrNotFound.
+type notFound string
+
+func (e notFound) Error() string { return string(e) }
+
+func (notFound) Is(target error) bool { return target == queue.ErrNotFound }
 
 // resetAccess is the offset-reset access of the configured cluster named
 // cluster, of broker brokerName (any broker with resets when ""). The
@@ -81,7 +91,22 @@ func resetAccess(cfg *config.Config, brokerName, cluster string) (offsets.Broker
 	if err != nil {
 		return nil, nil, err
 	}
-	var found []offsets.Broker
+	all, closeAll, err := allResets(access)
+	if err != nil {
+		return nil, nil, err
+	}
+	b, err := pickReset(all, brokerName, cluster)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
+	}
+	return b, closeAll, nil
+}
+
+// allResets builds the offset-reset access of every configured cluster of
+// every broker that offers resets; the returned func closes them.
+func allResets(access opened) ([]offsets.Broker, func(), error) {
+	var all []offsets.Broker
 	var closers []func()
 	closeAll := func() {
 		for _, c := range closers {
@@ -98,21 +123,77 @@ func resetAccess(cfg *config.Config, brokerName, cluster string) (offsets.Broker
 			return nil, nil, err
 		}
 		closers = append(closers, closeThem)
-		for _, b := range bs {
-			if b.Cluster() == cluster && (brokerName == "" || b.Broker() == brokerName) {
-				found = append(found, b)
-			}
+		all = append(all, bs...)
+	}
+	return all, closeAll, nil
+}
+
+// pickReset is the one of all that is cluster, of broker brokerName (any
+// broker when "").
+func pickReset(all []offsets.Broker, brokerName, cluster string) (offsets.Broker, error) {
+	var found []offsets.Broker
+	for _, b := range all {
+		if b.Cluster() == cluster && (brokerName == "" || b.Broker() == brokerName) {
+			found = append(found, b)
 		}
 	}
 	switch len(found) {
 	case 0:
-		closeAll()
-		return nil, nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka clusters)", errNoCluster, cluster)
+		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka clusters)", errNoCluster, cluster)
 	case 1:
-		return found[0], closeAll, nil
+		return found[0], nil
 	}
-	closeAll()
-	return nil, nil, fmt.Errorf("cluster %q is configured for more than one broker with offset resets", cluster)
+	return nil, fmt.Errorf("cluster %q is configured for more than one broker with offset resets", cluster)
+}
+
+// resetService is the offset resets serve offers through the API and UI:
+// the access of every cluster with resets, built once, and the audit
+// store the replay service opened, so replays and resets are recorded in
+// one place.
+type resetService struct {
+	all     []offsets.Broker
+	close   func()
+	store   *audit.Store
+	metrics *offsets.Metrics
+}
+
+// newResetService builds the reset access of every cluster that offers
+// resets, over store, and registers queuewatch_offset_resets_total with
+// reg. Close it with its close func.
+func newResetService(access opened, store *audit.Store, reg prometheus.Registerer) (*resetService, error) {
+	m, err := offsets.NewMetrics(reg)
+	if err != nil {
+		return nil, err
+	}
+	all, closeAll, err := allResets(access)
+	if err != nil {
+		return nil, err
+	}
+	return &resetService{all: all, close: closeAll, store: store, metrics: m}, nil
+}
+
+// Plan plans req on cluster; it changes nothing.
+func (s *resetService) Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error) {
+	b, err := pickReset(s.all, "", cluster)
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	return offsets.MakePlan(ctx, b, req, time.Now())
+}
+
+// Apply applies plan as who, recorded in the audit store and counted.
+func (s *resetService) Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error) {
+	b, err := pickReset(s.all, plan.Broker, plan.Cluster)
+	if err != nil {
+		return offsets.Receipt{}, err
+	}
+	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: resetLog{s.store}, Metrics: s.metrics})
+}
+
+// Resets lists the newest limit applies of one cluster's group (either may
+// be "" for all).
+func (s *resetService) Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error) {
+	return s.store.OffsetResets(ctx, cluster, group, limit)
 }
 
 // eachReset builds the offset-reset access of every item of a config

@@ -2,6 +2,7 @@ package offsets
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -11,6 +12,11 @@ type TP struct {
 	Topic     string
 	Partition int32
 }
+
+// ErrScope is wrapped by Positions when a request's scope names nothing
+// to reset: a topic or partition the cluster does not have, or no topic
+// for a group without commits. The API answers it 400.
+var ErrScope = errors.New("invalid scope")
 
 // Broker is the I/O a reset needs from one cluster: reads for the plan,
 // reads and a commit for apply. It decides nothing; Plan and Apply do.

@@ -159,6 +159,9 @@ func (s *Server) replaysPage(c echo.Context) error {
 		if partial(c) {
 			return render(c, http.StatusOK, components.ReplaysPartial(d))
 		}
+		if err := s.resetViews(ctx, &d); err != nil {
+			d.Notice += " Could not read the offset resets: " + err.Error()
+		}
 		return render(c, http.StatusServiceUnavailable, components.Replays(d))
 	}
 	jobs, err := s.opts.DLQs.Jobs(ctx, "", 1000)
@@ -178,6 +181,9 @@ func (s *Server) replaysPage(c echo.Context) error {
 	d.Targets = s.jobTargets(append(d.Running, d.Jobs...))
 	if partial(c) {
 		return render(c, http.StatusOK, components.ReplaysPartial(d))
+	}
+	if err := s.resetViews(ctx, &d); err != nil {
+		d.Notice = "Could not read the offset resets: " + err.Error()
 	}
 	if id := c.QueryParam("job"); id != "" {
 		r, err := s.opts.DLQs.Receipt(ctx, id)

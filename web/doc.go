@@ -36,6 +36,13 @@
 // runs a dry run first and is confirmed from its receipt; replay and move
 // need an operator, delete and restore an admin, checked again by the API.
 //
+// Offset resets (Options.Offsets, the OffsetResets declared here; nil
+// answers 503 and hides the group page's button) plan and apply through
+// package offsets' broker-neutral types; app passes the Kafka access in.
+// The server keeps the plans it issued (15 minutes, 256 at most) and apply
+// takes only a plan_id, so what is committed is what the operator
+// reviewed. Planning and applying need an operator.
+//
 // Cross-site request forgery: net/http.CrossOriginProtection refuses every
 // POST, PUT, PATCH and DELETE that a browser marks as coming from another
 // origin (Sec-Fetch-Site, or an Origin that does not match the Host in older

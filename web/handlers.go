@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
@@ -317,6 +318,8 @@ func (s *Server) groupPage(c echo.Context) error {
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
 		Range:      chartRange(c),
+		CanReset:   s.opts.Offsets != nil && hasRole(c.Request().Context(), config.RoleOperator),
+		ResetAPI:   "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	for _, t := range g.Topics() {
 		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})

@@ -334,6 +334,30 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(basicS, "POST", restore, "/api/v1/archive/restore", `{"job_id":"job-del","target":"`+testDLQ+`"}`)
 	a.check(none, "POST", restore, "/api/v1/archive/restore", `{"job_id":"job-del","target":"`+testDLQ+`"}`)
 
+	// Offset resets, on a real (kfake) cluster.
+	re := newResetEnv(t)
+	op, oa, ol := "/groups/{cluster}/{group}/offsets/plan", "/groups/{cluster}/{group}/offsets/apply", "/groups/{cluster}/{group}/offsets/resets"
+	billing := "/api/v1/groups/prod/billing/offsets"
+	a.check(re.s, "POST", op, billing+"/plan", `{"to":"earliest","topics":["orders:0"]}`, alice)
+	a.check(re.s, "POST", op, billing+"/plan", `{"to":"shift:-1"}`, alice)
+	a.check(re.s, "POST", op, billing+"/plan", `{"to":"soon"}`, alice)
+	a.check(re.s, "POST", op, billing+"/plan", `{"to":"earliest"}`, victor)
+	a.check(re.s, "POST", op, "/api/v1/groups/elsewhere/billing/offsets/plan", `{"to":"earliest"}`, alice)
+	a.check(re.s, "POST", op, billing+"/plan", `{"to":"earliest"}`)
+	a.check(open, "POST", op, "/api/v1/groups/prod/ok-group/offsets/plan", `{"to":"earliest"}`)
+	plan := re.plan("billing", `{"to":"latest"}`)
+	a.check(re.s, "POST", oa, billing+"/apply", `{"plan_id":"nope"}`, alice)
+	a.check(re.s, "POST", oa, billing+"/apply", `{"plan_id":"`+plan.ID+`"}`, alice, crossSite)
+	a.check(re.s, "POST", oa, billing+"/apply", `{"plan_id":"`+plan.ID+`"}`, alice)
+	a.check(re.s, "POST", oa, billing+"/apply", `{"plan_id":"`+plan.ID+`","to":"x"}`, alice)
+	stale := re.plan("billing", `{"to":"earliest"}`)
+	re.commit("billing", 9, 9)
+	a.check(re.s, "POST", oa, billing+"/apply", `{"plan_id":"`+stale.ID+`"}`, alice)
+	a.check(re.s, "GET", ol, billing+"/resets", "", victor)
+	a.check(re.s, "GET", ol, billing+"/resets?limit=0", "", victor)
+	a.check(re.s, "GET", ol, billing+"/resets", "")
+	a.check(open, "GET", ol, "/api/v1/groups/prod/ok-group/offsets/resets", "")
+
 	// Every operation answered at least once with success and once with
 	// an error.
 	for p, item := range a.doc.Paths.Map() {

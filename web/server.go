@@ -48,6 +48,9 @@ type Options struct {
 	// ReplayRate is config dlq.replay_rate, the rate the DLQ page offers
 	// (messages per second; 0 means unlimited).
 	ReplayRate float64
+	// Offsets plans and applies offset resets. Nil leaves the group page
+	// without resets and the offsets API answering 503.
+	Offsets OffsetResets
 }
 
 // Server is queuewatch's HTTP server.
@@ -55,6 +58,8 @@ type Server struct {
 	e            *echo.Echo
 	opts         Options
 	assetVersion string
+	// plans are the offset-reset plans issued, for apply.
+	plans issuedPlans
 }
 
 // New builds the server and its routes.
@@ -98,6 +103,7 @@ func New(opts Options) *Server {
 	api.GET("/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory)
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
+	s.routeOffsetsAPI(api)
 	return s
 }
 

@@ -138,7 +138,7 @@ func (r *Resets) Positions(ctx context.Context, req offsets.Request) ([]offsets.
 	}
 	topics := slices.Sorted(maps.Keys(scope))
 	if len(topics) == 0 {
-		return nil, fmt.Errorf("group %s has no committed offsets: name the topics with --topic", req.Group)
+		return nil, fmt.Errorf("%w: group %s has no committed offsets: name the topics with --topic", offsets.ErrScope, req.Group)
 	}
 	starts, err := r.list("log start", scope, func() (kadm.ListedOffsets, error) { return r.adm.ListStartOffsets(ctx, topics...) })
 	if err != nil {
@@ -216,7 +216,9 @@ func (r *Resets) scope(ctx context.Context, named []offsets.TopicScope, commits 
 		d, ok := details[t]
 		switch {
 		case !ok:
-			return d, fmt.Errorf("topic %s: %w", t, kerr.UnknownTopicOrPartition)
+			return d, fmt.Errorf("%w: topic %s: %w", offsets.ErrScope, t, kerr.UnknownTopicOrPartition)
+		case errors.Is(d.Err, kerr.UnknownTopicOrPartition):
+			return d, fmt.Errorf("%w: topic %s: %w", offsets.ErrScope, t, d.Err)
 		case d.Err != nil:
 			return d, fmt.Errorf("topic %s: %w", t, d.Err)
 		}
@@ -240,7 +242,7 @@ func (r *Resets) scope(ctx context.Context, named []offsets.TopicScope, commits 
 		}
 		for _, p := range ts.Partitions {
 			if _, ok := d.Partitions[p]; !ok {
-				return nil, fmt.Errorf("topic %s has no partition %d (it has %d)", ts.Topic, p, len(d.Partitions))
+				return nil, fmt.Errorf("%w: topic %s has no partition %d (it has %d)", offsets.ErrScope, ts.Topic, p, len(d.Partitions))
 			}
 		}
 		out[ts.Topic] = append(out[ts.Topic], ts.Partitions...)

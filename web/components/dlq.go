@@ -199,6 +199,10 @@ type JobsData struct {
 	Notice string
 	// Targets is as in DLQData.
 	Targets map[string]string
+	// Resets are the newest offset-reset applies; ResetsOff says the
+	// server has no offset resets.
+	Resets    []ResetView
+	ResetsOff bool
 }
 
 // ReceiptLimit is how many outcomes the replays page lists.

@@ -19,6 +19,11 @@ type GroupData struct {
 	// HistoryURL is the JSON endpoint the chart reads.
 	HistoryURL string
 	Range      string
+	// CanReset offers "Reset offsets…": the user is an operator and the
+	// server has offset resets.
+	CanReset bool
+	// ResetAPI is the group's offsets API, …/offsets (plan, apply).
+	ResetAPI string
 }
 
 // TopicRow is a topic's share of a group's lag.

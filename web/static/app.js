@@ -904,6 +904,171 @@
     });
   }
 
+
+  // initReset runs the group page's offset reset: a form → the plan the
+  // server made, reviewed as before / after / Δ per partition → the group
+  // name typed → apply → the receipt. Nothing is committed but a plan the
+  // server issued, by its plan_id.
+  function initReset() {
+    var dlg = byId('reset');
+    if (!dlg) return;
+    var base = dlg.getAttribute('data-api'), group = dlg.getAttribute('data-group');
+    var plan = null;
+    function show(step) {
+      ['form', 'review', 'receipt'].forEach(function (s) { byId('r-step-' + s).hidden = s !== step; });
+      byId('r-plan').hidden = step !== 'form';
+      byId('r-apply').hidden = step !== 'review';
+      byId('r-back').hidden = step !== 'review';
+      setText(byId('r-cancel'), step === 'receipt' ? 'Close' : 'Cancel');
+    }
+    function showError(msg) { var e = byId('r-error'); e.hidden = !msg; setText(e, msg || ''); }
+    function syncForm() {
+      var scope = byId('r-scope').value, kind = byId('r-kind').value;
+      byId('r-topic-field').hidden = scope === 'all';
+      byId('r-parts-field').hidden = scope !== 'partitions';
+      byId('r-time-field').hidden = kind !== 'timestamp';
+      byId('r-n-field').hidden = kind !== 'shift' && kind !== 'offset';
+      byId('r-other-field').hidden = kind !== 'group';
+      setText(byId('r-n-label'), kind === 'offset' ? 'Offset' : 'Records (negative re-reads, positive skips)');
+    }
+    // request is the plan request the form says, or a string saying what
+    // is missing.
+    function request() {
+      var kind = byId('r-kind').value, to = kind;
+      if (kind === 'timestamp') {
+        var v = byId('r-time').value;
+        if (!v) return 'Pick a time.';
+        to = 'timestamp:' + new Date(v).toISOString();
+      } else if (kind === 'shift' || kind === 'offset') {
+        var n = byId('r-n').value.trim();
+        if (!/^[-+]?\d+$/.test(n)) return 'Give a whole number.';
+        to = kind + ':' + (kind === 'shift' && n.charAt(0) !== '-' && n.charAt(0) !== '+' ? '+' : '') + n;
+      } else if (kind === 'group') {
+        var g = byId('r-other').value.trim();
+        if (!g) return 'Name the group to copy.';
+        to = 'group:' + g;
+      }
+      var body = { to: to }, scope = byId('r-scope').value, topic = byId('r-topic').value;
+      if (scope !== 'all') {
+        if (!topic) return 'This group has no topic to choose.';
+        var t = topic;
+        if (scope === 'partitions') {
+          var ps = byId('r-parts').value.replace(/\s+/g, '');
+          if (!/^\d+(,\d+)*$/.test(ps)) return 'List partitions like 0,1,2.';
+          t += ':' + ps;
+        }
+        body.topics = [t];
+      }
+      return body;
+    }
+    function cell(tr, text, cls, title) {
+      var td = document.createElement('td');
+      if (cls) td.className = cls;
+      if (title) td.title = title;
+      td.textContent = text;
+      tr.appendChild(td);
+      return td;
+    }
+    function num(v) { return v == null ? 'none' : exact(v); }
+    function signed(v) { return v == null ? '—' : (v > 0 ? '+' : '') + exact(v); }
+    function summary(p) {
+      var t = p.totals, parts = function (n) { return exact(n) + ' ' + plural(n, 'partition', 'partitions'); };
+      var re = p.partitions.filter(function (x) { return x.reprocess > 0; }).length;
+      var sk = p.partitions.filter(function (x) { return x.skip > 0; }).length;
+      var out = [];
+      if (t.reprocess > 0) out.push('re-process ' + exact(t.reprocess) + ' ' + plural(t.reprocess, 'message', 'messages') + ' on ' + parts(re));
+      if (t.skip > 0) out.push('skip ' + exact(t.skip) + ' ' + plural(t.skip, 'message', 'messages') + ' on ' + parts(sk));
+      if (!out.length) return t.changed > 0 ? 'Move ' + parts(t.changed) + ' (no message re-processed or skipped by this count).' : 'Nothing changes: every partition is already there.';
+      var s = out.join(', and ');
+      return s.charAt(0).toUpperCase() + s.slice(1) + ' — ' + parts(t.changed) + ' of ' + exact(t.partitions) + ' change; lag after ' + exact(t.lag_after) + '.';
+    }
+    function review(p) {
+      plan = p;
+      setText(byId('r-summary'), summary(p));
+      var ref = byId('r-refused');
+      ref.hidden = !p.apply_refused;
+      setText(ref.querySelector('div'), p.apply_refused ? 'Apply will be refused: ' + p.apply_refused : '');
+      var ul = byId('r-warnings');
+      ul.textContent = '';
+      (p.warnings || []).forEach(function (w) { var li = document.createElement('li'); li.textContent = '▲ ' + w; ul.appendChild(li); });
+      var tb = byId('r-rows');
+      tb.textContent = '';
+      p.partitions.forEach(function (x) {
+        var tr = document.createElement('tr');
+        cell(tr, x.topic, 'name');
+        cell(tr, String(x.partition), 'num');
+        cell(tr, num(x.current), 'num' + (x.current == null ? ' muted' : ''));
+        cell(tr, x.target == null ? 'unchanged' : exact(x.target), 'num' + (x.target == null ? ' muted' : ''), x.warning || '');
+        cell(tr, signed(x.delta), 'num');
+        cell(tr, x.reprocess ? exact(x.reprocess) : '—', 'num');
+        cell(tr, x.skip ? exact(x.skip) : '—', 'num');
+        var when = x.target_timestamp ? new Date(x.target_timestamp) : null;
+        cell(tr, when ? humanSeconds(Math.max(0, (Date.now() - when.getTime()) / 1000)) + ' ago' : (x.target_timestamp_note || '—'), when ? '' : 'muted small', when ? when.toLocaleString() : '');
+        tb.appendChild(tr);
+      });
+      setText(byId('r-plan-id'), p.plan_id);
+      byId('r-typed').value = '';
+      byId('r-typed-field').hidden = !!p.apply_refused;
+      updateApply();
+      show('review');
+      if (!p.apply_refused) byId('r-typed').focus();
+    }
+    function updateApply() {
+      byId('r-apply').disabled = !plan || !!plan.apply_refused || plan.totals.changed === 0 || byId('r-typed').value !== group;
+      setText(byId('r-apply'), plan && plan.totals.changed ? 'Apply to ' + exact(plan.totals.changed) + ' ' + plural(plan.totals.changed, 'partition', 'partitions') : 'Apply');
+    }
+    function receipt(r) {
+      var ok = r.partitions.filter(function (x) { return x.result === 'committed'; }).length;
+      setText(byId('r-result'), (r.result === 'ok' ? '● Committed ' : r.result === 'partial' ? '▲ Partly committed: ' : '■ Failed: ') +
+        exact(ok) + ' of ' + exact(r.partitions.length) + ' ' + plural(r.partitions.length, 'partition', 'partitions') + ' · ' + r.who + ' · plan ' + r.plan_id + (r.error ? ' · ' + r.error : ''));
+      var tb = byId('r-receipt-rows');
+      tb.textContent = '';
+      r.partitions.forEach(function (x) {
+        var tr = document.createElement('tr');
+        cell(tr, x.topic, 'name');
+        cell(tr, String(x.partition), 'num');
+        cell(tr, exact(x.target), 'num');
+        cell(tr, num(x.committed), 'num');
+        cell(tr, x.result === 'committed' ? '● committed' : '■ failed' + (x.error ? ': ' + x.error : ''), 'res-' + x.result);
+        tb.appendChild(tr);
+      });
+      show('receipt');
+    }
+    document.addEventListener('click', function (e) {
+      if (!e.target.closest('[data-reset-open]')) return;
+      plan = null;
+      showError('');
+      syncForm();
+      show('form');
+      if (!dlg.open) dlg.showModal();
+    });
+    byId('r-scope').addEventListener('change', syncForm);
+    byId('r-kind').addEventListener('change', syncForm);
+    byId('r-typed').addEventListener('input', updateApply);
+    byId('r-cancel').addEventListener('click', function () { dlg.close(); });
+    byId('r-back').addEventListener('click', function () { plan = null; showError(''); show('form'); });
+    byId('r-plan').addEventListener('click', function () {
+      var body = request();
+      if (typeof body === 'string') { showError(body); return; }
+      showError('');
+      byId('r-plan').disabled = true;
+      api('POST', base + '/plan', body).then(function (r) {
+        byId('r-plan').disabled = false;
+        if (r.ok) { review(r.body); return; }
+        showError((r.body && r.body.error) || ('HTTP ' + r.status));
+      }).catch(function (err) { byId('r-plan').disabled = false; showError(String(err)); });
+    });
+    byId('r-apply').addEventListener('click', function () {
+      if (!plan || byId('r-apply').disabled) return;
+      byId('r-apply').disabled = true;
+      api('POST', base + '/apply', { plan_id: plan.plan_id }).then(function (r) {
+        if (r.ok) { showError(''); receipt(r.body); return; }
+        showError(((r.body && r.body.error) || ('HTTP ' + r.status)) + (r.status === 404 || r.status === 410 || r.status === 409 ? ' — change the plan or review it again.' : ''));
+        updateApply();
+      }).catch(function (err) { showError(String(err)); updateApply(); });
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     initTheme();
     initKeys();
@@ -913,5 +1078,6 @@
     initOutboxCharts();
     initDLQ();
     initReplays();
+    initReset();
   });
 })();

@@ -1,0 +1,36 @@
+package components
+
+import "time"
+
+// ResetView is one audited offset-reset apply, as the replays page lists
+// it.
+type ResetView struct {
+	At                    time.Time
+	Who, Cluster, Group   string
+	PlanID, Result, To    string
+	Error                 string
+	Partitions, Committed int
+	Reprocess, Skip       int64
+}
+
+// resetGlyph is the result's shape, so the word is never colour alone.
+func resetGlyph(result string) string {
+	switch result {
+	case "ok":
+		return "●"
+	case "partial", "stale":
+		return "▲"
+	}
+	return "■"
+}
+
+// resetClass is the result's colour class.
+func resetClass(result string) string {
+	switch result {
+	case "ok":
+		return "st-ok"
+	case "partial", "stale":
+		return "st-warn"
+	}
+	return "st-stop"
+}

@@ -1,0 +1,308 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// OffsetResets plans and applies consumer-group offset resets; app's
+// reset service implements it over package offsets, recording applies in
+// the audit store the replays use.
+type OffsetResets interface {
+	// Plan plans req on cluster; it changes nothing. An unknown cluster
+	// is a queue.ErrNotFound.
+	Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error)
+	// Apply applies plan as who, audited and counted whatever its result.
+	Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error)
+	// Resets lists the newest limit applies of one cluster's group, newest
+	// first (either may be "" for all).
+	Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error)
+}
+
+var errNoResets = echo.NewHTTPError(http.StatusServiceUnavailable, "offset resets not configured")
+
+// routeOffsetsAPI adds the offset-reset endpoints. Planning reads offsets
+// only, but it is the first step of a change and names the group's
+// members, so it needs an operator like apply; the log is for everyone.
+func (s *Server) routeOffsetsAPI(api *echo.Group) {
+	operator := requireRole(config.RoleOperator)
+	api.POST("/groups/:cluster/:group/offsets/plan", s.apiOffsetsPlan, operator)
+	api.POST("/groups/:cluster/:group/offsets/apply", s.apiOffsetsApply, operator)
+	api.GET("/groups/:cluster/:group/offsets/resets", s.apiOffsetResets)
+}
+
+// resets returns the reset service or the 503 every offsets endpoint
+// answers without one.
+func (s *Server) resets() (OffsetResets, error) {
+	if s.opts.Offsets == nil {
+		return nil, errNoResets
+	}
+	return s.opts.Offsets, nil
+}
+
+// planRequest is the body of POST …/offsets/plan.
+type planRequest struct {
+	To     string   `json:"to"`
+	Topics []string `json:"topics"`
+}
+
+// applyRequest is the body of POST …/offsets/apply.
+type applyRequest struct {
+	PlanID string `json:"plan_id"`
+}
+
+// groupParams reads the :cluster and :group path parameters.
+func groupParams(c echo.Context) (cluster, group string, err error) {
+	if cluster, err = pathParam(c, "cluster"); err != nil {
+		return "", "", err
+	}
+	if group, err = pathParam(c, "group"); err != nil {
+		return "", "", err
+	}
+	if group == "" {
+		return "", "", echo.NewHTTPError(http.StatusBadRequest, "group name is empty")
+	}
+	return cluster, group, nil
+}
+
+func (s *Server) apiOffsetsPlan(c echo.Context) error {
+	svc, err := s.resets()
+	if err != nil {
+		return err
+	}
+	cluster, group, err := groupParams(c)
+	if err != nil {
+		return err
+	}
+	var body planRequest
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	req, err := body.request(group)
+	if err != nil {
+		return err
+	}
+	plan, err := s.planOffsets(c.Request().Context(), svc, cluster, req)
+	if err != nil {
+		return s.offsetsFail(c, err)
+	}
+	return c.JSON(http.StatusOK, plan)
+}
+
+// planOffsets plans req and keeps the plan for apply.
+func (s *Server) planOffsets(ctx context.Context, svc OffsetResets, cluster string, req offsets.Request) (offsets.Plan, error) {
+	plan, err := svc.Plan(ctx, cluster, req)
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	s.plans.put(plan, time.Now())
+	return plan, nil
+}
+
+// request is the offsets request of group that b asks for; 400 when the
+// spec or a topic is malformed.
+func (b planRequest) request(group string) (offsets.Request, error) {
+	spec, err := offsets.ParseSpec(b.To)
+	if err != nil {
+		return offsets.Request{}, echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	}
+	req := offsets.Request{Group: group, To: spec}
+	for _, t := range b.Topics {
+		ts, err := offsets.ParseTopicScope(t)
+		if err != nil {
+			return offsets.Request{}, echo.NewHTTPError(http.StatusBadRequest, err.Error())
+		}
+		req.Topics = append(req.Topics, ts)
+	}
+	return req, nil
+}
+
+func (s *Server) apiOffsetsApply(c echo.Context) error {
+	svc, err := s.resets()
+	if err != nil {
+		return err
+	}
+	cluster, group, err := groupParams(c)
+	if err != nil {
+		return err
+	}
+	var body applyRequest
+	if err := decodeJSON(c, &body); err != nil {
+		return err
+	}
+	plan, err := s.plans.get(body.PlanID, cluster, group, time.Now())
+	if err != nil {
+		return err
+	}
+	r, err := s.applyOffsets(c.Request().Context(), svc, plan)
+	if err != nil {
+		return s.offsetsFail(c, err)
+	}
+	return c.JSON(http.StatusOK, r)
+}
+
+// applyOffsets applies plan as the request's principal. A receipt with
+// partitions is the answer even when some failed (it says which); an
+// error is returned only for an apply that committed nothing.
+func (s *Server) applyOffsets(ctx context.Context, svc OffsetResets, plan offsets.Plan) (offsets.Receipt, error) {
+	r, err := svc.Apply(ctx, plan, who(ctx))
+	if err != nil && len(r.Partitions) == 0 {
+		return r, err
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	// A plan commits once: applied again it could only be stale.
+	s.plans.drop(plan.ID)
+	return r, nil
+}
+
+func (s *Server) apiOffsetResets(c echo.Context) error {
+	svc, err := s.resets()
+	if err != nil {
+		return err
+	}
+	cluster, group, err := groupParams(c)
+	if err != nil {
+		return err
+	}
+	limit, err := intQuery(c, "limit", 100, 1, 1000)
+	if err != nil {
+		return err
+	}
+	list, err := svc.Resets(c.Request().Context(), cluster, group, limit)
+	if err != nil {
+		return s.offsetsFail(c, err)
+	}
+	if list == nil {
+		list = []audit.OffsetReset{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"resets": list})
+}
+
+// offsetsFail answers a reset service error with the status callers
+// branch on: a refused or stale apply is 409 with the reason.
+func (s *Server) offsetsFail(c echo.Context, err error) error {
+	var he *echo.HTTPError
+	switch {
+	case errors.As(err, &he):
+		return err
+	case errors.Is(err, offsets.ErrGroupActive), errors.Is(err, offsets.ErrStale), errors.Is(err, offsets.ErrPlanModified):
+		return echo.NewHTTPError(http.StatusConflict, err.Error())
+	case errors.Is(err, offsets.ErrSpec), errors.Is(err, offsets.ErrScope):
+		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
+	case errors.Is(err, queue.ErrNotFound):
+		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, context.DeadlineExceeded):
+		return echo.NewHTTPError(http.StatusGatewayTimeout, err.Error())
+	}
+	s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
+	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
+}
+
+// Limits of the plans the server keeps for apply.
+const (
+	// planTTL is how long a plan may be applied after it was made: past
+	// it, the review the operator did is too old to trust.
+	planTTL = 15 * time.Minute
+	// maxPlans bounds the plans kept; the oldest goes first.
+	maxPlans = 256
+)
+
+// issuedPlans are the plans the server made, by ID: apply takes a plan_id,
+// never a plan, so what is committed is exactly what was reviewed.
+type issuedPlans struct {
+	mu    sync.Mutex
+	plans map[string]issuedPlan
+}
+
+type issuedPlan struct {
+	plan offsets.Plan
+	at   time.Time
+}
+
+func (p *issuedPlans) put(plan offsets.Plan, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.plans == nil {
+		p.plans = map[string]issuedPlan{}
+	}
+	for id, ip := range p.plans {
+		if now.Sub(ip.at) > planTTL {
+			delete(p.plans, id)
+		}
+	}
+	if _, ok := p.plans[plan.ID]; !ok && len(p.plans) >= maxPlans {
+		var oldest string
+		for id, ip := range p.plans {
+			if oldest == "" || ip.at.Before(p.plans[oldest].at) {
+				oldest = id
+			}
+		}
+		delete(p.plans, oldest)
+	}
+	p.plans[plan.ID] = issuedPlan{plan: plan, at: now}
+}
+
+// get returns the plan id of cluster's group: 404 when the server did not
+// issue it (or forgot it), 410 when it expired.
+func (p *issuedPlans) get(id, cluster, group string, now time.Time) (offsets.Plan, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	ip, ok := p.plans[id]
+	if !ok || ip.plan.Cluster != cluster || ip.plan.Group != group {
+		return offsets.Plan{}, echo.NewHTTPError(http.StatusNotFound, "unknown plan_id for this group: re-plan")
+	}
+	if now.Sub(ip.at) > planTTL {
+		delete(p.plans, id)
+		return offsets.Plan{}, echo.NewHTTPError(http.StatusGone, "plan expired after 15 minutes: re-plan")
+	}
+	return ip.plan, nil
+}
+
+func (p *issuedPlans) drop(id string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	delete(p.plans, id)
+}
+
+// resetViews fills d's offset resets from the audit log.
+func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
+	if s.opts.Offsets == nil {
+		d.ResetsOff = true
+		return nil
+	}
+	list, err := s.opts.Offsets.Resets(ctx, "", "", components.PageSize)
+	if err != nil {
+		return err
+	}
+	for _, r := range list {
+		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
+		var e offsets.Entry
+		// An entry that does not decode still shows who did what, when.
+		if json.Unmarshal(r.Entry, &e) == nil {
+			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
+			v.Partitions = e.Plan.Totals.Changed
+			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
+			for _, p := range e.Receipt.Partitions {
+				if p.Result == "committed" {
+					v.Committed++
+				}
+			}
+		}
+		d.Resets = append(d.Resets, v)
+	}
+	return nil
+}

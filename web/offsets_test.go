@@ -1,0 +1,323 @@
+package web
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+	"github.com/twmb/franz-go/pkg/kadm"
+	"github.com/twmb/franz-go/pkg/kfake"
+	"github.com/twmb/franz-go/pkg/kgo"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/offsets"
+	offsetskafka "github.com/queuewatch/queuewatch/offsets/kafka"
+)
+
+// kafkaResets is OffsetResets over one real (kfake) cluster and a real
+// audit store, wired as app wires serve's.
+type kafkaResets struct {
+	b       *offsetskafka.Resets
+	store   *audit.Store
+	metrics *offsets.Metrics
+}
+
+func (k *kafkaResets) Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error) {
+	if cluster != k.b.Cluster() {
+		return offsets.Plan{}, offsets.ErrScope // stands in for app's not-found
+	}
+	return offsets.MakePlan(ctx, k.b, req, time.Now())
+}
+
+func (k *kafkaResets) Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error) {
+	return offsets.Apply(ctx, k.b, plan, offsets.ApplyOptions{Who: who, Audit: k, Metrics: k.metrics})
+}
+
+func (k *kafkaResets) Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error) {
+	return k.store.OffsetResets(ctx, cluster, group, limit)
+}
+
+func (k *kafkaResets) Record(ctx context.Context, e offsets.Entry) error {
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	_, err = k.store.RecordOffsetReset(ctx, audit.OffsetReset{
+		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
+		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
+	})
+	return err
+}
+
+// resetEnv is a kfake cluster "prod" with topic orders (2 partitions of
+// 10 records) and group billing, Empty, committed at 4 and 10; a server
+// over it with basic auth.
+type resetEnv struct {
+	t      *testing.T
+	c      *kfake.Cluster
+	adm    *kadm.Client
+	resets *kafkaResets
+	s      *Server
+}
+
+func newResetEnv(t *testing.T) *resetEnv {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.Ports(testenv.FreePorts(t, 1)...), kfake.SeedTopics(2, "orders"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := kgo.NewClient(kgo.SeedBrokers(c.ListenAddrs()...), kgo.RecordPartitioner(kgo.ManualPartitioner()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := offsetskafka.New(testenv.KafkaCluster(t, "prod", c.ListenAddrs()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	store, err := audit.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := offsets.NewMetrics(prometheus.NewRegistry())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = store.Close(); b.Close(); cl.Close(); c.Close() })
+	var recs []*kgo.Record
+	for p := range int32(2) {
+		for range 10 {
+			recs = append(recs, &kgo.Record{Topic: "orders", Partition: p, Value: []byte("v")})
+		}
+	}
+	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
+		t.Fatal(err)
+	}
+	e := &resetEnv{t: t, c: c, adm: kadm.NewClient(cl), resets: &kafkaResets{b: b, store: store, metrics: m}}
+	e.commit("billing", 4, 10)
+	e.s = New(Options{Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
+	return e
+}
+
+func (e *resetEnv) commit(group string, at ...int64) {
+	e.t.Helper()
+	os := kadm.Offsets{}
+	for p, o := range at {
+		os.Add(kadm.Offset{Topic: "orders", Partition: int32(p), At: o, LeaderEpoch: -1})
+	}
+	if err := e.adm.CommitAllOffsets(context.Background(), group, os); err != nil {
+		e.t.Fatal(err)
+	}
+}
+
+// join makes a client a live member of group, which has read and committed
+// orders, until the test ends.
+func (e *resetEnv) join(t *testing.T, group string) {
+	t.Helper()
+	cl, err := kgo.NewClient(kgo.SeedBrokers(e.c.ListenAddrs()...), kgo.ConsumerGroup(group), kgo.ConsumeTopics("orders"),
+		kgo.ConsumeResetOffset(kgo.NewOffset().AtStart()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(cl.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	for {
+		if fs := cl.PollFetches(ctx); fs.NumRecords() > 0 || ctx.Err() != nil {
+			break
+		}
+	}
+	if err := cl.CommitUncommittedOffsets(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// logged is the audit store's entries of group, newest first.
+func (e *resetEnv) logged(group string) []audit.OffsetReset {
+	e.t.Helper()
+	l, err := e.resets.store.OffsetResets(context.Background(), "prod", group, 10)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	return l
+}
+
+const alicePW, victorPW = "wonderland", "viewer-pw"
+
+func (e *resetEnv) plan(group, body string) offsets.Plan {
+	e.t.Helper()
+	rec := newClient(e.t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/"+group+"/offsets/plan", body)
+	if rec.Code != http.StatusOK {
+		e.t.Fatalf("plan: %d %s", rec.Code, rec.Body.String())
+	}
+	var p offsets.Plan
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		e.t.Fatal(err)
+	}
+	return p
+}
+
+func TestOffsetsAPIPlanAndApply(t *testing.T) {
+	e := newResetEnv(t)
+	p := e.plan("billing", `{"to":"shift:-3","topics":["orders"]}`)
+	if p.Totals.Reprocess != 6 || p.Totals.Partitions != 2 || p.ApplyRefused != "" || p.GroupState != "Empty" {
+		t.Fatalf("plan %+v", p)
+	}
+	// Planning changes nothing.
+	if got := e.logged("billing"); len(got) != 0 {
+		t.Fatalf("a plan was audited: %+v", got)
+	}
+	rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`)
+	if rec.Code != http.StatusOK {
+		t.Fatalf("apply: %d %s", rec.Code, rec.Body.String())
+	}
+	var r offsets.Receipt
+	if err := json.Unmarshal(rec.Body.Bytes(), &r); err != nil {
+		t.Fatal(err)
+	}
+	if r.Result != offsets.ResultOK || r.Who != "alice" || len(r.Partitions) != 2 || *r.Partitions[0].Committed != 1 || *r.Partitions[1].Committed != 7 {
+		t.Fatalf("receipt %+v", r)
+	}
+	got, err := e.adm.FetchOffsets(context.Background(), "billing")
+	if err != nil || got["orders"][0].At != 1 || got["orders"][1].At != 7 {
+		t.Fatalf("committed after apply: %+v %v", got, err)
+	}
+	if l := e.logged("billing"); len(l) != 1 || l[0].Who != "alice" || l[0].Result != "ok" || l[0].PlanID != p.ID {
+		t.Errorf("audit: %+v", l)
+	}
+	if n := testutil.ToFloat64(e.resets.metrics.Resets("prod", "billing", offsets.ResultOK)); n != 1 {
+		t.Errorf("counted %v ok applies", n)
+	}
+	// The plan committed once; its ID is spent.
+	if rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`); rec.Code != http.StatusNotFound {
+		t.Errorf("second apply: %d %s", rec.Code, rec.Body.String())
+	}
+	// The log lists it, for a viewer too.
+	rec = newClient(t, e.s, basic("victor", victorPW)).do("GET", "/api/v1/groups/prod/billing/offsets/resets", "")
+	var list struct{ Resets []audit.OffsetReset }
+	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &list) != nil || len(list.Resets) != 1 || !strings.Contains(string(list.Resets[0].Entry), `"committed"`) {
+		t.Errorf("resets: %d %s", rec.Code, rec.Body.String())
+	}
+}
+
+func TestOffsetsAPIRefusesAGroupWithMembers(t *testing.T) {
+	e := newResetEnv(t)
+	e.join(t, "live")
+	p := e.plan("live", `{"to":"earliest"}`)
+	if !strings.Contains(p.ApplyRefused, "stop its consumers first") {
+		t.Fatalf("plan of a live group says apply_refused %q (state %s)", p.ApplyRefused, p.GroupState)
+	}
+	rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/live/offsets/apply", `{"plan_id":"`+p.ID+`"}`)
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "group is not empty") {
+		t.Fatalf("apply: %d %s", rec.Code, rec.Body.String())
+	}
+	if l := e.logged("live"); len(l) != 1 || l[0].Result != "refused" {
+		t.Errorf("audit: %+v", l)
+	}
+}
+
+func TestOffsetsAPIRefusesAStalePlan(t *testing.T) {
+	e := newResetEnv(t)
+	p := e.plan("billing", `{"to":"earliest"}`)
+	e.commit("billing", 5, 10) // someone consumed since the plan
+	rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`)
+	if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), "re-plan") {
+		t.Fatalf("apply: %d %s", rec.Code, rec.Body.String())
+	}
+	if got, _ := e.adm.FetchOffsets(context.Background(), "billing"); got["orders"][0].At != 5 {
+		t.Errorf("a stale plan committed: %+v", got)
+	}
+	if l := e.logged("billing"); len(l) != 1 || l[0].Result != "stale" {
+		t.Errorf("audit: %+v", l)
+	}
+}
+
+func TestOffsetsAPIGuards(t *testing.T) {
+	e := newResetEnv(t)
+	p := e.plan("billing", `{"to":"latest"}`)
+	apply := `{"plan_id":"` + p.ID + `"}`
+	alice, victor := basic("alice", alicePW), basic("victor", victorPW)
+	for _, tc := range []struct {
+		name, method, path, body string
+		opts                     []reqOpt
+		status                   int
+		error                    string
+	}{
+		{"viewer plans", "POST", "billing/offsets/plan", `{"to":"earliest"}`, []reqOpt{victor}, 403, "needs role operator"},
+		{"viewer applies", "POST", "billing/offsets/apply", apply, []reqOpt{victor}, 403, "needs role operator"},
+		{"cross-origin apply", "POST", "billing/offsets/apply", apply, []reqOpt{alice, header("Sec-Fetch-Site", "cross-site")}, 403, "cross-origin request refused"},
+		{"unknown plan", "POST", "billing/offsets/apply", `{"plan_id":"0123456789abcdef01234567"}`, []reqOpt{alice}, 404, "re-plan"},
+		{"another group's plan", "POST", "other/offsets/apply", apply, []reqOpt{alice}, 404, "re-plan"},
+		{"bad spec", "POST", "billing/offsets/plan", `{"to":"yesterday"}`, []reqOpt{alice}, 400, "invalid reset spec"},
+		{"bad topic", "POST", "billing/offsets/plan", `{"to":"earliest","topics":["orders:x"]}`, []reqOpt{alice}, 400, "not a partition number"},
+		{"unknown topic", "POST", "billing/offsets/plan", `{"to":"earliest","topics":["nope"]}`, []reqOpt{alice}, 400, "invalid scope"},
+		{"no commits, no topic", "POST", "fresh/offsets/plan", `{"to":"earliest"}`, []reqOpt{alice}, 400, "name the topics"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := newClient(t, e.s, tc.opts...).do(tc.method, "/api/v1/groups/prod/"+tc.path, tc.body)
+			if rec.Code != tc.status || !strings.Contains(rec.Body.String(), tc.error) {
+				t.Errorf("%d %s, want %d %q", rec.Code, rec.Body.String(), tc.status, tc.error)
+			}
+		})
+	}
+	if got, _ := e.adm.FetchOffsets(context.Background(), "billing"); got["orders"][0].At != 4 || len(e.logged("billing")) != 0 {
+		t.Errorf("a refused request changed or logged something: %+v", got)
+	}
+}
+
+func TestIssuedPlansExpire(t *testing.T) {
+	var ps issuedPlans
+	now := time.Now()
+	ps.put(offsets.Plan{ID: "a", Cluster: "prod", Group: "g"}, now)
+	if _, err := ps.get("a", "prod", "g", now.Add(planTTL-time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	_, err := ps.get("a", "prod", "g", now.Add(planTTL+time.Second))
+	var he *echo.HTTPError
+	if !errors.As(err, &he) || he.Code != http.StatusGone {
+		t.Errorf("expired plan: %v", err)
+	}
+	for i := range maxPlans + 1 {
+		ps.put(offsets.Plan{ID: string(rune('A' + i)), Cluster: "prod", Group: "g"}, now.Add(time.Duration(i)*time.Millisecond))
+	}
+	if len(ps.plans) != maxPlans {
+		t.Errorf("kept %d plans, want %d", len(ps.plans), maxPlans)
+	}
+	if _, err := ps.get("A", "prod", "g", now); err == nil {
+		t.Error("the oldest plan was kept past the bound")
+	}
+}
+
+// TestResetButtonForOperatorsOnly: a viewer sees no "Reset offsets…", nor
+// does anyone on a server without resets.
+func TestResetButtonForOperatorsOnly(t *testing.T) {
+	e := newResetEnv(t)
+	page := "/kafka/prod/groups/ok-group"
+	for _, tc := range []struct {
+		name string
+		s    *Server
+		opts []reqOpt
+		want bool
+	}{
+		{"operator", e.s, []reqOpt{basic("alice", alicePW)}, true},
+		{"viewer", e.s, []reqOpt{basic("victor", victorPW)}, false},
+		{"no resets", testServer(true), nil, false},
+	} {
+		rec := send(tc.s, "GET", page, tc.opts...)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", tc.name, rec.Code)
+		}
+		body := rec.Body.String()
+		if got := strings.Contains(body, "data-reset-open") && strings.Contains(body, `id="reset"`); got != tc.want {
+			t.Errorf("%s: reset button %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
