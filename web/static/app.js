@@ -169,6 +169,20 @@
 
   // HistoryChart is the uPlot chart of a group's or a JetStream consumer's
   // kept history, read from the JSON at data-url every 5 s.
+  // timeAxis is the x scale of the time charts, from the first point to
+  // the last. uPlot pads a single point by its magnitude, which for a Unix
+  // time spreads the axis over months ("Feb 2027 … Aug"), so a span
+  // shorter than a minute is widened to the minute before the last point.
+  // A new object per chart: uPlot writes into its scale options.
+  function timeAxis() {
+    return { time: true, range: function (u, mn, mx) {
+      var xs = u.data[0];
+      if (!xs || !xs.length) return [mn, mx];
+      var first = xs[0], last = xs[xs.length - 1];
+      return [Math.min(first, last - 60), last];
+    } };
+  }
+
   function HistoryChart(el) {
     this.el = el;
     this.url = el.getAttribute('data-url');
@@ -194,7 +208,7 @@
       height: 220,
       legend: { show: true, live: true },
       cursor: { drag: { x: false, y: false } },
-      scales: { x: { time: true }, lag: fromZero, sec: fromZero },
+      scales: { x: timeAxis(), lag: fromZero, sec: fromZero },
       series: series,
       axes: [
         Object.assign({}, axis),
@@ -307,7 +321,7 @@
     var sp = this.spec(axis);
     // From zero, and at least 0–5, so an empty table's axis is not 0–1.
     var fromZero = { range: function (u, mn, mx) { return [0, Math.max(5, mx * 1.1)]; } };
-    var scales = { x: { time: true } };
+    var scales = { x: timeAxis() };
     sp.series.forEach(function (x) { scales[x.scale] = fromZero; });
     this.el.textContent = '';
     this.plot = new window.uPlot({
