@@ -227,6 +227,9 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/nope/history", "")
 	a.check(groups, "GET", sh, "/api/v1/sqs/queues/prod-eu/orders/history", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
+	a.check(shareServer(), "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
+	a.check(open, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
+	a.check(groups, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
 
 	// Outbox sources, polled by the real collector.
 	outbox, _ := outboxServer(t)
