@@ -103,9 +103,9 @@ type sharePartitionJSON struct {
 
 // shareMemberJSON is one member of a share group in the API.
 type shareMemberJSON struct {
-	ID         string                  `json:"id"`
-	ClientID   string                  `json:"client_id"`
-	Host       string                  `json:"host"`
+	ID         string                `json:"id"`
+	ClientID   string                `json:"client_id"`
+	Host       string                `json:"host"`
 	Assignment []shareAssignmentJSON `json:"assignment"`
 }
 
