@@ -19,12 +19,32 @@ import (
 // consumer, still a member of the group.
 func (tc *testCluster) shareConsume(topic, group string, n int, accept func(offset int64) bool) *kgo.Client {
 	tc.t.Helper()
+	cl := tc.shareConsumer(topic, group)
+	tc.shareAck(cl, n, func(r *kgo.Record) kgo.AckStatus {
+		if accept(r.Offset) {
+			return kgo.AckAccept
+		}
+		return kgo.AckRelease
+	})
+	return cl
+}
+
+// shareConsumer is a franz-go share consumer of topic in group.
+func (tc *testCluster) shareConsumer(topic, group string) *kgo.Client {
+	tc.t.Helper()
 	cl, err := kgo.NewClient(kgo.SeedBrokers(tc.c.ListenAddrs()...), kgo.ConsumeTopics(topic),
 		kgo.ShareGroup(group), kgo.FetchMaxWait(200*time.Millisecond))
 	if err != nil {
 		tc.t.Fatal(err)
 	}
 	tc.t.Cleanup(cl.Close)
+	return cl
+}
+
+// shareAck has cl receive n records (redeliveries count), acknowledge each
+// as ack says, and flush the acknowledgements.
+func (tc *testCluster) shareAck(cl *kgo.Client, n int, ack func(*kgo.Record) kgo.AckStatus) {
+	tc.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	for got := 0; got < n; {
@@ -34,17 +54,12 @@ func (tc *testCluster) shareConsume(topic, group string, n int, accept func(offs
 		}
 		for _, r := range fs.Records() {
 			got++
-			if accept(r.Offset) {
-				r.Ack(kgo.AckAccept)
-			} else {
-				r.Ack(kgo.AckRelease)
-			}
+			r.Ack(ack(r))
 		}
 	}
 	if err := cl.FlushAcks(ctx); err != nil {
 		tc.t.Fatal(err)
 	}
-	return cl
 }
 
 // TestShareGroup: a share group on kfake is listed with its state, member
@@ -144,4 +159,51 @@ func waitShare(t *testing.T, s *Source, what string, done func(*queue.ShareGroup
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+}
+
+// TestShareGroupRejectAndDeliveryLimit: records a member rejects, and
+// records released until the delivery limit (2 here), are archived, and
+// the start offset moves past them: after offsets 0–1 rejected, 2–3
+// accepted and 4–9 released the group starts at 4 with 6 waiting; once
+// 4–9 are released a second time it starts at 10 with none waiting.
+func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
+	tc := newCluster(t, kfake.BrokerConfigs(map[string]string{"group.share.delivery.count.limit": "2"}))
+	tc.topic("orders", 1)
+	tc.produce("orders", 0, 10, time.Now())
+	tc.c.SetGroupConfigs("workers", map[string]string{"share.auto.offset.reset": "earliest"})
+	cl := tc.shareConsumer("orders", "workers")
+	tc.shareAck(cl, 10, func(r *kgo.Record) kgo.AckStatus {
+		switch {
+		case r.Offset < 2:
+			return kgo.AckReject
+		case r.Offset < 4:
+			return kgo.AckAccept
+		}
+		return kgo.AckRelease
+	})
+	s := tc.source(Options{})
+	want := queue.SharePartition{Topic: "orders", Partition: 0, Initialized: true, Start: 4, End: 10, Lag: 6, LagSource: queue.LagFromBroker}
+	if g := workers(t, poll(t, s)); len(g.Partitions) != 1 || g.Partitions[0] != want {
+		t.Errorf("after reject, accept and release: %+v; want %+v", g.Partitions, want)
+	}
+
+	tc.shareAck(cl, 6, func(*kgo.Record) kgo.AckStatus { return kgo.AckRelease })
+	want.Start, want.Lag = 10, 0
+	g := workers(t, poll(t, s))
+	if len(g.Partitions) != 1 || g.Partitions[0] != want {
+		t.Errorf("after the delivery limit: %+v; want %+v", g.Partitions, want)
+	}
+	if g.Status != queue.StatusOK {
+		t.Errorf("status %s %q; want ok with nothing waiting", g.Status, g.StatusReason)
+	}
+}
+
+// workers is the snapshot's share group "workers", read without error.
+func workers(t *testing.T, snap *queue.Snapshot) *queue.ShareGroup {
+	t.Helper()
+	g, ok := snap.ShareGroup("workers")
+	if !ok || g.Err != "" {
+		t.Fatalf("share group workers: %+v (listed %v)", g, ok)
+	}
+	return g
 }
