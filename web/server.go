@@ -97,6 +97,7 @@ func New(opts Options) *Server {
 	api.GET("/outbox/:source/history", s.apiOutboxHistory)
 	api.GET("/sqs/queues", s.apiSQSQueues)
 	api.GET("/kafka/share-groups", s.apiShareGroups)
+	api.GET("/kafka/share-groups/:cluster/:group/history", s.apiShareGroupHistory)
 	api.GET("/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory)
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)

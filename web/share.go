@@ -2,7 +2,9 @@ package web
 
 import (
 	"net/http"
+	"net/url"
 	"strings"
+	"time"
 
 	"github.com/labstack/echo/v4"
 
@@ -59,7 +61,10 @@ func (s *Server) shareGroupPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	d := components.ShareGroupData{Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus()}
+	d := components.ShareGroupData{
+		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
+		HistoryURL: shareHistoryURL(g), Range: chartRange(c),
+	}
 	if partial(c) {
 		return render(c, http.StatusOK, components.ShareGroupPartial(d))
 	}
@@ -170,4 +175,31 @@ func shareGroupOut(r components.ShareRow) shareGroupJSON {
 		j.Partitions[i] = jp
 	}
 	return j
+}
+
+// shareHistoryURL is the JSON endpoint a share group page's chart reads.
+func shareHistoryURL(g *queue.ShareGroup) string {
+	return "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history"
+}
+
+// sharePointJSON is one poll of a share group in its history.
+type sharePointJSON struct {
+	At  time.Time `json:"at"`
+	Lag int64     `json:"lag"`
+}
+
+// apiShareGroupHistory is the share group chart's data: the kept history
+// of its lag (its reader's backlog), oldest first.
+func (s *Server) apiShareGroupHistory(c echo.Context) error {
+	g, err := s.shareParam(c)
+	if err != nil {
+		return err
+	}
+	r := g.Reader()
+	h := s.opts.Monitor.ReaderHistory(r.Key())
+	out := make([]sharePointJSON, len(h))
+	for i, p := range h {
+		out[i] = sharePointJSON{At: p.At, Lag: p.Backlog}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"cluster": g.Cluster, "group": g.Name, "history": out})
 }

@@ -88,7 +88,7 @@ func TestSharePage(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{"share group", "Stable", "worker-1", "orders 0, 1", ">40<", ">7<", "Kafka keeps no copy of records"} {
+	for _, want := range []string{"share group", "Stable", "worker-1", "orders 0, 1", ">40<", ">7<", "Kafka keeps no copy of records", `data-chart="share"`, `data-url="/api/v1/kafka/share-groups/prod/workers/history"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}
@@ -133,5 +133,17 @@ func TestShareAPI(t *testing.T) {
 	}
 	if w := got.ShareGroups[2]; w.Group != "workers" || len(w.Members) != 1 || w.Members[0].Assignment[0].Topic != "orders" || *w.Partitions[0].StartOffset != 40 {
 		t.Errorf("workers %+v", w)
+	}
+}
+
+// TestShareHistoryAPI: a share group's chart reads its reader history, the
+// lag per poll.
+func TestShareHistoryAPI(t *testing.T) {
+	rec := do(t, shareServer(), "GET", "/api/v1/kafka/share-groups/prod/workers/history")
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), `"lag":5`) {
+		t.Errorf("history %d %s; want the monitor's point with lag 5", rec.Code, rec.Body.String())
+	}
+	if rec := do(t, shareServer(), "GET", "/api/v1/kafka/share-groups/prod/nope/history"); rec.Code != http.StatusNotFound {
+		t.Errorf("unknown share group: %d; want 404", rec.Code)
 	}
 }

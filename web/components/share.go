@@ -23,6 +23,10 @@ type ShareGroupData struct {
 	Chrome Chrome
 	Group  *queue.ShareGroup
 	Status queue.Status
+	// HistoryURL is the JSON endpoint the chart reads; Range its initial
+	// time range.
+	HistoryURL string
+	Range      string
 }
 
 // ShareGroupURL is the path of a Kafka share group's page.
