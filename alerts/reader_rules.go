@@ -20,6 +20,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	outboxSpecs,
 	natsSpecs,
 	sqsSpecs,
+	shareSpecs,
 }
 
 // ruleParams is what every rule set derives its rules from: the config and

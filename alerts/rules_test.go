@@ -50,6 +50,7 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
+	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {
@@ -183,6 +184,9 @@ func TestPromtoolTestsCatchBrokenRules(t *testing.T) {
 		{"SQS DLQs not excluded from queue rules", " unless on (cluster, queue) " + sqsDLQs, ""},
 		{"SQS for of two reads shortened", "for: 4m30s", "for: 4m15s"},
 		{"SQS stall rule watching stop", `queuewatch_sqs_queue_status{status="stall"}`, `queuewatch_sqs_queue_status{status="stop"}`},
+		{"share group stall rule watching stop", `queuewatch_kafka_sharegroup_status{status="stall"}`, `queuewatch_kafka_sharegroup_status{status="stop"}`},
+		{"share group lag not summed over partitions", "sum by (cluster, group) (queuewatch_kafka_sharegroup_lag) > 10000", "max by (cluster, group) (queuewatch_kafka_sharegroup_lag) > 10000"},
+		{"wrong share group path", "/share-groups/", "/share-group/"},
 		{"SQS backlog counting in-flight messages", `queuewatch_sqs_queue_messages{state="visible"} unless`, `queuewatch_sqs_queue_messages unless`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

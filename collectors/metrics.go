@@ -183,6 +183,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- f.desc
 	}
 	describeSQS(ch)
+	describeShare(ch)
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
 }
@@ -213,6 +214,7 @@ func (c *Collector) emit(ch sink) {
 		collectRabbitMQ(ch, snap)
 		collectNATS(ch, snap)
 		collectSQS(ch, snap)
+		collectShare(ch, snap)
 		collectDLQs(ch, snap)
 		collectOutbox(ch, snap)
 	}

@@ -117,6 +117,8 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withOutbox},
 	// An SQS queue's consumers are readers like the groups above.
 	{file: "consumer-lag.json", rows: withSQS},
+	// A Kafka share group is a reader like a consumer group.
+	{file: "consumer-lag.json", rows: withShareGroups},
 	{file: "nats-jetstream.json", start: natsJetStream},
 	{file: "dead-letter-queues.json", start: deadLetterQueues},
 	{file: "queuewatch.json", start: self},

@@ -329,8 +329,13 @@ func TestPanelsDescribedAndLinked(t *testing.T) {
 					table = table || q.Format == "table"
 				}
 				all := strings.Join(legends, " ")
+				// A share group's series link to its own page.
+				groupLinkPath := groupPath
+				if strings.HasPrefix(title, "Share group") {
+					groupLinkPath = sharePath
+				}
 				for _, tc := range []struct{ label, path string }{
-					{"{{group}}", groupPath},
+					{"{{group}}", groupLinkPath},
 					{"{{dlq}}", dlqPath},
 					{"{{table}}", outboxPath},
 					{"{{slot}}", outboxPath},

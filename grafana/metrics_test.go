@@ -72,7 +72,7 @@ func (f fixedSource) Cluster() string                               { return f.s
 func (f fixedSource) Poll(context.Context) (*queue.Snapshot, error) { return f.snap, nil }
 
 // pollDemo starts the demo, polls it with the real Kafka collector (plus
-// rabbitSource, outboxSource and sqsSource) until the families that need
+// rabbitSource, outboxSource, sqsSource and shareSource) until the families that need
 // history are there, and returns the latest snapshot of each source.
 func pollDemo(t *testing.T) []*queue.Snapshot {
 	t.Helper()
@@ -116,7 +116,7 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{})
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, natsSrc}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, shareSource{}, natsSrc}, collectors.Options{
 		Interval:  10 * time.Second,
 		Evaluator: evaluator,
 	})
@@ -363,6 +363,7 @@ func TestMetricsExist(t *testing.T) {
 		"queuewatch_nats_consumer_lag_seconds", "queuewatch_nats_consumer_status",
 		"queuewatch_nats_consumer_waiting_pulls", "queuewatch_nats_stream_messages",
 		"queuewatch_sqs_queue_messages", "queuewatch_sqs_queue_status", "queuewatch_sqs_api_requests_total",
+		"queuewatch_kafka_sharegroup_lag", "queuewatch_kafka_sharegroup_members", "queuewatch_kafka_sharegroup_status",
 	} {
 		if !used[name] {
 			t.Errorf("no dashboard or rule uses %s", name)

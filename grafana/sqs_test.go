@@ -38,3 +38,22 @@ func (sqsSource) Poll(context.Context) (*queue.Snapshot, error) {
 		},
 	}, nil
 }
+
+// shareSource is a Kafka cluster with two share groups. The demo has no
+// share consumer, so it stands in for collectors/kafka's share groups
+// (tested against kfake and Kafka 4.4 in their packages) to make the real
+// collector export the queuewatch_kafka_sharegroup_* families.
+type shareSource struct{}
+
+func (shareSource) Broker() queue.Broker { return queue.Kafka }
+func (shareSource) Cluster() string      { return "shares" }
+func (shareSource) Poll(context.Context) (*queue.Snapshot, error) {
+	return &queue.Snapshot{
+		Broker: queue.Kafka, Cluster: "shares", Time: time.Now(),
+		ShareGroups: []queue.ShareGroup{{
+			Cluster: "shares", Name: "workers", State: "Stable", Members: []queue.ShareMember{{ID: "m1"}},
+			Partitions: []queue.SharePartition{{Topic: "orders", Initialized: true, Start: 4, End: 10, Lag: 4, LagSource: queue.LagFromBroker}},
+			Status:     queue.StatusOK, StatusReason: "4 records waiting, 1 member",
+		}},
+	}, nil
+}

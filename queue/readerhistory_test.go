@@ -16,10 +16,12 @@ func TestSnapshotReaders(t *testing.T) {
 		OutboxTables: []OutboxTable{{Source: "db", Table: "debezium"}},
 		Slots:        []ReplicationSlot{{Source: "db", Slot: "debezium"}},
 		SQSQueues:    []SQSQueue{{Cluster: "s", Name: "billing"}},
+		ShareGroups:  []ShareGroup{{Cluster: "k", Name: "payments"}},
 	}
 	got := snap.Readers()
 	want := []ReaderKey{
 		{Broker: Kafka, Cluster: "k", Name: "billing", Unit: UnitMessages},
+		{Broker: Kafka, Cluster: "k", Name: "payments", Unit: UnitMessages},
 		{Broker: NATS, Cluster: "n", Scope: "ORDERS", Name: "billing", Unit: UnitMessages},
 		{Broker: RabbitMQ, Cluster: "r", Scope: "/", Name: "billing", Unit: UnitMessages},
 		{Broker: Outbox, Cluster: "db", Name: "debezium", Unit: UnitRows},

@@ -33,6 +33,9 @@ type Snapshot struct {
 	Queues     []Queue
 	DLQs       []DLQ
 
+	// Kafka share groups (KIP-932).
+	ShareGroups []ShareGroup
+
 	// NATS JetStream: streams and their durable consumers.
 	Streams   []Stream
 	Consumers []StreamConsumer

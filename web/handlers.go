@@ -58,6 +58,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var dlqs []components.DLQRow
 	var consumers []components.ConsumerRow
 	var sqs []components.SQSRow
+	var shares []components.ShareRow
 	// readers are the consumer side (groups, JetStream consumers and SQS
 	// queues' consumers) that are not ok: only they count in the lag cards or get a line.
 	var readers []queue.Reader
@@ -71,6 +72,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		all = append(all, snap.Readers()...)
 		consumers = append(consumers, consumerRows(snap)...)
 		sqs = append(sqs, sqsRows(snap)...)
+		shares = append(shares, shareRows(snap)...)
 		for i := range snap.Groups {
 			g := &snap.Groups[i]
 			groups = append(groups, components.GroupRow{G: g, Status: g.EffectiveStatus(), Lag: g.TotalLag(), LagSec: g.MaxLagSeconds()})
@@ -104,8 +106,13 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			readers = append(readers, r.Q.Reader())
 		}
 	}
-	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs)}}
-	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs), dlqs)
+	for _, r := range shares {
+		if r.Status != queue.StatusOK {
+			readers = append(readers, r.G.Reader())
+		}
+	}
+	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs), Shares: len(shares)}}
+	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs)+len(shares), dlqs)
 	d.Outboxes = s.outboxCards(true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)
@@ -145,6 +152,8 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		}
 	case components.TabSQS:
 		s.sqsTab(c, &d, sqs)
+	case components.TabShare:
+		s.shareTab(c, &d, shares)
 	default:
 		d.Table = tableState(c, "/", tab, groupSorts, "status")
 		groups = filterRows(groups, d.Table.Q, func(r components.GroupRow) []string {

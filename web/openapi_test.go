@@ -227,6 +227,14 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/nope/history", "")
 	a.check(groups, "GET", sh, "/api/v1/sqs/queues/prod-eu/orders/history", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
+	a.check(shareServer(), "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
+	a.check(open, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
+	a.check(groups, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
+	shh := "/kafka/share-groups/{cluster}/{group}/history"
+	a.check(shareServer(), "GET", shh, "/api/v1/kafka/share-groups/prod/workers/history", "")
+	a.check(shareServer(), "GET", shh, "/api/v1/kafka/share-groups/prod/"+url.PathEscape(shareHostile)+"/history", "")
+	a.check(shareServer(), "GET", shh, "/api/v1/kafka/share-groups/prod/nope/history", "")
+	a.check(groups, "GET", shh, "/api/v1/kafka/share-groups/prod/workers/history", "")
 
 	// Outbox sources, polled by the real collector.
 	outbox, _ := outboxServer(t)

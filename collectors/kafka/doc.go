@@ -7,6 +7,9 @@
 //  1. ListGroups (one request per broker), filtered by the configured regexes;
 //  2. DescribeGroups for classic groups and ConsumerGroupDescribe for KIP-848
 //     groups (batched per coordinator), so state and members are right for both;
+//     ShareGroupDescribe and DescribeShareGroupOffsets for share groups
+//     (KIP-932), only when the listing has some, so a broker without share
+//     groups is never asked about them;
 //  3. OffsetFetch for all groups at once (batched per coordinator);
 //  4. one Metadata request, then ListOffsets for log start, high watermark and
 //     last stable offset of the union of all consumed topics (batched per
@@ -30,6 +33,12 @@
 // The connection (seeds, TLS, SASL, client id) and the replay cursor group
 // come from brokers/kafka, the same access value the replay backend uses,
 // so the depth measured here and the cursor a replay moves always agree.
+//
+// A share group has no committed offsets: its position on a partition is
+// the share-partition start offset, and its lag is the broker's (KIP-1226,
+// DescribeShareGroupOffsets v1, Kafka 4.2 and later) or, from an older
+// broker, end offset − start offset, marked as an estimate. Its status
+// (queue.ShareGroupStatus) is judged against the previous poll.
 //
 // A failing group (authorization, coordinator error) is reported on that group
 // only; a failing cluster fails the poll and the scheduler keeps the others.

@@ -64,6 +64,9 @@ type Source struct {
 	ends endHistory
 	// listed is the last poll's group listing, by name.
 	listed kadm.ListedGroups
+	// shares are the share groups of the last poll, by name: what their
+	// status is judged against.
+	shares map[string]*queue.ShareGroup
 	// dlqSources remembers each DLQ topic's source once a record named it,
 	// so the label stays when the DLQ is empty.
 	dlqSources map[string]string
@@ -142,7 +145,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.name, Time: start}
 
-	groups, err := s.listGroups(ctx)
+	groups, shares, err := s.listGroups(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -161,8 +164,15 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		defer close(fetched)
 		committed = s.adm.FetchManyOffsets(groupCtx, names...)
 	}()
+	var shared shareRead
+	sharesRead := make(chan struct{})
+	go func() {
+		defer close(sharesRead)
+		shared = s.describeShare(groupCtx, shares)
+	}()
 	described := s.describe(groupCtx, groups)
 	<-fetched
+	<-sharesRead
 	cancel()
 
 	// Metadata stays last, just before the offsets are listed. Read
@@ -175,7 +185,8 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	}
 	resolveTopicIDs(described, meta)
 	dlqs := s.dlqTopics(meta)
-	offsets, err := s.listOffsets(ctx, meta, append(consumedTopics(described, committed), topicNames(dlqs)...))
+	topics := append(consumedTopics(described, committed), shared.topics()...)
+	offsets, err := s.listOffsets(ctx, meta, append(topics, topicNames(dlqs)...))
 	if err != nil {
 		return nil, err
 	}
@@ -188,6 +199,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		}
 		snap.Groups = append(snap.Groups, cg)
 	}
+	s.pollShares(snap, shares, shared, offsets)
 	cursor := committed[s.cursor]
 	// A cursor group that does not exist yet just means nothing was
 	// replayed: depth counts from the log start.
@@ -202,17 +214,19 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	return snap, nil
 }
 
-// listGroups lists consumer groups, keeping those the filter includes. Share
-// and Connect groups have no consumer offsets to measure. When some brokers
-// do not answer, the groups they coordinated at the last poll are kept (and
-// will show the error), so an unreachable coordinator never makes its groups
-// silently vanish.
-func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
+// listGroups lists consumer groups and the names of share groups, keeping
+// those the filter includes. Connect groups have no consumer offsets to
+// measure. One listing serves both kinds: ListGroups without a type filter
+// answers every type, with its type, so share groups cost no request of
+// their own. When some brokers do not answer, the groups they coordinated
+// at the last poll are kept (and will show the error), so an unreachable
+// coordinator never makes its groups silently vanish.
+func (s *Source) listGroups(ctx context.Context) (groups []kadm.ListedGroup, shares []string, err error) {
 	listed, err := s.adm.ListGroups(ctx)
 	if err != nil {
 		var se *kadm.ShardErrors
 		if !errors.As(err, &se) || len(listed) == 0 && se.AllFailed {
-			return nil, fmt.Errorf("list groups: %w", err)
+			return nil, nil, fmt.Errorf("list groups: %w", err)
 		}
 		s.log.Warn("some brokers did not list groups", "err", err)
 		for _, e := range se.Errs {
@@ -224,17 +238,20 @@ func (s *Source) listGroups(ctx context.Context) ([]kadm.ListedGroup, error) {
 		}
 	}
 	s.listed = listed
-	var out []kadm.ListedGroup
 	for _, g := range listed.Sorted() {
-		if g.GroupType == "share" || g.ProtocolType == "connect" || g.Group == s.cursor {
+		if g.ProtocolType == "connect" || g.Group == s.cursor {
 			continue
 		}
 		if s.opts.IncludeGroup != nil && !s.opts.IncludeGroup(g.Group) {
 			continue
 		}
-		out = append(out, g)
+		if g.GroupType == shareType {
+			shares = append(shares, g.Group)
+			continue
+		}
+		groups = append(groups, g)
 	}
-	return out, nil
+	return groups, shares, nil
 }
 
 // shareOf returns a context with 1/n of ctx's remaining time (all of it when

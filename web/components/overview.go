@@ -25,10 +25,11 @@ type OverviewData struct {
 	Outboxes  []OutboxCard
 	Consumers []ConsumerRow
 	SQS       []SQSRow
+	Shares    []ShareRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists.
-type Counts struct{ Groups, Queues, DLQs, Consumers, SQS int }
+type Counts struct{ Groups, Queues, DLQs, Consumers, SQS, Shares int }
 
 // Of is the size of the list a tab shows.
 func (c Counts) Of(tab string) int {
@@ -41,6 +42,8 @@ func (c Counts) Of(tab string) int {
 		return c.Consumers
 	case TabSQS:
 		return c.SQS
+	case TabShare:
+		return c.Shares
 	}
 	return c.Groups
 }
@@ -58,6 +61,7 @@ type OverviewTab struct {
 // in Counts and its table in overviewTable.
 var OverviewTabs = []OverviewTab{
 	{Key: TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
+	{Key: TabShare, Label: "Share groups", Placeholder: "filter share groups: name, cluster, state, status", Optional: true},
 	{Key: TabNATS, Label: "NATS consumers", Placeholder: "filter consumers: name, cluster, stream, status", Optional: true},
 	{Key: TabSQS, Label: "SQS queues", Placeholder: "filter: queue, account, DLQ", Optional: true},
 	{Key: TabQueues, Label: "Queues", Placeholder: "filter queues: name, cluster, vhost"},

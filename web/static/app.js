@@ -164,6 +164,9 @@
     ],
     sqs: [
       { label: 'visible', field: 'visible', scale: 'lag', colour: '--link', fill: true }
+    ],
+    share: [
+      { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ]
   };
 
@@ -258,7 +261,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();
