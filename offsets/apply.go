@@ -14,7 +14,8 @@ import (
 var (
 	// ErrGroupActive: the group has members (it is not Empty or Dead).
 	ErrGroupActive = errors.New("group is not empty")
-	// ErrStale: a committed offset moved since the plan; re-plan.
+	// ErrStale: a committed offset moved since the plan, or a target is no
+	// longer within its partition's log; re-plan.
 	ErrStale = errors.New("plan is stale")
 	// ErrPlanModified: the plan's offsets do not match its ID, or it is
 	// another cluster's.
@@ -103,8 +104,12 @@ type ApplyOptions struct {
 }
 
 // Apply commits plan on b, if it is still true: the group is Empty or
-// Dead, and every committed offset is the plan's Current. It reads the
-// committed offsets back and reports each partition. The error is non-nil
+// Dead, every committed offset is the plan's Current, and every target is
+// within its partition's log. It is recorded (Auditor.Begin) before
+// anything is committed, and commits nothing when it cannot be. Applies of
+// one group of one cluster run one at a time within the process. The
+// commit and its read-back outlive ctx (bounded by CommitTimeout); each
+// partition is reported from the offsets read back. The error is non-nil
 // when the apply was refused (wrapping ErrGroupActive, ErrStale or
 // ErrPlanModified), could not run, or some partition failed; the receipt is
 // filled in every case.
