@@ -347,8 +347,10 @@ func TestResetButtonForOperatorsOnly(t *testing.T) {
 func TestOffsetsAPIApplyAudit(t *testing.T) {
 	e := newResetEnv(t)
 	var logs syncBuffer
-	e.s = New(Options{Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets,
-		Logger: slog.New(slog.NewTextHandler(&logs, nil))})
+	e.s = New(Options{
+		Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
 	e.resets.failBegin = true
 	p := e.plan("billing", `{"to":"earliest"}`)
 	rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`)

@@ -74,8 +74,12 @@ func (s *Store) FinishOffsetReset(ctx context.Context, id int64, result string, 
 	if err != nil {
 		return fmt.Errorf("finish offset reset %d: %w", id, err)
 	}
-	if n, err := res.RowsAffected(); err != nil || n != 1 {
-		return fmt.Errorf("finish offset reset %d: %d rows updated (%v)", id, n, err)
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("finish offset reset %d: %w", id, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("finish offset reset %d: %d rows updated, not 1", id, n)
 	}
 	return nil
 }
