@@ -56,19 +56,27 @@ func OffsetResets(ctx context.Context, cfg *config.Config, cluster, group string
 }
 
 // resetLog records offset-reset applies in the audit store, the plan and
-// receipt kept as their JSON.
+// receipt kept as their JSON: a row with result "applying" before the
+// commit, updated with the end result after it.
 type resetLog struct{ store *audit.Store }
 
-func (l resetLog) Record(ctx context.Context, e offsets.Entry) error {
+func (l resetLog) Begin(ctx context.Context, e offsets.Entry) (int64, error) {
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	return l.store.RecordOffsetReset(ctx, audit.OffsetReset{
+		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
+		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
+	})
+}
+
+func (l resetLog) Finish(ctx context.Context, id int64, e offsets.Entry) error {
 	entry, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	_, err = l.store.RecordOffsetReset(ctx, audit.OffsetReset{
-		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
-		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
-	})
-	return err
+	return l.store.FinishOffsetReset(ctx, id, string(e.Receipt.Result), entry)
 }
 
 // errNoCluster is returned for a cluster no broker with offset resets has

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -13,12 +14,26 @@ import (
 var (
 	// ErrGroupActive: the group has members (it is not Empty or Dead).
 	ErrGroupActive = errors.New("group is not empty")
-	// ErrStale: a committed offset moved since the plan; re-plan.
+	// ErrStale: a committed offset moved since the plan, or a target is no
+	// longer within its partition's log; re-plan.
 	ErrStale = errors.New("plan is stale")
 	// ErrPlanModified: the plan's offsets do not match its ID, or it is
 	// another cluster's.
 	ErrPlanModified = errors.New("plan does not match its plan_id")
+	// ErrAudit: the audit log could not be written. Wrapped with no commit
+	// when the apply could not be recorded before it; wrapped alongside
+	// the receipt when its result could not be recorded after it.
+	ErrAudit = errors.New("audit")
 )
+
+// ResultApplying is the result an apply is recorded with before its commit,
+// replaced by its end result when it finishes.
+const ResultApplying Result = "applying"
+
+// CommitTimeout bounds the commit and its read-back, which run to their
+// end even when the caller's context ends: a commit cut off mid-request may
+// still land, and the receipt must say what did.
+const CommitTimeout = 30 * time.Second
 
 // Result is how an apply ended, the result label of
 // queuewatch_offset_resets_total.
@@ -66,9 +81,14 @@ type Entry struct {
 }
 
 // Auditor records applies. The audit store implements it; an apply is
-// recorded whatever its result, refusals included.
+// recorded whatever its result, refusals included, in two steps: Begin
+// before anything is committed (result "applying"), Finish with the end
+// result. An apply that cannot Begin commits nothing.
 type Auditor interface {
-	Record(ctx context.Context, e Entry) error
+	// Begin records e, whose result is ResultApplying, and returns its id.
+	Begin(ctx context.Context, e Entry) (int64, error)
+	// Finish replaces the record id with e, the apply's end.
+	Finish(ctx context.Context, id int64, e Entry) error
 }
 
 // ApplyOptions are who applies and where the apply is recorded.
@@ -84,8 +104,12 @@ type ApplyOptions struct {
 }
 
 // Apply commits plan on b, if it is still true: the group is Empty or
-// Dead, and every committed offset is the plan's Current. It reads the
-// committed offsets back and reports each partition. The error is non-nil
+// Dead, every committed offset is the plan's Current, and every target is
+// within its partition's log. It is recorded (Auditor.Begin) before
+// anything is committed, and commits nothing when it cannot be. Applies of
+// one group of one cluster run one at a time within the process. The
+// commit and its read-back outlive ctx (bounded by CommitTimeout); each
+// partition is reported from the offsets read back. The error is non-nil
 // when the apply was refused (wrapping ErrGroupActive, ErrStale or
 // ErrPlanModified), could not run, or some partition failed; the receipt is
 // filled in every case.
@@ -95,7 +119,25 @@ func Apply(ctx context.Context, b Broker, plan Plan, o ApplyOptions) (Receipt, e
 		now = o.Now
 	}
 	r := Receipt{PlanID: plan.ID, Cluster: b.Cluster(), Group: plan.Group, Who: o.Who, At: now().UTC(), Partitions: []PartitionResult{}}
+	// The audit has a context of its own so an interrupted CLI still
+	// leaves its trace.
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var id int64
+	if o.Audit != nil {
+		begun := r
+		begun.Result = ResultApplying
+		var aerr error
+		if id, aerr = o.Audit.Begin(actx, Entry{Plan: plan, Receipt: begun}); aerr != nil {
+			err := fmt.Errorf("%w: the apply could not be recorded, so nothing was committed: %w", ErrAudit, aerr)
+			r.Result, r.Error = ResultFailed, err.Error()
+			o.Metrics.count(r)
+			return r, err
+		}
+	}
+	unlock := lockGroup(b.Cluster(), plan.Group)
 	err := apply(ctx, b, plan, &r)
+	unlock()
 	switch {
 	case errors.Is(err, ErrGroupActive), errors.Is(err, ErrPlanModified):
 		r.Result = ResultRefused
@@ -107,15 +149,45 @@ func Apply(ctx context.Context, b Broker, plan Plan, o ApplyOptions) (Receipt, e
 	}
 	o.Metrics.count(r)
 	if o.Audit != nil {
-		// The apply happened whatever the audit says: record with a
-		// context of its own so an interrupted CLI still leaves its trace.
-		actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-		defer cancel()
-		if aerr := o.Audit.Record(actx, Entry{Plan: plan, Receipt: r}); aerr != nil {
-			err = errors.Join(err, fmt.Errorf("audit: %w", aerr))
+		if aerr := o.Audit.Finish(actx, id, Entry{Plan: plan, Receipt: r}); aerr != nil {
+			err = errors.Join(err, fmt.Errorf("%w: the result was not recorded (the log says applying): %w", ErrAudit, aerr))
 		}
 	}
 	return r, err
+}
+
+// groupLocks serialise the applies of one group of one cluster within the
+// process: describe, stale checks, commit and read-back run under it.
+var groupLocks = struct {
+	sync.Mutex
+	m map[[2]string]*groupLock
+}{m: map[[2]string]*groupLock{}}
+
+type groupLock struct {
+	sync.Mutex
+	users int
+}
+
+// lockGroup locks cluster's group and returns the unlock.
+func lockGroup(cluster, group string) func() {
+	k := [2]string{cluster, group}
+	groupLocks.Lock()
+	l := groupLocks.m[k]
+	if l == nil {
+		l = &groupLock{}
+		groupLocks.m[k] = l
+	}
+	l.users++
+	groupLocks.Unlock()
+	l.Lock()
+	return func() {
+		l.Unlock()
+		groupLocks.Lock()
+		if l.users--; l.users == 0 {
+			delete(groupLocks.m, k)
+		}
+		groupLocks.Unlock()
+	}
 }
 
 // apply does Apply's work and fills r.Result for every outcome but a
@@ -153,17 +225,78 @@ func apply(ctx context.Context, b Broker, plan Plan, r *Receipt) error {
 			targets[TP{pp.Topic, pp.Partition}] = *pp.Target
 		}
 	}
-	perPart, err := b.Commit(ctx, plan.Group, targets)
-	if err != nil {
-		r.Result = ResultFailed
+	if err := inLog(ctx, b, plan, targets); err != nil {
+		if !errors.Is(err, ErrStale) {
+			r.Result = ResultFailed
+		}
 		return err
 	}
-	after, err := b.Committed(ctx, plan.Group, parts)
+	// Once sent, a commit may land whatever happens to the caller: run it
+	// and its read-back to their end, bounded.
+	cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), CommitTimeout)
+	defer cancel()
+	perPart, commitErr := b.Commit(cctx, plan.Group, targets)
+	after, err := b.Committed(cctx, plan.Group, parts)
 	if err != nil {
 		// The commit was sent; say what it answered and that it is unverified.
 		after = nil
+		if commitErr != nil {
+			r.Result = ResultFailed
+			return fmt.Errorf("%w; and the offsets could not be read back to see whether it landed: %w", commitErr, err)
+		}
 	}
-	return r.report(plan, perPart, after, err)
+	return r.report(plan, perPart, commitErr, after, err)
+}
+
+// inLog checks every target is still within its partition's log: retention
+// may have moved the log start past an earliest target since the plan, and
+// a commit below it would send the group to auto.offset.reset.
+func inLog(ctx context.Context, b Broker, plan Plan, targets map[TP]int64) error {
+	if len(targets) == 0 {
+		return nil
+	}
+	byTopic := map[string][]int32{}
+	var topics []string
+	for _, pp := range plan.Partitions {
+		if pp.Target == nil {
+			continue
+		}
+		if _, ok := byTopic[pp.Topic]; !ok {
+			topics = append(topics, pp.Topic)
+		}
+		byTopic[pp.Topic] = append(byTopic[pp.Topic], pp.Partition)
+	}
+	req := Request{Group: plan.Group}
+	for _, t := range topics {
+		req.Topics = append(req.Topics, TopicScope{Topic: t, Partitions: byTopic[t]})
+	}
+	pos, err := b.Positions(ctx, req)
+	if err != nil {
+		return fmt.Errorf("read the log bounds again: %w", err)
+	}
+	bounds := map[TP]Position{}
+	for _, ps := range pos {
+		bounds[TP{ps.Topic, ps.Partition}] = ps
+	}
+	var out []string
+	for _, pp := range plan.Partitions {
+		if pp.Target == nil {
+			continue
+		}
+		ps, ok := bounds[TP{pp.Topic, pp.Partition}]
+		switch {
+		case !ok:
+			out = append(out, fmt.Sprintf("%s[%d] no longer read", pp.Topic, pp.Partition))
+		case *pp.Target < ps.LogStart:
+			out = append(out, fmt.Sprintf("%s[%d] target %d is below the log start, now %d", pp.Topic, pp.Partition, *pp.Target, ps.LogStart))
+		case *pp.Target > ps.LogEnd:
+			out = append(out, fmt.Sprintf("%s[%d] target %d is above the log end, now %d", pp.Topic, pp.Partition, *pp.Target, ps.LogEnd))
+		}
+	}
+	if len(out) > 0 {
+		return fmt.Errorf("%w: the log moved since the plan (%s); re-plan", ErrStale, strings.Join(out, ", "))
+	}
+	return nil
 }
 
 // stale lists the partitions whose committed offset is not the plan's.
@@ -187,7 +320,9 @@ func stale(plan Plan, now map[TP]int64) []string {
 
 // report fills r's partitions from the commit's answers and the offsets
 // read back, and sets its result.
-func (r *Receipt) report(plan Plan, perPart map[TP]error, after map[TP]int64, readErr error) error {
+// A commit that failed as a whole (commitErr) may still have landed: its
+// partitions are reported from the read-back.
+func (r *Receipt) report(plan Plan, perPart map[TP]error, commitErr error, after map[TP]int64, readErr error) error {
 	var failed int
 	for _, pp := range plan.Partitions {
 		if pp.Target == nil {
@@ -205,6 +340,9 @@ func (r *Receipt) report(plan Plan, perPart map[TP]error, after map[TP]int64, re
 			res.Result, res.Error = "failed", "committed but not read back: "+readErr.Error()
 		case res.Committed == nil || *res.Committed != *pp.Target:
 			res.Result, res.Error = "failed", "read back "+orDash(res.Committed)+", not the target"
+			if commitErr != nil {
+				res.Error += " (commit: " + commitErr.Error() + ")"
+			}
 		}
 		if res.Result == "failed" {
 			failed++

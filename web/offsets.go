@@ -164,6 +164,12 @@ func (s *Server) applyOffsets(ctx context.Context, svc OffsetResets, plan offset
 	if err != nil {
 		r.Error = err.Error()
 	}
+	if errors.Is(err, offsets.ErrAudit) {
+		// The commit ran but the log still says "applying": an operator
+		// must know the log is wrong.
+		s.opts.Logger.Error("offset reset applied but its result was not recorded in the audit log",
+			"cluster", r.Cluster, "group", r.Group, "plan_id", r.PlanID, "who", r.Who, "result", r.Result, "err", err)
+	}
 	// A plan commits once: applied again it could only be stale.
 	s.plans.drop(plan.ID)
 	return r, nil
@@ -205,6 +211,9 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	case errors.Is(err, queue.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, offsets.ErrAudit):
+		s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
+		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return echo.NewHTTPError(http.StatusGatewayTimeout, err.Error())
 	}

@@ -1,11 +1,14 @@
 package web
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -29,6 +32,9 @@ type kafkaResets struct {
 	b       *offsetskafka.Resets
 	store   *audit.Store
 	metrics *offsets.Metrics
+	// failBegin and failFinish make the audit log fail before or after
+	// the commit.
+	failBegin, failFinish bool
 }
 
 func (k *kafkaResets) Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error) {
@@ -46,16 +52,29 @@ func (k *kafkaResets) Resets(ctx context.Context, cluster, group string, limit i
 	return k.store.OffsetResets(ctx, cluster, group, limit)
 }
 
-func (k *kafkaResets) Record(ctx context.Context, e offsets.Entry) error {
+func (k *kafkaResets) Begin(ctx context.Context, e offsets.Entry) (int64, error) {
+	if k.failBegin {
+		return 0, errors.New("disk full")
+	}
+	entry, err := json.Marshal(e)
+	if err != nil {
+		return 0, err
+	}
+	return k.store.RecordOffsetReset(ctx, audit.OffsetReset{
+		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
+		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
+	})
+}
+
+func (k *kafkaResets) Finish(ctx context.Context, id int64, e offsets.Entry) error {
+	if k.failFinish {
+		return errors.New("disk full")
+	}
 	entry, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
-	_, err = k.store.RecordOffsetReset(ctx, audit.OffsetReset{
-		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
-		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
-	})
-	return err
+	return k.store.FinishOffsetReset(ctx, id, string(e.Receipt.Result), entry)
 }
 
 // resetEnv is a kfake cluster "prod" with topic orders (2 partitions of
@@ -320,4 +339,54 @@ func TestResetButtonForOperatorsOnly(t *testing.T) {
 			t.Errorf("%s: reset button %v, want %v", tc.name, got, tc.want)
 		}
 	}
+}
+
+// TestOffsetsAPIApplyAudit: an apply the audit log cannot record commits
+// nothing; one whose result it cannot record is answered, and logged at
+// Error level.
+func TestOffsetsAPIApplyAudit(t *testing.T) {
+	e := newResetEnv(t)
+	var logs syncBuffer
+	e.s = New(Options{
+		Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets,
+		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
+	})
+	e.resets.failBegin = true
+	p := e.plan("billing", `{"to":"earliest"}`)
+	rec := newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`)
+	if rec.Code == http.StatusOK || !strings.Contains(rec.Body.String(), "nothing was committed") {
+		t.Fatalf("apply without audit: %d %s", rec.Code, rec.Body.String())
+	}
+	if got, err := e.adm.FetchOffsets(context.Background(), "billing"); err != nil || got["orders"][0].At != 4 {
+		t.Fatalf("an unaudited apply committed: %+v %v", got, err)
+	}
+	e.resets.failBegin, e.resets.failFinish = false, true
+	rec = newClient(t, e.s, basic("alice", alicePW)).do("POST", "/api/v1/groups/prod/billing/offsets/apply", `{"plan_id":"`+p.ID+`"}`)
+	if rec.Code != http.StatusOK || !strings.Contains(rec.Body.String(), "not recorded") {
+		t.Fatalf("apply: %d %s", rec.Code, rec.Body.String())
+	}
+	if l := e.logged("billing"); len(l) != 1 || l[0].Result != "applying" {
+		t.Errorf("audit: %+v", l)
+	}
+	if s := logs.String(); !strings.Contains(s, "level=ERROR") || !strings.Contains(s, p.ID) {
+		t.Errorf("logs: %s", s)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger and a test.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
 }

@@ -63,3 +63,23 @@ func (s *Store) OffsetResets(ctx context.Context, cluster, group string, limit i
 	}
 	return out, rows.Err()
 }
+
+// FinishOffsetReset sets the result and entry of the reset id, recorded
+// with result "applying" before its commit, to how the apply ended.
+func (s *Store) FinishOffsetReset(ctx context.Context, id int64, result string, entry json.RawMessage) error {
+	if !json.Valid(entry) {
+		return fmt.Errorf("finish offset reset %d: entry is not JSON", id)
+	}
+	res, err := s.db.ExecContext(ctx, `UPDATE offset_resets SET result = ?, entry = ? WHERE id = ?`, result, string(entry), id)
+	if err != nil {
+		return fmt.Errorf("finish offset reset %d: %w", id, err)
+	}
+	n, err := res.RowsAffected()
+	if err != nil {
+		return fmt.Errorf("finish offset reset %d: %w", id, err)
+	}
+	if n != 1 {
+		return fmt.Errorf("finish offset reset %d: %d rows updated, not 1", id, n)
+	}
+	return nil
+}

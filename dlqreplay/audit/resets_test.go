@@ -46,3 +46,29 @@ func TestOffsetResets(t *testing.T) {
 		t.Errorf("prod/billing reset read back as %+v", r)
 	}
 }
+
+// TestFinishOffsetReset: a reset recorded as applying before its commit
+// reads back with its end result and entry once finished.
+func TestFinishOffsetReset(t *testing.T) {
+	ctx := context.Background()
+	s := mustOpen(t, t.TempDir(), migrations)
+	defer func() { _ = s.Close() }()
+	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
+	id, err := s.RecordOffsetReset(ctx, OffsetReset{At: at, Who: "cli:alice", Broker: "kafka", Cluster: "prod", Group: "billing", PlanID: "a1", Result: "applying", Entry: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishOffsetReset(ctx, id, "ok", json.RawMessage(`{"receipt":{"result":"ok"}}`)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.FinishOffsetReset(ctx, id+1, "ok", json.RawMessage(`{}`)); err == nil {
+		t.Error("finished a reset that was never recorded")
+	}
+	if err := s.FinishOffsetReset(ctx, id, "ok", json.RawMessage(`{not json`)); err == nil {
+		t.Error("finished with an entry that is not JSON")
+	}
+	got, err := s.OffsetResets(ctx, "prod", "billing", 10)
+	if err != nil || len(got) != 1 || got[0].Result != "ok" || string(got[0].Entry) != `{"receipt":{"result":"ok"}}` || !got[0].At.Equal(at) {
+		t.Fatalf("finished reset read back as %+v, %v", got, err)
+	}
+}

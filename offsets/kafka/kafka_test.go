@@ -132,10 +132,17 @@ type audit struct {
 	entries []offsets.Entry
 }
 
-func (a *audit) Record(_ context.Context, e offsets.Entry) error {
+func (a *audit) Begin(_ context.Context, e offsets.Entry) (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.entries = append(a.entries, e)
+	return int64(len(a.entries)), nil
+}
+
+func (a *audit) Finish(_ context.Context, id int64, e offsets.Entry) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.entries[id-1] = e
 	return nil
 }
 
