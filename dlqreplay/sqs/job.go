@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +21,11 @@ import (
 // ioTimeout bounds one send or delete. A cancelled job still finishes the
 // message in hand, so these calls do not take the job's cancel.
 const ioTimeout = 20 * time.Second
+
+// renewWorkers is how many ChangeMessageVisibilityBatch calls of one
+// renewal run at once: a job holding many kept messages renews them all
+// well within the visibility timeout.
+const renewWorkers = 8
 
 // entry is one received message the session holds until it is deleted or
 // given back.
@@ -38,6 +44,12 @@ type session struct {
 	depth int64
 	read  int64
 	urls  map[string]string // target queue URLs by name
+
+	// io orders visibility changes against deletes: a renewal of a chunk
+	// holds it shared, a DeleteMessageBatch exclusively, so no renewal
+	// names a message deleted meanwhile (SQS would refuse it, and the job
+	// would be failed for it).
+	io sync.RWMutex
 
 	mu   sync.Mutex
 	held []*entry // received and not deleted, in receive order
@@ -145,15 +157,80 @@ func (s *session) renew(every time.Duration) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := s.b.setVisibility(ctx, s.q.url, s.handles(), s.b.opts.VisibilityTimeout)
-		cancel()
-		if err != nil {
-			s.mu.Lock()
-			s.lost = fmt.Errorf("renew the visibility of the held messages: %w", err)
-			s.mu.Unlock()
+		s.renewOnce(every)
+	}
+}
+
+// renewOnce extends the visibility of the held messages once, ten per
+// call, renewWorkers calls at a time, each call with its own timeout
+// (every): a job holding many kept messages renews them all. A failure
+// marks the session lost.
+func (s *session) renewOnce(every time.Duration) {
+	s.mu.Lock()
+	held := slices.Clone(s.held)
+	s.mu.Unlock()
+	var (
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+		fails int
+	)
+	sem := make(chan struct{}, renewWorkers)
+loop:
+	for chunk := range slices.Chunk(held, batchSize) {
+		select {
+		case <-s.done:
+			break loop
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.renewChunk(chunk, every); err != nil {
+				errMu.Lock()
+				if first == nil {
+					first = err
+				}
+				fails++
+				errMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		s.mu.Lock()
+		s.lost = fmt.Errorf("renew the visibility of the held messages (%d of %d calls failed): %w", fails, (len(held)+batchSize-1)/batchSize, first)
+		s.mu.Unlock()
+	}
+}
+
+// renewChunk extends the visibility of the messages of chunk not deleted
+// meanwhile; no delete runs while it does.
+func (s *session) renewChunk(chunk []*entry, timeout time.Duration) error {
+	s.io.RLock()
+	defer s.io.RUnlock()
+	s.mu.Lock()
+	handles := make([]string, 0, len(chunk))
+	for _, e := range chunk {
+		if !e.deleted {
+			handles = append(handles, aws.ToString(e.m.ReceiptHandle))
 		}
 	}
+	s.mu.Unlock()
+	if len(handles) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.b.setVisibility(ctx, s.q.url, handles, s.b.opts.VisibilityTimeout)
+}
+
+// lostErr is why the held messages may be visible to others, nil while
+// every renewal succeeded.
+func (s *session) lostErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // handles are the receipt handles of the held messages, in order.
@@ -211,9 +288,7 @@ func (s *session) check() error {
 	if s.stop != nil {
 		return s.stop
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lost
+	return s.lostErr()
 }
 
 // replayAttributes are the message's attributes with the replay stamps
@@ -315,6 +390,8 @@ func (s *session) delete(ctx context.Context, chunk []*entry) []error {
 	for i, e := range chunk {
 		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: e.m.ReceiptHandle}
 	}
+	s.io.Lock()
+	defer s.io.Unlock()
 	out, err := s.b.c.DeleteMessageBatch(ctx, &sdk.DeleteMessageBatchInput{QueueUrl: aws.String(s.q.url), Entries: entries})
 	if err != nil {
 		for i := range errs {
@@ -336,6 +413,9 @@ func (s *session) delete(ctx context.Context, chunk []*entry) []error {
 	for i, e := range chunk {
 		e.deleted = errs[i] == nil
 	}
+	// A deleted message is held no longer: a long job keeps only the
+	// messages in flight, and renews only those.
+	s.held = slices.DeleteFunc(s.held, func(e *entry) bool { return e.deleted })
 	return errs
 }
 
