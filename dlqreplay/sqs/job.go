@@ -27,6 +27,11 @@ const ioTimeout = 20 * time.Second
 // well within the visibility timeout.
 const renewWorkers = 8
 
+// heldLimit is the most messages a job holds in flight: SQS refuses to
+// receive beyond queue.SQSInFlightLimit per queue (standard queues), and
+// a consumer of the queue may hold some too.
+const heldLimit = queue.SQSInFlightLimit - 10_000
+
 // entry is one received message the session holds until it is deleted or
 // given back.
 type entry struct {
@@ -51,9 +56,10 @@ type session struct {
 	// would be failed for it).
 	io sync.RWMutex
 
-	mu   sync.Mutex
-	held []*entry // received and not deleted, in receive order
-	lost error    // set once a renewal failed: the messages may be visible
+	mu    sync.Mutex
+	held  []*entry // received and not deleted, in receive order
+	lost  error    // set once a renewal failed: the messages may be visible
+	limit int      // the most messages held at once (heldLimit)
 
 	pending []*entry // sent or to remove: deleted by the next flush
 	settled []dlqreplay.Settled
@@ -74,7 +80,7 @@ func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Se
 		return nil, &dlqreplay.ConflictError{DLQ: job.DLQ.ID()}
 	}
 	s := &session{
-		b: b, job: job, q: q, depth: q.count("ApproximateNumberOfMessages"), urls: map[string]string{},
+		b: b, job: job, q: q, depth: q.count("ApproximateNumberOfMessages"), urls: map[string]string{}, limit: heldLimit,
 		done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	go s.renew(b.opts.VisibilityTimeout / 3)
@@ -109,6 +115,11 @@ func (s *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			// A dry run never publishes or removes: it learns of a failed
+			// renewal here (the messages may be received twice).
+			if err := s.lostErr(); err != nil {
+				return err
+			}
 			if err := each(e.d); err != nil {
 				return err
 			}
@@ -128,7 +139,15 @@ func (s *session) fetch(ctx context.Context) ([]*entry, error) {
 	if s.read >= s.depth {
 		return nil, nil
 	}
-	ms, err := s.b.receive(ctx, s.q.url, int(min(batchSize, s.depth-s.read)), s.b.opts.VisibilityTimeout)
+	n := int(min(batchSize, s.depth-s.read))
+	s.mu.Lock()
+	held := len(s.held)
+	s.mu.Unlock()
+	if held+n > s.limit {
+		return nil, fmt.Errorf("stopped after reading %d of the %d messages: this job holds %d messages in flight (not selected, or a dry run), and SQS allows at most %d in flight per queue; every held message is given back; narrow the selection or replay in parts",
+			s.read, s.depth, held, queue.SQSInFlightLimit)
+	}
+	ms, err := s.b.receive(ctx, s.q.url, n, s.b.opts.VisibilityTimeout)
 	if err != nil {
 		return nil, err
 	}

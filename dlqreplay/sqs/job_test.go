@@ -2,6 +2,9 @@ package sqs
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -85,5 +88,59 @@ func TestDeletedNotHeld(t *testing.T) {
 	}
 	if in := w.InDLQ(t); len(in) != 0 {
 		t.Errorf("dlq still holds %v", in)
+	}
+}
+
+// deadLetterN dead-letters n messages with distinct ids.
+func deadLetterN(t *testing.T, w *world, n int) {
+	t.Helper()
+	msgs := make([]conformance.Message, n)
+	for i := range msgs {
+		msgs[i] = conformance.Message{ID: fmt.Sprintf("m-%03d", i)}
+	}
+	w.DeadLetter(t, msgs...)
+}
+
+// TestDryRunHonoursLost: a scan that only looks (a dry run, or messages
+// not selected) stops with the reason once a renewal failed, rather than
+// counting messages that may be received twice. The renewal failure is
+// set by hand: a real server fails renewals only by timing.
+func TestDryRunHonoursLost(t *testing.T) {
+	w := newWorld(t).(*world)
+	deadLetterN(t, w, 25)
+	s := openSession(t, w, true)
+	seen := 0
+	err := s.Scan(context.Background(), func(*dlqreplay.Delivery) error {
+		if seen++; seen == 3 {
+			s.mu.Lock()
+			s.lost = errors.New("renew the visibility of the held messages: boom")
+			s.mu.Unlock()
+		}
+		return nil
+	})
+	if err == nil || !strings.Contains(err.Error(), "boom") || seen != 3 {
+		t.Errorf("scan after a failed renewal: saw %d, err %v; want 3 and the renewal's error", seen, err)
+	}
+	_ = s.Close(context.Background())
+}
+
+// TestHeldLimit: a job that would hold more messages in flight than SQS
+// allows (here a limit of 15) stops before receiving past it, saying so,
+// and gives every message back.
+func TestHeldLimit(t *testing.T) {
+	w := newWorld(t).(*world)
+	deadLetterN(t, w, 30)
+	s := openSession(t, w, true)
+	s.limit = 15
+	seen := 0
+	err := s.Scan(context.Background(), func(*dlqreplay.Delivery) error { seen++; return nil })
+	if err == nil || !strings.Contains(err.Error(), "in flight") || seen > 15 {
+		t.Errorf("scan past the in-flight limit: saw %d, err %v", seen, err)
+	}
+	if err := s.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if in := w.InDLQ(t); len(in) != 30 {
+		t.Errorf("dlq holds %d messages after the job, want all 30", len(in))
 	}
 }
