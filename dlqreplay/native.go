@@ -38,6 +38,14 @@ type NativeRedriver interface {
 	StartNative(ctx context.Context, dlq Ref, target Target, rate float64) (NativeTask, error)
 }
 
+// NativeRateCapper is a NativeRedriver whose broker refuses a rate above
+// NativeMaxRate. A native job with no rate of its own asks for the
+// configured default capped at that maximum; a rate the caller gave is
+// passed on as asked (the broker refuses it).
+type NativeRateCapper interface {
+	NativeMaxRate() float64
+}
+
 // NativeTask is one move the broker runs.
 type NativeTask interface {
 	// Target names the queue the broker moves to.
@@ -148,8 +156,12 @@ func (s *Service) startNative(ctx context.Context, ref Ref, b Backend, req Reque
 	if err != nil {
 		return Job{}, err
 	}
+	rate := s.rate(req.Rate)
+	if c, ok := nr.(NativeRateCapper); ok && req.Rate == 0 && rate > c.NativeMaxRate() {
+		rate = c.NativeMaxRate()
+	}
 	sctx, cancel := context.WithTimeout(ctx, nativeCallTimeout)
-	task, err := nr.StartNative(sctx, ref, req.Target, s.rate(req.Rate))
+	task, err := nr.StartNative(sctx, ref, req.Target, rate)
 	cancel()
 	if err != nil {
 		release()

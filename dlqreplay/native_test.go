@@ -195,3 +195,36 @@ func TestNativeRefusals(t *testing.T) {
 		t.Fatalf("after Close: %+v, %v", rec, err)
 	}
 }
+
+// cappedNative is a nativeBackend whose broker moves at most 100 messages
+// per second.
+type cappedNative struct{ *nativeBackend }
+
+func (cappedNative) NativeMaxRate() float64 { return 100 }
+
+// TestNativeDefaultRateCapped: a native job with no rate of its own asks
+// the broker for the configured default capped at the broker's maximum
+// (the default, 200 here, is no reason to refuse the move); a rate the
+// caller gave is passed on as asked, for the broker to refuse.
+func TestNativeDefaultRateCapped(t *testing.T) {
+	all := dlqreplay.Selection{All: true}
+	for _, tt := range []struct {
+		asked, want float64
+	}{{0, 100}, {50, 50}, {150, 150}} {
+		b := &nativeBackend{steps: []dlqreplay.NativeProgress{{State: dlqreplay.StateSucceeded}}}
+		svc := nativeService(t, cappedNative{b})
+		j, err := svc.Start(context.Background(), dlqreplay.Request{DLQ: fakeDLQ, Mode: dlqreplay.ModeNative, Selection: all, Who: "bob", Rate: tt.asked})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := svc.Wait(context.Background(), j.ID); err != nil {
+			t.Fatal(err)
+		}
+		b.mu.Lock()
+		got := b.rate
+		b.mu.Unlock()
+		if got != tt.want {
+			t.Errorf("asked for rate %v: broker asked for %v, want %v", tt.asked, got, tt.want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"sync"
 	"time"
@@ -20,6 +21,16 @@ import (
 // ioTimeout bounds one send or delete. A cancelled job still finishes the
 // message in hand, so these calls do not take the job's cancel.
 const ioTimeout = 20 * time.Second
+
+// renewWorkers is how many ChangeMessageVisibilityBatch calls of one
+// renewal run at once: a job holding many kept messages renews them all
+// well within the visibility timeout.
+const renewWorkers = 8
+
+// heldLimit is the most messages a job holds in flight: SQS refuses to
+// receive beyond queue.SQSInFlightLimit per queue (standard queues), and
+// a consumer of the queue may hold some too.
+const heldLimit = queue.SQSInFlightLimit - 10_000
 
 // entry is one received message the session holds until it is deleted or
 // given back.
@@ -39,9 +50,16 @@ type session struct {
 	read  int64
 	urls  map[string]string // target queue URLs by name
 
-	mu   sync.Mutex
-	held []*entry // received and not deleted, in receive order
-	lost error    // set once a renewal failed: the messages may be visible
+	// io orders visibility changes against deletes: a renewal of a chunk
+	// holds it shared, a DeleteMessageBatch exclusively, so no renewal
+	// names a message deleted meanwhile (SQS would refuse it, and the job
+	// would be failed for it).
+	io sync.RWMutex
+
+	mu    sync.Mutex
+	held  []*entry // received and not deleted, in receive order
+	lost  error    // set once a renewal failed: the messages may be visible
+	limit int      // the most messages held at once (heldLimit)
 
 	pending []*entry // sent or to remove: deleted by the next flush
 	settled []dlqreplay.Settled
@@ -62,7 +80,7 @@ func (b *Backend) Open(ctx context.Context, job dlqreplay.JobSpec) (dlqreplay.Se
 		return nil, &dlqreplay.ConflictError{DLQ: job.DLQ.ID()}
 	}
 	s := &session{
-		b: b, job: job, q: q, depth: q.count("ApproximateNumberOfMessages"), urls: map[string]string{},
+		b: b, job: job, q: q, depth: q.count("ApproximateNumberOfMessages"), urls: map[string]string{}, limit: heldLimit,
 		done: make(chan struct{}), stopped: make(chan struct{}),
 	}
 	go s.renew(b.opts.VisibilityTimeout / 3)
@@ -97,6 +115,11 @@ func (s *session) Scan(ctx context.Context, each func(*dlqreplay.Delivery) error
 			if err := ctx.Err(); err != nil {
 				return err
 			}
+			// A dry run never publishes or removes: it learns of a failed
+			// renewal here (the messages may be received twice).
+			if err := s.lostErr(); err != nil {
+				return err
+			}
 			if err := each(e.d); err != nil {
 				return err
 			}
@@ -116,7 +139,15 @@ func (s *session) fetch(ctx context.Context) ([]*entry, error) {
 	if s.read >= s.depth {
 		return nil, nil
 	}
-	ms, err := s.b.receive(ctx, s.q.url, int(min(batchSize, s.depth-s.read)), s.b.opts.VisibilityTimeout)
+	n := int(min(batchSize, s.depth-s.read))
+	s.mu.Lock()
+	held := len(s.held)
+	s.mu.Unlock()
+	if held+n > s.limit {
+		return nil, fmt.Errorf("stopped after reading %d of the %d messages: this job holds %d messages in flight (not selected, or a dry run), and SQS allows at most %d in flight per queue; every held message is given back; narrow the selection or replay in parts",
+			s.read, s.depth, held, queue.SQSInFlightLimit)
+	}
+	ms, err := s.b.receive(ctx, s.q.url, n, s.b.opts.VisibilityTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -145,15 +176,80 @@ func (s *session) renew(every time.Duration) {
 			return
 		case <-t.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), every)
-		err := s.b.setVisibility(ctx, s.q.url, s.handles(), s.b.opts.VisibilityTimeout)
-		cancel()
-		if err != nil {
-			s.mu.Lock()
-			s.lost = fmt.Errorf("renew the visibility of the held messages: %w", err)
-			s.mu.Unlock()
+		s.renewOnce(every)
+	}
+}
+
+// renewOnce extends the visibility of the held messages once, ten per
+// call, renewWorkers calls at a time, each call with its own timeout
+// (every): a job holding many kept messages renews them all. A failure
+// marks the session lost.
+func (s *session) renewOnce(every time.Duration) {
+	s.mu.Lock()
+	held := slices.Clone(s.held)
+	s.mu.Unlock()
+	var (
+		wg    sync.WaitGroup
+		errMu sync.Mutex
+		first error
+		fails int
+	)
+	sem := make(chan struct{}, renewWorkers)
+loop:
+	for chunk := range slices.Chunk(held, batchSize) {
+		select {
+		case <-s.done:
+			break loop
+		case sem <- struct{}{}:
+		}
+		wg.Add(1)
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			if err := s.renewChunk(chunk, every); err != nil {
+				errMu.Lock()
+				if first == nil {
+					first = err
+				}
+				fails++
+				errMu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		s.mu.Lock()
+		s.lost = fmt.Errorf("renew the visibility of the held messages (%d of %d calls failed): %w", fails, (len(held)+batchSize-1)/batchSize, first)
+		s.mu.Unlock()
+	}
+}
+
+// renewChunk extends the visibility of the messages of chunk not deleted
+// meanwhile; no delete runs while it does.
+func (s *session) renewChunk(chunk []*entry, timeout time.Duration) error {
+	s.io.RLock()
+	defer s.io.RUnlock()
+	s.mu.Lock()
+	handles := make([]string, 0, len(chunk))
+	for _, e := range chunk {
+		if !e.deleted {
+			handles = append(handles, aws.ToString(e.m.ReceiptHandle))
 		}
 	}
+	s.mu.Unlock()
+	if len(handles) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	return s.b.setVisibility(ctx, s.q.url, handles, s.b.opts.VisibilityTimeout)
+}
+
+// lostErr is why the held messages may be visible to others, nil while
+// every renewal succeeded.
+func (s *session) lostErr() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lost
 }
 
 // handles are the receipt handles of the held messages, in order.
@@ -211,9 +307,7 @@ func (s *session) check() error {
 	if s.stop != nil {
 		return s.stop
 	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.lost
+	return s.lostErr()
 }
 
 // replayAttributes are the message's attributes with the replay stamps
@@ -315,6 +409,8 @@ func (s *session) delete(ctx context.Context, chunk []*entry) []error {
 	for i, e := range chunk {
 		entries[i] = types.DeleteMessageBatchRequestEntry{Id: aws.String(strconv.Itoa(i)), ReceiptHandle: e.m.ReceiptHandle}
 	}
+	s.io.Lock()
+	defer s.io.Unlock()
 	out, err := s.b.c.DeleteMessageBatch(ctx, &sdk.DeleteMessageBatchInput{QueueUrl: aws.String(s.q.url), Entries: entries})
 	if err != nil {
 		for i := range errs {
@@ -336,6 +432,9 @@ func (s *session) delete(ctx context.Context, chunk []*entry) []error {
 	for i, e := range chunk {
 		e.deleted = errs[i] == nil
 	}
+	// A deleted message is held no longer: a long job keeps only the
+	// messages in flight, and renews only those.
+	s.held = slices.DeleteFunc(s.held, func(e *entry) bool { return e.deleted })
 	return errs
 }
 

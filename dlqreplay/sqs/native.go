@@ -26,6 +26,10 @@ const maxMoveRate = 500
 // on it.
 const startTimeout = 10 * time.Second
 
+// NativeMaxRate is SQS's cap on a move task's rate: a native job with no
+// rate of its own asks for dlq.replay_rate capped at it.
+func (b *Backend) NativeMaxRate() float64 { return maxMoveRate }
+
 // StartNative starts SQS's own redrive (StartMessageMoveTask) of every
 // message of the DLQ to its single source queue, or to the queue
 // target.Name. The destination is always sent: without one SQS picks the
@@ -214,6 +218,7 @@ func (t *moveTask) Cancel(ctx context.Context) error {
 
 // The interfaces this package implements.
 var (
-	_ dlqreplay.NativeRedriver = (*Backend)(nil)
-	_ dlqreplay.NativeTask     = (*moveTask)(nil)
+	_ dlqreplay.NativeRedriver   = (*Backend)(nil)
+	_ dlqreplay.NativeRateCapper = (*Backend)(nil)
+	_ dlqreplay.NativeTask       = (*moveTask)(nil)
 )
