@@ -180,6 +180,7 @@ func (w *world) Other() string  { return w.other }
 // one origin. A message with an Origin dies in a queue of its own, which
 // is deleted afterwards.
 func (w *world) DeadLetter(t *testing.T, msgs ...conformance.Message) {
+	w.nothingInFlight(t)
 	// Copies a job replayed into the source would die too: take them first.
 	w.saved[w.source] = append(w.saved[w.source], w.take(t, w.source)...)
 	for len(msgs) > 0 {
@@ -189,6 +190,32 @@ func (w *world) DeadLetter(t *testing.T, msgs ...conformance.Message) {
 		}
 		w.deadLetterRun(t, msgs[0].Origin, msgs[:n])
 		msgs = msgs[n:]
+	}
+}
+
+// nothingInFlight waits until no message of the DLQ is in flight. A job
+// that a fault stopped while it could not give its messages back (every
+// request throttled, the connection cut) leaves them in flight until the
+// visibility timeout, as the README says; the messages it sent count as
+// arrived, so the case before need not wait for them, but the next job's
+// Open would refuse the DLQ as held by another instance.
+func (w *world) nothingInFlight(t *testing.T) {
+	t.Helper()
+	url := aws.String(w.s.QueueURL(w.dlq))
+	for deadline := time.Now().Add(3 * w.vis); ; time.Sleep(200 * time.Millisecond) {
+		out, err := w.c.GetQueueAttributes(context.Background(), &sdk.GetQueueAttributesInput{
+			QueueUrl: url, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := out.Attributes[string(types.QueueAttributeNameApproximateNumberOfMessagesNotVisible)]
+		if n == "0" {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s messages of the dlq still in flight after %s", n, 3*w.vis)
+		}
 	}
 }
 
