@@ -41,7 +41,7 @@ var kafkaBroker = broker{
 			},
 			resets: func() ([]offsets.Broker, func(), error) {
 				return eachReset(clusters, func(kc *brokerkafka.Cluster) (*offsetskafka.Resets, error) {
-					return offsetskafka.New(kc)
+					return kafkaResets(kc, cfg.Kafka)
 				})
 			},
 		}, nil
@@ -63,6 +63,18 @@ func kafkaSource(kc *brokerkafka.Cluster, k config.Kafka, log *slog.Logger) (*ka
 		DLQTopic:      kc.DLQTopic,
 		Logger:        log,
 	})
+}
+
+// kafkaResets is the offset-reset access of cluster kc, reading target
+// records with the isolation its config section (by name) sets.
+func kafkaResets(kc *brokerkafka.Cluster, section []config.Kafka) (*offsetskafka.Resets, error) {
+	var opts []offsetskafka.Option
+	for _, k := range section {
+		if k.Name == kc.Name() && k.Isolation == config.IsolationReadCommitted {
+			opts = append(opts, offsetskafka.ReadCommitted())
+		}
+	}
+	return offsetskafka.New(kc, opts...)
 }
 
 // kafkaBackend is the replay backend of cluster kc.

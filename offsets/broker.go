@@ -31,8 +31,11 @@ type Broker interface {
 	// scope. It fails when a partition cannot be read, naming it.
 	Positions(ctx context.Context, req Request) ([]Position, error)
 	// Timestamps returns the timestamp of the first record at or after each
-	// offset, as far as it can read them before ctx ends; a partition it
-	// could not read is missing from the result.
+	// offset that the group's consumers will read, as far as it can read
+	// them before ctx ends; a partition it could not read is missing from
+	// the result. A zero time says there is no such record before the log
+	// end (on Kafka: only transaction markers, or records of aborted
+	// transactions for a read_committed reader, follow the offset).
 	Timestamps(ctx context.Context, at map[TP]int64) map[TP]time.Time
 	// Committed returns the group's committed offsets on parts; a partition
 	// without a commit is missing from the result.
@@ -84,9 +87,9 @@ func MakePlan(ctx context.Context, b Broker, req Request, now time.Time) (Plan, 
 		next := nextRead(*pp)
 		switch t, ok := ts[TP{pp.Topic, pp.Partition}]; {
 		case next == nil:
-		case ok:
+		case ok && !t.IsZero():
 			pp.TargetTimestamp = &t
-		case *next >= pp.LogEnd:
+		case ok, *next >= pp.LogEnd:
 			pp.TimestampNote = NoteEndOfLog
 		default:
 			pp.TimestampNote = NoteUnknown

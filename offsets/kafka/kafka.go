@@ -31,20 +31,35 @@ import (
 
 // Resets is the offsets.Broker of one Kafka cluster. Close it when done.
 type Resets struct {
-	kc  *brokerkafka.Cluster
-	cl  *kgo.Client
-	adm *kadm.Client
+	kc            *brokerkafka.Cluster
+	cl            *kgo.Client
+	adm           *kadm.Client
+	readCommitted bool
 }
 
 var _ offsets.Broker = (*Resets)(nil)
 
+// Option configures Resets.
+type Option func(*Resets)
+
+// ReadCommitted reads the target records' timestamps as a read_committed
+// consumer would (the cluster's isolation: read_committed): records of
+// aborted transactions are passed over, as the group's consumers will
+// pass them over. Targets are the same either way: like
+// kafka-consumer-groups, they come from ListOffsets read_uncommitted.
+func ReadCommitted() Option { return func(r *Resets) { r.readCommitted = true } }
+
 // New creates the admin client of cluster kc; it connects on first use.
-func New(kc *brokerkafka.Cluster) (*Resets, error) {
+func New(kc *brokerkafka.Cluster, opts ...Option) (*Resets, error) {
 	cl, err := kc.NewClient()
 	if err != nil {
 		return nil, err
 	}
-	return &Resets{kc: kc, cl: cl, adm: kadm.NewClient(cl)}, nil
+	r := &Resets{kc: kc, cl: cl, adm: kadm.NewClient(cl)}
+	for _, o := range opts {
+		o(r)
+	}
+	return r, nil
 }
 
 // Close closes the admin client.
@@ -306,6 +321,11 @@ func (r *Resets) list(what string, scope map[string][]int32, call func() (kadm.L
 
 // Timestamps consumes the first record at or after each offset and returns
 // its timestamp. It stops when every partition gave one or ctx ends.
+//
+// Transaction markers (control records) are kept in the fetch, not used:
+// a target at or after the last data record of a transactional topic is
+// followed only by markers, and the marker at the high watermark says so at
+// once (a zero time) instead of the wait running to ctx's end.
 func (r *Resets) Timestamps(ctx context.Context, at map[offsets.TP]int64) map[offsets.TP]time.Time {
 	out := map[offsets.TP]time.Time{}
 	if len(at) == 0 {
@@ -318,7 +338,11 @@ func (r *Resets) Timestamps(ctx context.Context, at map[offsets.TP]int64) map[of
 		}
 		consume[tp.Topic][tp.Partition] = kgo.NewOffset().At(o)
 	}
-	cl, err := r.kc.NewClient(kgo.ConsumePartitions(consume), kgo.FetchMaxPartitionBytes(1<<20))
+	opts := []kgo.Opt{kgo.ConsumePartitions(consume), kgo.FetchMaxPartitionBytes(1 << 20), kgo.KeepControlRecords()}
+	if r.readCommitted {
+		opts = append(opts, kgo.FetchIsolationLevel(kgo.ReadCommitted()))
+	}
+	cl, err := r.kc.NewClient(opts...)
 	if err != nil {
 		return out
 	}
@@ -333,15 +357,34 @@ func (r *Resets) Timestamps(ctx context.Context, at map[offsets.TP]int64) map[of
 				failed[offsets.TP{Topic: t, Partition: p}] = true
 			}
 		})
-		fs.EachRecord(func(rec *kgo.Record) {
-			tp := offsets.TP{Topic: rec.Topic, Partition: rec.Partition}
-			if _, done := out[tp]; !done && rec.Offset >= at[tp] {
-				out[tp] = rec.Timestamp.UTC()
-				cl.PauseFetchPartitions(map[string][]int32{rec.Topic: {rec.Partition}})
+		fs.EachPartition(func(fp kgo.FetchTopicPartition) {
+			tp := offsets.TP{Topic: fp.Topic, Partition: fp.Partition}
+			if ts, ok := firstRecord(fp, at[tp]); ok {
+				if _, done := out[tp]; !done {
+					out[tp] = ts
+					cl.PauseFetchPartitions(map[string][]int32{fp.Topic: {fp.Partition}})
+				}
 			}
 		})
 	}
 	return out
+}
+
+// firstRecord is the timestamp of fp's first data record at or after
+// offset, or a zero time when fp ends with a transaction marker at the
+// high watermark with no data record before it: nothing is left to read.
+// It is false when fp does not tell yet.
+func firstRecord(fp kgo.FetchTopicPartition, offset int64) (time.Time, bool) {
+	for _, rec := range fp.Records {
+		switch {
+		case rec.Offset < offset:
+		case !rec.Attrs.IsControl():
+			return rec.Timestamp.UTC(), true
+		case rec.Offset+1 >= fp.HighWatermark:
+			return time.Time{}, true
+		}
+	}
+	return time.Time{}, false
 }
 
 // Committed returns the group's committed offsets on parts.
