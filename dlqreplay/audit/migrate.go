@@ -58,6 +58,15 @@ CREATE TABLE offset_resets (
 	plan_id TEXT NOT NULL, result TEXT NOT NULL, entry TEXT NOT NULL);
 CREATE INDEX offset_resets_group ON offset_resets(cluster, grp, id);
 `},
+	// Two processes sharing the store (a CLI apply beside serve, or two
+	// replicas) apply resets of one group one at a time: a row per group
+	// being applied, held until it expires (see resets_lease.go). Plain
+	// SQL: SQLite and PostgreSQL both run it.
+	{version: 7, what: "offset reset leases", sql: `
+CREATE TABLE offset_reset_leases (
+	cluster TEXT NOT NULL, grp TEXT NOT NULL, holder TEXT NOT NULL, expires BIGINT NOT NULL,
+	PRIMARY KEY (cluster, grp));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -101,12 +101,12 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	// Recorded as version 1 as it stood, then upgraded by the later
 	// migrations (which add columns to the jobs and archive tables, and
-	// the offset_resets table of version 6).
+	// the offset_resets table of version 6 and the leases of version 7).
 	if v := applied(t, s.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
 	after := schemaSQL(t, s.db)
-	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group"} {
+	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases"} {
 		if after[added] == "" {
 			t.Errorf("no %s after the upgrade", added)
 		}
