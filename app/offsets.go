@@ -2,8 +2,13 @@ package app
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -41,7 +46,8 @@ func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, wh
 		return offsets.Receipt{}, err
 	}
 	defer closeAll()
-	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: resetLog{store}})
+	log := resetLog{store}
+	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: log, Lock: log})
 }
 
 // OffsetResets lists the newest limit applies recorded in data_dir's audit
@@ -77,6 +83,59 @@ func (l resetLog) Finish(ctx context.Context, id int64, e offsets.Entry) error {
 		return err
 	}
 	return l.store.FinishOffsetReset(ctx, id, string(e.Receipt.Result), entry)
+}
+
+// leaseTTL is how long a lease on a group outlives its holder: a crashed
+// apply blocks the group's next one for at most this long. The holder
+// renews it every leaseTTL/3 while its apply runs.
+const leaseTTL = 30 * time.Second
+
+// Lock takes the group's lease in the audit store, so that processes
+// sharing it (a CLI apply beside serve, replicas of serve) apply resets
+// of one group one at a time, and renews it until unlock.
+func (l resetLog) Lock(ctx context.Context, cluster, group string) (func(), error) {
+	holder := leaseHolder()
+	if err := l.store.LeaseOffsetReset(ctx, cluster, group, holder, time.Now(), leaseTTL); err != nil {
+		if errors.Is(err, audit.ErrLeaseHeld) {
+			return nil, fmt.Errorf("%w: %w", offsets.ErrBusy, err)
+		}
+		return nil, err
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		t := time.NewTicker(leaseTTL / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				// A failed renewal leaves the lease to expire; the apply,
+				// already under way, is not cut off for it.
+				rctx, cancel := context.WithTimeout(context.Background(), leaseTTL/3)
+				_ = l.store.LeaseOffsetReset(rctx, cluster, group, holder, time.Now(), leaseTTL)
+				cancel()
+			}
+		}
+	})
+	return func() {
+		close(done)
+		wg.Wait()
+		rctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		// A release that fails leaves the lease to expire.
+		_ = l.store.ReleaseOffsetReset(rctx, cluster, group, holder)
+	}, nil
+}
+
+// leaseHolder names this apply in a lease, and in the refusal of another
+// apply that meets it: host, process and a random part for the apply.
+func leaseHolder() string {
+	host, _ := os.Hostname()
+	b := make([]byte, 4)
+	_, _ = rand.Read(b)
+	return fmt.Sprintf("%s pid %d (%s)", host, os.Getpid(), hex.EncodeToString(b))
 }
 
 // errNoCluster is returned for a cluster no broker with offset resets has
@@ -195,7 +254,8 @@ func (s *resetService) Apply(ctx context.Context, plan offsets.Plan, who string)
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
-	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: resetLog{s.store}, Metrics: s.metrics})
+	log := resetLog{s.store}
+	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: log, Lock: log, Metrics: s.metrics})
 }
 
 // Resets lists the newest limit applies of one cluster's group (either may

@@ -20,6 +20,9 @@ var (
 	// ErrPlanModified: the plan's offsets do not match its ID, or it is
 	// another cluster's.
 	ErrPlanModified = errors.New("plan does not match its plan_id")
+	// ErrBusy: another process sharing the audit store is applying a
+	// reset of the same group (Locker).
+	ErrBusy = errors.New("another apply of this group is under way")
 	// ErrAudit: the audit log could not be written. Wrapped with no commit
 	// when the apply could not be recorded before it; wrapped alongside
 	// the receipt when its result could not be recorded after it.
@@ -101,13 +104,27 @@ type ApplyOptions struct {
 	Metrics *Metrics
 	// Now is the clock; nil is time.Now.
 	Now func() time.Time
+	// Lock serialises the applies of one group across processes; nil
+	// serialises them within this process only.
+	Lock Locker
+}
+
+// Locker serialises the applies of one group across the processes that
+// share an audit store (a CLI apply beside serve, or replicas of serve):
+// the in-process lock cannot see the others.
+type Locker interface {
+	// Lock holds cluster's group until unlock is called. It fails,
+	// wrapping ErrBusy, while another process holds it.
+	Lock(ctx context.Context, cluster, group string) (unlock func(), err error)
 }
 
 // Apply commits plan on b, if it is still true: the group is Empty or
 // Dead, every committed offset is the plan's Current, and every target is
 // within its partition's log. It is recorded (Auditor.Begin) before
 // anything is committed, and commits nothing when it cannot be. Applies of
-// one group of one cluster run one at a time within the process. The
+// one group of one cluster run one at a time within the process, and
+// across processes with o.Lock (refused with ErrBusy while another holds
+// it). The
 // commit and its read-back outlive ctx (bounded by CommitTimeout); each
 // partition is reported from the offsets read back. The error is non-nil
 // when the apply was refused (wrapping ErrGroupActive, ErrStale or
@@ -136,10 +153,10 @@ func Apply(ctx context.Context, b Broker, plan Plan, o ApplyOptions) (Receipt, e
 		}
 	}
 	unlock := lockGroup(b.Cluster(), plan.Group)
-	err := apply(ctx, b, plan, &r)
+	err := lockedApply(ctx, b, plan, &r, o.Lock)
 	unlock()
 	switch {
-	case errors.Is(err, ErrGroupActive), errors.Is(err, ErrPlanModified):
+	case errors.Is(err, ErrGroupActive), errors.Is(err, ErrPlanModified), errors.Is(err, ErrBusy):
 		r.Result = ResultRefused
 	case errors.Is(err, ErrStale):
 		r.Result = ResultStale
@@ -188,6 +205,22 @@ func lockGroup(cluster, group string) func() {
 		}
 		groupLocks.Unlock()
 	}
+}
+
+// lockedApply runs apply holding l's lock on the group, when l is set.
+// A lock that cannot be taken refuses the apply (ErrBusy) or fails it.
+func lockedApply(ctx context.Context, b Broker, plan Plan, r *Receipt, l Locker) error {
+	if l != nil {
+		release, err := l.Lock(ctx, b.Cluster(), plan.Group)
+		if err != nil {
+			if !errors.Is(err, ErrBusy) {
+				r.Result = ResultFailed
+			}
+			return err
+		}
+		defer release()
+	}
+	return apply(ctx, b, plan, r)
 }
 
 // apply does Apply's work and fills r.Result for every outcome but a

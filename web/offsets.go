@@ -205,7 +205,7 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 	switch {
 	case errors.As(err, &he):
 		return err
-	case errors.Is(err, offsets.ErrGroupActive), errors.Is(err, offsets.ErrStale), errors.Is(err, offsets.ErrPlanModified):
+	case errors.Is(err, offsets.ErrGroupActive), errors.Is(err, offsets.ErrStale), errors.Is(err, offsets.ErrPlanModified), errors.Is(err, offsets.ErrBusy):
 		return echo.NewHTTPError(http.StatusConflict, err.Error())
 	case errors.Is(err, offsets.ErrSpec), errors.Is(err, offsets.ErrScope):
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
