@@ -94,10 +94,20 @@ func MakePlan(ctx context.Context, b Broker, req Request, now time.Time) (Plan, 
 		default:
 			pp.TimestampNote = NoteUnknown
 		}
+		if req.To.Kind == Timestamp && pp.Warning == "" && pp.TargetTimestamp != nil && pp.TargetTimestamp.Before(req.To.Time) {
+			pp.Warning = WarnOlderThanTime
+		}
 	}
 	p.Seal()
 	return p, nil
 }
+
+// WarnOlderThanTime is the warning of a timestamp target whose next record
+// is older than the time asked: the broker's time index found an offset
+// before it, as Kafka's does for a transaction marker, which carries the
+// broker's clock rather than its records' times.
+const WarnOlderThanTime = "the record at the target is older than the time asked: the log's time index points here " +
+	"(on Kafka, at a transaction marker, stamped with the broker's clock; kafka-consumer-groups gives the same offset)"
 
 // nextRead is the offset the group reads next after apply: the target, or
 // the current commit of a partition left as it is.
