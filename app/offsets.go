@@ -97,7 +97,7 @@ func (l resetLog) Lock(ctx context.Context, cluster, group string) (func(), erro
 	holder := leaseHolder()
 	if err := l.store.LeaseOffsetReset(ctx, cluster, group, holder, time.Now(), leaseTTL); err != nil {
 		if errors.Is(err, audit.ErrLeaseHeld) {
-			return nil, fmt.Errorf("%w: %w", offsets.ErrBusy, err)
+			return nil, fmt.Errorf("%w: %w; re-plan once it ends", offsets.ErrBusy, err)
 		}
 		return nil, err
 	}

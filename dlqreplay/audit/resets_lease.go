@@ -7,9 +7,28 @@ import (
 	"time"
 )
 
-// ErrLeaseHeld is returned by LeaseOffsetReset when another holder's lease
-// on the group has not expired.
-var ErrLeaseHeld = errors.New("held by another apply")
+// ErrLeaseHeld is matched by the error of LeaseOffsetReset when another
+// holder's lease on the group has not expired (a *LeaseHeldError).
+var ErrLeaseHeld = errors.New("lease held")
+
+// LeaseHeldError names the holder of the lease that refused a
+// LeaseOffsetReset, and until when it holds it (zero: released while
+// LeaseOffsetReset looked).
+type LeaseHeldError struct {
+	Cluster, Group, Holder string
+	Until                  time.Time
+}
+
+func (e *LeaseHeldError) Error() string {
+	if e.Until.IsZero() {
+		return fmt.Sprintf("%s/%s was being applied by another process a moment ago; try again", e.Cluster, e.Group)
+	}
+	return fmt.Sprintf("%s/%s is being applied by %s (its lease runs until %s)",
+		e.Cluster, e.Group, e.Holder, e.Until.UTC().Format(time.RFC3339))
+}
+
+// Is makes a LeaseHeldError match ErrLeaseHeld.
+func (e *LeaseHeldError) Is(target error) bool { return target == ErrLeaseHeld }
 
 // LeaseOffsetReset takes, or renews, holder's lease on cluster's group
 // until now+ttl. It fails with ErrLeaseHeld, naming the holder and its
@@ -35,16 +54,15 @@ func (s *Store) LeaseOffsetReset(ctx context.Context, cluster, group, holder str
 	if n == 1 {
 		return nil
 	}
-	var other string
+	held := &LeaseHeldError{Cluster: cluster, Group: group}
 	var expires int64
 	if err := s.db.QueryRowContext(ctx, `SELECT holder, expires FROM offset_reset_leases WHERE cluster = ? AND grp = ?`,
-		cluster, group).Scan(&other, &expires); err != nil {
-		// Released between the two statements: still refused, not retried
-		// here; the caller's next attempt takes it.
-		return fmt.Errorf("%w: offset resets of %s/%s (released just now; try again)", ErrLeaseHeld, cluster, group)
+		cluster, group).Scan(&held.Holder, &expires); err == nil {
+		held.Until = time.UnixMilli(expires).UTC()
 	}
-	return fmt.Errorf("%w: offset resets of %s/%s are being applied by %s (lease until %s)",
-		ErrLeaseHeld, cluster, group, other, time.UnixMilli(expires).UTC().Format(time.RFC3339))
+	// Released between the two statements, the lease is still refused,
+	// not retried here: the caller's next attempt takes it.
+	return held
 }
 
 // ReleaseOffsetReset ends holder's lease on cluster's group; a lease
