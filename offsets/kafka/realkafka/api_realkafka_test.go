@@ -6,58 +6,103 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
-	"github.com/queuewatch/queuewatch/app"
-	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
 )
 
-// server is queuewatch serve (app.Run) over e's node, as cluster "real",
-// with its audit store in a data_dir of its own.
+// queuewatch builds the queuewatch binary into a test's temporary folder
+// (the build cache makes it a link): the tests run it as the operator
+// does, a serve process and CLI processes.
+func queuewatch(t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "queuewatch")
+	out, err := exec.Command("go", "build", "-o", bin, "github.com/queuewatch/queuewatch/cmd/queuewatch").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// writeConfig writes a config of e's node as cluster "real", with its
+// audit store in dataDir, and returns its path.
+func (e *env) writeConfig(dataDir string) string {
+	e.t.Helper()
+	path := filepath.Join(e.t.TempDir(), "queuewatch.yaml")
+	cfg := fmt.Sprintf("data_dir: %s\npoll_interval: 2s\nkafka:\n  - name: real\n    brokers: [%q]\n", dataDir, e.node.Addr())
+	if err := os.WriteFile(path, []byte(cfg), 0o600); err != nil {
+		e.t.Fatal(err)
+	}
+	return path
+}
+
+// server is a queuewatch serve process.
 type server struct {
 	t    *testing.T
 	base string
 }
 
-func (e *env) serve() *server {
+// serve starts queuewatch serve (binary bin) with config and waits for /healthz; it is
+// stopped (SIGTERM) when the test ends.
+func (e *env) serve(bin, config string) *server {
 	e.t.Helper()
-	cfg := config.Default()
-	cfg.DataDir = e.t.TempDir()
-	cfg.PollInterval, cfg.PollTimeout = 2*time.Second, 2*time.Second
-	cfg.Kafka = []config.Kafka{{Name: "real", Brokers: []string{e.node.Addr()}}}
-	if err := cfg.Validate(); err != nil {
+	addr := fmt.Sprintf("127.0.0.1:%d", testenv.FreePorts(e.t, 1)[0])
+	var logs strings.Builder
+	cmd := exec.Command(bin, "serve", "--config", config, "--listen", addr)
+	cmd.Stdout, cmd.Stderr = &logs, &logs
+	if err := cmd.Start(); err != nil {
 		e.t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	addr, done := make(chan string, 1), make(chan error, 1)
-	go func() {
-		done <- app.Run(ctx, app.Options{Config: cfg, Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
-	}()
-	s := &server{t: e.t}
-	select {
-	case a := <-addr:
-		s.base = "http://" + a
-	case err := <-done:
-		e.t.Fatalf("serve returned before listening: %v", err)
-	case <-time.After(30 * time.Second):
-		e.t.Fatal("serve did not start listening")
-	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
 	e.t.Cleanup(func() {
-		cancel()
+		_ = cmd.Process.Signal(syscall.SIGTERM)
 		select {
-		case err := <-done:
+		case err := <-exited:
 			if err != nil {
-				e.t.Errorf("serve: %v", err)
+				e.t.Errorf("serve exited on SIGTERM: %v\n%s", err, logs.String())
 			}
 		case <-time.After(30 * time.Second):
-			e.t.Error("serve did not return after cancel")
+			_ = cmd.Process.Kill()
+			e.t.Error("serve did not stop on SIGTERM")
 		}
 	})
-	return s
+	s := &server{t: e.t, base: "http://" + addr}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		select {
+		case err := <-exited:
+			e.t.Fatalf("serve exited: %v\n%s", err, logs.String())
+		default:
+		}
+		if s.healthy() {
+			return s
+		}
+		if time.Now().After(deadline) {
+			e.t.Fatalf("serve did not answer /healthz:\n%s", logs.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func (s *server) healthy() bool {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, s.base+"/healthz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return false
+	}
+	_ = resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
 }
 
 // call sends a JSON request and decodes the answer into v; it fails the
@@ -110,7 +155,7 @@ func TestAPIOnRealKafka(t *testing.T) {
 }
 
 func apiOnRealKafka(t *testing.T, e *env) {
-	s := e.serve()
+	s := e.serve(queuewatch(t), e.writeConfig(t.TempDir()))
 	groupAPI := "/api/v1/groups/real/" + e.g + "/offsets"
 	plan := func(to string) offsets.Plan {
 		t.Helper()
@@ -175,4 +220,100 @@ func apiOnRealKafka(t *testing.T, e *env) {
 	if desc := e.describe(e.g); desc[e.topic+":0"] != "2" || desc[e.topic+":1"] != "1" || desc[e.topic+":2"] != "3" {
 		t.Errorf("after the refused apply kafka-consumer-groups --describe says %v, want 2 1 3", desc)
 	}
+}
+
+// TestServeAndCLIApplyOneAtATime: a serve process and `queuewatch offsets
+// apply` processes share one data_dir and apply the same plan at the same
+// moment, round after round: never do both commit; the other is refused
+// (the lease in the shared audit store) or stale (it came second), and
+// both are in the one audit log.
+func TestServeAndCLIApplyOneAtATime(t *testing.T) {
+	e := newEnv(t, testenv.KafkaVersion)
+	bin := queuewatch(t)
+	dataDir := t.TempDir()
+	config := e.writeConfig(dataDir)
+	s := e.serve(bin, config)
+	const rounds = 4
+	for round := range rounds {
+		var p offsets.Plan
+		s.call(http.MethodPost, "/api/v1/groups/real/"+e.g+"/offsets/plan", fmt.Sprintf(`{"to":"shift:-1","topics":[%q]}`, e.topic), http.StatusOK, &p)
+		planFile := filepath.Join(t.TempDir(), "plan.json")
+		if out, err := exec.Command(bin, "offsets", "plan", "--config", config, "--cluster", "real", "--group", e.g,
+			"--to", "shift:-1", "--topic", e.topic, "--out", planFile).CombinedOutput(); err != nil {
+			t.Fatalf("offsets plan: %v\n%s", err, out)
+		}
+		var wg sync.WaitGroup
+		var cli offsets.Receipt
+		var cliErr error
+		var cliOut []byte
+		var api offsets.Receipt
+		var apiStatus int
+		start := make(chan struct{})
+		wg.Go(func() {
+			<-start
+			cliOut, cliErr = exec.Command(bin, "offsets", "apply", "--config", config, "--plan", planFile, "--who", "cli-test").Output()
+			_ = json.Unmarshal(cliOut, &cli)
+		})
+		wg.Go(func() {
+			<-start
+			// The CLI process starts in some milliseconds: meet it there.
+			time.Sleep(time.Duration(round*15) * time.Millisecond)
+			apiStatus, api = s.apply(e.g, p.ID)
+		})
+		close(start)
+		wg.Wait()
+		if cli.Result == "" {
+			t.Fatalf("round %d: offsets apply printed no receipt (%v): %s", round, cliErr, cliOut)
+		}
+		t.Logf("round %d: CLI %s (%s), API %d %s (%s)", round, cli.Result, cli.Error, apiStatus, api.Result, api.Error)
+		if cli.Result == offsets.ResultOK && apiStatus == http.StatusOK {
+			t.Errorf("round %d: both processes committed the same plan", round)
+		}
+		if cli.Result != offsets.ResultOK && apiStatus != http.StatusOK {
+			t.Errorf("round %d: neither committed: CLI %s %s, API %d", round, cli.Result, cli.Error, apiStatus)
+		}
+		for _, other := range []offsets.Result{cli.Result, api.Result} {
+			if other != "" && other != offsets.ResultOK && other != offsets.ResultStale && other != offsets.ResultRefused {
+				t.Errorf("round %d: result %s", round, other)
+			}
+		}
+	}
+	log := s.resets(e)
+	var ok int
+	for _, r := range log {
+		if r.Result == "ok" {
+			ok++
+		}
+	}
+	if len(log) != 2*rounds || ok != rounds {
+		t.Errorf("audit log: %d entries, %d ok; want %d and %d: %+v", len(log), ok, 2*rounds, rounds, log)
+	}
+	// Each round moved the group back one record, once.
+	if desc := e.describe(e.g); desc[e.topic+":1"] != fmt.Sprint(5-rounds) {
+		t.Errorf("kafka-consumer-groups --describe: %v, want partition 1 at %d", desc, 5-rounds)
+	}
+}
+
+// apply POSTs apply of group's planID and returns the status and, when
+// 200, the receipt (a refusal's is in the audit log). It may run beside
+// the test's goroutine, so it reports rather than fails.
+func (s *server) apply(group, planID string) (int, offsets.Receipt) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, s.base+"/api/v1/groups/real/"+group+"/offsets/apply",
+		strings.NewReader(`{"plan_id":"`+planID+`"}`))
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		s.t.Error(err)
+		return 0, offsets.Receipt{}
+	}
+	defer func() { _ = resp.Body.Close() }()
+	var r offsets.Receipt
+	if resp.StatusCode == http.StatusOK {
+		if err := json.NewDecoder(resp.Body).Decode(&r); err != nil {
+			s.t.Error(err)
+		}
+	}
+	return resp.StatusCode, r
 }

@@ -27,8 +27,10 @@ import (
 // and group g committed at 2.
 func newTxnEnv(t *testing.T, version string) *env {
 	t.Helper()
-	e := &env{t: t, node: testenv.RealKafkaAt(t, version), topic: testenv.Unique("txn"), g: testenv.Unique("g"),
-		base: time.Now().Add(-2 * time.Hour).Truncate(time.Minute).UTC()}
+	e := &env{
+		t: t, node: testenv.RealKafkaAt(t, version), topic: testenv.Unique("txn"), g: testenv.Unique("g"),
+		base: time.Now().Add(-2 * time.Hour).Truncate(time.Minute).UTC(),
+	}
 	cl, err := kgo.NewClient(kgo.SeedBrokers(e.node.Addr()), kgo.RecordPartitioner(kgo.ManualPartitioner()),
 		kgo.TransactionalID(testenv.Unique("tx")))
 	if err != nil {
