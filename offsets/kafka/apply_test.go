@@ -3,6 +3,7 @@ package kafka
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -136,5 +137,57 @@ func TestApplyConcurrentPlansOfOneGroup(t *testing.T) {
 	}
 	if ok != 1 || stale != 1 {
 		t.Errorf("results %v, want one ok and one stale", results)
+	}
+}
+
+// locker is an offsets.Locker that refuses with err, or records that the
+// lock was held during the commit and released after.
+type locker struct {
+	err              error
+	locked, released int
+}
+
+func (l *locker) Lock(context.Context, string, string) (func(), error) {
+	if l.err != nil {
+		return nil, l.err
+	}
+	l.locked++
+	return func() { l.released++ }, nil
+}
+
+// TestApplyLock: an apply whose cross-process lock is held elsewhere is
+// refused (ErrBusy) and audited, and commits nothing; one whose lock
+// cannot be taken for another reason fails and commits nothing; a held
+// lock is released after the commit.
+func TestApplyLock(t *testing.T) {
+	e := newEnv(t)
+	p := e.mustPlan("g", "earliest")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	for _, tc := range []struct {
+		err    error
+		result offsets.Result
+	}{
+		{fmt.Errorf("%w: held by serve on host-b", offsets.ErrBusy), offsets.ResultRefused},
+		{errors.New("database is locked"), offsets.ResultFailed},
+	} {
+		var a audit
+		r, err := offsets.Apply(ctx, e.resets, p, offsets.ApplyOptions{Who: "test", Audit: &a, Lock: &locker{err: tc.err}})
+		if !errors.Is(err, tc.err) || r.Result != tc.result {
+			t.Errorf("lock %v: apply %v, result %s; want result %s", tc.err, err, r.Result, tc.result)
+		}
+		if len(a.entries) != 1 || a.entries[0].Receipt.Result != tc.result {
+			t.Errorf("lock %v: audit %+v", tc.err, a.entries)
+		}
+		if got := e.committed("g"); got != [3]int64{5, 5, 5} {
+			t.Errorf("lock %v: committed %v", tc.err, got)
+		}
+	}
+	l := &locker{}
+	if r, err := offsets.Apply(ctx, e.resets, p, offsets.ApplyOptions{Who: "test", Lock: l}); err != nil || r.Result != offsets.ResultOK {
+		t.Fatalf("apply: %v %+v", err, r)
+	}
+	if l.locked != 1 || l.released != 1 {
+		t.Errorf("locked %d, released %d; want 1 and 1", l.locked, l.released)
 	}
 }
