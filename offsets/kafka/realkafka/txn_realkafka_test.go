@@ -62,12 +62,18 @@ func newTxnEnv(t *testing.T, version string) *env {
 	txn(3, kgo.TryCommit)
 	txn(2, kgo.TryAbort)
 	txn(2, kgo.TryCommit)
-	ends, err := e.adm.ListEndOffsets(ctx, e.topic)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if o, _ := ends.Lookup(e.topic, 0); o.Offset != 10 {
-		t.Fatalf("log end %d, want 10 (7 records and 3 markers)", o.Offset)
+	// The coordinator writes the last commit marker after EndTransaction
+	// returns: wait for it.
+	for end := int64(0); end != 10; {
+		ends, err := e.adm.ListEndOffsets(ctx, e.topic)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o, _ := ends.Lookup(e.topic, 0)
+		if end = o.Offset; end != 10 && ctx.Err() != nil {
+			t.Fatalf("log end %d, want 10 (7 records and 3 markers)", end)
+		}
+		time.Sleep(50 * time.Millisecond)
 	}
 	e.commit(e.g, map[int32]int64{0: 2})
 	return e
