@@ -147,7 +147,7 @@ func pickReset(all []offsets.Broker, brokerName, cluster string) (offsets.Broker
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka clusters)", errNoCluster, cluster)
+		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka and NATS clusters)", errNoCluster, cluster)
 	case 1:
 		return found[0], nil
 	}
