@@ -211,6 +211,8 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	case errors.Is(err, queue.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, offsets.ErrUnsupported):
+		return echo.NewHTTPError(http.StatusNotImplemented, err.Error())
 	case errors.Is(err, offsets.ErrAudit):
 		s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
 		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
