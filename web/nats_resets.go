@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -178,7 +179,7 @@ func (s *Server) apiConsumerPause(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	st, err := ca.Pause(ctx, string(queue.NATS), cluster, group, body.PauseUntil, who(ctx))
-	return s.pauseAnswer(c, st, err)
+	return s.pauseAnswer(c, cluster, group, st, err)
 }
 
 func (s *Server) apiConsumerResume(c echo.Context) error {
@@ -192,14 +193,14 @@ func (s *Server) apiConsumerResume(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	st, err := ca.Resume(ctx, string(queue.NATS), cluster, group, who(ctx))
-	return s.pauseAnswer(c, st, err)
+	return s.pauseAnswer(c, cluster, group, st, err)
 }
 
 // pauseAnswer answers a pause or resume: the state, or the error's status
 // (a deadline in the past is 400, an old server 501). A pause that took
 // effect but was not audited (the service's only ErrAudit) is answered
 // with its state and logged.
-func (s *Server) pauseAnswer(c echo.Context, st offsets.PauseState, err error) error {
+func (s *Server) pauseAnswer(c echo.Context, cluster, group string, st offsets.PauseState, err error) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, offsets.ErrAudit):
@@ -209,5 +210,45 @@ func (s *Server) pauseAnswer(c echo.Context, st offsets.PauseState, err error) e
 	default:
 		return s.offsetsFail(c, err)
 	}
+	s.pauses.put(cluster, group, st, time.Now())
 	return c.JSON(http.StatusOK, st)
+}
+
+// recentPauses are the pauses and resumes made through this server, so
+// the consumer page shows them before the next poll does (polls may be
+// minutes apart).
+type recentPauses struct {
+	mu sync.Mutex
+	m  map[[2]string]recentPause
+}
+
+type recentPause struct {
+	st offsets.PauseState
+	at time.Time
+}
+
+func (p *recentPauses) put(cluster, group string, st offsets.PauseState, now time.Time) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.m == nil {
+		p.m = map[[2]string]recentPause{}
+	}
+	p.m[[2]string{cluster, group}] = recentPause{st: st, at: now}
+}
+
+// apply returns c with a pause made after its poll (polled) laid over it;
+// a pause the poll already saw is forgotten.
+func (p *recentPauses) apply(c queue.StreamConsumer, polled time.Time) queue.StreamConsumer {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	k := [2]string{c.Cluster, c.Stream + "/" + c.Name}
+	r, ok := p.m[k]
+	switch {
+	case !ok:
+	case !polled.Before(r.at):
+		delete(p.m, k)
+	default:
+		c.Paused, c.PauseUntil = r.st.Paused, r.st.Until
+	}
+	return c
 }
