@@ -290,7 +290,7 @@ func TestBrowserConsumerReset(t *testing.T) {
 	shot("nats-form")
 	b.run(t, chromedp.Click(chromedp.ID("r-plan")))
 	b.waitJS(t, "the review", `!document.getElementById('r-step-review').hidden`, 10*time.Second)
-	if s := evalJS[string](t, b, `document.getElementById('r-summary').textContent`); !strings.Contains(s, "Re-process 8 messages") || !strings.Contains(s, "Pending 8 → 16 messages") {
+	if s := evalJS[string](t, b, `document.getElementById('r-summary').textContent`); s != "Re-process 8 messages: next sequence 13 → 5. Pending 8 → 16 messages." {
 		t.Errorf("summary %q", s)
 	}
 	rows := evalJS[[]string](t, b, `Array.from(document.querySelectorAll('#r-rows tr')).map(tr => Array.from(tr.cells).slice(0, 5).map(td => td.textContent).join(' '))`)
@@ -301,7 +301,7 @@ func TestBrowserConsumerReset(t *testing.T) {
 	shot("nats-review")
 	b.run(t, chromedp.Click(chromedp.ID("r-apply")))
 	b.waitJS(t, "the receipt", `!document.getElementById('r-step-receipt').hidden`, 10*time.Second)
-	if s := evalJS[string](t, b, `document.getElementById('r-result').textContent`); !strings.Contains(s, "Committed 1 of 1") {
+	if s := evalJS[string](t, b, `document.getElementById('r-result').textContent`); !strings.Contains(s, "Reset: the consumer delivers sequence 5 next") {
 		t.Errorf("receipt %q", s)
 	}
 	shot("nats-receipt")

@@ -1162,7 +1162,17 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "\"><form method=\"dialog\" id=\"r-form\"><h2 id=\"r-title\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "\"")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if f.Single {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, " data-single")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "><form method=\"dialog\" id=\"r-form\"><h2 id=\"r-title\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1175,7 +1185,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, " <span class=\"mono\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, " <span class=\"mono\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1188,7 +1198,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</span></h2><section id=\"r-step-form\"><p class=\"small muted\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</span></h2><section id=\"r-step-form\"><p class=\"small muted\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1201,17 +1211,17 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "</p><div class=\"r-grid\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</p><div class=\"r-grid\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		if f.Single {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, " hidden")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, " hidden")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "><label class=\"field\">Scope <select id=\"r-scope\"><option value=\"all\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "><label class=\"field\">Scope <select id=\"r-scope\"><option value=\"all\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1224,12 +1234,12 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "</option> <option value=\"topic\">a topic</option> <option value=\"partitions\">partitions of a topic</option></select></label> <label class=\"field\" id=\"r-topic-field\" hidden>Topic <select id=\"r-topic\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 106, "</option> <option value=\"topic\">a topic</option> <option value=\"partitions\">partitions of a topic</option></select></label> <label class=\"field\" id=\"r-topic-field\" hidden>Topic <select id=\"r-topic\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		for _, t := range f.Topics {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "<option value=\"")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "<option value=\"")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1242,7 +1252,7 @@ func ResetDialog(f ResetForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 106, "\">")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "\">")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1255,12 +1265,12 @@ func ResetDialog(f ResetForm) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</option>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "</option>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "</select></label> <label class=\"field\" id=\"r-parts-field\" hidden>Partitions <input id=\"r-parts\" type=\"text\" placeholder=\"0,1,2\" autocomplete=\"off\" spellcheck=\"false\"></label></div><div class=\"r-grid\"><label class=\"field\">Move to <select id=\"r-kind\"><option value=\"earliest\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "</select></label> <label class=\"field\" id=\"r-parts-field\" hidden>Partitions <input id=\"r-parts\" type=\"text\" placeholder=\"0,1,2\" autocomplete=\"off\" spellcheck=\"false\"></label></div><div class=\"r-grid\"><label class=\"field\">Move to <select id=\"r-kind\"><option value=\"earliest\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1273,7 +1283,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "</option> <option value=\"latest\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "</option> <option value=\"latest\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1286,7 +1296,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "</option> <option value=\"timestamp\">a time</option> <option value=\"shift\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "</option> <option value=\"timestamp\">a time</option> <option value=\"shift\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1299,7 +1309,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "</option> <option value=\"offset\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 113, "</option> <option value=\"offset\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1312,7 +1322,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "</option> <option value=\"group\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "</option> <option value=\"group\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1325,7 +1335,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 113, "</option></select></label> <label class=\"field\" id=\"r-time-field\" hidden>Time (your local time) <input id=\"r-time\" type=\"datetime-local\" step=\"1\"></label> <label class=\"field\" id=\"r-n-field\" hidden data-offset-label=\"")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 115, "</option></select></label> <label class=\"field\" id=\"r-time-field\" hidden>Time (your local time) <input id=\"r-time\" type=\"datetime-local\" step=\"1\"></label> <label class=\"field\" id=\"r-n-field\" hidden data-offset-label=\"")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1338,7 +1348,7 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 114, "\"><span id=\"r-n-label\">Records (negative re-reads)</span> <input id=\"r-n\" type=\"number\" step=\"1\"></label> <label class=\"field\" id=\"r-other-field\" hidden>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 116, "\"><span id=\"r-n-label\">Records (negative re-reads)</span> <input id=\"r-n\" type=\"number\" step=\"1\"></label> <label class=\"field\" id=\"r-other-field\" hidden>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1351,20 +1361,85 @@ func ResetDialog(f ResetForm) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 115, " <input id=\"r-other\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></div></section><section id=\"r-step-review\" hidden><p id=\"r-summary\" class=\"receipt\"></p><div id=\"r-refused\" class=\"banner down\" role=\"alert\" hidden><span class=\"glyph\">■</span><div></div></div><ul id=\"r-warnings\" class=\"small warnlist\"></ul><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">Δ</th><th class=\"num\">re-process</th><th class=\"num\">skip</th><th>next record</th></tr></thead> <tbody id=\"r-rows\"></tbody></table></div><p class=\"small muted\">plan <span id=\"r-plan-id\" class=\"mono\"></span> · valid 15 minutes</p><label class=\"field\" id=\"r-typed-field\">Type <strong class=\"mono\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 117, " <input id=\"r-other\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></div></section><section id=\"r-step-review\" hidden><p id=\"r-summary\" class=\"receipt\"></p><div id=\"r-refused\" class=\"banner down\" role=\"alert\" hidden><span class=\"glyph\">■</span><div></div></div><ul id=\"r-warnings\" class=\"small warnlist\"></ul><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
 		var templ_7745c5c3_Var72 string
-		templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(f.Confirm)
+		templ_7745c5c3_Var72, templ_7745c5c3_Err = templ.JoinStringErrs(f.Words.Topic)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 227, Col: 81}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 221, Col: 30}
 		}
 		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var72))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 116, "</strong> to apply: <input id=\"r-typed\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></section><section id=\"r-step-receipt\" hidden><p id=\"r-result\" class=\"receipt\"></p><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">target</th><th class=\"num\">committed</th><th>result</th></tr></thead> <tbody id=\"r-receipt-rows\"></tbody></table></div><p class=\"small\"><a href=\"/replays#resets\">All offset resets in Replays ›</a></p></section><p id=\"r-error\" class=\"err small\" hidden></p><div class=\"c-buttons\"><button type=\"button\" id=\"r-back\" class=\"btn\" hidden>Change</button> <button type=\"button\" id=\"r-cancel\" class=\"btn\">Cancel</button> <button type=\"button\" id=\"r-plan\" class=\"btn btn-primary\">Review plan</button> <button type=\"button\" id=\"r-apply\" class=\"btn btn-danger\" hidden disabled>Apply</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 118, "</th><th class=\"num\">partition</th><th class=\"num\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var73 string
+		templ_7745c5c3_Var73, templ_7745c5c3_Err = templ.JoinStringErrs(f.Words.Before)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 221, Col: 99}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var73))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 119, "</th><th class=\"num\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var74 string
+		templ_7745c5c3_Var74, templ_7745c5c3_Err = templ.JoinStringErrs(f.Words.After)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 221, Col: 137}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var74))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 120, "</th><th class=\"num\">Δ</th><th class=\"num\">re-process</th><th class=\"num\">skip</th><th>next record</th></tr></thead> <tbody id=\"r-rows\"></tbody></table></div><p class=\"small muted\">plan <span id=\"r-plan-id\" class=\"mono\"></span> · valid 15 minutes</p><label class=\"field\" id=\"r-typed-field\">Type <strong class=\"mono\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var75 string
+		templ_7745c5c3_Var75, templ_7745c5c3_Err = templ.JoinStringErrs(f.Confirm)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 227, Col: 81}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var75))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 121, "</strong> to apply: <input id=\"r-typed\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></section><section id=\"r-step-receipt\" hidden><p id=\"r-result\" class=\"receipt\"></p><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var76 string
+		templ_7745c5c3_Var76, templ_7745c5c3_Err = templ.JoinStringErrs(f.Words.Topic)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 234, Col: 30}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var76))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 122, "</th><th class=\"num\">partition</th><th class=\"num\">target</th><th class=\"num\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var77 string
+		templ_7745c5c3_Var77, templ_7745c5c3_Err = templ.JoinStringErrs(f.Words.Committed)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 234, Col: 129}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var77))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 123, "</th><th>result</th></tr></thead> <tbody id=\"r-receipt-rows\"></tbody></table></div><p class=\"small\"><a href=\"/replays#resets\">All offset resets in Replays ›</a></p></section><p id=\"r-error\" class=\"err small\" hidden></p><div class=\"c-buttons\"><button type=\"button\" id=\"r-back\" class=\"btn\" hidden>Change</button> <button type=\"button\" id=\"r-cancel\" class=\"btn\">Cancel</button> <button type=\"button\" id=\"r-plan\" class=\"btn btn-primary\">Review plan</button> <button type=\"button\" id=\"r-apply\" class=\"btn btn-danger\" hidden disabled>Apply</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}

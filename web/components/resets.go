@@ -62,6 +62,9 @@ type ResetWords struct {
 	// OffsetLabel labels the number an offset spec takes; Other the
 	// reader a group spec copies.
 	OffsetLabel, Other string
+	// Topic, Before, After and Committed head the review's and the
+	// receipt's columns.
+	Topic, Before, After, Committed string
 }
 
 // groupResetForm is the dialog of a Kafka group.
@@ -73,6 +76,7 @@ func groupResetForm(d GroupData) ResetForm {
 		Words: ResetWords{
 			Earliest: "earliest (log start)", Latest: "latest (log end: skip the backlog)", Shift: "shift by N records",
 			Offset: "an offset (one partition)", Group: "another group's offsets", OffsetLabel: "Offset", Other: "Group to copy",
+			Topic: "topic", Before: "before", After: "after", Committed: "committed",
 		},
 	}
 	for _, t := range d.Topics {
@@ -92,6 +96,7 @@ func consumerResetForm(d NATSConsumerData) ResetForm {
 		Words: ResetWords{
 			Earliest: "earliest (first message of the stream)", Latest: "latest (skip the backlog)", Shift: "shift by N sequences",
 			Offset: "a stream sequence", Group: "another consumer's position", OffsetLabel: "Stream sequence", Other: "Consumer to copy",
+			Topic: "stream", Before: "next seq. now", After: "next seq. after", Committed: "next seq. read back",
 		},
 	}
 }

@@ -930,6 +930,9 @@
     var dlg = byId('reset');
     if (!dlg) return;
     var base = dlg.getAttribute('data-api'), group = dlg.getAttribute('data-group');
+    // single: the reader reads one log (a JetStream consumer its stream),
+    // so the plan speaks of it, not of partitions.
+    var single = dlg.hasAttribute('data-single');
     var plan = null;
     function show(step) {
       ['form', 'review', 'receipt'].forEach(function (s) { byId('r-step-' + s).hidden = s !== step; });
@@ -988,7 +991,16 @@
     }
     function num(v) { return v == null ? 'none' : exact(v); }
     function signed(v) { return v == null ? '—' : (v > 0 ? '+' : '') + exact(v); }
+    function singleSummary(p) {
+      var t = p.totals, x = p.partitions[0], s;
+      if (!x || !t.changed) return 'Nothing changes: the consumer is already there.' + pending(p);
+      if (t.reprocess > 0) s = 'Re-process ' + exact(t.reprocess) + ' ' + plural(t.reprocess, 'message', 'messages');
+      else if (t.skip > 0) s = 'Skip ' + exact(t.skip) + ' ' + plural(t.skip, 'message', 'messages');
+      else s = 'Move the consumer';
+      return s + ': next sequence ' + num(x.current) + ' → ' + exact(x.target) + '.' + pending(p);
+    }
     function summary(p) {
+      if (single) return singleSummary(p);
       var t = p.totals, parts = function (n) { return exact(n) + ' ' + plural(n, 'partition', 'partitions'); };
       var re = p.partitions.filter(function (x) { return x.reprocess > 0; }).length;
       var sk = p.partitions.filter(function (x) { return x.skip > 0; }).length;
@@ -1042,12 +1054,15 @@
     }
     function updateApply() {
       byId('r-apply').disabled = !plan || !!plan.apply_refused || plan.totals.changed === 0 || byId('r-typed').value !== group;
-      setText(byId('r-apply'), plan && plan.totals.changed ? 'Apply to ' + exact(plan.totals.changed) + ' ' + plural(plan.totals.changed, 'partition', 'partitions') : 'Apply');
+      setText(byId('r-apply'), plan && plan.totals.changed && !single ? 'Apply to ' + exact(plan.totals.changed) + ' ' + plural(plan.totals.changed, 'partition', 'partitions') : 'Apply');
     }
     function receipt(r) {
       var ok = r.partitions.filter(function (x) { return x.result === 'committed'; }).length;
-      setText(byId('r-result'), (r.result === 'ok' ? '● Committed ' : r.result === 'partial' ? '▲ Partly committed: ' : '■ Failed: ') +
-        exact(ok) + ' of ' + exact(r.partitions.length) + ' ' + plural(r.partitions.length, 'partition', 'partitions') + ' · ' + r.who + ' · plan ' + r.plan_id + (r.error ? ' · ' + r.error : ''));
+      var what = single && r.partitions.length === 1 ?
+        (r.result === 'ok' ? '● Reset: the consumer delivers sequence ' + exact(r.partitions[0].target) + ' next' : '■ Failed: not reset') :
+        (r.result === 'ok' ? '● Committed ' : r.result === 'partial' ? '▲ Partly committed: ' : '■ Failed: ') +
+          exact(ok) + ' of ' + exact(r.partitions.length) + ' ' + plural(r.partitions.length, 'partition', 'partitions');
+      setText(byId('r-result'), what + ' · ' + r.who + ' · plan ' + r.plan_id + (r.error ? ' · ' + r.error : ''));
       var tb = byId('r-receipt-rows');
       tb.textContent = '';
       r.partitions.forEach(function (x) {
