@@ -302,8 +302,19 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 	for _, r := range list {
 		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
 		var e offsets.Entry
+		var pause struct {
+			Action string             `json:"action"`
+			State  offsets.PauseState `json:"state"`
+			Error  string             `json:"error"`
+		}
 		// An entry that does not decode still shows who did what, when.
-		if json.Unmarshal(r.Entry, &e) == nil {
+		if json.Unmarshal(r.Entry, &pause) == nil && pause.Action != "" {
+			// A JetStream consumer's pause or resume, logged beside the resets.
+			v.To, v.Error = pause.Action, pause.Error
+			if pause.State.Paused {
+				v.To += " until " + pause.State.Until.Format(time.RFC3339)
+			}
+		} else if json.Unmarshal(r.Entry, &e) == nil {
 			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
 			v.Partitions = e.Plan.Totals.Changed
 			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
