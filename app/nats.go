@@ -10,6 +10,8 @@ import (
 	"github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/offsets"
+	offsetsnats "github.com/queuewatch/queuewatch/offsets/nats"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -44,6 +46,11 @@ var natsBroker = broker{
 				return startNATSCapture(ctx, clusters, log)
 			},
 			metrics: natsLostCollector{clusters},
+			resets: func() ([]offsets.Broker, func(), error) {
+				return eachReset(clusters, func(nc *brokernats.Cluster) (*offsetsnats.Resets, error) {
+					return offsetsnats.New(nc), nil
+				})
+			},
 		}, nil
 	},
 	check: checking{

@@ -206,7 +206,7 @@ func pickReset(all []offsets.Broker, brokerName, cluster string) (offsets.Broker
 	}
 	switch len(found) {
 	case 0:
-		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka clusters)", errNoCluster, cluster)
+		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka and NATS clusters)", errNoCluster, cluster)
 	case 1:
 		return found[0], nil
 	}
@@ -285,4 +285,76 @@ func eachReset[C any, R interface {
 		out = append(out, r)
 	}
 	return out, closeAll, nil
+}
+
+// PlanOn plans req on the cluster of broker brokerName, for pages that
+// know their broker (a JetStream consumer's), so a Kafka and a NATS
+// cluster may share a name.
+func (s *resetService) PlanOn(ctx context.Context, brokerName, cluster string, req offsets.Request) (offsets.Plan, error) {
+	b, err := pickReset(s.all, brokerName, cluster)
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	return offsets.MakePlan(ctx, b, req, time.Now())
+}
+
+// Pause pauses group of brokerName's cluster until until, as who; the
+// pause is recorded in the audit store beside the resets.
+func (s *resetService) Pause(ctx context.Context, brokerName, cluster, group string, until time.Time, who string) (offsets.PauseState, error) {
+	return s.pause(ctx, brokerName, cluster, group, who, "pause", func(p offsets.Pauser) (offsets.PauseState, error) {
+		return p.Pause(ctx, group, until)
+	})
+}
+
+// Resume resumes group of brokerName's cluster at once, as who; audited.
+func (s *resetService) Resume(ctx context.Context, brokerName, cluster, group, who string) (offsets.PauseState, error) {
+	return s.pause(ctx, brokerName, cluster, group, who, "resume", func(p offsets.Pauser) (offsets.PauseState, error) {
+		return p.Resume(ctx, group)
+	})
+}
+
+// pauseEntry is what the audit log keeps of a pause or resume.
+type pauseEntry struct {
+	Action string             `json:"action"`
+	State  offsets.PauseState `json:"state"`
+	Error  string             `json:"error,omitempty"`
+}
+
+// pause runs a pause or resume on a broker that has them and records it,
+// failures included, with result "paused", "resumed" or "failed".
+func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, who, action string,
+	do func(offsets.Pauser) (offsets.PauseState, error),
+) (offsets.PauseState, error) {
+	b, err := pickReset(s.all, brokerName, cluster)
+	if err != nil {
+		return offsets.PauseState{}, err
+	}
+	p, ok := b.(offsets.Pauser)
+	if !ok {
+		return offsets.PauseState{}, fmt.Errorf("%w: %s readers cannot be paused", offsets.ErrUnsupported, b.Broker())
+	}
+	at := time.Now().UTC()
+	st, err := do(p)
+	e := pauseEntry{Action: action, State: st}
+	result := action + "d"
+	if err != nil {
+		e.Error, result = err.Error(), "failed"
+	}
+	entry, merr := json.Marshal(e)
+	if merr != nil {
+		return st, merr
+	}
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	_, aerr := s.store.RecordOffsetReset(actx, audit.OffsetReset{
+		At: at, Who: who, Broker: b.Broker(), Cluster: cluster, Group: group, Result: result, Entry: entry,
+	})
+	switch {
+	case aerr == nil:
+		return st, err
+	case err != nil:
+		// The action's error is the answer; ErrAudit would say it ran.
+		return st, fmt.Errorf("%w (and the failure was not recorded: %v)", err, aerr) //nolint:errorlint // only err is meant to match
+	}
+	return st, fmt.Errorf("%w: the %s took effect but was not recorded: %w", offsets.ErrAudit, action, aerr)
 }

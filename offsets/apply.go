@@ -324,6 +324,8 @@ func inLog(ctx context.Context, b Broker, plan Plan, targets map[TP]int64) error
 			out = append(out, fmt.Sprintf("%s[%d] target %d is below the log start, now %d", pp.Topic, pp.Partition, *pp.Target, ps.LogStart))
 		case *pp.Target > ps.LogEnd:
 			out = append(out, fmt.Sprintf("%s[%d] target %d is above the log end, now %d", pp.Topic, pp.Partition, *pp.Target, ps.LogEnd))
+		case ps.Mark != pp.Mark:
+			out = append(out, fmt.Sprintf("%s[%d] planned at %s, now %s", pp.Topic, pp.Partition, pp.Mark, ps.Mark))
 		}
 	}
 	if len(out) > 0 {

@@ -18,6 +18,11 @@ type TP struct {
 // for a group without commits. The API answers it 400.
 var ErrScope = errors.New("invalid scope")
 
+// ErrUnsupported is wrapped when a broker cannot do what was asked: a
+// server too old for the call (named with its version), or a reader the
+// broker will not move. The API answers it 501.
+var ErrUnsupported = errors.New("not supported by the broker")
+
 // Broker is the I/O a reset needs from one cluster: reads for the plan,
 // reads and a commit for apply. It decides nothing; Plan and Apply do.
 type Broker interface {
@@ -45,6 +50,50 @@ type Broker interface {
 	// whole.
 	Commit(ctx context.Context, group string, offsets map[TP]int64) (map[TP]error, error)
 }
+
+// PendingCounter is a Broker that counts itself the messages a reader has
+// to read from a position: JetStream's num_pending honours the consumer's
+// filter subjects, which a difference of sequences does not. MakePlan
+// fills PendingAfter from it.
+type PendingCounter interface {
+	// PendingFrom returns, for each partition, the messages group would
+	// have to read were it at the offset, as far as it can count them
+	// before ctx ends; a partition it could not count is missing.
+	PendingFrom(ctx context.Context, group string, at map[TP]int64) map[TP]int64
+}
+
+// GroupTimestamps is a Broker whose readers do not read every record from
+// an offset (a JetStream consumer's filter subjects skip the rest):
+// MakePlan asks it, not Timestamps, for the time of the record the group
+// reads next.
+type GroupTimestamps interface {
+	// GroupTimestamps is Timestamps for what group reads.
+	GroupTimestamps(ctx context.Context, group string, at map[TP]int64) map[TP]time.Time
+}
+
+// Pauser is a Broker whose readers the broker itself can pause (JetStream
+// consumers): a paused reader is delivered nothing until it is resumed or
+// its deadline passes, and may then be reset safely.
+type Pauser interface {
+	// Pause pauses group until until, which must be in the future
+	// (ErrPauseInPast otherwise).
+	Pause(ctx context.Context, group string, until time.Time) (PauseState, error)
+	// Resume resumes group at once.
+	Resume(ctx context.Context, group string) (PauseState, error)
+	// PauseOf reads whether group is paused, and until when.
+	PauseOf(ctx context.Context, group string) (PauseState, error)
+}
+
+// PauseState is a reader's pause as the broker reports it.
+type PauseState struct {
+	Paused bool `json:"paused"`
+	// Until is when the broker resumes it by itself; zero when not paused.
+	Until time.Time `json:"pause_until,omitzero"`
+}
+
+// ErrPauseInPast is returned for a pause deadline that is not in the
+// future: the broker would take it as a resume.
+var ErrPauseInPast = errors.New("pause deadline is not in the future")
 
 // TimestampTimeout bounds how long a plan waits to read the target
 // records' timestamps: they are a help for the review, not worth a hanging
@@ -81,7 +130,13 @@ func MakePlan(ctx context.Context, b Broker, req Request, now time.Time) (Plan, 
 	}
 	tctx, cancel := context.WithTimeout(ctx, TimestampTimeout)
 	defer cancel()
-	ts := b.Timestamps(tctx, at)
+	var ts map[TP]time.Time
+	if gt, ok := b.(GroupTimestamps); ok {
+		ts = gt.GroupTimestamps(tctx, req.Group, at)
+	} else {
+		ts = b.Timestamps(tctx, at)
+	}
+	pendingAfter(tctx, b, req.Group, p.Partitions)
 	for i := range p.Partitions {
 		pp := &p.Partitions[i]
 		next := nextRead(*pp)
@@ -116,4 +171,25 @@ func nextRead(pp PartitionPlan) *int64 {
 		return pp.Target
 	}
 	return pp.Current
+}
+
+// pendingAfter fills each partition's PendingAfter when b counts pending
+// messages itself.
+func pendingAfter(ctx context.Context, b Broker, group string, parts []PartitionPlan) {
+	pc, ok := b.(PendingCounter)
+	if !ok {
+		return
+	}
+	at := map[TP]int64{}
+	for _, pp := range parts {
+		if next := nextRead(pp); next != nil {
+			at[TP{pp.Topic, pp.Partition}] = *next
+		}
+	}
+	counts := pc.PendingFrom(ctx, group, at)
+	for i := range parts {
+		if n, ok := counts[TP{parts[i].Topic, parts[i].Partition}]; ok {
+			parts[i].PendingAfter = &n
+		}
+	}
 }

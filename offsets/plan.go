@@ -33,11 +33,14 @@ type GroupInfo struct {
 }
 
 // Resettable reports whether a group in this state may have its offsets
-// reset: only Empty (no members) or Dead (no such group, or all its state
-// expired). Any other state has members that would overwrite the reset with
-// their next commit, and the broker refuses commits from outside the
-// generation anyway.
-func (g GroupInfo) Resettable() bool { return g.State == "Empty" || g.State == "Dead" }
+// reset: only Empty (no members), Dead (no such group, or all its state
+// expired) or Paused (a JetStream consumer delivers nothing while paused,
+// so a reset lands before anyone reads again). Any other state has members
+// that would overwrite the reset with their next commit, and a Kafka broker
+// refuses commits from outside the generation anyway.
+func (g GroupInfo) Resettable() bool {
+	return g.State == "Empty" || g.State == "Dead" || g.State == "Paused"
+}
 
 // Position is what a broker reads for one partition in a plan's scope: the
 // inputs of Resolve.
@@ -55,6 +58,13 @@ type Position struct {
 	// Other is, for a Group spec, the other group's committed offset, nil
 	// when it has none on this partition.
 	Other *int64
+	// Mark is what else a broker reads of the reader's position that a
+	// commit would overwrite (JetStream: the ack floor), "" for none. It is
+	// part of the plan's ID, and apply refuses as stale when it changed.
+	Mark string
+	// Pending is the messages the reader has still to read now, where the
+	// broker counts them itself (JetStream's num_pending); nil elsewhere.
+	Pending *int64
 }
 
 // PartitionPlan is one partition of a plan.
@@ -87,6 +97,15 @@ type PartitionPlan struct {
 	// Warning says where the target was clamped to the log, where no record
 	// follows the timestamp, or why the partition is left as it is.
 	Warning string `json:"warning,omitempty"`
+	// Mark is Position.Mark, checked again by apply.
+	Mark string `json:"mark,omitempty"`
+	// PendingBefore and PendingAfter are the messages the reader has to
+	// read now and would have after apply, as the broker counts them
+	// (JetStream's num_pending, which honours the consumer's filter); null
+	// for brokers that do not count (Kafka: LagAfter is the count) or when
+	// the count could not be made.
+	PendingBefore *int64 `json:"pending_before,omitempty"`
+	PendingAfter  *int64 `json:"pending_after,omitempty"`
 }
 
 // Notes for a target record's timestamp that could not be given.
@@ -116,7 +135,10 @@ const (
 //	shift:-80     100     -50    50         0     clamped to the log start
 //	offset:170    170     +20    0          20
 func Resolve(spec Spec, p Position) PartitionPlan {
-	out := PartitionPlan{Topic: p.Topic, Partition: p.Partition, Current: p.Current, LogStart: p.LogStart, LogEnd: p.LogEnd}
+	out := PartitionPlan{
+		Topic: p.Topic, Partition: p.Partition, Current: p.Current, LogStart: p.LogStart, LogEnd: p.LogEnd,
+		Mark: p.Mark, PendingBefore: p.Pending,
+	}
 	var target int64
 	switch spec.Kind {
 	case Earliest:
@@ -261,6 +283,9 @@ func (p *Plan) Seal() {
 //	<group>
 //	<topic> <partition> <current or -> <target or ->   (one line per partition, sorted by topic, then partition)
 //
+// A partition with a Mark has it after the target, separated by a space,
+// so Kafka plans (no marks) keep the IDs they always had.
+//
 // It covers what apply commits and what it checks first, and nothing else
 // (not the time, the spec or the warnings), so it is stable: planning twice
 // over the same offsets gives the same ID, and any change to the offsets
@@ -272,7 +297,11 @@ func PlanID(cluster, group string, parts []PartitionPlan) string {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
 	for _, pp := range sorted {
-		fmt.Fprintf(h, "%s %d %s %s\n", pp.Topic, pp.Partition, orDash(pp.Current), orDash(pp.Target))
+		line := fmt.Sprintf("%s %d %s %s", pp.Topic, pp.Partition, orDash(pp.Current), orDash(pp.Target))
+		if pp.Mark != "" {
+			line += " " + pp.Mark
+		}
+		fmt.Fprintln(h, line)
 	}
 	return hex.EncodeToString(h.Sum(nil))[:24]
 }
@@ -293,6 +322,6 @@ func refusal(group string, g GroupInfo) string {
 			names[i] += "@" + m.Host
 		}
 	}
-	return fmt.Sprintf("group %s is %s with %d member(s) %v: stop its consumers first (only an Empty or Dead group can be reset)",
+	return fmt.Sprintf("group %s is %s with %d member(s) %v: stop its consumers first (only an Empty, Dead or Paused group can be reset)",
 		group, g.State, len(g.Members), names)
 }

@@ -36,6 +36,10 @@ type StreamConsumer struct {
 	Waiting int
 	// PushBound is true when a push consumer has a subscriber bound.
 	PushBound bool
+	// Paused is true while the consumer is paused (nats-server 2.11+);
+	// PauseUntil is when the server resumes it by itself.
+	Paused     bool
+	PauseUntil time.Time
 	// DeliveredSeq and AckFloorSeq are stream sequences.
 	DeliveredSeq uint64
 	AckFloorSeq  uint64

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
@@ -52,9 +53,15 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	shown := s.pauses.apply(*con, snap.Time)
+	con = &shown
 	d := components.NATSConsumerData{
 		Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus(),
 		HistoryURL: consumerHistoryURL(con), Range: chartRange(c),
+		ResetAPI: ConsumerResetAPI(con), PauseAPI: consumerAPI(con),
+	}
+	if _, err := s.consumerActions(); err == nil {
+		d.CanReset = hasRole(c.Request().Context(), config.RoleOperator)
 	}
 	if st, ok := snap.Stream(con.Stream); ok {
 		d.Stream, d.HasStream = *st, true

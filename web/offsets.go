@@ -211,6 +211,8 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	case errors.Is(err, queue.ErrNotFound):
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
+	case errors.Is(err, offsets.ErrUnsupported):
+		return echo.NewHTTPError(http.StatusNotImplemented, err.Error())
 	case errors.Is(err, offsets.ErrAudit):
 		s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
 		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
@@ -300,8 +302,19 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 	for _, r := range list {
 		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
 		var e offsets.Entry
+		var pause struct {
+			Action string             `json:"action"`
+			State  offsets.PauseState `json:"state"`
+			Error  string             `json:"error"`
+		}
 		// An entry that does not decode still shows who did what, when.
-		if json.Unmarshal(r.Entry, &e) == nil {
+		if json.Unmarshal(r.Entry, &pause) == nil && pause.Action != "" {
+			// A JetStream consumer's pause or resume, logged beside the resets.
+			v.To, v.Error = pause.Action, pause.Error
+			if pause.State.Paused {
+				v.To += " until " + pause.State.Until.Format(time.RFC3339)
+			}
+		} else if json.Unmarshal(r.Entry, &e) == nil {
 			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
 			v.Partitions = e.Plan.Totals.Changed
 			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip

@@ -366,6 +366,9 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(re.s, "GET", ol, billing+"/resets", "")
 	a.check(open, "GET", ol, "/api/v1/groups/prod/ok-group/offsets/resets", "")
 
+	// JetStream consumer resets and pauses, on a real nats-server.
+	checkConsumerActionsAPI(t, a, alice, victor)
+
 	// Every operation answered at least once with success and once with
 	// an error.
 	for p, item := range a.doc.Paths.Map() {

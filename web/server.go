@@ -60,6 +60,8 @@ type Server struct {
 	assetVersion string
 	// plans are the offset-reset plans issued, for apply.
 	plans issuedPlans
+	// pauses are the consumer pauses made here since the last poll.
+	pauses recentPauses
 }
 
 // New builds the server and its routes.
@@ -107,6 +109,7 @@ func New(opts Options) *Server {
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
 	s.routeOffsetsAPI(api)
+	s.routeConsumerActions(api)
 	return s
 }
 

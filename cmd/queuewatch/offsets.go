@@ -59,7 +59,7 @@ func offsetsPlan(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("offsets plan", stderr)
 	path := fs.String("config", "queuewatch.yaml", "configuration file")
 	cluster := fs.String("cluster", "", "cluster name in the config; required")
-	group := fs.String("group", "", "consumer group to reset; required")
+	group := fs.String("group", "", "consumer group to reset (on a NATS cluster a JetStream consumer, <stream>/<consumer>); required")
 	to := fs.String("to", "", "where to move the group: earliest, latest, timestamp:<RFC 3339>, shift:<±N>, offset:<N> or group:<other>; required")
 	out := fs.String("out", "", "also write the plan to this file, for offsets apply")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up on the brokers after this long")

@@ -277,7 +277,7 @@ func buildConsumer(cluster string, ci *jetstream.ConsumerInfo) queue.StreamConsu
 	if ci.Config.FilterSubject != "" {
 		filters = []string{ci.Config.FilterSubject}
 	}
-	return queue.StreamConsumer{
+	c := queue.StreamConsumer{
 		Cluster:       cluster,
 		Stream:        ci.Stream,
 		Name:          ci.Name,
@@ -292,5 +292,10 @@ func buildConsumer(cluster string, ci *jetstream.ConsumerInfo) queue.StreamConsu
 		DeliveredSeq:  ci.Delivered.Stream,
 		AckFloorSeq:   ci.AckFloor.Stream,
 		MaxDeliver:    ci.Config.MaxDeliver,
+		Paused:        ci.Paused,
 	}
+	if ci.Paused && ci.Config.PauseUntil != nil {
+		c.PauseUntil = ci.Config.PauseUntil.UTC()
+	}
+	return c
 }

@@ -2,6 +2,7 @@ package components
 
 import (
 	"strconv"
+	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -33,6 +34,12 @@ type NATSConsumerData struct {
 	// time range.
 	HistoryURL string
 	Range      string
+	// CanReset offers "Reset…" (ResetAPI, …/offsets) and Pause/Resume
+	// (PauseAPI, …/pause and …/resume): the user is an operator and the
+	// server has consumer resets.
+	CanReset bool
+	ResetAPI string
+	PauseAPI string
 }
 
 // NATSConsumerURL is the path of a JetStream consumer's page.
@@ -106,4 +113,14 @@ func consumerSentence(s queue.Status, reason string) string {
 		return "no stall, stop or rising pending over the status window"
 	}
 	return statusSentence(s, reason)
+}
+
+// pauseLeft says how long a paused consumer stays paused: "42m left", or
+// "resuming" once the deadline passed (the next poll shows it resumed).
+func pauseLeft(until time.Time, now Now) string {
+	left := until.Sub(now.T)
+	if left <= 0 {
+		return "resuming"
+	}
+	return Seconds(left.Seconds()) + " left"
 }

@@ -930,6 +930,9 @@
     var dlg = byId('reset');
     if (!dlg) return;
     var base = dlg.getAttribute('data-api'), group = dlg.getAttribute('data-group');
+    // single: the reader reads one log (a JetStream consumer its stream),
+    // so the plan speaks of it, not of partitions.
+    var single = dlg.hasAttribute('data-single');
     var plan = null;
     function show(step) {
       ['form', 'review', 'receipt'].forEach(function (s) { byId('r-step-' + s).hidden = s !== step; });
@@ -946,7 +949,7 @@
       byId('r-time-field').hidden = kind !== 'timestamp';
       byId('r-n-field').hidden = kind !== 'shift' && kind !== 'offset';
       byId('r-other-field').hidden = kind !== 'group';
-      setText(byId('r-n-label'), kind === 'offset' ? 'Offset' : 'Records (negative re-reads, positive skips)');
+      setText(byId('r-n-label'), kind === 'offset' ? (byId('r-n-field').getAttribute('data-offset-label') || 'Offset') : 'Records (negative re-reads, positive skips)');
     }
     // request is the plan request the form says, or a string saying what
     // is missing.
@@ -988,16 +991,35 @@
     }
     function num(v) { return v == null ? 'none' : exact(v); }
     function signed(v) { return v == null ? '—' : (v > 0 ? '+' : '') + exact(v); }
+    function singleSummary(p) {
+      var t = p.totals, x = p.partitions[0], s;
+      if (!x || !t.changed) return 'Nothing changes: the consumer is already there.' + pending(p);
+      if (t.reprocess > 0) s = 'Re-process ' + exact(t.reprocess) + ' ' + plural(t.reprocess, 'message', 'messages');
+      else if (t.skip > 0) s = 'Skip ' + exact(t.skip) + ' ' + plural(t.skip, 'message', 'messages');
+      else s = 'Move the consumer';
+      return s + ': next sequence ' + num(x.current) + ' → ' + exact(x.target) + '.' + pending(p);
+    }
     function summary(p) {
+      if (single) return singleSummary(p);
       var t = p.totals, parts = function (n) { return exact(n) + ' ' + plural(n, 'partition', 'partitions'); };
       var re = p.partitions.filter(function (x) { return x.reprocess > 0; }).length;
       var sk = p.partitions.filter(function (x) { return x.skip > 0; }).length;
       var out = [];
       if (t.reprocess > 0) out.push('re-process ' + exact(t.reprocess) + ' ' + plural(t.reprocess, 'message', 'messages') + ' on ' + parts(re));
       if (t.skip > 0) out.push('skip ' + exact(t.skip) + ' ' + plural(t.skip, 'message', 'messages') + ' on ' + parts(sk));
-      if (!out.length) return t.changed > 0 ? 'Move ' + parts(t.changed) + ' (no message re-processed or skipped by this count).' : 'Nothing changes: every partition is already there.';
+      if (!out.length) return (t.changed > 0 ? 'Move ' + parts(t.changed) + ' (no message re-processed or skipped by this count).' : 'Nothing changes: every partition is already there.') + pending(p);
       var s = out.join(', and ');
-      return s.charAt(0).toUpperCase() + s.slice(1) + ' — ' + parts(t.changed) + ' of ' + exact(t.partitions) + ' change; lag after ' + exact(t.lag_after) + '.';
+      return s.charAt(0).toUpperCase() + s.slice(1) + ' — ' + parts(t.changed) + ' of ' + exact(t.partitions) + ' change; lag after ' + exact(t.lag_after) + '.' + pending(p);
+    }
+    // pending is the broker's own count of what the reader has to read,
+    // before → after, where it gives one (JetStream's num_pending).
+    function pending(p) {
+      var b = 0, a = 0, known = p.partitions.length > 0;
+      p.partitions.forEach(function (x) {
+        if (x.pending_before == null || x.pending_after == null) { known = false; return; }
+        b += x.pending_before; a += x.pending_after;
+      });
+      return known ? ' Pending ' + exact(b) + ' → ' + exact(a) + ' ' + plural(a, 'message', 'messages') + '.' : '';
     }
     function review(p) {
       plan = p;
@@ -1032,12 +1054,15 @@
     }
     function updateApply() {
       byId('r-apply').disabled = !plan || !!plan.apply_refused || plan.totals.changed === 0 || byId('r-typed').value !== group;
-      setText(byId('r-apply'), plan && plan.totals.changed ? 'Apply to ' + exact(plan.totals.changed) + ' ' + plural(plan.totals.changed, 'partition', 'partitions') : 'Apply');
+      setText(byId('r-apply'), plan && plan.totals.changed && !single ? 'Apply to ' + exact(plan.totals.changed) + ' ' + plural(plan.totals.changed, 'partition', 'partitions') : 'Apply');
     }
     function receipt(r) {
       var ok = r.partitions.filter(function (x) { return x.result === 'committed'; }).length;
-      setText(byId('r-result'), (r.result === 'ok' ? '● Committed ' : r.result === 'partial' ? '▲ Partly committed: ' : '■ Failed: ') +
-        exact(ok) + ' of ' + exact(r.partitions.length) + ' ' + plural(r.partitions.length, 'partition', 'partitions') + ' · ' + r.who + ' · plan ' + r.plan_id + (r.error ? ' · ' + r.error : ''));
+      var what = single && r.partitions.length === 1 ?
+        (r.result === 'ok' ? '● Reset: the consumer delivers sequence ' + exact(r.partitions[0].target) + ' next' : '■ Failed: not reset') :
+        (r.result === 'ok' ? '● Committed ' : r.result === 'partial' ? '▲ Partly committed: ' : '■ Failed: ') +
+          exact(ok) + ' of ' + exact(r.partitions.length) + ' ' + plural(r.partitions.length, 'partition', 'partitions');
+      setText(byId('r-result'), what + ' · ' + r.who + ' · plan ' + r.plan_id + (r.error ? ' · ' + r.error : ''));
       var tb = byId('r-receipt-rows');
       tb.textContent = '';
       r.partitions.forEach(function (x) {
@@ -1086,6 +1111,49 @@
     });
   }
 
+  // initPause runs a JetStream consumer's Pause… dialog (a deadline posted
+  // to …/pause) and its Resume button (…/resume); both reload the page to
+  // show the server's answer.
+  function initPause() {
+    var dlg = byId('pause');
+    document.addEventListener('click', function (e) {
+      var res = e.target.closest('[data-resume]');
+      if (res) {
+        res.disabled = true;
+        api('POST', res.getAttribute('data-resume') + '/resume', {}).then(function (r) {
+          if (r.ok) { location.reload(); return; }
+          res.disabled = false;
+          alert((r.body && r.body.error) || ('HTTP ' + r.status));
+        });
+        return;
+      }
+      if (dlg && e.target.closest('[data-pause-open]')) {
+        byId('p-error').hidden = true;
+        if (!dlg.open) dlg.showModal();
+      }
+    });
+    if (!dlg) return;
+    function showError(msg) { var e = byId('p-error'); e.hidden = !msg; setText(e, msg || ''); }
+    byId('p-for').addEventListener('change', function () { byId('p-until-field').hidden = byId('p-for').value !== 'until'; });
+    byId('p-cancel').addEventListener('click', function () { dlg.close(); });
+    byId('p-go').addEventListener('click', function () {
+      var v = byId('p-for').value, until;
+      if (v === 'until') {
+        if (!byId('p-until').value) { showError('Pick a time.'); return; }
+        until = new Date(byId('p-until').value);
+      } else {
+        until = new Date(Date.now() + Number(v) * 1000);
+      }
+      if (until.getTime() <= Date.now()) { showError('Pick a time in the future.'); return; }
+      byId('p-go').disabled = true;
+      api('POST', dlg.getAttribute('data-api') + '/pause', { pause_until: until.toISOString() }).then(function (r) {
+        byId('p-go').disabled = false;
+        if (r.ok) { location.reload(); return; }
+        showError((r.body && r.body.error) || ('HTTP ' + r.status));
+      }).catch(function (err) { byId('p-go').disabled = false; showError(String(err)); });
+    });
+  }
+
   document.addEventListener('DOMContentLoaded', function () {
     initTheme();
     initKeys();
@@ -1096,5 +1164,6 @@
     initDLQ();
     initReplays();
     initReset();
+    initPause();
   });
 })();
