@@ -28,6 +28,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	natsgo "github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -97,7 +99,20 @@ func ParseGroup(group string) (stream, consumer string, err error) {
 	if !ok || stream == "" || consumer == "" || strings.Contains(consumer, "/") {
 		return "", "", fmt.Errorf("%w: %q: a JetStream consumer is named <stream>/<consumer>, like ORDERS/billing", offsets.ErrScope, group)
 	}
+	for _, n := range []string{stream, consumer} {
+		if !validName(n) {
+			return "", "", fmt.Errorf("%w: %q is not a JetStream name (no spaces, control characters, '.', '*', '>' or '\\')", offsets.ErrScope, n)
+		}
+	}
 	return stream, consumer, nil
+}
+
+// validName reports whether n can be a stream or consumer name: both go
+// into an API subject, which such characters would break or widen.
+func validName(n string) bool {
+	return utf8.ValidString(n) && !strings.ContainsFunc(n, func(r rune) bool {
+		return !unicode.IsPrint(r) || unicode.IsSpace(r) || strings.ContainsRune(".*>\\", r)
+	})
 }
 
 // consumer reads the consumer's info; an unknown stream or consumer is

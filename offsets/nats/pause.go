@@ -156,8 +156,11 @@ func (r *Resets) pause(ctx context.Context, group string, until *time.Time) (off
 		return offsets.PauseState{}, fmt.Errorf("pause consumer %s: %w", group, err)
 	}
 	if resp.Error != nil {
-		if resp.Error.ErrCode == 10014 {
+		switch resp.Error.ErrCode {
+		case 10014: // consumer not found
 			return offsets.PauseState{}, fmt.Errorf("%w: stream %s has no consumer %s", offsets.ErrScope, stream, name)
+		case 10059: // stream not found
+			return offsets.PauseState{}, fmt.Errorf("%w: nats %s has no stream %s", offsets.ErrScope, r.c.Name(), stream)
 		}
 		return offsets.PauseState{}, fmt.Errorf("pause consumer %s: %w", group, resp.Error)
 	}
