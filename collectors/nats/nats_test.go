@@ -402,6 +402,10 @@ func TestCapturedDeadLettersAreDLQs(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+	// A term is not acknowledged by the server: wait until it has processed
+	// the four (nothing left pending), so their advisories are gone before
+	// the capture stream exists (CI saw all six captured otherwise).
+	waitNoAckPending(t, c)
 	cl, err := brokernats.New(config.NATS{Name: "local", URL: w.url, DeadLetters: config.NATSDeadLetters{Capture: true, Stream: "QW_DL"}})
 	if err != nil {
 		t.Fatal(err)
@@ -567,5 +571,25 @@ func TestOwnObjectsNotListed(t *testing.T) {
 	got := fmt.Sprint(streams, consumers, dlqs)
 	if want := "[ORDERS QW_DL QW_DL_ADVISORIES] [ORDERS/billing] [ORDERS.billing=0]"; got != want {
 		t.Errorf("listed %s, want %s", got, want)
+	}
+}
+
+// waitNoAckPending waits until the server has processed every ack of c's
+// delivered messages.
+func waitNoAckPending(t *testing.T, c jetstream.Consumer) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		ci, err := c.Info(t.Context())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ci.NumAckPending == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("consumer %s still has %d acks pending", ci.Name, ci.NumAckPending)
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }
