@@ -40,9 +40,10 @@ var kafkaBroker = broker{
 				})
 			},
 			resets: func() ([]offsets.Broker, func(), error) {
-				return eachReset(clusters, func(kc *brokerkafka.Cluster) (*offsetskafka.Resets, error) {
-					return offsetskafka.New(kc)
-				})
+				return joinResets(
+					func() ([]offsets.Broker, func(), error) { return eachReset(clusters, offsetskafka.New) },
+					func() ([]offsets.Broker, func(), error) { return eachReset(clusters, offsetskafka.NewShare) },
+				)
 			},
 		}, nil
 	},
