@@ -107,6 +107,7 @@ func New(opts Options) *Server {
 	api.GET("/openapi.json", s.apiOpenAPI)
 	s.routeDLQAPI(api)
 	s.routeOffsetsAPI(api)
+	s.routeShareOffsetsAPI(api)
 	return s
 }
 

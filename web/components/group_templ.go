@@ -1115,10 +1115,36 @@ func groupParts(d GroupData, oob bool) templ.Component {
 	})
 }
 
-// resetDialog is the offset reset's three steps: the form, the review of
+// resetDialog is the consumer group's offset reset.
+func resetDialog(d GroupData) templ.Component {
+	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
+		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
+		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
+			return templ_7745c5c3_CtxErr
+		}
+		templ_7745c5c3_Buffer, templ_7745c5c3_IsBuffer := templruntime.GetBuffer(templ_7745c5c3_W)
+		if !templ_7745c5c3_IsBuffer {
+			defer func() {
+				templ_7745c5c3_BufErr := templruntime.ReleaseBuffer(templ_7745c5c3_Buffer)
+				if templ_7745c5c3_Err == nil {
+					templ_7745c5c3_Err = templ_7745c5c3_BufErr
+				}
+			}()
+		}
+		ctx = templ.InitializeContext(ctx)
+		ctx = templ.ClearChildren(ctx)
+		templ_7745c5c3_Err = resetForm(groupResetForm(d)).Render(ctx, templ_7745c5c3_Buffer)
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		return nil
+	})
+}
+
+// resetForm is the offset reset's three steps: the form, the review of
 // the plan the server made (before / after / Δ per partition), and the
 // receipt of the apply. app.js fills it from the offsets API.
-func resetDialog(d GroupData) templ.Component {
+func resetForm(f ResetForm) templ.Component {
 	return templruntime.GeneratedTemplate(func(templ_7745c5c3_Input templruntime.GeneratedComponentInput) (templ_7745c5c3_Err error) {
 		templ_7745c5c3_W, ctx := templ_7745c5c3_Input.Writer, templ_7745c5c3_Input.Context
 		if templ_7745c5c3_CtxErr := ctx.Err(); templ_7745c5c3_CtxErr != nil {
@@ -1139,12 +1165,12 @@ func resetDialog(d GroupData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var57 string
-		templ_7745c5c3_Var57, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.ResetAPI).Resolve(ctx)
+		var templ_7745c5c3_Var58 string
+		templ_7745c5c3_Var58, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.API).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 175, Col: 88}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 180, Col: 83}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var57)
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var58)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -1152,78 +1178,134 @@ func resetDialog(d GroupData) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var58 string
-		templ_7745c5c3_Var58, templ_7745c5c3_Err = templruntime.NewAttributeExpression(d.Group.Name).Resolve(ctx)
-		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 175, Col: 116}
-		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var58)
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "\"><form method=\"dialog\" id=\"r-form\"><h2 id=\"r-title\">Reset offsets of <span class=\"mono\">")
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
 		var templ_7745c5c3_Var59 string
-		templ_7745c5c3_Var59, templ_7745c5c3_Err = templ.JoinStringErrs(d.Group.Name)
+		templ_7745c5c3_Var59, templ_7745c5c3_Err = templruntime.NewAttributeExpression(f.Group).Resolve(ctx)
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 177, Col: 70}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 180, Col: 106}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var59))
-		if templ_7745c5c3_Err != nil {
-			return templ_7745c5c3_Err
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, "</span></h2><section id=\"r-step-form\"><p class=\"small muted\">A plan changes nothing: review it, then apply. Apply is refused while the group has members, and when its offsets moved since the plan.</p><div class=\"r-grid\"><label class=\"field\">Scope <select id=\"r-scope\"><option value=\"all\">all topics</option> <option value=\"topic\">a topic</option> <option value=\"partitions\">partitions of a topic</option></select></label> <label class=\"field\" id=\"r-topic-field\" hidden>Topic <select id=\"r-topic\">")
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var59)
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, t := range d.Topics {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "<option value=\"")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var60 string
-			templ_7745c5c3_Var60, templ_7745c5c3_Err = templruntime.NewAttributeExpression(t.Topic).Resolve(ctx)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 191, Col: 31}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var60)
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "\">")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			var templ_7745c5c3_Var61 string
-			templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(t.Topic)
-			if templ_7745c5c3_Err != nil {
-				return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 191, Col: 43}
-			}
-			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var61))
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</option>")
-			if templ_7745c5c3_Err != nil {
-				return templ_7745c5c3_Err
-			}
-		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "</select></label> <label class=\"field\" id=\"r-parts-field\" hidden>Partitions <input id=\"r-parts\" type=\"text\" placeholder=\"0,1,2\" autocomplete=\"off\" spellcheck=\"false\"></label></div><div class=\"r-grid\"><label class=\"field\">Move to <select id=\"r-kind\"><option value=\"earliest\">earliest (log start)</option> <option value=\"latest\">latest (log end: skip the backlog)</option> <option value=\"timestamp\">a time</option> <option value=\"shift\">shift by N records</option> <option value=\"offset\">an offset (one partition)</option> <option value=\"group\">another group's offsets</option></select></label> <label class=\"field\" id=\"r-time-field\" hidden>Time (your local time) <input id=\"r-time\" type=\"datetime-local\" step=\"1\"></label> <label class=\"field\" id=\"r-n-field\" hidden><span id=\"r-n-label\">Records (negative re-reads)</span> <input id=\"r-n\" type=\"number\" step=\"1\"></label> <label class=\"field\" id=\"r-other-field\" hidden>Group to copy <input id=\"r-other\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></div></section><section id=\"r-step-review\" hidden><p id=\"r-summary\" class=\"receipt\"></p><div id=\"r-refused\" class=\"banner down\" role=\"alert\" hidden><span class=\"glyph\">■</span><div></div></div><ul id=\"r-warnings\" class=\"small warnlist\"></ul><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">Δ</th><th class=\"num\">re-process</th><th class=\"num\">skip</th><th>next record</th></tr></thead> <tbody id=\"r-rows\"></tbody></table></div><p class=\"small muted\">plan <span id=\"r-plan-id\" class=\"mono\"></span> · valid 15 minutes</p><label class=\"field\" id=\"r-typed-field\">Type <strong class=\"mono\">")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 98, "\"><form method=\"dialog\" id=\"r-form\"><h2 id=\"r-title\">")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		var templ_7745c5c3_Var62 string
-		templ_7745c5c3_Var62, templ_7745c5c3_Err = templ.JoinStringErrs(d.Group.Name)
+		var templ_7745c5c3_Var60 string
+		templ_7745c5c3_Var60, templ_7745c5c3_Err = templ.JoinStringErrs(f.title())
 		if templ_7745c5c3_Err != nil {
-			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 226, Col: 84}
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 182, Col: 31}
 		}
-		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var62))
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var60))
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "</strong> to apply: <input id=\"r-typed\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></section><section id=\"r-step-receipt\" hidden><p id=\"r-result\" class=\"receipt\"></p><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">target</th><th class=\"num\">committed</th><th>result</th></tr></thead> <tbody id=\"r-receipt-rows\"></tbody></table></div><p class=\"small\"><a href=\"/replays#resets\">All offset resets in Replays ›</a></p></section><p id=\"r-error\" class=\"err small\" hidden></p><div class=\"c-buttons\"><button type=\"button\" id=\"r-back\" class=\"btn\" hidden>Change</button> <button type=\"button\" id=\"r-cancel\" class=\"btn\">Cancel</button> <button type=\"button\" id=\"r-plan\" class=\"btn btn-primary\">Review plan</button> <button type=\"button\" id=\"r-apply\" class=\"btn btn-danger\" hidden disabled>Apply</button></div></form></dialog>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 99, " <span class=\"mono\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var61 string
+		templ_7745c5c3_Var61, templ_7745c5c3_Err = templ.JoinStringErrs(f.Group)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 182, Col: 62}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var61))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 100, "</span></h2><section id=\"r-step-form\"><p class=\"small muted\">A plan changes nothing: review it, then apply. Apply is refused while the group has members, and when its offsets moved since the plan.</p>")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if f.Note != "" {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 101, "<p class=\"small muted\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var62 string
+			templ_7745c5c3_Var62, templ_7745c5c3_Err = templ.JoinStringErrs(f.Note)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 186, Col: 36}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var62))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 102, "</p>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 103, "<div class=\"r-grid\"><label class=\"field\">Scope <select id=\"r-scope\"><option value=\"all\">all topics</option> <option value=\"topic\">a topic</option> <option value=\"partitions\">partitions of a topic</option></select></label> <label class=\"field\" id=\"r-topic-field\" hidden>Topic <select id=\"r-topic\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		for _, t := range f.Topics {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 104, "<option value=\"")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var63 string
+			templ_7745c5c3_Var63, templ_7745c5c3_Err = templruntime.NewAttributeExpression(t).Resolve(ctx)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 199, Col: 25}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ_7745c5c3_Var63)
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "\">")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			var templ_7745c5c3_Var64 string
+			templ_7745c5c3_Var64, templ_7745c5c3_Err = templ.JoinStringErrs(t)
+			if templ_7745c5c3_Err != nil {
+				return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 199, Col: 31}
+			}
+			_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var64))
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 106, "</option>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 107, "</select></label> <label class=\"field\" id=\"r-parts-field\" hidden>Partitions <input id=\"r-parts\" type=\"text\" placeholder=\"0,1,2\" autocomplete=\"off\" spellcheck=\"false\"></label></div><div class=\"r-grid\"><label class=\"field\">Move to <select id=\"r-kind\"><option value=\"earliest\">earliest (log start)</option> <option value=\"latest\">latest (log end: skip the backlog)</option> <option value=\"timestamp\">a time</option> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !f.Share {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 108, "<option value=\"shift\">shift by N records</option> ")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 109, "<option value=\"offset\">an offset (one partition)</option> ")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		if !f.Share {
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 110, "<option value=\"group\">another group's offsets</option>")
+			if templ_7745c5c3_Err != nil {
+				return templ_7745c5c3_Err
+			}
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 111, "</select></label> <label class=\"field\" id=\"r-time-field\" hidden>Time (your local time) <input id=\"r-time\" type=\"datetime-local\" step=\"1\"></label> <label class=\"field\" id=\"r-n-field\" hidden><span id=\"r-n-label\">Records (negative re-reads)</span> <input id=\"r-n\" type=\"number\" step=\"1\"></label> <label class=\"field\" id=\"r-other-field\" hidden>Group to copy <input id=\"r-other\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></div></section><section id=\"r-step-review\" hidden><p id=\"r-summary\" class=\"receipt\"></p><div id=\"r-refused\" class=\"banner down\" role=\"alert\" hidden><span class=\"glyph\">■</span><div></div></div><ul id=\"r-warnings\" class=\"small warnlist\"></ul><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">before</th><th class=\"num\">after</th><th class=\"num\">Δ</th><th class=\"num\">re-process</th><th class=\"num\">skip</th><th>next record</th></tr></thead> <tbody id=\"r-rows\"></tbody></table></div><p class=\"small muted\">plan <span id=\"r-plan-id\" class=\"mono\"></span> · valid 15 minutes</p><label class=\"field\" id=\"r-typed-field\">Type <strong class=\"mono\">")
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		var templ_7745c5c3_Var65 string
+		templ_7745c5c3_Var65, templ_7745c5c3_Err = templ.JoinStringErrs(f.Group)
+		if templ_7745c5c3_Err != nil {
+			return templ.Error{Err: templ_7745c5c3_Err, FileName: `group.templ`, Line: 238, Col: 79}
+		}
+		_, templ_7745c5c3_Err = templ_7745c5c3_Buffer.WriteString(templ.EscapeString(templ_7745c5c3_Var65))
+		if templ_7745c5c3_Err != nil {
+			return templ_7745c5c3_Err
+		}
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 112, "</strong> to apply: <input id=\"r-typed\" type=\"text\" autocomplete=\"off\" spellcheck=\"false\"></label></section><section id=\"r-step-receipt\" hidden><p id=\"r-result\" class=\"receipt\"></p><div class=\"tablewrap r-table\"><table class=\"grid data\"><thead><tr><th>topic</th><th class=\"num\">partition</th><th class=\"num\">target</th><th class=\"num\">committed</th><th>result</th></tr></thead> <tbody id=\"r-receipt-rows\"></tbody></table></div><p class=\"small\"><a href=\"/replays#resets\">All offset resets in Replays ›</a></p></section><p id=\"r-error\" class=\"err small\" hidden></p><div class=\"c-buttons\"><button type=\"button\" id=\"r-back\" class=\"btn\" hidden>Change</button> <button type=\"button\" id=\"r-cancel\" class=\"btn\">Cancel</button> <button type=\"button\" id=\"r-plan\" class=\"btn btn-primary\">Review plan</button> <button type=\"button\" id=\"r-apply\" class=\"btn btn-danger\" hidden disabled>Apply</button></div></form></dialog>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
