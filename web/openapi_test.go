@@ -365,6 +365,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(re.s, "GET", ol, billing+"/resets?limit=0", "", victor)
 	a.check(re.s, "GET", ol, billing+"/resets", "")
 	a.check(open, "GET", ol, "/api/v1/groups/prod/ok-group/offsets/resets", "")
+	checkShareResetsAPI(t, a)
 
 	// Every operation answered at least once with success and once with
 	// an error.

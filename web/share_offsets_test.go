@@ -136,3 +136,25 @@ func TestShareOffsetsAPI(t *testing.T) {
 		}
 	}
 }
+
+// checkShareResetsAPI answers each share-group reset endpoint with
+// successes and errors, for TestAPIMatchesOpenAPI.
+func checkShareResetsAPI(t *testing.T, a *apiChecker) {
+	t.Helper()
+	e := newShareResetEnv(t)
+	alice, victor := basic("alice", alicePW), basic("victor", victorPW)
+	op, oa, ol := "/kafka/share-groups/{cluster}/{group}/offsets/plan", "/kafka/share-groups/{cluster}/{group}/offsets/apply", "/kafka/share-groups/{cluster}/{group}/offsets/resets"
+	workers := "/api/v1/kafka/share-groups/prod/workers/offsets"
+	a.check(e.s, "POST", op, workers+"/plan", `{"to":"earliest","topics":["orders:0"]}`, alice)
+	a.check(e.s, "POST", op, workers+"/plan", `{"to":"shift:-1"}`, alice)
+	a.check(e.s, "POST", op, workers+"/plan", `{"to":"earliest"}`, victor)
+	rec := a.check(e.s, "POST", op, workers+"/plan", `{"to":"latest"}`, alice)
+	var p offsets.Plan
+	if err := json.Unmarshal(rec.Body.Bytes(), &p); err != nil {
+		t.Fatal(err)
+	}
+	a.check(e.s, "POST", oa, workers+"/apply", `{"plan_id":"nope"}`, alice)
+	a.check(e.s, "POST", oa, workers+"/apply", `{"plan_id":"`+p.ID+`"}`, alice)
+	a.check(e.s, "GET", ol, workers+"/resets", "", victor)
+	a.check(e.s, "GET", ol, workers+"/resets", "")
+}
