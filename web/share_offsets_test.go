@@ -158,3 +158,34 @@ func checkShareResetsAPI(t *testing.T, a *apiChecker) {
 	a.check(e.s, "GET", ol, workers+"/resets", "", victor)
 	a.check(e.s, "GET", ol, workers+"/resets", "")
 }
+
+// TestShareResetButtonForOperatorsOnly: an operator finds "Reset start
+// offsets…" on a share group's page, offering the share specs only; a
+// viewer does not, nor anyone on a server without resets.
+func TestShareResetButtonForOperatorsOnly(t *testing.T) {
+	e := newShareResetEnv(t)
+	s := New(Options{Monitor: shareServer().opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
+	page := "/kafka/prod/share-groups/workers"
+	for _, tc := range []struct {
+		name string
+		s    *Server
+		opts []reqOpt
+		want bool
+	}{
+		{"operator", s, []reqOpt{basic("alice", alicePW)}, true},
+		{"viewer", s, []reqOpt{basic("victor", victorPW)}, false},
+		{"no resets", shareServer(), nil, false},
+	} {
+		rec := send(tc.s, "GET", page, tc.opts...)
+		if rec.Code != http.StatusOK {
+			t.Fatalf("%s: %d", tc.name, rec.Code)
+		}
+		body := rec.Body.String()
+		if got := strings.Contains(body, "Reset start offsets…") && strings.Contains(body, `id="reset"`); got != tc.want {
+			t.Errorf("%s: reset button %v, want %v", tc.name, got, tc.want)
+		}
+		if tc.want && (!strings.Contains(body, `data-api="/api/v1/kafka/share-groups/prod/workers/offsets"`) || strings.Contains(body, `value="shift"`) || strings.Contains(body, `value="group"`)) {
+			t.Errorf("%s: the dialog is not a share group's", tc.name)
+		}
+	}
+}
