@@ -1,6 +1,7 @@
 package kafka
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -59,7 +60,7 @@ func (s *ShareResets) Describe(ctx context.Context, group string) (offsets.Group
 	case !ok:
 		return offsets.GroupInfo{}, fmt.Errorf("describe share group %s: not in the answer", group)
 	case errors.Is(d.Err, kerr.GroupIDNotFound):
-		return offsets.GroupInfo{State: "Dead"}, nil
+		return offsets.GroupInfo{State: "Dead"}, s.notOtherGroup(ctx, group)
 	case d.Err != nil:
 		return offsets.GroupInfo{}, fmt.Errorf("describe share group %s: %w", group, d.Err)
 	}
@@ -68,6 +69,20 @@ func (s *ShareResets) Describe(ctx context.Context, group string) (offsets.Group
 		g.Members = append(g.Members, offsets.Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
 	}
 	return g, nil
+}
+
+// notOtherGroup fails when group, unknown as a share group, is a group
+// of another type (a consumer group): the broker would refuse its reset
+// at apply, and the plan would call it Dead.
+func (s *ShareResets) notOtherGroup(ctx context.Context, group string) error {
+	listed, err := s.adm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", err)
+	}
+	if g, ok := listed[group]; ok && g.GroupType != "share" {
+		return fmt.Errorf("%w: %s is a %s group, not a share group (reset it with --group, or on its group page)", offsets.ErrScope, group, cmp.Or(g.GroupType, "classic"))
+	}
+	return nil
 }
 
 // supported fails, naming the release, unless every broker offers

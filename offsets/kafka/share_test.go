@@ -136,6 +136,9 @@ func TestSharePlanEverySpec(t *testing.T) {
 			t.Errorf("%s: %v, want a refused spec", spec, err)
 		}
 	}
+	if _, err := e.plan("g", "earliest", "orders"); !errors.Is(err, offsets.ErrScope) || !strings.Contains(err.Error(), "not a share group") {
+		t.Errorf("a consumer group planned as a share group: %v", err)
+	}
 	if _, err := e.plan("no-such-share-group", "earliest"); !errors.Is(err, offsets.ErrScope) {
 		t.Errorf("a share group without start offsets and no topic: %v", err)
 	}

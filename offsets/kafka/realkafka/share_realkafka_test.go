@@ -199,6 +199,11 @@ func TestSharePlanMatchesShareGroupsTool(t *testing.T) {
 			t.Errorf("%s: %v, want refused", spec, err)
 		}
 	}
+	// A consumer group is no share group to reset.
+	e.share = e.g
+	if _, err := e.plan("earliest", e.topic); !errors.Is(err, offsets.ErrScope) || !strings.Contains(err.Error(), "not a share group") {
+		t.Errorf("consumer group %s planned as a share group: %v", e.g, err)
+	}
 }
 
 // TestShareApplyOnRealKafka applies plans to a share group on Kafka 4.4
