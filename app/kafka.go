@@ -40,9 +40,14 @@ var kafkaBroker = broker{
 				})
 			},
 			resets: func() ([]offsets.Broker, func(), error) {
-				return eachReset(clusters, func(kc *brokerkafka.Cluster) (*offsetskafka.Resets, error) {
-					return kafkaResets(kc, cfg.Kafka)
-				})
+				return joinResets(
+					func() ([]offsets.Broker, func(), error) {
+						return eachReset(clusters, func(kc *brokerkafka.Cluster) (*offsetskafka.Resets, error) {
+							return kafkaResets(kc, cfg.Kafka)
+						})
+					},
+					func() ([]offsets.Broker, func(), error) { return eachReset(clusters, offsetskafka.NewShare) },
+				)
 			},
 		}, nil
 	},

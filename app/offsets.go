@@ -22,7 +22,7 @@ import (
 // PlanOffsets plans an offset reset of a group of cluster, as
 // `queuewatch offsets plan` does. It changes nothing.
 func PlanOffsets(ctx context.Context, cfg *config.Config, cluster string, req offsets.Request) (offsets.Plan, error) {
-	b, closeAll, err := resetAccess(cfg, "", cluster)
+	b, closeAll, err := resetAccess(cfg, "", req.Kind, cluster)
 	if err != nil {
 		return offsets.Plan{}, err
 	}
@@ -41,7 +41,7 @@ func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, wh
 		return offsets.Receipt{}, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
 	}
 	defer func() { _ = store.Close() }()
-	b, closeAll, err := resetAccess(cfg, plan.Broker, plan.Cluster)
+	b, closeAll, err := resetAccess(cfg, plan.Broker, plan.Kind, plan.Cluster)
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
@@ -151,9 +151,10 @@ func (e notFound) Error() string { return string(e) }
 func (notFound) Is(target error) bool { return target == queue.ErrNotFound }
 
 // resetAccess is the offset-reset access of the configured cluster named
-// cluster, of broker brokerName (any broker with resets when ""). The
-// returned func closes it.
-func resetAccess(cfg *config.Config, brokerName, cluster string) (offsets.Broker, func(), error) {
+// cluster, of broker brokerName (any broker with resets when "") for groups
+// of kind (offsets.Kinded; "" for consumer groups). The returned func
+// closes it.
+func resetAccess(cfg *config.Config, brokerName, kind, cluster string) (offsets.Broker, func(), error) {
 	access, err := newBrokers(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -162,7 +163,7 @@ func resetAccess(cfg *config.Config, brokerName, cluster string) (offsets.Broker
 	if err != nil {
 		return nil, nil, err
 	}
-	b, err := pickReset(all, brokerName, cluster)
+	b, err := pickReset(all, brokerName, kind, cluster)
 	if err != nil {
 		closeAll()
 		return nil, nil, err
@@ -196,16 +197,19 @@ func allResets(access opened) ([]offsets.Broker, func(), error) {
 }
 
 // pickReset is the one of all that is cluster, of broker brokerName (any
-// broker when "").
-func pickReset(all []offsets.Broker, brokerName, cluster string) (offsets.Broker, error) {
+// broker when "") and for groups of kind.
+func pickReset(all []offsets.Broker, brokerName, kind, cluster string) (offsets.Broker, error) {
 	var found []offsets.Broker
 	for _, b := range all {
-		if b.Cluster() == cluster && (brokerName == "" || b.Broker() == brokerName) {
+		if b.Cluster() == cluster && (brokerName == "" || b.Broker() == brokerName) && offsets.KindOf(b) == kind {
 			found = append(found, b)
 		}
 	}
 	switch len(found) {
 	case 0:
+		if kind != "" {
+			return nil, fmt.Errorf("%w %q with %s group resets in the config (they are offered for Kafka clusters)", errNoCluster, cluster, kind)
+		}
 		return nil, fmt.Errorf("%w %q with offset resets in the config (resets are offered for Kafka and NATS clusters)", errNoCluster, cluster)
 	case 1:
 		return found[0], nil
@@ -241,7 +245,7 @@ func newResetService(access opened, store *audit.Store, reg prometheus.Registere
 
 // Plan plans req on cluster; it changes nothing.
 func (s *resetService) Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error) {
-	b, err := pickReset(s.all, "", cluster)
+	b, err := pickReset(s.all, "", req.Kind, cluster)
 	if err != nil {
 		return offsets.Plan{}, err
 	}
@@ -250,7 +254,7 @@ func (s *resetService) Plan(ctx context.Context, cluster string, req offsets.Req
 
 // Apply applies plan as who, recorded in the audit store and counted.
 func (s *resetService) Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error) {
-	b, err := pickReset(s.all, plan.Broker, plan.Cluster)
+	b, err := pickReset(s.all, plan.Broker, plan.Kind, plan.Cluster)
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
@@ -291,7 +295,7 @@ func eachReset[C any, R interface {
 // know their broker (a JetStream consumer's), so a Kafka and a NATS
 // cluster may share a name.
 func (s *resetService) PlanOn(ctx context.Context, brokerName, cluster string, req offsets.Request) (offsets.Plan, error) {
-	b, err := pickReset(s.all, brokerName, cluster)
+	b, err := pickReset(s.all, brokerName, req.Kind, cluster)
 	if err != nil {
 		return offsets.Plan{}, err
 	}
@@ -325,7 +329,7 @@ type pauseEntry struct {
 func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, who, action string,
 	do func(offsets.Pauser) (offsets.PauseState, error),
 ) (offsets.PauseState, error) {
-	b, err := pickReset(s.all, brokerName, cluster)
+	b, err := pickReset(s.all, brokerName, "", cluster)
 	if err != nil {
 		return offsets.PauseState{}, err
 	}
@@ -357,4 +361,27 @@ func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, wh
 		return st, fmt.Errorf("%w (and the failure was not recorded: %v)", err, aerr) //nolint:errorlint // only err is meant to match
 	}
 	return st, fmt.Errorf("%w: the %s took effect but was not recorded: %w", offsets.ErrAudit, action, aerr)
+}
+
+// joinResets builds the resets of each builder, for a broker that offers
+// more than one kind of group (Kafka: consumer and share groups); the
+// returned func closes them all.
+func joinResets(builders ...func() ([]offsets.Broker, func(), error)) ([]offsets.Broker, func(), error) {
+	var out []offsets.Broker
+	var closers []func()
+	closeAll := func() {
+		for _, c := range closers {
+			c()
+		}
+	}
+	for _, build := range builders {
+		bs, closeThem, err := build()
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		out = append(out, bs...)
+		closers = append(closers, closeThem)
+	}
+	return out, closeAll, nil
 }

@@ -229,7 +229,10 @@ func apply(ctx context.Context, b Broker, plan Plan, r *Receipt) error {
 	if plan.Cluster != b.Cluster() {
 		return fmt.Errorf("%w: it is for cluster %s, not %s", ErrPlanModified, plan.Cluster, b.Cluster())
 	}
-	if id := PlanID(plan.Cluster, plan.Group, plan.Partitions); id != plan.ID {
+	if plan.Kind != KindOf(b) {
+		return fmt.Errorf("%w: it is for a group of kind %q, not %q", ErrPlanModified, plan.Kind, KindOf(b))
+	}
+	if id := plan.identity(); id != plan.ID {
 		return fmt.Errorf("%w: its offsets hash to %s, not %s; re-plan rather than edit a plan", ErrPlanModified, id, plan.ID)
 	}
 	g, err := b.Describe(ctx, plan.Group)

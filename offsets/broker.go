@@ -114,7 +114,7 @@ func MakePlan(ctx context.Context, b Broker, req Request, now time.Time) (Plan, 
 		return Plan{}, fmt.Errorf("%w: %s sets one partition, and the scope has %d: name it with --topic T:P", ErrSpec, req.To, len(pos))
 	}
 	p := Plan{
-		Broker: b.Broker(), Cluster: b.Cluster(), Group: req.Group, GroupState: g.State, Members: g.Members,
+		Broker: b.Broker(), Cluster: b.Cluster(), Group: req.Group, Kind: KindOf(b), GroupState: g.State, Members: g.Members,
 		To: req.To, Topics: req.Topics, Created: now.UTC(), Partitions: make([]PartitionPlan, 0, len(pos)),
 	}
 	if p.Members == nil {

@@ -21,4 +21,9 @@
 // The package is broker-neutral: what to compute is decided here (Resolve,
 // Seal, Apply), a broker only reads and commits through the Broker
 // interface (offsets/kafka for Kafka consumer groups).
+//
+// A Broker may reset another kind of group than a consumer group
+// (Kinded): offsets/kafka's ShareResets moves a Kafka share group's
+// start offsets. Its plans say their Kind, are hashed under a header that
+// names it, and apply only through a Broker of the same kind.
 package offsets

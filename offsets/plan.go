@@ -17,6 +17,8 @@ type Request struct {
 	Group  string       `json:"group"`
 	To     Spec         `json:"to"`
 	Topics []TopicScope `json:"topics,omitempty"`
+	// Kind is the kind of group (KindShare), "" for a consumer group.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Member is a live member of a group, as the broker describes it.
@@ -246,6 +248,8 @@ type Plan struct {
 	// ApplyRefused says why apply will be refused if the group stays as it
 	// is now (it has members); empty when apply may proceed.
 	ApplyRefused string `json:"apply_refused,omitempty"`
+	// Kind is the kind of group (KindShare), absent for a consumer group.
+	Kind string `json:"kind,omitempty"`
 }
 
 // Seal sorts the partitions, sums the totals, gathers the warnings, says
@@ -272,7 +276,7 @@ func (p *Plan) Seal() {
 	if g := (GroupInfo{State: p.GroupState, Members: p.Members}); !g.Resettable() {
 		p.ApplyRefused = refusal(p.Group, g)
 	}
-	p.ID = PlanID(p.Cluster, p.Group, p.Partitions)
+	p.ID = p.identity()
 }
 
 // PlanID is the identity of a plan: the first 24 hex digits of the SHA-256
@@ -291,8 +295,13 @@ func (p *Plan) Seal() {
 // over the same offsets gives the same ID, and any change to the offsets
 // gives another.
 func PlanID(cluster, group string, parts []PartitionPlan) string {
+	return planHash("queuewatch offsets plan v1", cluster, group, parts)
+}
+
+// planHash is PlanID under another first line.
+func planHash(header, cluster, group string, parts []PartitionPlan) string {
 	h := sha256.New()
-	fmt.Fprintf(h, "queuewatch offsets plan v1\n%s\n%s\n", cluster, group)
+	fmt.Fprintf(h, "%s\n%s\n%s\n", header, cluster, group)
 	sorted := slices.SortedFunc(slices.Values(parts), func(a, b PartitionPlan) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})

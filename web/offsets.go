@@ -77,7 +77,10 @@ func groupParams(c echo.Context) (cluster, group string, err error) {
 	return cluster, group, nil
 }
 
-func (s *Server) apiOffsetsPlan(c echo.Context) error {
+func (s *Server) apiOffsetsPlan(c echo.Context) error { return s.offsetsPlan(c, "") }
+
+// offsetsPlan plans a reset of the path's group of kind (offsets.Kinded).
+func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	svc, err := s.resets()
 	if err != nil {
 		return err
@@ -94,6 +97,7 @@ func (s *Server) apiOffsetsPlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	req.Kind = kind
 	plan, err := s.planOffsets(c.Request().Context(), svc, cluster, req)
 	if err != nil {
 		return s.offsetsFail(c, err)
@@ -129,7 +133,10 @@ func (b planRequest) request(group string) (offsets.Request, error) {
 	return req, nil
 }
 
-func (s *Server) apiOffsetsApply(c echo.Context) error {
+func (s *Server) apiOffsetsApply(c echo.Context) error { return s.offsetsApply(c, "") }
+
+// offsetsApply applies a plan of the path's group of kind.
+func (s *Server) offsetsApply(c echo.Context, kind string) error {
 	svc, err := s.resets()
 	if err != nil {
 		return err
@@ -145,6 +152,10 @@ func (s *Server) apiOffsetsApply(c echo.Context) error {
 	plan, err := s.plans.get(body.PlanID, cluster, group, time.Now())
 	if err != nil {
 		return err
+	}
+	if plan.Kind != kind {
+		// A share group's plan under a consumer group's URL, or back.
+		return echo.NewHTTPError(http.StatusNotFound, "unknown plan_id for this group: re-plan")
 	}
 	r, err := s.applyOffsets(c.Request().Context(), svc, plan)
 	if err != nil {
@@ -316,6 +327,7 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 			}
 		} else if json.Unmarshal(r.Entry, &e) == nil {
 			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
+			v.Share = e.Plan.Kind == offsets.KindShare
 			v.Partitions = e.Plan.Totals.Changed
 			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
 			for _, p := range e.Receipt.Partitions {

@@ -365,6 +365,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(re.s, "GET", ol, billing+"/resets?limit=0", "", victor)
 	a.check(re.s, "GET", ol, billing+"/resets", "")
 	a.check(open, "GET", ol, "/api/v1/groups/prod/ok-group/offsets/resets", "")
+	checkShareResetsAPI(t, a)
 
 	// JetStream consumer resets and pauses, on a real nats-server.
 	checkConsumerActionsAPI(t, a, alice, victor)

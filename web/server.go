@@ -110,6 +110,7 @@ func New(opts Options) *Server {
 	s.routeDLQAPI(api)
 	s.routeOffsetsAPI(api)
 	s.routeConsumerActions(api)
+	s.routeShareOffsetsAPI(api)
 	return s
 }
 

@@ -8,6 +8,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
@@ -64,6 +65,8 @@ func (s *Server) shareGroupPage(c echo.Context) error {
 	d := components.ShareGroupData{
 		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		HistoryURL: shareHistoryURL(g), Range: chartRange(c),
+		CanReset: s.opts.Offsets != nil && hasRole(c.Request().Context(), config.RoleOperator),
+		ResetAPI: "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	if partial(c) {
 		return render(c, http.StatusOK, components.ShareGroupPartial(d))

@@ -19,6 +19,7 @@ import (
 
 const offsetsUsage = `Usage:
   queuewatch offsets plan  --config F --cluster C --group G --to SPEC [--topic T[:P[,P…]]]… [--out plan.json]
+  queuewatch offsets plan  --config F --cluster C --share-group G --to SPEC [--topic …]… [--out plan.json]
   queuewatch offsets apply --config F --plan plan.json
   queuewatch offsets log   --config F [--cluster C] [--group G] [--limit N]
 
@@ -32,6 +33,8 @@ data_dir, and log lists them newest first as JSON. SPEC is one of:
   shift:<±N>                  N records from the committed offset, e.g. shift:-1000
   offset:<N>                  offset N of one partition (name it with --topic T:P)
   group:<other group>         the other group's committed offsets, where it has them
+A Kafka share group (--share-group) has a start offset per partition instead of a
+committed offset: it takes earliest, latest, timestamp and offset, as kafka-share-groups does.
 `
 
 // offsetsCmd is `queuewatch offsets plan|apply`.
@@ -59,7 +62,8 @@ func offsetsPlan(args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("offsets plan", stderr)
 	path := fs.String("config", "queuewatch.yaml", "configuration file")
 	cluster := fs.String("cluster", "", "cluster name in the config; required")
-	group := fs.String("group", "", "consumer group to reset (on a NATS cluster a JetStream consumer, <stream>/<consumer>); required")
+	group := fs.String("group", "", "consumer group to reset (on a NATS cluster a JetStream consumer, <stream>/<consumer>); this or --share-group is required")
+	shareGroup := fs.String("share-group", "", "Kafka share group whose start offsets to reset, instead of --group")
 	to := fs.String("to", "", "where to move the group: earliest, latest, timestamp:<RFC 3339>, shift:<±N>, offset:<N> or group:<other>; required")
 	out := fs.String("out", "", "also write the plan to this file, for offsets apply")
 	timeout := fs.Duration("timeout", 30*time.Second, "give up on the brokers after this long")
@@ -68,17 +72,24 @@ func offsetsPlan(args []string, stdout, stderr io.Writer) error {
 	if err := parse(fs, args); err != nil {
 		return err
 	}
-	for _, f := range []struct{ name, v string }{{"--cluster", *cluster}, {"--group", *group}, {"--to", *to}} {
+	for _, f := range []struct{ name, v string }{{"--cluster", *cluster}, {"--group or --share-group", *group + *shareGroup}, {"--to", *to}} {
 		if f.v == "" {
 			fmt.Fprintf(stderr, "queuewatch offsets plan: %s is required\n\n%s", f.name, offsetsUsage)
 			return errUsage
 		}
+	}
+	if *group != "" && *shareGroup != "" {
+		fmt.Fprintf(stderr, "queuewatch offsets plan: give --group or --share-group, not both\n\n%s", offsetsUsage)
+		return errUsage
 	}
 	spec, err := offsets.ParseSpec(*to)
 	if err != nil {
 		return fmt.Errorf("--to: %w", err)
 	}
 	req := offsets.Request{Group: *group, To: spec}
+	if *shareGroup != "" {
+		req.Group, req.Kind = *shareGroup, offsets.KindShare
+	}
 	for _, t := range topics {
 		ts, err := offsets.ParseTopicScope(t)
 		if err != nil {
@@ -185,7 +196,7 @@ func offsetsLog(args []string, stdout, stderr io.Writer) error {
 
 // planTable writes the plan for people: a row per partition and the totals.
 func planTable(w io.Writer, p offsets.Plan) {
-	fmt.Fprintf(w, "plan %s: group %s on %s (%s, %d member(s)) to %s\n", p.ID, p.Group, p.Cluster, p.GroupState, len(p.Members), p.To)
+	fmt.Fprintf(w, "plan %s: %sgroup %s on %s (%s, %d member(s)) to %s\n", p.ID, kindPrefix(p.Kind), p.Group, p.Cluster, p.GroupState, len(p.Members), p.To)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "TOPIC\tPARTITION\tCURRENT\tTARGET\tΔ\tRE-PROCESS\tSKIP\tLAG AFTER\tTARGET TIME\t")
 	for _, pp := range p.Partitions {
@@ -224,4 +235,12 @@ func signed(o *int64) string {
 		return "-"
 	}
 	return fmt.Sprintf("%+d", *o)
+}
+
+// kindPrefix names a plan's kind of group before "group": "share group g".
+func kindPrefix(kind string) string {
+	if kind == "" {
+		return ""
+	}
+	return kind + " "
 }

@@ -11,6 +11,24 @@ type ResetView struct {
 	Error                 string
 	Partitions, Committed int
 	Reprocess, Skip       int64
+	// Share marks a Kafka share group's reset (its start offsets).
+	Share bool
+}
+
+// page is the reset group's page: a share group's or a consumer group's.
+func (r ResetView) page() string {
+	if r.Share {
+		return ShareGroupURL(r.Cluster, r.Group)
+	}
+	return GroupURL(r.Cluster, r.Group)
+}
+
+// kindNote tells a share group's reset from a consumer group's in the list.
+func (r ResetView) kindNote() string {
+	if r.Share {
+		return "share group · "
+	}
+	return ""
 }
 
 // resetGlyph is the result's shape, so the word is never colour alone.
@@ -45,8 +63,9 @@ type ResetForm struct {
 	Title, Name string
 	// Confirm is what the operator types to apply.
 	Confirm string
-	// Help is the form's first line.
-	Help string
+	// Help is the form's first line; Note, when set, what a reset means
+	// for this kind of reader.
+	Help, Note string
 	// Single hides the scope: the reader reads one log (a JetStream
 	// consumer its stream).
 	Single bool
@@ -56,7 +75,8 @@ type ResetForm struct {
 	Words    ResetWords
 }
 
-// ResetWords are a broker's names for the spec kinds.
+// ResetWords are a broker's names for the spec kinds; a kind without a
+// name is not offered.
 type ResetWords struct {
 	Earliest, Latest, Shift, Offset, Group string
 	// OffsetLabel labels the number an offset spec takes; Other the
@@ -69,20 +89,25 @@ type ResetWords struct {
 
 // groupResetForm is the dialog of a Kafka group.
 func groupResetForm(d GroupData) ResetForm {
-	f := ResetForm{
-		API: d.ResetAPI, Title: "Reset offsets of", Name: d.Group.Name, Confirm: d.Group.Name,
-		Help:     "A plan changes nothing: review it, then apply. Apply is refused while the group has members, and when its offsets moved since the plan.",
-		AllScope: "all topics",
+	f := kafkaResetForm(d.ResetAPI, d.Group.Name)
+	f.Title = "Reset offsets of"
+	f.Help = "A plan changes nothing: review it, then apply. Apply is refused while the group has members, and when its offsets moved since the plan."
+	for _, t := range d.Topics {
+		f.Topics = append(f.Topics, t.Topic)
+	}
+	return f
+}
+
+// kafkaResetForm is what every Kafka group's dialog says.
+func kafkaResetForm(api, group string) ResetForm {
+	return ResetForm{
+		API: api, Name: group, Confirm: group, AllScope: "all topics",
 		Words: ResetWords{
 			Earliest: "earliest (log start)", Latest: "latest (log end: skip the backlog)", Shift: "shift by N records",
 			Offset: "an offset (one partition)", Group: "another group's offsets", OffsetLabel: "Offset", Other: "Group to copy",
 			Topic: "topic", Before: "before", After: "after", Committed: "committed",
 		},
 	}
-	for _, t := range d.Topics {
-		f.Topics = append(f.Topics, t.Topic)
-	}
-	return f
 }
 
 // consumerResetForm is the dialog of a JetStream consumer.
@@ -99,4 +124,25 @@ func consumerResetForm(d NATSConsumerData) ResetForm {
 			Topic: "stream", Before: "next seq. now", After: "next seq. after", Committed: "next seq. read back",
 		},
 	}
+}
+
+// ShareResetNote is what a share group's reset means, shown in its form.
+const ShareResetNote = "A share group's reset moves its start offset: records before it count as done with. " +
+	"The broker also forgets what is in flight, so records acknowledged past the old start offset are delivered again when the new one is below it."
+
+// shareResetForm is the dialog of a Kafka share group: it has start
+// offsets, so only the specs kafka-share-groups offers (no shift, no copy
+// of another group).
+func shareResetForm(d ShareGroupData) ResetForm {
+	f := kafkaResetForm(d.ResetAPI, d.Group.Name)
+	f.Title = "Reset start offsets of share group"
+	f.Help = "A plan changes nothing: review it, then apply. Apply is refused while the group has members, and when its start offsets moved since the plan."
+	f.Note = ShareResetNote
+	f.Words.Shift, f.Words.Group = "", ""
+	for _, p := range d.Group.Partitions {
+		if n := len(f.Topics); n == 0 || f.Topics[n-1] != p.Topic {
+			f.Topics = append(f.Topics, p.Topic)
+		}
+	}
+	return f
 }

@@ -27,6 +27,11 @@ type ShareGroupData struct {
 	// time range.
 	HistoryURL string
 	Range      string
+	// CanReset offers "Reset start offsets…": the user is an operator and
+	// the server has offset resets.
+	CanReset bool
+	// ResetAPI is the group's offsets API, …/offsets (plan, apply).
+	ResetAPI string
 }
 
 // ShareGroupURL is the path of a Kafka share group's page.
