@@ -10,6 +10,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
+	collector "github.com/queuewatch/queuewatch/collectors/kafka"
+	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -72,7 +76,8 @@ func TestShareGroupDeliveryLimit(t *testing.T) {
 // errors.deadletterqueue.copy.record.enable; the topic's own config
 // errors.deadletterqueue.group.enable): a record rejected and one
 // archived at the delivery limit are written there with the broker's
-// __dlq.errors.* headers, so the README can say when Kafka keeps a copy.
+// __dlq.errors.* headers, so the README can say when Kafka keeps a copy;
+// queuewatch, told the topic is a DLQ (dlq_topics), shows both.
 func TestShareGroupDeadLetterTopic(t *testing.T) {
 	t.Parallel()
 	b := realBroker(t)
@@ -106,6 +111,20 @@ func TestShareGroupDeadLetterTopic(t *testing.T) {
 	}
 	if len(got) != 2 || !offsets["1"] || !offsets["2"] {
 		t.Errorf("%d dead letters, of offsets %v; want the 2 of offsets 1 and 2", len(got), offsets)
+	}
+
+	access, err := brokerkafka.New(config.Kafka{Name: "real", Brokers: []string{b.node.Addr()}, DLQTopics: []string{`dlq\..*`}},
+		config.DLQ{KafkaCursorGroup: config.DefaultKafkaCursorGroup})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := collector.New(collector.Options{Cluster: access, IncludeGroup: func(string) bool { return false }, DLQTopic: access.DLQTopic})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if d := kafkatest.FindDLQ(t, poll(t, s), dlq); d.Messages != 2 {
+		t.Errorf("queuewatch shows %s as %+v; want a DLQ of 2 messages", dlq, d)
 	}
 }
 
