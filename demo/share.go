@@ -2,6 +2,7 @@ package demo
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math/rand/v2"
 	"time"
@@ -32,7 +33,7 @@ func (d *Demo) runShareWorkers(ctx context.Context, log *slog.Logger) error {
 	start := time.Now()
 	errs := make(chan error, shareMembers)
 	for i := range shareMembers {
-		go func() { errs <- d.runShareWorker(ctx, log.With("member", i), start) }()
+		go func() { errs <- d.runShareWorker(ctx, log.With("member", i), fmt.Sprintf("fulfilment-worker-%d", i+1), start) }()
 	}
 	var first error
 	for range shareMembers {
@@ -47,8 +48,9 @@ func (d *Demo) runShareWorkers(ctx context.Context, log *slog.Logger) error {
 // rejects the poison ones (the broker archives them and keeps no copy)
 // and releases a few good ones for redelivery, at the rate of the
 // cycle's phase.
-func (d *Demo) runShareWorker(ctx context.Context, log *slog.Logger, start time.Time) error {
-	cl, err := d.newClient(log, kgo.ShareGroup(GroupFulfilmentShare), kgo.ConsumeTopics(TopicOrders), kgo.ShareMaxRecords(50))
+func (d *Demo) runShareWorker(ctx context.Context, log *slog.Logger, clientID string, start time.Time) error {
+	cl, err := d.newClient(log, kgo.ShareGroup(GroupFulfilmentShare), kgo.ConsumeTopics(TopicOrders),
+		kgo.ShareMaxRecords(50), kgo.ClientID(clientID))
 	if err != nil {
 		return err
 	}
