@@ -33,7 +33,9 @@ func (d *Demo) runShareWorkers(ctx context.Context, log *slog.Logger) error {
 	start := time.Now()
 	errs := make(chan error, shareMembers)
 	for i := range shareMembers {
-		go func() { errs <- d.runShareWorker(ctx, log.With("member", i), fmt.Sprintf("fulfilment-worker-%d", i+1), start) }()
+		go func() {
+			errs <- d.runShareWorker(ctx, log.With("member", i), fmt.Sprintf("fulfilment-worker-%d", i+1), start)
+		}()
 	}
 	var first error
 	for range shareMembers {

@@ -34,7 +34,7 @@ func TestShareWorkers(t *testing.T) {
 			}
 		}
 		if g.Err != nil || g.GroupState != "Stable" || len(g.Members) != shareMembers || assigned != 6 {
-			return fmt.Errorf("state %s, %d members, %d partitions assigned, err %v", g.GroupState, len(g.Members), assigned, g.Err)
+			return fmt.Errorf("state %s, %d members, %d partitions assigned, err %w", g.GroupState, len(g.Members), assigned, g.Err)
 		}
 		return nil
 	})
