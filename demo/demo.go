@@ -209,6 +209,7 @@ func (d *Demo) startServices(ctx context.Context) {
 	d.goService(ctx, GroupShipping848, d.runShipping848)
 	d.goService(ctx, LedgerTransactionalID, d.runLedgerWriter)
 	d.goService(ctx, GroupLedgerReader, d.runLedgerReader)
+	d.goService(ctx, GroupFulfilmentShare, d.runShareWorkers)
 }
 
 // newClient builds a kgo client for one service, logging kgo's warnings and

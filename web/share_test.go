@@ -88,7 +88,7 @@ func TestSharePage(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 	body := rec.Body.String()
-	for _, want := range []string{"share group", "Stable", "worker-1", "orders 0, 1", ">40<", ">7<", "Kafka keeps no copy of records", `data-chart="share"`, `data-url="/api/v1/kafka/share-groups/prod/workers/history"`} {
+	for _, want := range []string{"share group", "Stable", "worker-1", "orders 0, 1", ">40<", ">7<", "Kafka keeps no copy of records", "errors.deadletterqueue.topic.name", `data-chart="share"`, `data-url="/api/v1/kafka/share-groups/prod/workers/history"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("page lacks %q", want)
 		}

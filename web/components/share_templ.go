@@ -638,7 +638,7 @@ func shareHead(d ShareGroupData, oob bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</dd></div><div><dt>dead letters</dt><dd class=\"muted\" title=\"records rejected or past the delivery limit are archived by the broker\">none kept by Kafka</dd></div></dl>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 44, "</dd></div><div><dt>dead letters</dt><dd class=\"muted\" title=\"records rejected or past the delivery limit are archived by the broker; Kafka copies them only to a dead-letter topic configured for the group (Kafka 4.4, KIP-1191)\">archived, no copy kept</dd></div></dl>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
@@ -914,7 +914,7 @@ func shareDetails(d ShareGroupData, oob bool) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<h2>Dead letters</h2><p>Kafka keeps no copy of records a member rejects or that reach the delivery limit (<code>group.share.delivery.count.limit</code>): the broker archives them and the share group moves past them. They stay in the topic's log only until retention deletes them, and nothing marks which they were. To replay them, have the consumer write what it rejects to a dead-letter topic of its own; queuewatch then shows that topic under DLQs.</p></section>")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 76, "<h2>Dead letters</h2><p>Kafka keeps no copy of records a member rejects or that reach the delivery limit (<code>share.delivery.count.limit</code>, by default <code>group.share.delivery.count.limit</code>, 5): the broker archives them and the share group moves past them. They stay in the topic's log only until retention deletes them, and nothing marks which they were.</p><p>To keep them, give the group a dead-letter topic (Kafka 4.4, KIP-1191): the group config <code>errors.deadletterqueue.topic.name</code> names a topic starting with <code>dlq.</code> whose own config <code>errors.deadletterqueue.group.enable</code> is true, and the broker writes every archived record there with <code>__dlq.errors.*</code> headers (its value too with <code>errors.deadletterqueue.copy.record.enable</code>). Or have the consumer write what it rejects to a topic of its own. queuewatch shows either under DLQs when its name matches <code>dlq_topics</code>.</p></section>")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
