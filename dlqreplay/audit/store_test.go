@@ -155,7 +155,9 @@ func testDryRunCountsAndNoteKept(t *testing.T, e engine, db string) {
 // TestArchiveQueriesTakeAnyNumberOfIDs: a restore of an 800 KB list of
 // archive ids (more than SQLite's 32766 bound variables) reads and marks
 // them in batches instead of failing with "too many SQL variables".
-func TestArchiveQueriesTakeAnyNumberOfIDs(t *testing.T) { forEngines(t, testArchiveQueriesTakeAnyNumberOfIDs) }
+func TestArchiveQueriesTakeAnyNumberOfIDs(t *testing.T) {
+	forEngines(t, testArchiveQueriesTakeAnyNumberOfIDs)
+}
 
 func testArchiveQueriesTakeAnyNumberOfIDs(t *testing.T, e engine, db string) {
 	ctx := context.Background()
