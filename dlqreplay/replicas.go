@@ -17,6 +17,8 @@ import (
 type replicaStore interface {
 	// AcquireLease takes dlq's lease for job, or names the job holding it.
 	AcquireLease(ctx context.Context, dlq, job string) (holder string, ok bool, err error)
+	// LeaseHolder returns the job holding dlq's unexpired lease, or "".
+	LeaseHolder(ctx context.Context, dlq string) (string, error)
 	// RenewLeases extends job's leases by the TTL.
 	RenewLeases(ctx context.Context, job string) error
 	// ReleaseLeases gives up job's leases.
@@ -63,6 +65,23 @@ func (s *Service) lease(ctx context.Context, job string, ids []string) (func(), 
 		}
 	}
 	return release, nil
+}
+
+// heldElsewhere is a *ConflictError when a job of another replica holds
+// dlq's lease: browsing would compete with that job for its messages.
+func (s *Service) heldElsewhere(ctx context.Context, dlq string) error {
+	rs, ok := s.opts.Store.(replicaStore)
+	if !ok {
+		return nil
+	}
+	job, err := rs.LeaseHolder(ctx, dlq)
+	if err != nil {
+		return fmt.Errorf("browse %s: %w", dlq, err)
+	}
+	if job != "" {
+		return &ConflictError{DLQ: dlq, JobID: job}
+	}
+	return nil
 }
 
 // heartbeat runs with each progress flush of a running job: it renews

@@ -127,6 +127,9 @@ func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) 
 	if j != nil {
 		return Page{}, &ConflictError{DLQ: ref.ID(), JobID: j.info.ID}
 	}
+	if err := s.heldElsewhere(ctx, ref.ID()); err != nil {
+		return Page{}, err
+	}
 	p, err := b.Browse(ctx, ref, opts)
 	if err != nil {
 		return Page{}, fmt.Errorf("browse %s: %w", dlqID, err)

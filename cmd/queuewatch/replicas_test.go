@@ -27,7 +27,7 @@ const replicaLeaseTTL = 3 * time.Second
 // TestReplicasShareOneAuditStore runs two queuewatch processes on one
 // PostgreSQL audit store and a real RabbitMQ DLQ and drives both APIs: a
 // replay started on A shows its progress on B and is cancelled from B; B
-// answers 409 while A runs; A killed with SIGKILL mid-job is marked
+// answers 409 to a job or a browse while A runs; A killed with SIGKILL mid-job is marked
 // interrupted by B once its lease expired, and a new job on B then leaves
 // every message in the source queue (at most duplicated, none lost).
 func TestReplicasShareOneAuditStore(t *testing.T) {
@@ -56,6 +56,10 @@ func TestReplicasShareOneAuditStore(t *testing.T) {
 	// One job per DLQ across replicas.
 	if code, body := b.post(t, dlq, 40); code != http.StatusConflict || !strings.Contains(body, job) {
 		t.Errorf("second job on B while A runs: %d %s; want 409 naming %s", code, body, job)
+	}
+	// Browsing on B would compete with A's job for its messages.
+	if code, body := b.do(t, http.MethodGet, "/api/v1/dlqs/"+url.PathEscape(dlq)+"/messages", nil); code != http.StatusConflict || !strings.Contains(body, job) {
+		t.Errorf("browse on B while A runs: %d %s; want 409 naming %s", code, body, job)
 	}
 	// Cancelled from B.
 	asked := time.Now()

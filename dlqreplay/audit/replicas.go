@@ -142,6 +142,20 @@ func (s *Store) AcquireLease(ctx context.Context, dlq, job string) (holder strin
 	return holder, holder == job, nil
 }
 
+// LeaseHolder returns the job holding an unexpired lease on dlq, or "".
+func (s *Store) LeaseHolder(ctx context.Context, dlq string) (string, error) {
+	var job string
+	err := s.db.QueryRowContext(ctx, `SELECT job_id FROM dlq_leases WHERE dlq = ? AND expires >= ?`,
+		dlq, time.Now().UnixMilli()).Scan(&job)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("read the lease of %s: %w", dlq, err)
+	}
+	return job, nil
+}
+
 // RenewLeases extends every lease job holds by the TTL.
 func (s *Store) RenewLeases(ctx context.Context, job string) error {
 	if _, err := s.db.ExecContext(ctx, `UPDATE dlq_leases SET expires = ? WHERE job_id = ?`,

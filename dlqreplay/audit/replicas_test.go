@@ -31,6 +31,9 @@ func testLeasesHoldOneJobPerDLQ(t *testing.T, e engine, db string) {
 	if holder, ok, err := b.AcquireLease(ctx, dlq, "jb"); err != nil || ok || holder != "ja" {
 		t.Fatalf("b acquire while a holds = %q %v %v; want refused naming ja", holder, ok, err)
 	}
+	if holder, err := b.LeaseHolder(ctx, dlq); holder != "ja" || err != nil {
+		t.Fatalf("b sees holder %q %v; want ja", holder, err)
+	}
 	// Renewed past the TTL: still a's.
 	for range 3 {
 		time.Sleep(testLeaseTTL / 2)
@@ -43,6 +46,9 @@ func testLeasesHoldOneJobPerDLQ(t *testing.T, e engine, db string) {
 	}
 	if err := a.ReleaseLeases(ctx, "ja"); err != nil {
 		t.Fatal(err)
+	}
+	if holder, err := b.LeaseHolder(ctx, dlq); holder != "" || err != nil {
+		t.Fatalf("holder after release = %q %v", holder, err)
 	}
 	if _, ok, err := b.AcquireLease(ctx, dlq, "jb"); !ok || err != nil {
 		t.Fatalf("b after a released: %v %v", ok, err)
