@@ -53,6 +53,11 @@ func TestReplicasShareOneAuditStore(t *testing.T) {
 	if !b.listsJob(t, job) {
 		t.Errorf("B's audit log does not list A's job %s", job)
 	}
+	// B's replays page lists it as running, with its cancel button.
+	if code, page := b.do(t, http.MethodGet, "/replays", nil); code != http.StatusOK ||
+		!strings.Contains(page, `data-cancel="`+job+`"`) {
+		t.Errorf("B's /replays (%d) does not offer to cancel A's running job %s", code, job)
+	}
 	// One job per DLQ across replicas.
 	if code, body := b.post(t, dlq, 40); code != http.StatusConflict || !strings.Contains(body, job) {
 		t.Errorf("second job on B while A runs: %d %s; want 409 naming %s", code, body, job)
