@@ -42,6 +42,11 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 			errs = append(errs, err)
 		}
 	}
+	actx, cancel := context.WithTimeout(ctx, cfg.PollTimeout)
+	defer cancel()
+	if err := checkAudit(actx, cfg, w); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

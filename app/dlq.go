@@ -2,7 +2,6 @@ package app
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -13,7 +12,7 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// dlqService opens the audit store in data_dir and builds the DLQ browse and
+// dlqService opens the audit store (config audit) and builds the DLQ browse and
 // replay service over every configured cluster, through access. The
 // returned func stops running jobs (they settle: nothing in flight is
 // lost), then closes the backends' clients and, last, the store the jobs
@@ -27,9 +26,9 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 // opened, for serve to record offset resets in the same one (the returned
 // func closes it after the jobs).
 func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, *audit.Store, func(), error) {
-	store, err := audit.Open(ctx, cfg.DataDir)
+	store, err := openAudit(ctx, cfg)
 	if err != nil {
-		return nil, nil, nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+		return nil, nil, nil, err
 	}
 	for _, id := range store.Interrupted {
 		log.Warn("job was interrupted by a restart", "job", id)

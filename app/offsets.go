@@ -32,13 +32,13 @@ func PlanOffsets(ctx context.Context, cfg *config.Config, cluster string, req of
 
 // ApplyOffsets applies a plan, as `queuewatch offsets apply` does: refused
 // unless the group is Empty or Dead and every offset is still the plan's.
-// The apply is recorded in the audit store in data_dir whatever its
+// The apply is recorded in the audit store (config audit) whatever its
 // result; a store that cannot be opened refuses the apply, since a reset
 // nobody can trace afterwards is not one to make.
 func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, who string) (offsets.Receipt, error) {
-	store, err := audit.Open(ctx, cfg.DataDir)
+	store, err := openAudit(ctx, cfg)
 	if err != nil {
-		return offsets.Receipt{}, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+		return offsets.Receipt{}, err
 	}
 	defer func() { _ = store.Close() }()
 	b, closeAll, err := resetAccess(cfg, plan.Broker, plan.Kind, plan.Cluster)
@@ -50,12 +50,12 @@ func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, wh
 	return offsets.Apply(ctx, b, plan, offsets.ApplyOptions{Who: who, Audit: log, Lock: log})
 }
 
-// OffsetResets lists the newest limit applies recorded in data_dir's audit
+// OffsetResets lists the newest limit applies recorded in the audit
 // store, of one cluster's group (either may be "" for all).
 func OffsetResets(ctx context.Context, cfg *config.Config, cluster, group string, limit int) ([]audit.OffsetReset, error) {
-	store, err := audit.Open(ctx, cfg.DataDir)
+	store, err := openAudit(ctx, cfg)
 	if err != nil {
-		return nil, fmt.Errorf("audit store in %s: %w", cfg.DataDir, err)
+		return nil, err
 	}
 	defer func() { _ = store.Close() }()
 	return store.OffsetResets(ctx, cluster, group, limit)

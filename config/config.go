@@ -74,6 +74,7 @@ type Config struct {
 	DLQ      DLQ           `yaml:"dlq"`
 	Alerts   Alerts        `yaml:"alerts"`
 	Auth     Auth          `yaml:"auth"`
+	Audit    Audit         `yaml:"audit"`
 
 	// file is where the config came from, for errors reported after Parse.
 	file string
@@ -259,6 +260,7 @@ func Default() *Config {
 			StaleAfter:       5 * time.Minute,
 			Outbox:           defaultOutboxAlerts,
 		},
+		Audit: Audit{Driver: AuditSQLite, LeaseTTL: DefaultAuditLeaseTTL},
 		Auth: Auth{
 			Mode: AuthNone,
 			Proxy: Proxy{

@@ -96,3 +96,20 @@ kafka:
 		t.Errorf("flow error = %v, want %s", err, want)
 	}
 }
+
+// TestAuditDSNFromEnvironment: the shared audit store's password comes
+// from the environment, and the store defaults to SQLite in data_dir.
+func TestAuditDSNFromEnvironment(t *testing.T) {
+	t.Setenv("QW_TEST_AUDIT_PASSWORD", "s3cret")
+	c, err := Parse([]byte("kafka: [{name: prod, brokers: [kafka:9092]}]\naudit:\n  driver: postgres\n  dsn: postgres://qw:${QW_TEST_AUDIT_PASSWORD}@db:5432/qw\n"), "q.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Audit.DSN != "postgres://qw:s3cret@db:5432/qw" || c.Audit.LeaseTTL != DefaultAuditLeaseTTL {
+		t.Errorf("audit = %+v", c.Audit)
+	}
+	c, err = Parse([]byte("kafka: [{name: prod, brokers: [kafka:9092]}]\n"), "q.yml")
+	if err != nil || c.Audit.Driver != AuditSQLite || c.Audit.DSN != "" {
+		t.Errorf("default audit = %+v, %v", c.Audit, err)
+	}
+}

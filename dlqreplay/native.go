@@ -152,7 +152,7 @@ func (s *Service) startNative(ctx context.Context, ref Ref, b Backend, req Reque
 		Selection: req.Selection, Target: req.Target, State: StateRunning, Created: time.Now(), Note: nativeNote,
 	}
 	j := newJob(info)
-	release, err := s.hold(j, ref.ID())
+	release, err := s.hold(ctx, j, ref.ID())
 	if err != nil {
 		return Job{}, err
 	}

@@ -109,7 +109,7 @@ func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, e
 	info.Progress.ToMove = int64(len(msgs))
 	info.Progress.Remaining = info.Progress.ToMove // until the first outcome recounts it
 	j := newJob(info)
-	release, err := s.hold(j, archiveDLQs(msgs)...)
+	release, err := s.hold(ctx, j, archiveDLQs(msgs)...)
 	if err != nil {
 		return nil, err
 	}

@@ -55,6 +55,9 @@ type Service struct {
 
 	cmu      sync.Mutex
 	counters map[ReplayedKey]int64
+
+	stopReap  chan struct{} // closed by Close: the stale-job reaper stops
+	closeOnce sync.Once
 }
 
 // New builds a Service.
@@ -74,6 +77,7 @@ func New(opts Options) (*Service, error) {
 	s := &Service{
 		opts: opts, log: opts.Logger, backends: map[string]Backend{},
 		running: map[string]*job{}, jobs: map[string]*job{}, counters: map[ReplayedKey]int64{},
+		stopReap: make(chan struct{}),
 	}
 	for _, b := range opts.Backends {
 		k := backendKey(b.Broker(), b.Cluster())
@@ -81,6 +85,9 @@ func New(opts Options) (*Service, error) {
 			return nil, fmt.Errorf("dlqreplay: two backends for %s", k)
 		}
 		s.backends[k] = b
+	}
+	if rs, ok := opts.Store.(replicaStore); ok {
+		go s.reap(rs, s.stopReap)
 	}
 	return s, nil
 }
@@ -119,6 +126,9 @@ func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) 
 	s.mu.Unlock()
 	if j != nil {
 		return Page{}, &ConflictError{DLQ: ref.ID(), JobID: j.info.ID}
+	}
+	if err := s.heldElsewhere(ctx, ref.ID()); err != nil {
+		return Page{}, err
 	}
 	p, err := b.Browse(ctx, ref, opts)
 	if err != nil {
@@ -227,7 +237,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	j := newJob(info)
 	j.counts = func(o Outcome) { s.count(ref, o) }
 
-	release, err := s.hold(j, ref.ID())
+	release, err := s.hold(ctx, j, ref.ID())
 	if err != nil {
 		return Job{}, err
 	}
@@ -260,10 +270,25 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	return j.snapshot(), nil
 }
 
-// hold takes the in-process lock of every DLQ in ids for j, all or none:
-// a DLQ another job holds is a *ConflictError naming that job. The
-// returned func releases them.
-func (s *Service) hold(j *job, ids ...string) (func(), error) {
+// hold takes the in-process lock of every DLQ in ids for j, then the
+// shared store's leases on them (see lease), all or none: a DLQ another
+// job holds is a *ConflictError naming that job. The returned func
+// releases them.
+func (s *Service) hold(ctx context.Context, j *job, ids ...string) (func(), error) {
+	unlock, err := s.holdLocal(j, ids)
+	if err != nil {
+		return nil, err
+	}
+	unlease, err := s.lease(ctx, j.info.ID, ids)
+	if err != nil {
+		unlock()
+		return nil, err
+	}
+	return func() { unlease(); unlock() }, nil
+}
+
+// holdLocal takes the in-process lock of every DLQ in ids for j.
+func (s *Service) holdLocal(j *job, ids []string) (func(), error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for _, id := range ids {
@@ -338,7 +363,7 @@ func (s *Service) execute(ctx context.Context, j *job, run func(context.Context)
 			case <-stop:
 				return
 			case <-t.C:
-				s.flush(j)
+				s.heartbeat(j, s.flushErr(j))
 			}
 		}
 	}()
@@ -366,8 +391,12 @@ func (s *Service) execute(ctx context.Context, j *job, run func(context.Context)
 	return ok
 }
 
-// flush writes the job's counts and new outcomes to the audit store.
-func (s *Service) flush(j *job) bool {
+// flush writes the job's counts and new outcomes to the audit store and
+// reports whether it could.
+func (s *Service) flush(j *job) bool { return s.flushErr(j) == nil }
+
+// flushErr is flush, saying why it failed.
+func (s *Service) flushErr(j *job) error {
 	j.mu.Lock()
 	info, first := j.info, j.flushed
 	pending := append([]Outcome(nil), j.outcomes[first:]...)
@@ -376,12 +405,12 @@ func (s *Service) flush(j *job) bool {
 	defer cancel()
 	if err := s.opts.Store.UpdateJob(ctx, info, first, pending); err != nil {
 		s.log.Error("write job progress to the audit store", "job", info.ID, "err", err)
-		return false
+		return err
 	}
 	j.mu.Lock()
 	j.flushed = first + len(pending)
 	j.mu.Unlock()
-	return true
+	return nil
 }
 
 // Run starts a job and waits for it: the CLI's path, and the one for dry
@@ -458,13 +487,15 @@ func (s *Service) Receipt(ctx context.Context, id string) (Receipt, error) {
 }
 
 // Cancel stops a running job: no new message is taken, messages in flight
-// are settled (confirmed copies acked, the rest left in the DLQ).
+// are settled (confirmed copies acked, the rest left in the DLQ). A job
+// another replica runs is flagged in the shared store; its owner cancels
+// it at its next progress flush (FlushInterval, 500ms by default).
 func (s *Service) Cancel(id string) error {
 	s.mu.Lock()
 	j := s.jobs[id]
 	s.mu.Unlock()
 	if j == nil {
-		return fmt.Errorf("job %s: %w", id, ErrJobNotFound)
+		return s.cancelElsewhere(id)
 	}
 	j.cancel()
 	return nil
@@ -493,6 +524,7 @@ func (s *Service) Jobs(ctx context.Context, dlqID string, limit int) ([]Job, err
 
 // Close cancels running jobs and waits for them to settle.
 func (s *Service) Close() {
+	s.closeOnce.Do(func() { close(s.stopReap) })
 	s.mu.Lock()
 	for _, j := range s.running {
 		j.cancel()

@@ -7,7 +7,7 @@ import "context"
 // types. The Service writes a job before its first message moves and
 // removes nothing from a DLQ before Archive returned, so a Store must have
 // made a write durable when the call returns. dlqreplay/audit implements
-// it with SQLite; the Service needs nothing else from it.
+// it with SQLite or PostgreSQL; the Service needs nothing else from it.
 type Store interface {
 	// CreateJob records a job before it starts.
 	CreateJob(ctx context.Context, j Job) error

@@ -30,6 +30,10 @@ var (
 	ErrDeliveryLimit = errors.New("browsing would spend the queue's delivery limit")
 	// ErrJobNotFound: no job or archive entry has that ID (404).
 	ErrJobNotFound = errors.New("job not found")
+	// ErrLeaseLost: a shared Store no longer holds the job as running:
+	// another replica found it stopped heartbeating and marked it
+	// interrupted, so another job may hold its DLQ now. The job stops.
+	ErrLeaseLost = errors.New("job was marked interrupted by another replica")
 )
 
 // ConflictError is ErrJobRunning with the job that holds the DLQ. JobID is

@@ -27,16 +27,26 @@
 // Migrations only add: a released migration is never edited, and a change
 // is a new version at the end of the list.
 //
-// # A second engine
+// # Two engines
 //
 // Versions are engine-neutral: version N means the same tables and columns
-// in every engine. A PostgreSQL store would be a second type implementing
-// dlqreplay.Store with the same migration runner and its own SQL per
-// version, where SQLite's dialect differs: BIGINT for the millisecond
-// timestamps (INTEGER is 32-bit there), BYTEA for BLOB, an identity column
-// for AUTOINCREMENT, BOOLEAN for the flags, $n placeholders for ?, and a
-// pg_advisory_xact_lock instead of _txlock=immediate. The queries are
-// otherwise written to run on both: INSERT … ON CONFLICT DO UPDATE, INSERT
-// … RETURNING, and no SQLite-only functions. The pre-versions check reads
-// sqlite_master and has no PostgreSQL counterpart to need.
+// in SQLite (Open, data_dir, one process) and PostgreSQL (OpenPostgres,
+// shared by replicas). There is one migration list; a step carries
+// PostgreSQL's SQL (migration.pg) only where the dialects differ: BIGINT
+// for the millisecond timestamps, BYTEA for BLOB, an identity column for
+// AUTOINCREMENT, BOOLEAN for the flags. Queries are written once with ?
+// placeholders (conn rewrites them to $n) and run on both: INSERT … ON
+// CONFLICT DO UPDATE, … RETURNING, TRUE/FALSE, no engine-only functions.
+// PostgreSQL migrations take pg_advisory_xact_lock instead of
+// _txlock=immediate; the pre-versions check reads sqlite_master and has
+// no PostgreSQL counterpart to need.
+//
+// # Replicas
+//
+// replicas.go holds what several replicas need: a heartbeat written with
+// every progress flush (a job's owner is the replica that created it), a
+// cancel flag the owner polls, a lease row per DLQ, and InterruptStale,
+// which marks interrupted the jobs whose heartbeat is older than the lease
+// TTL. A flush on a job another replica marked interrupted fails with
+// dlqreplay.ErrLeaseLost, so its owner stops it.
 package audit

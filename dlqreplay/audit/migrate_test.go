@@ -101,12 +101,13 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	defer func() { _ = s.Close() }()
 	// Recorded as version 1 as it stood, then upgraded by the later
 	// migrations (which add columns to the jobs and archive tables, and
-	// the offset_resets table of version 6 and the leases of version 7).
-	if v := applied(t, s.db); len(v) != len(migrations) || v[1] == 0 {
+	// the offset_resets table of version 6, the reset leases of version 7
+	// and the replica tables of version 8).
+	if v := applied(t, s.db.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
-	after := schemaSQL(t, s.db)
-	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases"} {
+	after := schemaSQL(t, s.db.db)
+	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases", "dlq_leases", "dlq_leases_job"} {
 		if after[added] == "" {
 			t.Errorf("no %s after the upgrade", added)
 		}
@@ -205,7 +206,7 @@ func TestOpenFreshStoreAppliesEveryMigration(t *testing.T) {
 	dir := t.TempDir()
 	s := mustOpen(t, dir, migrations)
 	defer func() { _ = s.Close() }()
-	v := applied(t, s.db)
+	v := applied(t, s.db.db)
 	if len(v) != len(migrations) {
 		t.Fatalf("schema_migrations = %v, want %d versions", v, len(migrations))
 	}
@@ -214,7 +215,7 @@ func TestOpenFreshStoreAppliesEveryMigration(t *testing.T) {
 			t.Errorf("version %d (%s) not recorded", m.version, m.what)
 		}
 	}
-	objs := schemaSQL(t, s.db)
+	objs := schemaSQL(t, s.db.db)
 	for _, name := range []string{"jobs", "outcomes", "archive", "jobs_dlq", "outcomes_msg", "archive_dlq"} {
 		if objs[name] == "" {
 			t.Errorf("%s missing", name)
@@ -234,7 +235,7 @@ func TestOpenAppliesNewMigrationsOnceInOrder(t *testing.T) {
 	if err := s.CreateJob(ctx, j); err != nil {
 		t.Fatal(err)
 	}
-	v1 := applied(t, s.db)
+	v1 := applied(t, s.db.db)
 	_ = s.Close()
 
 	next := probe
@@ -242,9 +243,9 @@ func TestOpenAppliesNewMigrationsOnceInOrder(t *testing.T) {
 	ms := append(slices.Clone(migrations), next)
 	for range 3 {
 		s := mustOpen(t, dir, ms)
-		v := applied(t, s.db)
+		v := applied(t, s.db.db)
 		var runs int
-		if err := s.db.QueryRow(`SELECT COUNT(*) FROM probe`).Scan(&runs); err != nil {
+		if err := s.db.db.QueryRow(`SELECT COUNT(*) FROM probe`).Scan(&runs); err != nil {
 			t.Fatal(err)
 		}
 		if runs != 1 || len(v) != next.version || v[1] != v1[1] || v[next.version] == 0 {
@@ -306,10 +307,10 @@ func TestOpenCompletesAPartialPreVersionsStore(t *testing.T) {
 	_ = db.Close()
 	s := mustOpen(t, dir, migrations)
 	defer func() { _ = s.Close() }()
-	if _, ok := schemaSQL(t, s.db)["archive"]; !ok {
+	if _, ok := schemaSQL(t, s.db.db)["archive"]; !ok {
 		t.Fatal("archive table missing")
 	}
-	if v := applied(t, s.db); len(v) != len(migrations) {
+	if v := applied(t, s.db.db); len(v) != len(migrations) {
 		t.Fatalf("schema_migrations = %v", v)
 	}
 }
@@ -335,7 +336,7 @@ func TestOpenDoesNotRerunVersion1OnPreVersionsStore(t *testing.T) {
 	poisoned := []migration{{version: 1, what: "must not run", sql: `INSERT INTO nosuch VALUES (1)`}}
 	s := mustOpen(t, dir, poisoned)
 	defer func() { _ = s.Close() }()
-	if v := applied(t, s.db); len(v) != 1 || v[1] == 0 {
+	if v := applied(t, s.db.db); len(v) != 1 || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v", v)
 	}
 	if _, err := open(context.Background(), t.TempDir(), poisoned); err == nil {
@@ -383,13 +384,13 @@ func TestApplySkipsAMigrationAnotherProcessApplied(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer func() { _ = db.Close() }()
-		if v, err := baseline(ctx, db, probe.version); err != nil || v != 1 {
+		if v, err := baseline(ctx, conn{db: db}, probe.version); err != nil || v != 1 {
 			t.Fatalf("baseline = %d, %v", v, err)
 		}
 		dbs[i] = db
 	}
 	for _, db := range dbs {
-		if err := apply(ctx, db, probe); err != nil {
+		if err := apply(ctx, conn{db: db}, probe); err != nil {
 			t.Fatal(err)
 		}
 	}

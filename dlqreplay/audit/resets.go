@@ -28,13 +28,15 @@ func (s *Store) RecordOffsetReset(ctx context.Context, r OffsetReset) (int64, er
 	if !json.Valid(r.Entry) {
 		return 0, fmt.Errorf("record offset reset of %s/%s: entry is not JSON", r.Cluster, r.Group)
 	}
-	res, err := s.db.ExecContext(ctx, `INSERT INTO offset_resets (at, who, broker, cluster, grp, plan_id, result, entry)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.At.UnixMilli(), r.Who, r.Broker, r.Cluster, r.Group, r.PlanID, r.Result, string(r.Entry))
+	// RETURNING rather than LastInsertId, which pgx does not have.
+	var id int64
+	err := s.db.QueryRowContext(ctx, `INSERT INTO offset_resets (at, who, broker, cluster, grp, plan_id, result, entry)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?) RETURNING id`,
+		r.At.UnixMilli(), r.Who, r.Broker, r.Cluster, r.Group, r.PlanID, r.Result, string(r.Entry)).Scan(&id)
 	if err != nil {
 		return 0, fmt.Errorf("record offset reset of %s/%s: %w", r.Cluster, r.Group, err)
 	}
-	return res.LastInsertId()
+	return id, nil
 }
 
 // OffsetResets lists the newest limit resets, newest first, of one

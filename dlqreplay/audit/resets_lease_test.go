@@ -11,14 +11,17 @@ import (
 	"time"
 )
 
-// TestOffsetResetLease: two Stores on one file (two processes sharing a
-// data_dir) hold a group's lease one at a time; a holder renews its own,
+// TestOffsetResetLease: two Stores on one database (two processes sharing
+// a data_dir, or two replicas on one PostgreSQL) hold a group's lease one at a time; a holder renews its own,
 // another group is free, a release frees it, and an expired lease is taken
 // over.
 func TestOffsetResetLease(t *testing.T) {
+	forEngines(t, testOffsetResetLease)
+}
+
+func testOffsetResetLease(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	a, b := mustOpen(t, dir, migrations), mustOpen(t, dir, migrations)
+	a, b := e.open(t, db), e.open(t, db)
 	defer func() { _ = a.Close(); _ = b.Close() }()
 	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	const ttl = 30 * time.Second
@@ -68,12 +71,15 @@ func TestOffsetResetLease(t *testing.T) {
 	}
 }
 
-// TestOffsetResetLeaseRace: many holders on two Stores of one file race
-// for one group's lease at the same instant; exactly one wins.
+// TestOffsetResetLeaseRace: many holders on two Stores of one database
+// race for one group's lease at the same instant; exactly one wins.
 func TestOffsetResetLeaseRace(t *testing.T) {
+	forEngines(t, testOffsetResetLeaseRace)
+}
+
+func testOffsetResetLeaseRace(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	stores := []*Store{mustOpen(t, dir, migrations), mustOpen(t, dir, migrations)}
+	stores := []*Store{e.open(t, db), e.open(t, db)}
 	defer func() { _ = stores[0].Close(); _ = stores[1].Close() }()
 	now := time.Now()
 	for round := range 20 {

@@ -10,10 +10,11 @@ import (
 // TestOffsetResets: resets are kept in order with their JSON entry as given,
 // listed newest first and filtered by cluster and group, and survive a
 // reopen (the CLI writes, a server reads).
-func TestOffsetResets(t *testing.T) {
+func TestOffsetResets(t *testing.T) { forEngines(t, testOffsetResets) }
+
+func testOffsetResets(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s := mustOpen(t, dir, migrations)
+	s := e.open(t, db)
 	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	for i, r := range []OffsetReset{
 		{Who: "cli:alice", Cluster: "prod", Group: "billing", PlanID: "a1", Result: "ok", Entry: json.RawMessage(`{"plan":{"group":"billing"}}`)},
@@ -31,7 +32,7 @@ func TestOffsetResets(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s = mustOpen(t, dir, migrations)
+	s = e.open(t, db)
 	defer func() { _ = s.Close() }()
 	all, err := s.OffsetResets(ctx, "", "", 0)
 	if err != nil || len(all) != 3 || all[0].PlanID != "c3" || all[2].PlanID != "a1" {
@@ -49,9 +50,11 @@ func TestOffsetResets(t *testing.T) {
 
 // TestFinishOffsetReset: a reset recorded as applying before its commit
 // reads back with its end result and entry once finished.
-func TestFinishOffsetReset(t *testing.T) {
+func TestFinishOffsetReset(t *testing.T) { forEngines(t, testFinishOffsetReset) }
+
+func testFinishOffsetReset(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	s := mustOpen(t, t.TempDir(), migrations)
+	s := e.open(t, db)
 	defer func() { _ = s.Close() }()
 	at := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	id, err := s.RecordOffsetReset(ctx, OffsetReset{At: at, Who: "cli:alice", Broker: "kafka", Cluster: "prod", Group: "billing", PlanID: "a1", Result: "applying", Entry: json.RawMessage(`{}`)})

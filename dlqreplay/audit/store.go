@@ -27,9 +27,14 @@ const FileName = "queuewatch-audit.db"
 
 // Store is the audit database. It is safe for concurrent use.
 type Store struct {
-	db *sql.DB
-	// Interrupted lists the jobs found running when the store was opened.
+	db conn
+	// Interrupted lists the jobs found running when the store was opened:
+	// on SQLite every running job (the store is this process's alone), on
+	// PostgreSQL those whose owner stopped heartbeating (see replicas.go).
 	Interrupted []string
+
+	replica  string
+	leaseTTL time.Duration
 }
 
 var _ dlqreplay.Store = (*Store)(nil)
@@ -55,8 +60,8 @@ func open(ctx context.Context, dir string, ms []migration) (*Store, error) {
 		_ = db.Close()
 		return nil, fmt.Errorf("open audit store %s: %w", path, err)
 	}
-	s := &Store{db: db}
-	if err := migrate(ctx, db, ms); err != nil {
+	s := &Store{db: conn{db: db}, replica: newReplicaID(), leaseTTL: DefaultLeaseTTL}
+	if err := migrate(ctx, s.db, ms); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("schema of %s: %w", path, err)
 	}
@@ -103,6 +108,13 @@ func connect(ctx context.Context, db *sql.DB) error {
 }
 
 func (s *Store) markInterrupted(ctx context.Context) error {
+	if s.db.pg {
+		// Other replicas' jobs run on: only a job whose owner stopped
+		// heartbeating was interrupted.
+		ids, err := s.InterruptStale(ctx)
+		s.Interrupted = ids
+		return err
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id FROM jobs WHERE state = ?`, string(dlqreplay.StateRunning))
 	if err != nil {
 		return fmt.Errorf("find interrupted jobs: %w", err)
@@ -126,7 +138,7 @@ func (s *Store) markInterrupted(ctx context.Context) error {
 }
 
 // Close closes the database.
-func (s *Store) Close() error { return s.db.Close() }
+func (s *Store) Close() error { return s.db.db.Close() }
 
 // CreateJob records a job before it starts. Selection and Target are
 // kept as their JSON.
@@ -135,9 +147,10 @@ func (s *Store) CreateJob(ctx context.Context, j dlqreplay.Job) error {
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, target, state, created)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.DLQ, string(j.Action), string(j.Mode), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli())
+	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, target, state, created, owner, heartbeat)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.DLQ, string(j.Action), string(j.Mode), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli(),
+		s.replica, time.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("record job %s: %w", j.ID, err)
 	}
@@ -159,7 +172,7 @@ func jobJSON(j dlqreplay.Job) (sel, tgt string, err error) {
 // UpdateJob stores a job's counts, state and error, and appends outcomes
 // numbered from firstSeq, in one transaction.
 func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, outcomes []dlqreplay.Outcome) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
 	}
@@ -169,11 +182,18 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 		finished = j.Finished.UnixMilli()
 	}
 	p := j.Progress
-	if _, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, note = ?, finished = ?, depth = ?, to_move = ?,
-		moved = ?, would_move = ?, failed = ?, skipped = ?, remaining = ?, duplicates = ? WHERE id = ?`,
+	// A job another replica marked interrupted stays so: its owner lost
+	// its lease, and the job must stop rather than write over the verdict.
+	res, err := tx.ExecContext(ctx, `UPDATE jobs SET state = ?, error = ?, note = ?, finished = ?, depth = ?, to_move = ?,
+		moved = ?, would_move = ?, failed = ?, skipped = ?, remaining = ?, duplicates = ?, heartbeat = ?
+		WHERE id = ? AND state <> ?`,
 		string(j.State), j.Error, j.Note, finished, p.Depth, p.ToMove, p.Moved, p.WouldMove, p.Failed, p.Skipped,
-		p.Remaining, p.Duplicates, j.ID); err != nil {
+		p.Remaining, p.Duplicates, time.Now().UnixMilli(), j.ID, string(dlqreplay.StateInterrupted))
+	if err != nil {
 		return fmt.Errorf("update job %s: %w", j.ID, err)
+	}
+	if n, err := res.RowsAffected(); err == nil && n == 0 {
+		return fmt.Errorf("update job %s: %w", j.ID, dlqreplay.ErrLeaseLost)
 	}
 	if len(outcomes) > 0 {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO outcomes
@@ -376,13 +396,13 @@ func parseHeaders(s string) ([]queue.Header, error) {
 // Archive saves messages before they are deleted, in one transaction, and
 // returns their archive ids. ArchivedAt is the time of the call.
 func (s *Store) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64, error) {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
 	defer func() { _ = tx.Rollback() }() // a no-op after Commit
 	st, err := tx.PrepareContext(ctx, `INSERT INTO archive (job_id, dlq, message_id, archived_at, properties, headers, key, body, deleted, restore_id)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, 0, ?) RETURNING id`)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, FALSE, ?) RETURNING id`)
 	if err != nil {
 		return nil, fmt.Errorf("archive messages: %w", err)
 	}
@@ -514,7 +534,7 @@ func scanArchived(rows *sql.Rows) (dlqreplay.Archived, error) {
 
 // MarkDeleted records that archived messages were removed from their DLQ.
 func (s *Store) MarkDeleted(ctx context.Context, ids []int64) error {
-	if err := s.updateIDs(ctx, `UPDATE archive SET deleted = 1`, nil, ids); err != nil {
+	if err := s.updateIDs(ctx, `UPDATE archive SET deleted = TRUE`, nil, ids); err != nil {
 		return fmt.Errorf("mark deleted: %w", err)
 	}
 	return nil
@@ -534,7 +554,7 @@ func (s *Store) updateIDs(ctx context.Context, update string, args []any, ids []
 	if len(ids) == 0 {
 		return nil
 	}
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.db.BeginTx(ctx)
 	if err != nil {
 		return err
 	}

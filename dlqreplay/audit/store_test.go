@@ -11,13 +11,11 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-func TestStoreSurvivesRestart(t *testing.T) {
+func TestStoreSurvivesRestart(t *testing.T) { forEngines(t, testStoreSurvivesRestart) }
+
+func testStoreSurvivesRestart(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.open(t, db)
 	running := dlqreplay.Job{
 		ID: "j1", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, Who: "ann",
 		State: dlqreplay.StateRunning, Selection: dlqreplay.Selection{All: true}, Created: time.Now(),
@@ -54,11 +52,9 @@ func TestStoreSurvivesRestart(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
+	time.Sleep(e.crash)
 
-	s, err = Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = e.open(t, db)
 	defer func() { _ = s.Close() }()
 	if len(s.Interrupted) != 1 || s.Interrupted[0] != "j1" {
 		t.Fatalf("interrupted = %v", s.Interrupted)
@@ -102,12 +98,11 @@ func TestStoreSurvivesRestart(t *testing.T) {
 // TestUpdateJobRetriesOutcomes: a flush that is retried with the same
 // sequence numbers replaces what an earlier attempt stored instead of
 // failing or duplicating it.
-func TestUpdateJobRetriesOutcomes(t *testing.T) {
+func TestUpdateJobRetriesOutcomes(t *testing.T) { forEngines(t, testUpdateJobRetriesOutcomes) }
+
+func testUpdateJobRetriesOutcomes(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.open(t, db)
 	defer func() { _ = s.Close() }()
 	j := dlqreplay.Job{ID: "j", DLQ: "kafka:c::t.DLT", Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now()}
 	if err := s.CreateJob(ctx, j); err != nil {
@@ -129,13 +124,11 @@ func TestUpdateJobRetriesOutcomes(t *testing.T) {
 
 // TestDryRunCountsAndNoteKept: what a dry run would move and its note
 // (schema version 2) come back from the store as the job reported them.
-func TestDryRunCountsAndNoteKept(t *testing.T) {
+func TestDryRunCountsAndNoteKept(t *testing.T) { forEngines(t, testDryRunCountsAndNoteKept) }
+
+func testDryRunCountsAndNoteKept(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	dir := t.TempDir()
-	s, err := Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.open(t, db)
 	j := dlqreplay.Job{
 		ID: "dry", DLQ: "rabbitmq:c:/:q.dlq", Action: dlqreplay.ActionReplay, DryRun: true,
 		State: dlqreplay.StateRunning, Created: time.Now(),
@@ -151,10 +144,7 @@ func TestDryRunCountsAndNoteKept(t *testing.T) {
 	if err := s.Close(); err != nil {
 		t.Fatal(err)
 	}
-	s, err = Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s = e.open(t, db)
 	defer func() { _ = s.Close() }()
 	got, err := s.Job(ctx, "dry")
 	if err != nil || got.Progress != j.Progress || got.Note != j.Note {
@@ -166,11 +156,12 @@ func TestDryRunCountsAndNoteKept(t *testing.T) {
 // archive ids (more than SQLite's 32766 bound variables) reads and marks
 // them in batches instead of failing with "too many SQL variables".
 func TestArchiveQueriesTakeAnyNumberOfIDs(t *testing.T) {
+	forEngines(t, testArchiveQueriesTakeAnyNumberOfIDs)
+}
+
+func testArchiveQueriesTakeAnyNumberOfIDs(t *testing.T, e engine, db string) {
 	ctx := context.Background()
-	s, err := Open(ctx, t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	s := e.open(t, db)
 	defer func() { _ = s.Close() }()
 	stored, err := s.Archive(ctx, []dlqreplay.Archived{
 		{JobID: "j", DLQ: "kafka:c::t.DLT", MessageID: "a"},
