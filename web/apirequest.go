@@ -122,11 +122,15 @@ func (r *replayRequest) check() error {
 	if m := r.mode(); r.Mode != nil && m != dlqreplay.ModePipeline && m != dlqreplay.ModeNative {
 		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("mode %q: want pipeline or native", m))
 	}
-	switch r.Target.Kind {
-	case "", dlqreplay.TargetOriginal, dlqreplay.TargetOriginalExchange, dlqreplay.TargetNamed:
+	if r.Target.Kind == nil {
 		return nil
 	}
-	return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("target kind %q: want original, exchange or queue", r.Target.Kind))
+	switch k := *r.Target.Kind; k {
+	case dlqreplay.TargetOriginal, dlqreplay.TargetOriginalExchange, dlqreplay.TargetNamed:
+		return nil
+	default:
+		return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("target kind %q: want original, exchange or queue", k))
+	}
 }
 
 // mode is the request's mode, "" when it gives none.

@@ -416,7 +416,7 @@ func downloadName(id string) string {
 type replayRequest struct {
 	Action    dlqreplay.Action    `json:"action"`
 	Selection dlqreplay.Selection `json:"selection"`
-	Target    dlqreplay.Target    `json:"target"`
+	Target    targetRequest       `json:"target"`
 	DryRun    bool                `json:"dry_run"`
 	// Mode "native" has the broker move everything itself (a DLQ whose
 	// backend is a dlqreplay.NativeRedriver); absent or "pipeline"
@@ -426,6 +426,22 @@ type replayRequest struct {
 	// Rate is messages per second: 0 is the configured default, negative
 	// is unlimited.
 	Rate float64 `json:"rate"`
+}
+
+// targetRequest is a replay's target as the API takes it. Kind is a
+// pointer, so that an empty kind is refused like any other the document
+// does not list, while an absent one is the default.
+type targetRequest struct {
+	Kind *dlqreplay.TargetKind `json:"kind"`
+	Name string                `json:"name"`
+}
+
+func (t targetRequest) target() dlqreplay.Target {
+	d := dlqreplay.Target{Name: t.Name}
+	if t.Kind != nil {
+		d.Kind = *t.Kind
+	}
+	return d
 }
 
 func (s *Server) apiDLQReplay(c echo.Context) error {
@@ -450,7 +466,7 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	}
 	job, err := svc.Start(ctx, dlqreplay.Request{
 		DLQ: id, Action: req.Action, Selection: req.Selection,
-		Target: req.Target, DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: who(ctx),
+		Target: req.Target.target(), DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: who(ctx),
 	})
 	if err != nil {
 		return s.dlqFail(c, err)

@@ -406,6 +406,7 @@ func TestAPIErrorShape(t *testing.T) {
 		{"400 null", s, "POST", rp, `{"selection":{"all":true},"target":{"kind":null}}`, nil, 400, "invalid JSON: null is not allowed (target.kind)", false},
 		{"400 null in a list", s, "POST", "/api/v1/archive/restore", `{"archive_ids":[null],"target":"x"}`, nil, 400, "invalid JSON: null is not allowed (archive_ids[0])", false},
 		{"400 bad target on delete", s, "POST", rp, `{"action":"delete","selection":{"all":true},"target":{"kind":"nowhere"}}`, nil, 400, `target kind "nowhere": want original, exchange or queue`, false},
+		{"400 empty target kind", s, "POST", rp, `{"action":"delete","selection":{"all":true},"target":{"kind":""}}`, nil, 400, `target kind "": want original, exchange or queue`, false},
 		{"400 outcomes", s, "GET", "/api/v1/replays/job-old?outcomes=-0.5", "", nil, 400, "outcomes must be true or false", false},
 		{"401", basicS, "GET", "/api/v1/groups", "", nil, 401, "authentication required", false},
 		{"403 role", basicS, "POST", rp, `{"selection":{"all":true}}`, []reqOpt{basic("victor", "viewer-pw")}, 403, "forbidden: needs role operator, victor is viewer", false},
