@@ -68,6 +68,7 @@ func (c *Config) validate() problems {
 	c.DLQ.validate(&p)
 	c.Alerts.validate(&p)
 	c.Auth.validate(&p)
+	c.Shard.validate(&p)
 	return p
 }
 
