@@ -405,8 +405,8 @@ func checkConfig(t *testing.T, sc scenario, o objects, pod corev1.PodTemplateSpe
 	if file == "" {
 		t.Fatal("no ConfigMap holds queuewatch.yml")
 	}
+	t.Setenv("HOSTNAME", "") // the pod's environment alone says which shard it is
 	setPodEnv(t, pod)
-	t.Setenv("HOSTNAME", release+"-queuewatch-1")
 	file = withoutUnknownAudit(t, sc, file)
 	cfg, err := config.Parse([]byte(file), "queuewatch.yml")
 	if err != nil {
@@ -433,8 +433,14 @@ func setPodEnv(t *testing.T, pod corev1.PodTemplateSpec) {
 	c := pod.Spec.Containers[0]
 	for _, e := range c.Env {
 		v := e.Value
-		if e.ValueFrom != nil {
+		switch from := e.ValueFrom; {
+		case from == nil:
+		case from.FieldRef != nil && from.FieldRef.FieldPath == "metadata.name":
+			v = release + "-queuewatch-1" // the StatefulSet's second pod
+		case from.SecretKeyRef != nil:
 			v = "postgres://queuewatch:placeholder@postgres:5432/queuewatch"
+		default:
+			t.Fatalf("env %s comes from %+v, which the test cannot stand in for", e.Name, from)
 		}
 		t.Setenv(e.Name, v)
 	}
