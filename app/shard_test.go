@@ -9,6 +9,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
@@ -21,6 +24,40 @@ func shardedClusters(t *testing.T, n int) []config.Kafka {
 		c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
 		t.Cleanup(c.Close)
 		out = append(out, config.Kafka{Name: fmt.Sprintf("c%d", i), Brokers: c.ListenAddrs()})
+	}
+	return out
+}
+
+// shardedNATS starts n embedded JetStream servers named n0…n(n-1), each
+// with stream ORDERS holding 5 messages that durable consumer worker
+// has not read.
+func shardedNATS(t *testing.T, n int) []config.NATS {
+	t.Helper()
+	var out []config.NATS
+	for i := range n {
+		srv := testenv.NATSEmbedded(t)
+		nc, err := nats.Connect(srv.ClientURL())
+		if err != nil {
+			t.Fatal(err)
+		}
+		js, err := jetstream.New(nc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx := t.Context()
+		if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{Durable: "worker", AckPolicy: jetstream.AckExplicitPolicy}); err != nil {
+			t.Fatal(err)
+		}
+		for range 5 {
+			if _, err := js.Publish(ctx, "orders.new", []byte("{}")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		nc.Close()
+		out = append(out, config.NATS{Name: fmt.Sprintf("n%d", i), URL: srv.ClientURL()})
 	}
 	return out
 }
@@ -86,12 +123,20 @@ func readyMetrics(t *testing.T, r *running, clusters int) map[string]string {
 }
 
 // TestShardsAddUpToTheWhole runs one replica with shard count 1 and three
-// with count 3 over six kfake clusters: each shard polls a part, no
-// cluster twice, and the union of the three /metrics is the single
-// replica's (same series; same values but for timings).
+// with count 3 over six kfake clusters and three NATS servers: each shard
+// polls a part, no cluster twice, and the union of the three /metrics is
+// the single replica's (same series; same values but for timings).
 func TestShardsAddUpToTheWhole(t *testing.T) {
-	clusters := shardedClusters(t, 6)
-	whole := readyMetrics(t, start(t, testConfig(t, clusters...)), len(clusters))
+	clusters, natsClusters := shardedClusters(t, 6), shardedNATS(t, 3)
+	newConfig := func() *config.Config {
+		cfg := testConfig(t, clusters...)
+		cfg.NATS = natsClusters
+		return cfg
+	}
+	whole := readyMetrics(t, start(t, newConfig()), len(clusters))
+	if _, ok := whole[`queuewatch_nats_consumer_pending_messages{cluster="n0",consumer="worker",stream="ORDERS"}`]; !ok {
+		t.Fatal("one replica exports no NATS consumer backlog: the NATS part would compare nothing")
+	}
 
 	const count = 3
 	owned := map[int]int{}
@@ -103,8 +148,8 @@ func TestShardsAddUpToTheWhole(t *testing.T) {
 	}
 	union := map[string]string{}
 	for i := range count {
-		cfg := testConfig(t, clusters...)
-		cfg.Shard = config.Shard{Index: i, Count: count}
+		cfg := newConfig()
+		cfg.Shard.Index, cfg.Shard.Count = i, count
 		part := readyMetrics(t, start(t, cfg), owned[i])
 		for s, v := range part {
 			// A series of a cluster on two shards is a cluster polled
