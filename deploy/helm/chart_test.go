@@ -489,8 +489,9 @@ func TestChartRefusesBadValues(t *testing.T) {
 	for _, tc := range []struct{ name, values, want string }{
 		{"two sqlite replicas", "replicaCount: 2", "replicaCount > 1 needs audit.driver postgres"},
 		{"postgres without dsn", "audit: {driver: postgres}", "audit.driver postgres needs audit.dsn or audit.existingSecret"},
-		{"unknown driver", "audit: {driver: mysql}", `audit.driver must be sqlite or postgres, got "mysql"`},
-		{"zero shards", "shards: 0", "shards must be at least 1"},
+		{"unknown driver", "audit: {driver: mysql}", "at '/audit/driver': value must be one of 'sqlite', 'postgres'"},
+		{"zero shards", "shards: 0", "at '/shards': minimum: got 0, want 1"},
+		{"mistyped value", "replicas: 2", "additional properties 'replicas' not allowed"},
 		{"replicas of shards", "shards: 2\nreplicaCount: 2\naudit: {driver: postgres, dsn: x}", "replicaCount > 1 with shards > 1 is not supported"},
 		{"listen set", "config: {listen: '0.0.0.0:9090'}", "config.listen is set by the chart"},
 		{"open ingress", "ingress: {enabled: true}", "ingress.enabled with config.auth.mode none"},
