@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo elasticmq build test test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
+.PHONY: demo elasticmq build test test-helm test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -23,6 +23,13 @@ build: ## build bin/queuewatch
 
 test: check-generated ## the full suite: every test against the real parts, with -race
 	$(GO) test -race -count=1 -timeout 15m $(PKGS)
+	$(MAKE) test-helm
+
+# The chart's tests are a module of their own (deploy/helm/go.mod), so that
+# Helm's SDK and the Kubernetes types stay out of queuewatch's go.mod; ./...
+# does not reach into it.
+test-helm: ## render, lint and validate the Helm chart offline (Helm's Go SDK)
+	cd deploy/helm && $(GO) test -race -count=1 ./...
 
 test-short: ## the inner loop: every package without -race, skipping browsers, extra broker nodes and long fault runs
 	$(GO) test -short -count=1 $(PKGS)
@@ -38,10 +45,12 @@ fmt: ## format the tree as the lint gate wants it (gofmt + gofumpt)
 
 lint: ## golangci-lint, pinned: `go run pkg@version` fetches and builds it once (no go.mod entry, no install step)
 	$(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 run ./...
+	cd deploy/helm && $(GO) run github.com/golangci/golangci-lint/v2/cmd/golangci-lint@v2.15.0 run ./...
 
-generate: ## regenerate templ components, the rule file and dashboards
+generate: ## regenerate templ components, the rule file and dashboards (and the Helm chart's copies of them)
 	$(GO) tool templ generate -path web/components
 	QUEUEWATCH_UPDATE_GOLDEN=1 $(GO) test -count=1 -run 'Golden' ./alerts/... ./grafana/... ./collectors/ >/dev/null
+	cd deploy/helm && QUEUEWATCH_UPDATE_GOLDEN=1 $(GO) test -count=1 -run 'Golden' . >/dev/null
 
 check-generated: ## fail when generated files are stale
 	$(GO) tool templ generate -path web/components >/dev/null 2>&1

@@ -117,7 +117,8 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	s.srv = web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate, Offsets: resets,
-		Metrics: col.Handler(process),
+		Metrics:    col.Handler(process),
+		ShardOwner: shardOwners(cfg),
 	})
 
 	var lc net.ListenConfig

@@ -19,7 +19,8 @@ import (
 // naming every source that failed. What else fails a source, how long it
 // may take and what its ok line says are its broker's (registry); for
 // example a RabbitMQ DLQ that dlq_queues names and that cannot be read
-// fails its source.
+// fails its source. A sharded replica checks only the clusters its shard
+// polls, and says which those are.
 func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logger) error {
 	if err := cfg.RequireSources(); err != nil {
 		return err
@@ -36,6 +37,7 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 		return err
 	}
 	defer closeSources()
+	printShard(cfg, w)
 	var errs []error
 	for _, s := range sources {
 		if err := checkSource(ctx, cfg.PollTimeout, s, w); err != nil {

@@ -98,8 +98,9 @@ func newBrokers(cfg *config.Config) (opened, error) {
 }
 
 // buildSources creates a source per configured cluster of every broker,
-// through access. The returned func closes them all.
-func buildSources(_ *config.Config, access opened, log *slog.Logger) ([]collectors.Source, func(), error) {
+// through access, and returns those this replica's shard polls. The
+// returned func closes them all.
+func buildSources(cfg *config.Config, access opened, log *slog.Logger) ([]collectors.Source, func(), error) {
 	var sources []collectors.Source
 	var closers []func()
 	closeAll := func() {
@@ -116,7 +117,7 @@ func buildSources(_ *config.Config, access opened, log *slog.Logger) ([]collecto
 		sources = append(sources, s...)
 		closers = append(closers, closeThem)
 	}
-	return sources, closeAll, nil
+	return ownedSources(cfg.Shard, sources), closeAll, nil
 }
 
 // buildBackends creates the replay backends of every broker that has

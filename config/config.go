@@ -75,6 +75,8 @@ type Config struct {
 	Alerts   Alerts        `yaml:"alerts"`
 	Auth     Auth          `yaml:"auth"`
 	Audit    Audit         `yaml:"audit"`
+	// Shard splits the clusters across replicas; see Shard.
+	Shard Shard `yaml:"shard"`
 
 	// file is where the config came from, for errors reported after Parse.
 	file string
@@ -269,6 +271,7 @@ func Default() *Config {
 				DefaultRole:  RoleViewer,
 			},
 		},
+		Shard: Shard{Count: 1},
 	}
 }
 
@@ -309,6 +312,9 @@ func parse(data []byte, filename string, lookup func(string) (string, bool)) (*C
 	}
 	if len(d.errs) > 0 {
 		return nil, joinErrors(d.errs)
+	}
+	if err := c.applyShardEnv(lookup); err != nil {
+		return nil, &Error{File: filename, Msg: err.Error()}
 	}
 	c.resolvePaths(filepath.Dir(filename))
 	probs := c.validate()

@@ -51,6 +51,10 @@ type Options struct {
 	// Offsets plans and applies offset resets. Nil leaves the group page
 	// without resets and the offsets API answering 503.
 	Offsets OffsetResets
+	// ShardOwner, set when clusters are sharded, says which shard polls a
+	// configured cluster this replica does not (ok false for one it polls
+	// or does not know), for the page that sends the operator there.
+	ShardOwner func(b queue.Broker, cluster string) (ShardPlace, bool)
 }
 
 // Server is queuewatch's HTTP server.
@@ -77,7 +81,7 @@ func New(opts Options) *Server {
 	// oversized requests are refused, then cross-origin browser requests
 	// are refused before anything looks at the credentials the browser
 	// attached, then who is asking.
-	e.Use(securityHeaders, limitHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress())
+	e.Use(securityHeaders, limitHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress(), s.shardElsewhere)
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
