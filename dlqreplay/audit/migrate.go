@@ -105,6 +105,16 @@ CREATE TABLE dlq_leases (
 	dlq TEXT PRIMARY KEY, job_id TEXT NOT NULL, owner TEXT NOT NULL, expires BIGINT NOT NULL);
 CREATE INDEX dlq_leases_job ON dlq_leases(job_id);
 `},
+	// Replicas of one shard poll each cluster one at a time (polls.go): a
+	// row per source holds the lease and the holder's last snapshot, which
+	// the standbys serve.
+	{version: 9, what: "poll leases and snapshots", sql: `
+CREATE TABLE poll_leases (
+	source TEXT PRIMARY KEY, holder TEXT NOT NULL, expires BIGINT NOT NULL, snapshot BLOB);
+`, pg: `
+CREATE TABLE poll_leases (
+	source TEXT PRIMARY KEY, holder TEXT NOT NULL, expires BIGINT NOT NULL, snapshot BYTEA);
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,
