@@ -2,6 +2,7 @@ package collectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
@@ -137,6 +138,12 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 	}
 }
 
+// ErrNothingNewer is what a Source's Poll returns when it has no snapshot
+// newer than its last one to give: a standby whose owner has not polled
+// since (collectors/standby). The collector then publishes nothing and
+// counts no failure, so history and status windows get no repeated point.
+var ErrNothingNewer = errors.New("no snapshot newer than the last")
+
 // Finisher is a source whose snapshots may leave parts pending, such as
 // Kafka lag seconds after a start: publishing what is known must not wait
 // for them. Finish does the pending work and reports whether a poll would
@@ -183,8 +190,13 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	start := time.Now()
 	snap, err := safePoll(ctx, s.src)
 	took := time.Since(start)
-	defer c.published() // after the state below changed
-	c.metrics.observe(s.src, took, err)
+	if errors.Is(err, ErrNothingNewer) {
+		return true // nothing to publish, and not a failure
+	}
+	defer c.published()                     // after the state below changed
+	if snap == nil || snap.PolledBy == "" { // a mirror read no broker
+		c.metrics.observe(s.src, took, err)
+	}
 	if err != nil {
 		if ctx.Err() != nil && ctx.Err() != context.DeadlineExceeded {
 			return true // shutting down, not a failure

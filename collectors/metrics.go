@@ -102,6 +102,7 @@ var (
 	descUp           = desc("collector_up", "1 if the last poll of the source succeeded.", sourceLabels...)
 	descLastSuccess  = desc("collector_last_success_timestamp_seconds", "Unix time of the last successful poll of the source.", sourceLabels...)
 	descPartial      = desc("collector_partial_errors", "Parts (groups, vhosts) the last successful poll could not read.", sourceLabels...)
+	descStandby      = desc("collector_standby", "1 while another replica holds the source's poll lease and exports its series; this replica serves its snapshot.", sourceLabels...)
 )
 
 // statusDesc is the status family of one kind of reader (a Kafka group, a
@@ -172,7 +173,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		descLag, descLagSeconds, descTopicLagSecs, descTotalLag, descCommitted, descTopicLag, descUncommitted, descLost,
 		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
 		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo,
-		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial,
+		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial, descStandby,
 	} {
 		ch <- f.desc
 	}
@@ -201,6 +202,12 @@ func (c *Collector) emit(ch sink) {
 	for _, s := range c.sources {
 		st := s.status()
 		b, cl := string(st.Broker), st.Cluster
+		if snap := s.latestSnapshot(); snap != nil && snap.PolledBy != "" {
+			// Another replica polls this source and exports it: a series
+			// here too would page twice and double every sum.
+			ch.gauge(descStandby, 1, b, cl)
+			continue
+		}
 		ch.gauge(descUp, boolf(st.Up), b, cl)
 		if !st.LastSuccess.IsZero() {
 			ch.gauge(descLastSuccess, float64(st.LastSuccess.UnixNano())/1e9, b, cl)

@@ -190,7 +190,7 @@ func (s *sourceState) status() queue.SourceStatus {
 		LastPoll: s.lastPoll, LastSuccess: s.lastSuccess, LastError: s.lastErr, Duration: s.duration,
 	}
 	if s.latest != nil {
-		st.Partial = s.latest.Partial
+		st.Partial, st.PolledBy = s.latest.Partial, s.latest.PolledBy
 	}
 	return st
 }

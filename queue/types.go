@@ -47,6 +47,11 @@ type Snapshot struct {
 	// SQS accounts: queues, and what reading the account costs.
 	SQSQueues []SQSQueue
 	SQS       *SQSAccount
+
+	// PolledBy names the replica that polled the broker when it was not
+	// this process: a standby serves the snapshot the poll lease's holder
+	// stored (collectors/standby). Empty when this process polled.
+	PolledBy string `json:",omitempty"`
 }
 
 // LagSecondsPending reports whether some group's lag seconds are still being
@@ -320,6 +325,9 @@ type SourceStatus struct {
 	// Partial lists what the last good poll could not read.
 	Partial  []string
 	Duration time.Duration
+	// PolledBy is the replica whose snapshot a standby serves (see
+	// Snapshot.PolledBy); empty when this process polls the source.
+	PolledBy string
 }
 
 // DLQPoint is one poll's depth of a DLQ.

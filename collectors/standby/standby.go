@@ -1,0 +1,188 @@
+// Package standby lets replicas of one shard share the polling of every
+// source through a shared store (the PostgreSQL audit store): per source,
+// the replica holding a lease polls the broker and stores its snapshot;
+// the others — standbys — serve that snapshot, without touching the
+// broker and without exporting its series, and take the lease over once
+// it expires. Two replicas then cost the brokers what one does and page
+// once, and a standby takes over within one lease TTL of the owner's last
+// poll.
+package standby
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/queuewatch/queuewatch/collectors"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Store keeps the poll leases and the holders' snapshots
+// (dlqreplay/audit.Store on PostgreSQL).
+type Store interface {
+	// LeasePoll takes or renews holder's lease on source until now+ttl
+	// unless another's runs, and returns the holder after the call.
+	LeasePoll(ctx context.Context, source, holder string, now time.Time, ttl time.Duration) (string, error)
+	// PutPollSnapshot stores holder's snapshot while it holds the lease.
+	PutPollSnapshot(ctx context.Context, source, holder string, snapshot []byte) error
+	// PollSnapshot returns the lease's holder and the last stored snapshot.
+	PollSnapshot(ctx context.Context, source string) (holder string, snapshot []byte, err error)
+	// ReleasePoll ends holder's lease at once.
+	ReleasePoll(ctx context.Context, source, holder string) error
+}
+
+// Source polls its inner source while it holds the source's lease, and
+// otherwise serves the holder's last snapshot.
+type Source struct {
+	inner  collectors.Source
+	store  Store
+	holder string
+	ttl    time.Duration
+	log    *slog.Logger
+
+	mu     sync.Mutex
+	owner  bool      // the last Poll polled the broker
+	served time.Time // Time of the last mirrored snapshot returned
+}
+
+// Wrap makes src share its polling through store as replica holder. ttl is
+// how long a lease stays good unrenewed; the holder renews it with every
+// poll, so it must be longer than the poll interval (app uses three).
+func Wrap(src collectors.Source, store Store, holder string, ttl time.Duration, log *slog.Logger) *Source {
+	return &Source{inner: src, store: store, holder: holder, ttl: ttl, log: log}
+}
+
+// Broker is the inner source's broker.
+func (s *Source) Broker() queue.Broker { return s.inner.Broker() }
+
+// Cluster is the inner source's cluster.
+func (s *Source) Cluster() string { return s.inner.Cluster() }
+
+// key names the source in the store: the broker and the cluster, as the
+// shards hash it.
+func (s *Source) key() string { return string(s.Broker()) + "/" + s.Cluster() }
+
+// Poll polls the broker when this replica holds (or takes) the lease, and
+// otherwise returns the holder's stored snapshot, or
+// collectors.ErrNothingNewer when it has none newer than the last served.
+func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
+	holder, err := s.store.LeasePoll(ctx, s.key(), s.holder, time.Now(), s.ttl)
+	if err != nil {
+		// Without the store no replica can tell who polls: poll the broker
+		// rather than go blind. Until it is back each replica polls.
+		s.log.Warn("poll lease unavailable; polling the broker", "err", err)
+		return s.poll(ctx, false)
+	}
+	if holder == s.holder {
+		return s.poll(ctx, true)
+	}
+	return s.mirror(ctx)
+}
+
+// poll polls the broker and, when this replica holds the lease, stores
+// the snapshot for the standbys.
+func (s *Source) poll(ctx context.Context, leased bool) (*queue.Snapshot, error) {
+	s.setOwner(true)
+	snap, err := s.inner.Poll(ctx)
+	if err != nil || !leased {
+		return snap, err
+	}
+	data, err := Encode(snap)
+	if err == nil {
+		err = s.store.PutPollSnapshot(ctx, s.key(), s.holder, data)
+	}
+	if err != nil {
+		// The standbys serve an older snapshot; this replica's is fine.
+		s.log.Warn("store the snapshot for the standbys", "err", err)
+	}
+	return snap, nil
+}
+
+// mirror returns the stored snapshot, marked as polled by its holder.
+func (s *Source) mirror(ctx context.Context) (*queue.Snapshot, error) {
+	s.setOwner(false)
+	holder, data, err := s.store.PollSnapshot(ctx, s.key())
+	if err != nil {
+		return nil, err
+	}
+	if data == nil {
+		return nil, collectors.ErrNothingNewer
+	}
+	snap, err := Decode(data)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot stored by %s: %w", holder, err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !snap.Time.After(s.served) {
+		return nil, collectors.ErrNothingNewer
+	}
+	s.served = snap.Time
+	snap.PolledBy = holder
+	return snap, nil
+}
+
+func (s *Source) setOwner(owner bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.owner = owner
+	if owner {
+		s.served = time.Time{}
+	}
+}
+
+// Finish completes what the last poll left pending (collectors.Finisher)
+// when this replica polled the broker; a standby has nothing to finish.
+func (s *Source) Finish(ctx context.Context) bool {
+	s.mu.Lock()
+	owner := s.owner
+	s.mu.Unlock()
+	f, ok := s.inner.(collectors.Finisher)
+	return owner && ok && f.Finish(ctx)
+}
+
+// Release gives the lease up, so that a standby takes over at its next
+// poll rather than after the TTL: what a replica does when it stops.
+func (s *Source) Release(ctx context.Context) error {
+	return s.store.ReleasePoll(ctx, s.key(), s.holder)
+}
+
+// Encode is a snapshot as the store keeps it: gzipped JSON. A snapshot
+// of 100k group-partitions is some megabytes of JSON and a tenth of that
+// gzipped.
+func Encode(snap *queue.Snapshot) ([]byte, error) {
+	c := *snap
+	c.Err, c.PolledBy = nil, "" // a stored snapshot is a good poll's
+	var b bytes.Buffer
+	zw := gzip.NewWriter(&b)
+	if err := json.NewEncoder(zw).Encode(&c); err != nil {
+		return nil, fmt.Errorf("encode snapshot: %w", err)
+	}
+	if err := zw.Close(); err != nil {
+		return nil, fmt.Errorf("encode snapshot: %w", err)
+	}
+	return b.Bytes(), nil
+}
+
+// Decode reads a snapshot Encode made.
+func Decode(data []byte) (*queue.Snapshot, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	var snap queue.Snapshot
+	if err := json.NewDecoder(io.LimitReader(zr, maxSnapshot)).Decode(&snap); err != nil {
+		return nil, fmt.Errorf("decode snapshot: %w", err)
+	}
+	return &snap, nil
+}
+
+// maxSnapshot bounds a decoded snapshot: 1M group-partitions' JSON is
+// about 300 MB; a larger one is a corrupt row, not a cluster.
+const maxSnapshot = 1 << 30
