@@ -89,6 +89,11 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	}
 	s.closeSources = closeSources
 	sources = append(sources, opts.ExtraSources...)
+	sources, releaseSources, err := shareSources(ctx, cfg, sources, log)
+	if err != nil {
+		return nil, err
+	}
+	s.closeSources = func() { releaseSources(); closeSources() }
 
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{

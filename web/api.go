@@ -85,6 +85,7 @@ type sourceJSON struct {
 	LastError   string     `json:"last_error,omitempty"`
 	Partial     []string   `json:"partial,omitempty"`
 	DurationMS  int64      `json:"duration_ms"`
+	PolledBy    string     `json:"polled_by,omitempty"`
 }
 
 func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
@@ -190,6 +191,7 @@ func (s *Server) apiSources(c echo.Context) error {
 		sj := sourceJSON{
 			Broker: string(st.Broker), Cluster: st.Cluster, Up: st.Up, Polled: st.Polled,
 			LastError: st.LastError, Partial: st.Partial, DurationMS: st.Duration.Milliseconds(),
+			PolledBy: st.PolledBy,
 		}
 		if !st.LastPoll.IsZero() {
 			sj.LastPoll = &st.LastPoll

@@ -1,0 +1,110 @@
+package app
+
+import (
+	"encoding/json"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twmb/franz-go/pkg/kmsg"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/internal/testenv"
+)
+
+// TestReplicasShareThePolling runs two replicas on one PostgreSQL audit
+// store over a kfake cluster that counts the polls it serves: the second
+// replica adds no broker load, serves the first one's data in its
+// API, exports none of its series (one page, not two), and polls the
+// cluster itself once the first stops.
+func TestReplicasShareThePolling(t *testing.T) {
+	c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
+	defer c.Close()
+	// Every poll lists the groups once: ListGroups requests are polls.
+	var requests atomic.Int64
+	c.ControlKey(int16(kmsg.ListGroups), func(kmsg.Request) (kmsg.Response, error, bool) {
+		requests.Add(1)
+		return nil, nil, false // counted, then served as usual; the control stays
+	})
+	dsn := testenv.Postgres(t).DSN
+	newConfig := func() *config.Config {
+		cfg := testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()})
+		cfg.Audit.Driver, cfg.Audit.DSN = config.AuditPostgres, dsn
+		return cfg
+	}
+	const lagSeries = `queuewatch_kafka_consumergroup_topic_lag{cluster="prod",group="billing",topic="orders"} 6`
+	const standbySeries = `queuewatch_collector_standby{broker="kafka",cluster="prod"} 1`
+
+	a := start(t, newConfig())
+	readyMetrics(t, a, 1)
+	const window = 8 * time.Second
+	n := requests.Load()
+	time.Sleep(window)
+	one := requests.Load() - n
+
+	b := start(t, newConfig())
+	eventually(t, "the standby ready with the owner's snapshot", func() bool {
+		code, _ := b.get(t, "/readyz")
+		_, m := b.get(t, "/metrics")
+		return code == 200 && strings.Contains(m, standbySeries)
+	})
+	n = requests.Load()
+	time.Sleep(window)
+	two := requests.Load() - n
+	t.Logf("polls of the cluster in %s: %d with one replica, %d with two", window, one, two)
+	if two > one*3/2 { // both polling would be twice as many
+		t.Errorf("two replicas polled %d times where one polled %d: the standby polls the broker", two, one)
+	}
+
+	_, am := a.get(t, "/metrics")
+	_, bm := b.get(t, "/metrics")
+	if !strings.Contains(am, lagSeries) || strings.Contains(am, "collector_standby{") {
+		t.Errorf("the owner's /metrics: want its lag and no standby series")
+	}
+	if strings.Contains(bm, "queuewatch_kafka_consumergroup") || !strings.Contains(bm, standbySeries) {
+		t.Errorf("the standby's /metrics export the owner's series (a second page) or not its standby state")
+	}
+	if _, page := b.get(t, "/"); !strings.Contains(page, `standby</span>`) {
+		t.Error("the standby's pages do not say it stands by")
+	}
+	if _, src := b.get(t, "/api/v1/sources"); !strings.Contains(src, `"polled_by":"`) {
+		t.Errorf("the standby's /api/v1/sources name no replica polling the cluster: %s", src)
+	}
+	if ga, gb := groupLags(t, a), groupLags(t, b); ga["prod/billing"] != 6 || gb["prod/billing"] != 6 {
+		t.Errorf("the API's groups: owner %v, standby %v; want billing's lag 6 on both", ga, gb)
+	}
+
+	// The owner stops (a rolling update): it gives its lease up and the
+	// standby polls at its next poll.
+	a.stop()
+	err := <-a.done
+	a.done <- err // for start's cleanup
+	stopped := time.Now()
+	eventually(t, "the standby to poll the cluster itself", func() bool {
+		_, m := b.get(t, "/metrics")
+		return strings.Contains(m, lagSeries) && !strings.Contains(m, "collector_standby{")
+	})
+	t.Logf("the standby exported the lag %s after the owner stopped (poll interval 1s)", time.Since(stopped).Round(10*time.Millisecond))
+}
+
+// groupLags is /api/v1/groups as cluster/group → total lag.
+func groupLags(t *testing.T, r *running) map[string]int64 {
+	t.Helper()
+	_, body := r.get(t, "/api/v1/groups")
+	var groups struct {
+		Groups []struct {
+			Cluster string `json:"cluster"`
+			Group   string `json:"group"`
+			Lag     int64  `json:"lag"`
+		} `json:"groups"`
+	}
+	if err := json.Unmarshal([]byte(body), &groups); err != nil {
+		t.Fatalf("/api/v1/groups: %v\n%s", err, body)
+	}
+	out := map[string]int64{}
+	for _, g := range groups.Groups {
+		out[g.Cluster+"/"+g.Group] = g.Lag
+	}
+	return out
+}
