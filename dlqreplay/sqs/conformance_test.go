@@ -202,7 +202,9 @@ func (w *world) DeadLetter(t *testing.T, msgs ...conformance.Message) {
 func (w *world) nothingInFlight(t *testing.T) {
 	t.Helper()
 	url := aws.String(w.s.QueueURL(w.dlq))
-	for deadline := time.Now().Add(3 * w.vis); ; time.Sleep(200 * time.Millisecond) {
+	// 3 visibility timeouts were not always enough under the full suite
+	// (see the faults case of conformance.go): wait 15.
+	for deadline := time.Now().Add(15 * w.vis); ; time.Sleep(200 * time.Millisecond) {
 		out, err := w.c.GetQueueAttributes(context.Background(), &sdk.GetQueueAttributesInput{
 			QueueUrl: url, AttributeNames: []types.QueueAttributeName{types.QueueAttributeNameApproximateNumberOfMessagesNotVisible},
 		})
@@ -214,7 +216,7 @@ func (w *world) nothingInFlight(t *testing.T) {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("%s messages of the dlq still in flight after %s", n, 3*w.vis)
+			t.Fatalf("%s messages of the dlq still in flight after %s", n, 15*w.vis)
 		}
 	}
 }
