@@ -17,7 +17,10 @@
 //
 // Usage:
 //
-//	go run ./internal/bench/kminion [-large] [-kminion .cache/bin/kminion] [-steady 60s]
+//	go run ./internal/bench/kminion [-large] [-groups N] [-kminion .cache/bin/kminion] [-steady 60s]
+//
+// -groups N scales the large workload to N groups (N × 60 group-partitions
+// on the same 800 topics): the sizing runs of the README.
 //
 // kminion is looked for at -kminion (default .cache/bin/kminion, an ignored
 // folder): a kminion v2.3.5 binary you built from its source yourself. When
@@ -56,19 +59,23 @@ func main() {
 	kminion := flag.String("kminion", ".cache/bin/kminion", "kminion binary; measured when it exists")
 	steady := flag.Duration("steady", time.Minute, "steady phase after ready: CPU per minute, scrapes every 15 s")
 	only := flag.String("only", "", "measure only this exporter (queuewatch or kminion)")
+	groups := flag.Int("groups", 0, "the large workload with this many groups (60 group-partitions each) instead of 1,700")
 	flag.Parse()
-	if err := run(*large, *kminion, *steady, *only); err != nil {
+	w := kafkaload.Target
+	if *large || *groups > 0 {
+		w = kafkaload.Large
+	}
+	if *groups > 0 {
+		w.Groups = *groups
+	}
+	if err := run(w, *kminion, *steady, *only); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(large bool, kminionBin string, steady time.Duration, only string) error {
+func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only string) error {
 	ctx := context.Background()
-	w := kafkaload.Target
-	if large {
-		w = kafkaload.Large
-	}
 	dir, err := os.MkdirTemp("", "qw-bench-")
 	if err != nil {
 		return err
