@@ -8,7 +8,6 @@ import (
 	"net"
 	"runtime"
 	"sync"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -16,7 +15,6 @@ import (
 	"github.com/queuewatch/queuewatch/alerts"
 	qwcollectors "github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/internal/tune"
 	"github.com/queuewatch/queuewatch/web"
 )
 
@@ -103,7 +101,7 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	})
 	// Polling starts first: the first data waits for no other startup work
 	// (the audit store, the listener).
-	s.stopPolling = startPolling(ctx, col, cfg.PollTimeout)
+	s.stopPolling = startPolling(ctx, col)
 
 	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log)
 	if err != nil {
@@ -162,23 +160,11 @@ func (s *service) stop() {
 }
 
 // startPolling runs col until the returned func is called (it waits for
-// the poll in flight), and ends the start-up tuning once every source's
-// first data is out.
-func startPolling(ctx context.Context, col *qwcollectors.Collector, pollTimeout time.Duration) func() {
+// the poll in flight).
+func startPolling(ctx context.Context, col *qwcollectors.Collector) func() {
 	ctx, cancel := context.WithCancel(ctx)
 	var wg sync.WaitGroup
 	wg.Go(func() { col.Run(ctx) })
-	wg.Go(func() {
-		// The poll timeout bounds the first polls; the second bound is for
-		// a source that would not honour it.
-		select {
-		case <-col.WhenReady():
-		case <-time.After(pollTimeout + 30*time.Second):
-		case <-ctx.Done():
-			return
-		}
-		tune.Started()
-	})
 	return func() { cancel(); wg.Wait() }
 }
 

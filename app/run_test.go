@@ -7,10 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
-	"os"
 	"runtime"
-	"runtime/debug"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -24,7 +21,6 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
-	"github.com/queuewatch/queuewatch/internal/tune"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -188,28 +184,6 @@ func runGoroutines() []string {
 		}
 	}
 	return out
-}
-
-// TestRunEndsStartupTuning: serve's start-up GC mode (tune.Apply) ends once
-// every source's first data is out, when Run calls tune.Started.
-func TestRunEndsStartupTuning(t *testing.T) {
-	if os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
-		t.Skip("GOGC or GOMEMLIMIT set: tune.Apply leaves the GC alone")
-	}
-	// Apply would also pin GOMAXPROCS to 1 for the whole test binary.
-	t.Setenv("GOMAXPROCS", strconv.Itoa(runtime.GOMAXPROCS(0)))
-	gc, limit := debug.SetGCPercent(100), debug.SetMemoryLimit(-1)
-	t.Cleanup(func() { debug.SetGCPercent(gc); debug.SetMemoryLimit(limit) })
-
-	c := seededCluster(t, testenv.FreePorts(t, 1), t.TempDir())
-	defer c.Close()
-	tune.Apply("serve")
-	if !tune.Starting() {
-		t.Fatal("tune.Apply(serve) did not start the start-up GC mode")
-	}
-	r := start(t, testConfig(t, config.Kafka{Name: "prod", Brokers: c.ListenAddrs()}))
-	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
-	eventually(t, "the start-up GC mode to end", func() bool { return !tune.Starting() })
 }
 
 // TestRunStopsWhatStartedWhenStartFails: when the listener cannot be had,

@@ -60,6 +60,7 @@ func main() {
 	steady := flag.Duration("steady", time.Minute, "steady phase after ready: CPU per minute, scrapes every 15 s")
 	only := flag.String("only", "", "measure only this exporter (queuewatch or kminion)")
 	groups := flag.Int("groups", 0, "the large workload with this many groups (60 group-partitions each) instead of 1,700")
+	granularity := flag.String("granularity", "", "queuewatch's metrics.granularity (partition, topic or group); empty: the default")
 	flag.Parse()
 	w := kafkaload.Target
 	if *large || *groups > 0 {
@@ -68,13 +69,13 @@ func main() {
 	if *groups > 0 {
 		w.Groups = *groups
 	}
-	if err := run(w, *kminion, *steady, *only); err != nil {
+	if err := run(w, *kminion, *steady, *only, *granularity); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only string) error {
+func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only, granularity string) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "qw-bench-")
 	if err != nil {
@@ -105,7 +106,7 @@ func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only str
 
 	var results []result
 	if only == "" || only == "queuewatch" {
-		r, err := measure(ctx, queuewatch(ctx, qwBin, dir, brokers), groups, steady)
+		r, err := measure(ctx, queuewatch(ctx, qwBin, dir, brokers, granularity), groups, steady)
 		if err != nil {
 			return fmt.Errorf("queuewatch: %w", err)
 		}
@@ -166,11 +167,14 @@ type exporter struct {
 	pollSeconds func(body []byte) (sum float64, count float64)
 }
 
-func queuewatch(ctx context.Context, bin, dir string, brokers []string) exporter {
+func queuewatch(ctx context.Context, bin, dir string, brokers []string, granularity string) exporter {
 	addr := freeAddr(ctx)
 	cfg := filepath.Join(dir, "queuewatch.yaml")
 	text := fmt.Sprintf("listen: %s\npoll_interval: 15s\ndata_dir: %s\nlog: {level: warn}\nkafka:\n  - name: bench\n    brokers: [%s]\n",
 		addr, filepath.Join(dir, "qwdata"), strings.Join(brokers, ", "))
+	if granularity != "" {
+		text += "metrics: {granularity: " + granularity + "}\n"
+	}
 	must(os.WriteFile(cfg, []byte(text), 0o600))
 	cmd := exec.CommandContext(ctx, bin, "serve", "--config", cfg)
 	cmd.Stderr = os.Stderr
