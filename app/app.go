@@ -87,11 +87,11 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	}
 	s.closeSources = closeSources
 	sources = append(sources, opts.ExtraSources...)
-	sources, releaseSources, err := shareSources(ctx, cfg, sources, log)
+	shared, err := sharedStore(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	s.closeSources = func() { releaseSources(); closeSources() }
+	sources, release := shareSources(ctx, cfg, shared, sources, log)
 
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
 	col := qwcollectors.New(sources, qwcollectors.Options{
@@ -100,10 +100,12 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 		Metrics: cfg.Metrics,
 	})
 	// Polling starts first: the first data waits for no other startup work
-	// (the audit store, the listener).
-	s.stopPolling = startPolling(ctx, col)
+	// (the listener; the audit store too, unless replicas share it and
+	// with it their polling). Once it stops, the poll leases go.
+	stop := startPolling(ctx, col)
+	s.stopPolling = func() { stop(); release() }
 
-	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log)
+	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log, shared)
 	if err != nil {
 		return nil, err
 	}

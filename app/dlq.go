@@ -18,17 +18,21 @@ import (
 // lost), then closes the backends' clients and, last, the store the jobs
 // wrote their outcomes to.
 func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, func(), error) {
-	svc, _, closeAll, err := dlqServiceAndStore(ctx, cfg, access, log)
+	svc, _, closeAll, err := dlqServiceAndStore(ctx, cfg, access, log, nil)
 	return svc, closeAll, err
 }
 
-// dlqServiceAndStore is dlqService that also returns the audit store it
-// opened, for serve to record offset resets in the same one (the returned
-// func closes it after the jobs).
-func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, *audit.Store, func(), error) {
-	store, err := openAudit(ctx, cfg)
-	if err != nil {
-		return nil, nil, nil, err
+// dlqServiceAndStore is dlqService that also returns the audit store, for
+// serve to record offset resets in the same one (the returned func closes
+// it after the jobs). It opens the store unless serve already did (store
+// not nil: the shared PostgreSQL store, opened before polling); either
+// way it closes it, on an error too.
+func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger, store *audit.Store) (*dlqreplay.Service, *audit.Store, func(), error) {
+	if store == nil {
+		var err error
+		if store, err = openAudit(ctx, cfg); err != nil {
+			return nil, nil, nil, err
+		}
 	}
 	for _, id := range store.Interrupted {
 		log.Warn("job was interrupted by a restart", "job", id)

@@ -144,6 +144,22 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 // counts no failure, so history and status windows get no repeated point.
 var ErrNothingNewer = errors.New("no snapshot newer than the last")
 
+// Mirror is a source that may serve another replica's polls rather than
+// poll the broker (collectors/standby). While PolledBy names that replica
+// the source is a standby: its series are the other replica's to export,
+// and its reads of the shared store are not polls of the broker.
+type Mirror interface {
+	PolledBy() string
+}
+
+// polledBy is the replica whose polls src serves, "" when it polls itself.
+func polledBy(src Source) string {
+	if m, ok := src.(Mirror); ok {
+		return m.PolledBy()
+	}
+	return ""
+}
+
 // Finisher is a source whose snapshots may leave parts pending, such as
 // Kafka lag seconds after a start: publishing what is known must not wait
 // for them. Finish does the pending work and reports whether a poll would
@@ -193,8 +209,8 @@ func (c *Collector) poll(ctx context.Context, s *sourceState) bool {
 	if errors.Is(err, ErrNothingNewer) {
 		return true // nothing to publish, and not a failure
 	}
-	defer c.published()                     // after the state below changed
-	if snap == nil || snap.PolledBy == "" { // a mirror read no broker
+	defer c.published()        // after the state below changed
+	if polledBy(s.src) == "" { // a standby's read of the store is no poll
 		c.metrics.observe(s.src, took, err)
 	}
 	if err != nil {

@@ -202,7 +202,7 @@ func (c *Collector) emit(ch sink) {
 	for _, s := range c.sources {
 		st := s.status()
 		b, cl := string(st.Broker), st.Cluster
-		if snap := s.latestSnapshot(); snap != nil && snap.PolledBy != "" {
+		if polledBy(s.src) != "" {
 			// Another replica polls this source and exports it: a series
 			// here too would page twice and double every sum.
 			ch.gauge(descStandby, 1, b, cl)

@@ -190,8 +190,9 @@ func (s *sourceState) status() queue.SourceStatus {
 		LastPoll: s.lastPoll, LastSuccess: s.lastSuccess, LastError: s.lastErr, Duration: s.duration,
 	}
 	if s.latest != nil {
-		st.Partial, st.PolledBy = s.latest.Partial, s.latest.PolledBy
+		st.Partial = s.latest.Partial
 	}
+	st.PolledBy = polledBy(s.src)
 	return st
 }
 

@@ -38,24 +38,33 @@ type Store interface {
 }
 
 // Source polls its inner source while it holds the source's lease, and
-// otherwise serves the holder's last snapshot.
+// otherwise serves the holder's last snapshot. While it holds the lease
+// it renews it on a timer of its own, not only when it polls: a replica
+// whose polls fail backs off (up to minutes), and the lease must not pass
+// to a standby whose polls fail alike, or the source's series would hop
+// between replicas and an alert's `for:` start over with each hop.
 type Source struct {
 	inner  collectors.Source
 	store  Store
 	holder string
 	ttl    time.Duration
 	log    *slog.Logger
+	stop   chan struct{}
+	once   sync.Once
 
-	mu     sync.Mutex
-	owner  bool      // the last Poll polled the broker
-	served time.Time // Time of the last mirrored snapshot returned
+	mu       sync.Mutex
+	owner    bool      // this replica holds the lease (as of its last call)
+	polledBy string    // the holder whose snapshot the last Poll served
+	served   time.Time // Time of the newest snapshot returned, own or mirrored
 }
 
 // Wrap makes src share its polling through store as replica holder. ttl is
-// how long a lease stays good unrenewed; the holder renews it with every
-// poll, so it must be longer than the poll interval (app uses three).
+// how long a lease stays good unrenewed; the holder renews it every third
+// of it. Release stops that.
 func Wrap(src collectors.Source, store Store, holder string, ttl time.Duration, log *slog.Logger) *Source {
-	return &Source{inner: src, store: store, holder: holder, ttl: ttl, log: log}
+	s := &Source{inner: src, store: store, holder: holder, ttl: ttl, log: log, stop: make(chan struct{})}
+	go s.keep()
+	return s
 }
 
 // Broker is the inner source's broker.
@@ -72,7 +81,9 @@ func (s *Source) key() string { return string(s.Broker()) + "/" + s.Cluster() }
 // otherwise returns the holder's stored snapshot, or
 // collectors.ErrNothingNewer when it has none newer than the last served.
 func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
-	holder, err := s.store.LeasePoll(ctx, s.key(), s.holder, time.Now(), s.ttl)
+	sctx, cancel := storeContext(ctx)
+	holder, err := s.store.LeasePoll(sctx, s.key(), s.holder, time.Now(), s.ttl)
+	cancel()
 	if err != nil {
 		// Without the store no replica can tell who polls: poll the broker
 		// rather than go blind. Until it is back each replica polls.
@@ -85,17 +96,34 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	return s.mirror(ctx)
 }
 
+// storeContext bounds a call to the store to a third of what is left of
+// the poll, so that a slow store leaves time to poll the broker.
+func storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if d, ok := ctx.Deadline(); ok {
+		return context.WithTimeout(ctx, time.Until(d)/3)
+	}
+	return context.WithTimeout(ctx, 5*time.Second)
+}
+
 // poll polls the broker and, when this replica holds the lease, stores
 // the snapshot for the standbys.
 func (s *Source) poll(ctx context.Context, leased bool) (*queue.Snapshot, error) {
-	s.setOwner(true)
+	s.setRole(true, "")
 	snap, err := s.inner.Poll(ctx)
-	if err != nil || !leased {
+	if err != nil {
 		return snap, err
+	}
+	s.mu.Lock()
+	s.served = snap.Time // a standby's stored copy of it is not newer
+	s.mu.Unlock()
+	if !leased {
+		return snap, nil
 	}
 	data, err := Encode(snap)
 	if err == nil {
-		err = s.store.PutPollSnapshot(ctx, s.key(), s.holder, data)
+		sctx, cancel := storeContext(ctx)
+		err = s.store.PutPollSnapshot(sctx, s.key(), s.holder, data)
+		cancel()
 	}
 	if err != nil {
 		// The standbys serve an older snapshot; this replica's is fine.
@@ -104,13 +132,13 @@ func (s *Source) poll(ctx context.Context, leased bool) (*queue.Snapshot, error)
 	return snap, nil
 }
 
-// mirror returns the stored snapshot, marked as polled by its holder.
+// mirror returns the stored snapshot, marked as polled by the holder.
 func (s *Source) mirror(ctx context.Context) (*queue.Snapshot, error) {
-	s.setOwner(false)
 	holder, data, err := s.store.PollSnapshot(ctx, s.key())
 	if err != nil {
 		return nil, err
 	}
+	s.setRole(false, holder)
 	if data == nil {
 		return nil, collectors.ErrNothingNewer
 	}
@@ -128,12 +156,45 @@ func (s *Source) mirror(ctx context.Context) (*queue.Snapshot, error) {
 	return snap, nil
 }
 
-func (s *Source) setOwner(owner bool) {
+func (s *Source) setRole(owner bool, polledBy string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.owner = owner
-	if owner {
-		s.served = time.Time{}
+	s.owner, s.polledBy = owner, polledBy
+}
+
+// PolledBy is the replica whose snapshots this one serves, "" while it
+// polls the broker itself (collectors.Mirror).
+func (s *Source) PolledBy() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.polledBy
+}
+
+// keep renews the lease every third of the TTL while this replica holds
+// it, until Release.
+func (s *Source) keep() {
+	t := time.NewTicker(s.ttl / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-s.stop:
+			return
+		case <-t.C:
+		}
+		s.mu.Lock()
+		owner := s.owner
+		s.mu.Unlock()
+		if !owner {
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.ttl/3)
+		holder, err := s.store.LeasePoll(ctx, s.key(), s.holder, time.Now(), s.ttl)
+		cancel()
+		if err != nil {
+			s.log.Warn("renew the poll lease", "err", err)
+		} else if holder != s.holder {
+			s.setRole(false, holder) // taken over after a lapse: the next poll mirrors
+		}
 	}
 }
 
@@ -147,9 +208,11 @@ func (s *Source) Finish(ctx context.Context) bool {
 	return owner && ok && f.Finish(ctx)
 }
 
-// Release gives the lease up, so that a standby takes over at its next
-// poll rather than after the TTL: what a replica does when it stops.
+// Release stops renewing and gives the lease up, so that a standby takes
+// over at its next poll rather than after the TTL: what a replica does
+// once it stopped polling.
 func (s *Source) Release(ctx context.Context) error {
+	s.once.Do(func() { close(s.stop) })
 	return s.store.ReleasePoll(ctx, s.key(), s.holder)
 }
 

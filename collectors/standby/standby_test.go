@@ -2,6 +2,7 @@ package standby_test
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"net/http/httptest"
@@ -21,7 +22,10 @@ import (
 
 // broker stands for one cluster's broker: it counts the polls that reach
 // it and answers a group whose lag is the poll's number.
-type broker struct{ polls atomic.Int64 }
+type broker struct {
+	polls atomic.Int64
+	down  atomic.Bool
+}
 
 func (b *broker) poll() *queue.Snapshot {
 	n := b.polls.Add(1)
@@ -37,15 +41,19 @@ type source struct{ b *broker }
 func (s source) Broker() queue.Broker { return queue.Kafka }
 func (s source) Cluster() string      { return "prod" }
 func (s source) Poll(context.Context) (*queue.Snapshot, error) {
+	if s.b.down.Load() {
+		return nil, errors.New("broker unreachable")
+	}
 	return s.b.poll(), nil
 }
 
 // replica is one queuewatch process's collector over the shared store.
 type replica struct {
-	col  *collectors.Collector
-	src  *standby.Source
-	stop context.CancelFunc
-	done chan struct{}
+	col   *collectors.Collector
+	src   *standby.Source
+	store *audit.Store
+	stop  context.CancelFunc
+	done  chan struct{}
 }
 
 const (
@@ -64,7 +72,7 @@ func startReplica(t *testing.T, dsn string, b *broker) *replica {
 	src := standby.Wrap(source{b}, store, store.Replica(), ttl, log)
 	col := collectors.New([]collectors.Source{src}, collectors.Options{Interval: interval, History: time.Minute, Logger: log})
 	ctx, cancel := context.WithCancel(t.Context())
-	r := &replica{col: col, src: src, stop: cancel, done: make(chan struct{})}
+	r := &replica{col: col, src: src, store: store, stop: cancel, done: make(chan struct{})}
 	go func() { defer close(r.done); col.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r
@@ -137,9 +145,11 @@ func TestTwoReplicasPollOnce(t *testing.T) {
 		t.Errorf("the standby's /metrics export the owner's series or not its standby state:\n%s", grep(sm, "queuewatch_"))
 	}
 
-	// The owner crashes: it stops polling and keeps its lease until the TTL.
+	// The owner crashes: it stops polling and renewing (its connection to
+	// the store goes with it) and keeps its lease until the TTL.
 	a.stop()
 	<-a.done
+	_ = a.store.Close()
 	crashed := time.Now()
 	waitFor(t, "the standby to take over", 10*ttl, func() bool { _, by, _ := s.lag(); return by == "" })
 	t.Logf("the standby polled %s after the owner's last poll (TTL %s, interval %s)", time.Since(crashed).Round(time.Millisecond), ttl, interval)
@@ -156,6 +166,14 @@ func TestTwoReplicasPollOnce(t *testing.T) {
 	if err := s.src.Release(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	// Released, the lease is free at once, TTL or not: a third holder
+	// takes it (and gives it back).
+	if got, err := s.store.LeasePoll(context.Background(), "kafka/prod", "probe", time.Now(), ttl); err != nil || got != "probe" {
+		t.Fatalf("right after the release the lease went to %q (%v), want the first to ask", got, err)
+	}
+	if err := s.store.ReleasePoll(context.Background(), "kafka/prod", "probe"); err != nil {
+		t.Fatal(err)
+	}
 	released := time.Now()
 	waitFor(t, "the standby to take a released lease", 10*ttl, func() bool { _, by, _ := c.lag(); return by == "" })
 	t.Logf("after a release the standby polled %s later", time.Since(released).Round(time.Millisecond))
@@ -169,4 +187,37 @@ func grep(text, prefix string) string {
 		}
 	}
 	return strings.Join(out, "\n")
+}
+
+// TestOwnerKeepsTheLeaseWhileTheBrokerIsDown: while the broker is down the
+// owner's polls back off well past the lease TTL, yet it keeps the lease
+// (renewed on its own timer): the owner exports the source down the whole
+// time and the standby stays a standby, so the alert on collector_up
+// fires from one replica, once.
+func TestOwnerKeepsTheLeaseWhileTheBrokerIsDown(t *testing.T) {
+	dsn := testenv.Postgres(t).DSN
+	b := &broker{}
+	a := startReplica(t, dsn, b)
+	waitFor(t, "a's first poll", 5*time.Second, func() bool { _, _, ok := a.lag(); return ok })
+	s := startReplica(t, dsn, b)
+	waitFor(t, "the standby's first snapshot", 5*time.Second, func() bool { _, by, ok := s.lag(); return ok && by != "" })
+
+	b.down.Store(true)
+	waitFor(t, "the owner to see the broker down", 5*time.Second, func() bool {
+		return strings.Contains(a.metrics(t), `queuewatch_collector_up{broker="kafka",cluster="prod"} 0`)
+	})
+	// Backing off doubles the wait after each failure: 200, 400, 800,
+	// 1600 ms — past the 600 ms TTL twice over.
+	for end := time.Now().Add(6 * ttl); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		if am := a.metrics(t); !strings.Contains(am, `queuewatch_collector_up{broker="kafka",cluster="prod"} 0`) {
+			t.Fatalf("while the broker is down the owner stopped exporting it down:\n%s", grep(am, "queuewatch_collector"))
+		}
+		if sm := s.metrics(t); strings.Contains(sm, "queuewatch_collector_up{") || !strings.Contains(sm, "collector_standby") {
+			t.Fatalf("while the broker is down the standby took the source over:\n%s", grep(sm, "queuewatch_collector"))
+		}
+	}
+	b.down.Store(false)
+	waitFor(t, "the owner to poll again", 10*time.Second, func() bool {
+		return strings.Contains(a.metrics(t), `queuewatch_collector_up{broker="kafka",cluster="prod"} 1`)
+	})
 }
