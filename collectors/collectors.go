@@ -119,8 +119,11 @@ func (c *Collector) loop(ctx context.Context, s *sourceState) {
 		if ok && c.finish(ctx, s) {
 			continue // poll again at once to publish what it read
 		}
+		// Failures back off, but a standby's: its failure is the owner's
+		// poll, read from the store, and it reads again at the interval
+		// to see the recovery (or take over) as soon as the owner would.
 		delay := c.opts.Interval
-		if !ok {
+		if !ok && polledBy(s.src) == "" {
 			delay = backoff(c.opts.Interval, s.failures())
 		}
 		// ±10% jitter keeps many instances (and many sources) from

@@ -16,7 +16,7 @@ func TestEncodeKeepsEveryField(t *testing.T) {
 	var snap queue.Snapshot
 	fill(t, reflect.ValueOf(&snap).Elem(), 0)
 	snap.Err, snap.PolledBy = nil, "" // a stored snapshot is a good poll's, by nobody yet
-	data, err := Encode(&snap)
+	data, err := Encode(Record{At: snap.Time, Snapshot: &snap})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -24,11 +24,19 @@ func TestEncodeKeepsEveryField(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(*got, snap) {
-		t.Errorf("decoded snapshot differs:\n got %+v\nwant %+v", *got, snap)
+	if !reflect.DeepEqual(*got.Snapshot, snap) || !got.At.Equal(snap.Time) {
+		t.Errorf("decoded snapshot differs:\n got %+v\nwant %+v", *got.Snapshot, snap)
 	}
 	if _, err := Decode(data[:len(data)/2]); err == nil {
 		t.Error("a truncated snapshot decoded")
+	}
+	// A failed poll travels as its error.
+	data, err = Encode(Record{At: snap.Time, Err: "broker unreachable"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := Decode(data); err != nil || got.Snapshot != nil || got.Err != "broker unreachable" {
+		t.Errorf("a failed poll decoded as %+v, %v", got, err)
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"compress/gzip"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -106,33 +107,47 @@ func storeContext(ctx context.Context) (context.Context, context.CancelFunc) {
 }
 
 // poll polls the broker and, when this replica holds the lease, stores
-// the snapshot for the standbys.
+// what came of it for the standbys: the snapshot, or why there is none.
 func (s *Source) poll(ctx context.Context, leased bool) (*queue.Snapshot, error) {
 	s.setRole(true, "")
+	start := time.Now()
 	snap, err := s.inner.Poll(ctx)
-	if err != nil {
-		return snap, err
+	rec := Record{At: start, Err: errText(err)}
+	if err == nil {
+		rec.At, rec.Snapshot = snap.Time, snap
 	}
 	s.mu.Lock()
-	s.served = snap.Time // a standby's stored copy of it is not newer
+	s.served = rec.At // a standby's stored copy of it is not newer
 	s.mu.Unlock()
-	if !leased {
-		return snap, nil
+	if leased {
+		s.share(ctx, rec)
 	}
-	data, err := Encode(snap)
+	return snap, err
+}
+
+func errText(err error) string {
 	if err == nil {
-		sctx, cancel := storeContext(ctx)
+		return ""
+	}
+	return err.Error()
+}
+
+// share stores rec for the standbys. A failure to is logged: they serve
+// an older poll for as long; this replica's is fine.
+func (s *Source) share(ctx context.Context, rec Record) {
+	data, err := Encode(rec)
+	if err == nil {
+		sctx, cancel := storeContext(context.WithoutCancel(ctx))
 		err = s.store.PutPollSnapshot(sctx, s.key(), s.holder, data)
 		cancel()
 	}
 	if err != nil {
-		// The standbys serve an older snapshot; this replica's is fine.
-		s.log.Warn("store the snapshot for the standbys", "err", err)
+		s.log.Warn("store the poll for the standbys", "err", err)
 	}
-	return snap, nil
 }
 
-// mirror returns the stored snapshot, marked as polled by the holder.
+// mirror returns the holder's stored poll: its snapshot, marked as polled
+// by the holder, or its failure, as this replica's.
 func (s *Source) mirror(ctx context.Context) (*queue.Snapshot, error) {
 	holder, data, err := s.store.PollSnapshot(ctx, s.key())
 	if err != nil {
@@ -142,18 +157,21 @@ func (s *Source) mirror(ctx context.Context) (*queue.Snapshot, error) {
 	if data == nil {
 		return nil, collectors.ErrNothingNewer
 	}
-	snap, err := Decode(data)
+	rec, err := Decode(data)
 	if err != nil {
-		return nil, fmt.Errorf("snapshot stored by %s: %w", holder, err)
+		return nil, fmt.Errorf("poll stored by %s: %w", holder, err)
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if !snap.Time.After(s.served) {
+	if !rec.At.After(s.served) {
 		return nil, collectors.ErrNothingNewer
 	}
-	s.served = snap.Time
-	snap.PolledBy = holder
-	return snap, nil
+	s.served = rec.At
+	if rec.Snapshot == nil {
+		return nil, fmt.Errorf("%s (polled by replica %s)", rec.Err, holder)
+	}
+	rec.Snapshot.PolledBy = holder
+	return rec.Snapshot, nil
 }
 
 func (s *Source) setRole(owner bool, polledBy string) {
@@ -216,34 +234,48 @@ func (s *Source) Release(ctx context.Context) error {
 	return s.store.ReleasePoll(ctx, s.key(), s.holder)
 }
 
-// Encode is a snapshot as the store keeps it: gzipped JSON. A snapshot
-// of 100k group-partitions is some megabytes of JSON and a tenth of that
+// Record is one poll as the holder stores it for the standbys: its
+// snapshot, or the error that left it without one.
+type Record struct {
+	At       time.Time       // the snapshot's time, or when the failed poll started
+	Snapshot *queue.Snapshot `json:",omitempty"`
+	Err      string          `json:",omitempty"`
+}
+
+// Encode is a record as the store keeps it: gzipped JSON. A snapshot of
+// 100k group-partitions is some megabytes of JSON and a tenth of that
 // gzipped.
-func Encode(snap *queue.Snapshot) ([]byte, error) {
-	c := *snap
-	c.Err, c.PolledBy = nil, "" // a stored snapshot is a good poll's
+func Encode(rec Record) ([]byte, error) {
+	if rec.Snapshot != nil {
+		c := *rec.Snapshot
+		c.Err, c.PolledBy = nil, "" // a stored snapshot is a good poll's
+		rec.Snapshot = &c
+	}
 	var b bytes.Buffer
 	zw := gzip.NewWriter(&b)
-	if err := json.NewEncoder(zw).Encode(&c); err != nil {
-		return nil, fmt.Errorf("encode snapshot: %w", err)
+	if err := json.NewEncoder(zw).Encode(&rec); err != nil {
+		return nil, fmt.Errorf("encode poll: %w", err)
 	}
 	if err := zw.Close(); err != nil {
-		return nil, fmt.Errorf("encode snapshot: %w", err)
+		return nil, fmt.Errorf("encode poll: %w", err)
 	}
 	return b.Bytes(), nil
 }
 
-// Decode reads a snapshot Encode made.
-func Decode(data []byte) (*queue.Snapshot, error) {
+// Decode reads a record Encode made.
+func Decode(data []byte) (Record, error) {
 	zr, err := gzip.NewReader(bytes.NewReader(data))
 	if err != nil {
-		return nil, fmt.Errorf("decode snapshot: %w", err)
+		return Record{}, fmt.Errorf("decode poll: %w", err)
 	}
-	var snap queue.Snapshot
-	if err := json.NewDecoder(io.LimitReader(zr, maxSnapshot)).Decode(&snap); err != nil {
-		return nil, fmt.Errorf("decode snapshot: %w", err)
+	var rec Record
+	if err := json.NewDecoder(io.LimitReader(zr, maxSnapshot)).Decode(&rec); err != nil {
+		return Record{}, fmt.Errorf("decode poll: %w", err)
 	}
-	return &snap, nil
+	if rec.Snapshot == nil && rec.Err == "" {
+		return Record{}, errors.New("decode poll: neither a snapshot nor an error")
+	}
+	return rec, nil
 }
 
 // maxSnapshot bounds a decoded snapshot: 1M group-partitions' JSON is

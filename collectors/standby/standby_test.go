@@ -193,7 +193,8 @@ func grep(text, prefix string) string {
 // owner's polls back off well past the lease TTL, yet it keeps the lease
 // (renewed on its own timer): the owner exports the source down the whole
 // time and the standby stays a standby, so the alert on collector_up
-// fires from one replica, once.
+// fires from one replica, once; the standby shows the failure and then
+// the recovery.
 func TestOwnerKeepsTheLeaseWhileTheBrokerIsDown(t *testing.T) {
 	dsn := testenv.Postgres(t).DSN
 	b := &broker{}
@@ -216,8 +217,18 @@ func TestOwnerKeepsTheLeaseWhileTheBrokerIsDown(t *testing.T) {
 			t.Fatalf("while the broker is down the standby took the source over:\n%s", grep(sm, "queuewatch_collector"))
 		}
 	}
+	// The standby shows the owner's failure, not its last good data as up.
+	if st := s.col.Statuses()[0]; st.Up || st.PolledBy == "" || !strings.Contains(st.LastError, "broker unreachable") {
+		t.Errorf("the standby's status while the broker is down: %+v", st)
+	}
 	b.down.Store(false)
 	waitFor(t, "the owner to poll again", 10*time.Second, func() bool {
 		return strings.Contains(a.metrics(t), `queuewatch_collector_up{broker="kafka",cluster="prod"} 1`)
+	})
+	// A standby does not back off from the owner's failures: it sees the
+	// recovery within a few of its polls.
+	waitFor(t, "the standby to show the recovery", 5*interval+time.Second, func() bool {
+		st := s.col.Statuses()[0]
+		return st.Up && st.PolledBy != ""
 	})
 }
