@@ -393,13 +393,27 @@ func (r *Resets) Committed(ctx context.Context, group string, parts []offsets.TP
 	if err != nil {
 		return nil, err
 	}
+	return only(all, parts), nil
+}
+
+// only is the offsets of all on parts (those it has).
+func only(all map[offsets.TP]int64, parts []offsets.TP) map[offsets.TP]int64 {
 	out := map[offsets.TP]int64{}
 	for _, tp := range parts {
 		if o, ok := all[tp]; ok {
 			out[tp] = o
 		}
 	}
-	return out, nil
+	return out
+}
+
+// asKadm is to as kadm.Offsets, with no leader epoch.
+func asKadm(to map[offsets.TP]int64) kadm.Offsets {
+	os := make(kadm.Offsets)
+	for tp, o := range to {
+		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: o, LeaderEpoch: -1})
+	}
+	return os
 }
 
 // Commit commits the offsets with kadm CommitOffsets and returns each
@@ -408,11 +422,7 @@ func (r *Resets) Commit(ctx context.Context, group string, to map[offsets.TP]int
 	if len(to) == 0 {
 		return nil, nil
 	}
-	os := make(kadm.Offsets)
-	for tp, o := range to {
-		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: o, LeaderEpoch: -1})
-	}
-	resp, err := r.adm.CommitOffsets(ctx, group, os)
+	resp, err := r.adm.CommitOffsets(ctx, group, asKadm(to))
 	if err != nil {
 		return nil, fmt.Errorf("commit offsets of group %s: %w", group, err)
 	}

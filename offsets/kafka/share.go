@@ -196,13 +196,7 @@ func (s *ShareResets) Committed(ctx context.Context, group string, parts []offse
 	if err != nil {
 		return nil, err
 	}
-	out := map[offsets.TP]int64{}
-	for _, tp := range parts {
-		if o, ok := all[tp]; ok {
-			out[tp] = o
-		}
-	}
-	return out, nil
+	return only(all, parts), nil
 }
 
 // Commit moves the start offsets with AlterShareGroupOffsets and returns
@@ -213,11 +207,7 @@ func (s *ShareResets) Commit(ctx context.Context, group string, to map[offsets.T
 	if len(to) == 0 {
 		return nil, nil
 	}
-	os := make(kadm.Offsets)
-	for tp, o := range to {
-		os.Add(kadm.Offset{Topic: tp.Topic, Partition: tp.Partition, At: o, LeaderEpoch: -1})
-	}
-	resp, err := s.adm.AlterShareGroupOffsets(ctx, group, os)
+	resp, err := s.adm.AlterShareGroupOffsets(ctx, group, asKadm(to))
 	if err != nil {
 		return nil, fmt.Errorf("alter start offsets of share group %s: %w", group, err)
 	}
