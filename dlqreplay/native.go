@@ -180,8 +180,9 @@ func (s *Service) startNative(ctx context.Context, ref Ref, b Backend, req Reque
 		return Job{}, err
 	}
 	f := &nativeFollower{s: s, j: j, ref: ref, task: task}
+	started := j.snapshot() // as accepted: SQS may finish a small move before Start returns
 	s.launch(ctx, j, release, f.run)
-	return j.snapshot(), nil
+	return started, nil
 }
 
 // nativeFollower follows one native move until it ends.

@@ -43,7 +43,7 @@ const restoreTimeout = 2 * time.Minute
 // receipt. A job that failed returns its receipt and the error that
 // stopped it (ErrTargetMissing when the target is gone, say).
 func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, error) {
-	j, err := s.startRestore(ctx, req)
+	j, _, err := s.startRestore(ctx, req)
 	if err != nil {
 		return Receipt{}, err
 	}
@@ -79,27 +79,24 @@ func (s *Service) Restore(ctx context.Context, req RestoreRequest) (Receipt, err
 // unsettled) is skipped, not published: it may still be in the DLQ, and a
 // copy would be a duplicate.
 func (s *Service) StartRestore(ctx context.Context, req RestoreRequest) (Job, error) {
-	j, err := s.startRestore(ctx, req)
-	if err != nil {
-		return Job{}, err
-	}
-	return j.snapshot(), nil
+	_, started, err := s.startRestore(ctx, req)
+	return started, err
 }
 
-func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, error) {
+func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, Job, error) {
 	ref, b, err := s.backend(req.Target)
 	if err != nil {
-		return nil, err
+		return nil, Job{}, err
 	}
 	if len(req.ArchiveIDs) == 0 && req.JobID == "" {
-		return nil, fmt.Errorf("restore needs archive ids or a job id: %w", ErrInvalidRequest)
+		return nil, Job{}, fmt.Errorf("restore needs archive ids or a job id: %w", ErrInvalidRequest)
 	}
 	msgs, err := s.opts.Store.Archived(ctx, ArchiveQuery{IDs: req.ArchiveIDs, JobID: req.JobID, Limit: 1 << 30})
 	if err != nil {
-		return nil, err
+		return nil, Job{}, err
 	}
 	if len(msgs) == 0 {
-		return nil, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
+		return nil, Job{}, fmt.Errorf("no archived messages match: %w", ErrJobNotFound)
 	}
 	info := Job{
 		ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
@@ -111,18 +108,19 @@ func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, e
 	j := newJob(info)
 	release, err := s.hold(ctx, j, archiveDLQs(msgs)...)
 	if err != nil {
-		return nil, err
+		return nil, Job{}, err
 	}
 	if err := s.opts.Store.CreateJob(ctx, j.snapshot()); err != nil {
 		release()
-		return nil, err
+		return nil, Job{}, err
 	}
 	rr := &restoreRun{s: s, j: j, b: b, target: ref, msgs: msgs}
 	if r := s.rate(req.Rate); r > 0 {
 		rr.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))
 	}
+	started := j.snapshot() // as accepted: a small restore may end before this returns
 	s.launch(ctx, j, release, rr.run)
-	return j, nil
+	return j, started, nil
 }
 
 // restoreRun is one restore job's state.

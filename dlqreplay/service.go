@@ -266,8 +266,9 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 		release()
 		return Job{}, err
 	}
+	started := j.snapshot() // as accepted: a fast job may end before Start returns
 	s.launch(ctx, j, release, p.execute)
-	return j.snapshot(), nil
+	return started, nil
 }
 
 // hold takes the in-process lock of every DLQ in ids for j, then the
