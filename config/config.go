@@ -104,8 +104,20 @@ type Kafka struct {
 	// Isolation is read_uncommitted or read_committed; empty means
 	// read_uncommitted.
 	Isolation string `yaml:"isolation"`
+	// SchemaRegistry, when set, decodes keys and values in the Confluent
+	// wire format (Avro, Protobuf, JSON Schema) for display.
+	SchemaRegistry *SchemaRegistry `yaml:"schema_registry"`
 
 	dlqTopics []*regexp.Regexp
+}
+
+// SchemaRegistry is a Confluent-compatible schema registry (Confluent,
+// Redpanda, Karapace, Apicurio's /apis/ccompat/v7).
+type SchemaRegistry struct {
+	URL      string `yaml:"url"`
+	Username string `yaml:"username"`
+	Password string `yaml:"password"`
+	TLS      TLS    `yaml:"tls"`
 }
 
 // SASL holds Kafka SASL credentials.
@@ -363,6 +375,9 @@ func parseYAML(data []byte, filename string) (*yaml.Node, error) {
 func (c *Config) resolvePaths(dir string) {
 	for i := range c.Kafka {
 		c.Kafka[i].TLS.resolve(dir)
+		if r := c.Kafka[i].SchemaRegistry; r != nil {
+			r.TLS.resolve(dir)
+		}
 	}
 	for i := range c.RabbitMQ {
 		c.RabbitMQ[i].TLS.resolve(dir)

@@ -187,6 +187,10 @@ func (k *Kafka) validate(p *problems, path string) {
 	k.TLS.validate(p, path+".tls")
 	k.Groups.compile(p, path+".groups")
 	k.dlqTopics = compileList(p, path+".dlq_topics", k.DLQTopics)
+	if r := k.SchemaRegistry; r != nil {
+		checkURL(p, path+".schema_registry.url", r.URL, "http", "https")
+		r.TLS.validate(p, path+".schema_registry.tls")
+	}
 	switch k.Isolation {
 	case IsolationReadUncommitted, IsolationReadCommitted:
 	default:

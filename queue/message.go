@@ -427,3 +427,24 @@ func exceptionChain(stack string) []chainLink {
 	}
 	return out
 }
+
+// Decoded is a key or body decoded through a schema registry, for display
+// only: replay, move and restore always send the bytes on the wire.
+type Decoded struct {
+	// Format is avro, protobuf or json-schema.
+	Format string `json:"format"`
+	// Schema names the registry schema the bytes were written with.
+	Schema SchemaRef `json:"schema"`
+	// Value is the decoded value as JSON; nil when Error says why not.
+	Value json.RawMessage `json:"value,omitempty"`
+	// Error says why the bytes could not be decoded (registry down,
+	// unknown schema id, corrupt payload); the raw bytes are shown instead.
+	Error string `json:"error,omitempty"`
+}
+
+// SchemaRef identifies a schema in a registry.
+type SchemaRef struct {
+	ID      int    `json:"id"`
+	Subject string `json:"subject,omitempty"`
+	Version int    `json:"version,omitempty"`
+}
