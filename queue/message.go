@@ -36,6 +36,14 @@ type Message struct {
 	// message (x-delivery-count); 0 elsewhere.
 	DeliveryCount int64
 	Death         DeathInfo
+
+	// Decoded and KeyDecoded are the body and the key decoded through a
+	// schema registry, for display; nil when not in a registry's format.
+	Decoded, KeyDecoded *Decoded
+	// Masked counts the values masking replaced for display. When it is
+	// not 0, Body, Key, header values and the decoded forms are masked
+	// copies, never to be sent to a broker.
+	Masked int
 }
 
 // Header is one message header. Key and Value are the bytes on the wire;
