@@ -24,7 +24,18 @@ type Audit struct {
 	// stay good without a renewal: a crashed replica's jobs are marked
 	// interrupted, and its DLQs freed, this long after its last flush.
 	LeaseTTL time.Duration `yaml:"lease_ttl"`
+	// BodyReads records who read which dead letters: auto (the default)
+	// for the DLQs a masking rule covers, all, or off. Clear (unmasked)
+	// views are recorded whatever this says.
+	BodyReads string `yaml:"body_reads"`
 }
+
+// Body-read audit settings.
+const (
+	BodyReadsAuto = "auto"
+	BodyReadsAll  = "all"
+	BodyReadsOff  = "off"
+)
 
 // minLeaseTTL: a job renews every 500ms; a TTL under 2s would call a job
 // stopped after three missed flushes, a slow database's ordinary hiccup.
@@ -44,6 +55,14 @@ func (a *Audit) validate(p *problems) {
 		}
 	default:
 		p.add("audit.driver", "must be sqlite or postgres, got %s", quoteScalar(a.Driver))
+	}
+	if a.BodyReads == "" {
+		a.BodyReads = BodyReadsAuto
+	}
+	switch a.BodyReads {
+	case BodyReadsAuto, BodyReadsAll, BodyReadsOff:
+	default:
+		p.add("audit.body_reads", "must be auto, all or off, got %s", quoteScalar(a.BodyReads))
 	}
 	if a.LeaseTTL < minLeaseTTL {
 		p.add("audit.lease_ttl", "must be at least %s, got %s", minLeaseTTL, a.LeaseTTL)

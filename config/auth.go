@@ -31,6 +31,7 @@ func (a *Auth) validate(p *problems) {
 	}
 	a.validateUsers(p)
 	a.validateTokens(p)
+	checkRole(p, "auth.unmask_role", a.UnmaskRole)
 	a.Proxy.validate(p, a.Mode == AuthProxy)
 	switch {
 	case a.Mode == AuthBasic && len(a.Users) == 0:

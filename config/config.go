@@ -75,6 +75,10 @@ type Config struct {
 	Alerts   Alerts        `yaml:"alerts"`
 	Auth     Auth          `yaml:"auth"`
 	Audit    Audit         `yaml:"audit"`
+	// Masking hides configured values of dead letters; see MaskRule.
+	Masking []MaskRule `yaml:"masking"`
+	// MaskingKey keys the hash masking mode.
+	MaskingKey string `yaml:"masking_key"`
 	// Shard splits the clusters across replicas; see Shard.
 	Shard Shard `yaml:"shard"`
 
@@ -219,6 +223,9 @@ type Auth struct {
 	Users  []User  `yaml:"users"`
 	Tokens []Token `yaml:"tokens"`
 	Proxy  Proxy   `yaml:"proxy"`
+	// UnmaskRole is the least role that may show one message's masked
+	// values in clear (each such view is audited); admin by default.
+	UnmaskRole Role `yaml:"unmask_role"`
 }
 
 // User is a basic-auth user.
@@ -274,9 +281,10 @@ func Default() *Config {
 			StaleAfter:       5 * time.Minute,
 			Outbox:           defaultOutboxAlerts,
 		},
-		Audit: Audit{Driver: AuditSQLite, LeaseTTL: DefaultAuditLeaseTTL},
+		Audit: Audit{Driver: AuditSQLite, LeaseTTL: DefaultAuditLeaseTTL, BodyReads: BodyReadsAuto},
 		Auth: Auth{
-			Mode: AuthNone,
+			Mode:       AuthNone,
+			UnmaskRole: RoleAdmin,
 			Proxy: Proxy{
 				UserHeader:   "X-Forwarded-User",
 				GroupsHeader: "X-Forwarded-Groups",

@@ -69,6 +69,7 @@ func (c *Config) validate() problems {
 	c.Alerts.validate(&p)
 	c.Auth.validate(&p)
 	c.Audit.validate(&p)
+	c.validateMasking(&p)
 	c.Shard.validate(&p)
 	return p
 }
