@@ -117,13 +117,17 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 		return nil, err
 	}
 	s.closeResets = resets.close
+	inspector, err := newInspector(cfg, store, log)
+	if err != nil {
+		return nil, err
+	}
 	process.MustRegister(accessMetrics(access)...)
 	s.stopBackground = startBackground(ctx, access, log)
 	s.srv = web.New(web.Options{
 		Monitor: col, Logger: log, Version: opts.Version, Auth: cfg.Auth,
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate, Offsets: resets,
 		Metrics:    col.Handler(process),
-		ShardOwner: shardOwners(cfg),
+		ShardOwner: shardOwners(cfg), Inspect: inspector,
 	})
 
 	var lc net.ListenConfig

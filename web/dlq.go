@@ -15,6 +15,8 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -65,6 +67,7 @@ func (s *Server) dlqs() (DLQService, error) {
 func (s *Server) routeDLQAPI(api *echo.Group) {
 	operator := requireRole(config.RoleOperator)
 	api.GET("/dlqs/:id/messages", s.apiDLQMessages)
+	api.GET("/dlqs/:id/messages/:msg", s.apiDLQMessage)
 	api.GET("/dlqs/:id/messages/:msg/body", s.apiDLQBody)
 	// Replay and move need an operator; delete needs an admin, which the
 	// handler checks once it has read the action.
@@ -161,6 +164,12 @@ type messageJSON struct {
 	DeliveryCount int64             `json:"delivery_count,omitempty"`
 	ReplayCount   int64             `json:"replay_count,omitempty"`
 	Failure       failureJSON       `json:"failure"`
+	// Decoded and KeyDecoded are the body and key decoded through the
+	// cluster's schema registry; Masked counts the values masking hid
+	// (key, body, body_view, decoded and header values are then masked).
+	Decoded    *queue.Decoded `json:"decoded,omitempty"`
+	KeyDecoded *queue.Decoded `json:"key_decoded,omitempty"`
+	Masked     int            `json:"masked,omitempty"`
 }
 
 type headerJSON struct {
@@ -241,6 +250,7 @@ func toMessageJSON(dlq, after string, m *queue.Message) messageJSON {
 		ID: m.ID, Position: m.Position, Partition: m.Partition, Key: m.Key, Properties: m.Properties,
 		Headers: make([]headerJSON, len(m.Headers)), Size: len(m.Body), DeliveryCount: m.DeliveryCount,
 		ReplayCount: replayCount(m), BodyURL: bodyURL(dlq, m.ID, after),
+		Decoded: m.Decoded, KeyDecoded: m.KeyDecoded, Masked: m.Masked,
 	}
 	if out.Properties == nil {
 		out.Properties = map[string]string{}
@@ -323,9 +333,13 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	msgs := make([]messageJSON, len(p.Messages))
-	for i := range p.Messages {
-		msgs[i] = toMessageJSON(id, after, &p.Messages[i])
+	shown, err := s.shown(c, id, inspect.SurfaceAPI, p.Messages, false)
+	if err != nil {
+		return err
+	}
+	msgs := make([]messageJSON, len(shown))
+	for i := range shown {
+		msgs[i] = toMessageJSON(id, after, &shown[i])
 	}
 	groups := make([]failureGroupJSON, len(p.Groups))
 	for i, g := range p.Groups {
@@ -334,30 +348,62 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 	return c.JSON(http.StatusOK, map[string]any{"dlq": id, "messages": msgs, "next": p.Next, "groups": groups})
 }
 
-// apiDLQBody downloads one message's body as an attachment: never
-// rendered by the browser, whatever it contains.
-func (s *Server) apiDLQBody(c echo.Context) error {
-	svc, err := s.dlqs()
+// apiDLQMessage answers one message; ?unmask=true shows its masked values
+// in clear to a principal with the unmask role, and audits that view.
+func (s *Server) apiDLQMessage(c echo.Context) error {
+	id, m, err := s.oneMessage(c, inspect.SurfaceMessage)
 	if err != nil {
 		return err
+	}
+	return c.JSON(http.StatusOK, toMessageJSON(id, c.QueryParam("after"), m))
+}
+
+// apiDLQBody downloads one message's body as an attachment: never
+// rendered by the browser, whatever it contains. A masked body downloads
+// masked (X-Queuewatch-Masked counts the values hidden).
+func (s *Server) apiDLQBody(c echo.Context) error {
+	_, m, err := s.oneMessage(c, inspect.SurfaceDownload)
+	if err != nil {
+		return err
+	}
+	h := c.Response().Header()
+	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(m.ID)}))
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Cache-Control", "no-store")
+	if m.Masked > 0 {
+		h.Set("X-Queuewatch-Masked", strconv.Itoa(m.Masked))
+	}
+	return c.Blob(http.StatusOK, echo.MIMEOctetStream, m.Body)
+}
+
+// oneMessage finds the :msg of DLQ :id and returns it as it may be shown
+// on surface: masked, or in clear when ?unmask=true is asked and allowed.
+func (s *Server) oneMessage(c echo.Context, surface string) (string, *queue.Message, error) {
+	svc, err := s.dlqs()
+	if err != nil {
+		return "", nil, err
 	}
 	id, err := dlqID(c)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	msgID, err := pathParam(c, "msg")
 	if err != nil {
-		return err
+		return "", nil, err
+	}
+	clear, err := s.clearRequested(c, id)
+	if err != nil {
+		return "", nil, err
 	}
 	m, err := findMessage(c.Request().Context(), svc, id, msgID, c.QueryParam("after"))
 	if err != nil {
-		return s.dlqFail(c, err)
+		return "", nil, s.dlqFail(c, err)
 	}
-	h := c.Response().Header()
-	h.Set(echo.HeaderContentDisposition, mime.FormatMediaType("attachment", map[string]string{"filename": downloadName(msgID)}))
-	h.Set("X-Content-Type-Options", "nosniff")
-	h.Set("Cache-Control", "no-store")
-	return c.Blob(http.StatusOK, echo.MIMEOctetStream, m.Body)
+	shown, err := s.shown(c, id, surface, []queue.Message{*m}, clear)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, &shown[0], nil
 }
 
 // findMessage looks for a message on the page after names, then from the
@@ -460,6 +506,9 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if err := req.check(); err != nil {
 		return err
 	}
+	if err := s.checkMaskedSelection(c, id, req.Selection); err != nil {
+		return err
+	}
 	ctx := c.Request().Context()
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
@@ -556,7 +605,14 @@ func (s *Server) apiAudit(c echo.Context) error {
 	if jobs == nil {
 		jobs = []dlqreplay.Job{}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs})
+	reads, err := s.opts.Inspect.Reads(c.Request().Context(), c.QueryParam("dlq"), limit)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if reads == nil {
+		reads = []audit.BodyRead{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads})
 }
 
 // archivedJSON is a message a delete archived.
@@ -574,11 +630,15 @@ type archivedJSON struct {
 	BodyView   bodyViewJSON      `json:"body_view"`
 	RestoredAt time.Time         `json:"restored_at,omitzero"`
 	RestoredTo string            `json:"restored_to,omitempty"`
+	Decoded    *queue.Decoded    `json:"decoded,omitempty"`
+	Masked     int               `json:"masked,omitempty"`
 }
 
-func toArchivedJSON(a *dlqreplay.Archived) archivedJSON {
-	m := archivedMessage(a)
+// toArchivedJSON renders an archived row and its display form m (from
+// shownArchived: a's key, headers and body are already what may be shown).
+func toArchivedJSON(a *dlqreplay.Archived, m *queue.Message) archivedJSON {
 	out := archivedJSON{
+		Decoded: m.Decoded, Masked: m.Masked,
 		ID: a.ID, JobID: a.JobID, DLQ: a.DLQ, MessageID: a.MessageID, ArchivedAt: a.ArchivedAt,
 		Properties: a.Properties, Key: a.Key, Size: len(a.Body), RestoredAt: a.RestoredAt, RestoredTo: a.RestoredTo,
 		Headers: make([]headerJSON, len(m.Headers)),
@@ -619,9 +679,10 @@ func (s *Server) apiArchive(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	out := make([]archivedJSON, len(recs))
-	for i := range recs {
-		out[i] = toArchivedJSON(&recs[i])
+	rows, msgs := s.shownArchived(c, recs)
+	out := make([]archivedJSON, len(rows))
+	for i := range rows {
+		out[i] = toArchivedJSON(&rows[i], &msgs[i])
 	}
 	return c.JSON(http.StatusOK, map[string]any{"archived": out})
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
@@ -116,11 +117,44 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 			d.GroupSample[k] = p.Messages[i].Death.ExceptionMessage
 		}
 	}
-	d.Messages = make([]components.MessageView, len(p.Messages))
-	for i := range p.Messages {
-		d.Messages[i] = messageView(d.ID, d.After, i, &p.Messages[i])
+	shown, err := s.shownPage(c, d, p.Messages)
+	if err != nil {
+		d.Notice = err.Error()
+		return http.StatusForbidden
+	}
+	d.Messages = make([]components.MessageView, len(shown))
+	for i := range shown {
+		d.Messages[i] = messageView(d.ID, d.After, i, &shown[i])
 	}
 	return http.StatusOK
+}
+
+// shownPage returns a page of messages as they may be shown: masked, but
+// for the one ?unmask= names when the viewer may unmask (recorded as a
+// clear read of that message alone).
+func (s *Server) shownPage(c echo.Context, d *components.DLQData, msgs []queue.Message) ([]queue.Message, error) {
+	d.CanUnmask = s.opts.Inspect.Policy(d.ID) != nil && s.canUnmask(c)
+	shown, err := s.shown(c, d.ID, inspect.SurfacePage, msgs, false)
+	if err != nil {
+		return nil, err
+	}
+	clearID := c.QueryParam("unmask")
+	if clearID == "" || s.opts.Inspect.Policy(d.ID) == nil {
+		return shown, nil
+	}
+	if !d.CanUnmask {
+		return nil, errors.New("showing masked values needs the " + string(s.unmaskRole()) + " role")
+	}
+	for i := range msgs {
+		if msgs[i].ID == clearID {
+			one, err := s.shown(c, d.ID, inspect.SurfaceMessage, msgs[i:i+1], true)
+			if err != nil {
+				return nil, err
+			}
+			shown[i], d.Unmasked = one[0], clearID
+		}
+	}
+	return shown, nil
 }
 
 func messageView(dlq, after string, i int, m *queue.Message) components.MessageView {
@@ -196,18 +230,23 @@ func (s *Server) replaysPage(c echo.Context) error {
 			maps.Copy(d.Targets, s.jobTargets([]dlqreplay.Job{r.Job}))
 		}
 	}
-	archived, err := s.opts.DLQs.Archived(ctx, "", components.PageSize)
+	d.Reads, err = s.opts.Inspect.Reads(ctx, "", components.PageSize)
+	if err != nil {
+		d.Notice = "Could not read the body-read audit: " + err.Error()
+	}
+	recs, err := s.opts.DLQs.Archived(ctx, "", components.PageSize)
 	if err != nil {
 		d.Notice = "Could not read the archive: " + err.Error()
 	}
+	archived, shown := s.shownArchived(c, recs)
 	for i := range archived {
-		m := archivedMessage(&archived[i])
+		m := &shown[i]
 		kind, _, _ := m.BodyView(4096)
 		if kind != queue.BodyBinary && kind != queue.BodyEmpty {
 			kind = queue.BodyText
 		}
 		d.Archived = append(d.Archived, components.ArchivedView{
-			A: &archived[i], Size: len(m.Body),
+			A: &archived[i], Size: len(recs[i].Body),
 			Preview: components.Preview(kind, m.Body),
 		})
 	}

@@ -281,6 +281,12 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(basicS, "GET", body, msgs+"/m-1/body", "")
 	a.check(none, "GET", body, msgs+"/m-1/body", "")
 	a.check(down, "GET", body, msgs+"/m-1/body", "")
+	one := "/dlqs/{id}/messages/{msg}"
+	a.check(s, "GET", one, msgs+"/m-1", "")
+	a.check(s, "GET", one, msgs+"/m-1?unmask=maybe", "")
+	a.check(s, "GET", one, msgs+"/absent?unmask=true", "")
+	a.check(basicS, "GET", one, msgs+"/m-1", "")
+	a.check(down, "GET", one, msgs+"/m-1", "")
 
 	replay := "/dlqs/{id}/replay"
 	rp := apiDLQ(testDLQ) + "/replay"

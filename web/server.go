@@ -14,6 +14,7 @@ import (
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -55,6 +56,9 @@ type Options struct {
 	// configured cluster this replica does not (ok false for one it polls
 	// or does not know), for the page that sends the operator there.
 	ShardOwner func(b queue.Broker, cluster string) (ShardPlace, bool)
+	// Inspect decodes and masks dead letters before any surface shows
+	// them, and records who read them. Nil shows them as read.
+	Inspect *inspect.Inspector
 }
 
 // Server is queuewatch's HTTP server.

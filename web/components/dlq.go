@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -53,6 +54,22 @@ type DLQData struct {
 	// CanNative: the DLQ's broker can move it back itself (a native
 	// redrive, dlqreplay.ModeNative) and the user may replay.
 	CanNative bool
+	// CanUnmask: the DLQ has masking rules and the viewer may show one
+	// message in clear; Unmasked is the message shown in clear, if any.
+	CanUnmask bool
+	Unmasked  string
+}
+
+// UnmaskURL is this page showing message id in clear.
+func (d DLQData) UnmaskURL(id string) string {
+	q := url.Values{"unmask": {id}}
+	if d.After != "" {
+		q.Set("after", d.After)
+	}
+	if d.Limit != 0 {
+		q.Set("limit", strconv.Itoa(d.Limit))
+	}
+	return DLQURL(d.ID) + "?" + q.Encode()
 }
 
 // NativeName names the broker that runs a native redrive, for people
@@ -182,7 +199,9 @@ func routing(d queue.Death) string {
 
 // JobsData is what the replays page shows.
 type JobsData struct {
-	Chrome    Chrome
+	Chrome Chrome
+	// Reads are the newest body reads (the body-read audit).
+	Reads     []audit.BodyRead
 	Table     Table
 	Running   []dlqreplay.Job
 	Jobs      []dlqreplay.Job

@@ -633,6 +633,9 @@
         if (next) { e.preventDefault(); next.focus(); inspect(next); }
       });
     });
+    // a message shown in clear (?unmask=) opens with the page
+    var opened = root.querySelector('.insp[data-open]');
+    if (opened) inspect(rows.filter(function (r) { return r.getAttribute('data-idx') === opened.getAttribute('data-idx'); })[0]);
     root.addEventListener('click', function (e) {
       var b = e.target.closest('button[data-itab]');
       if (!b) return;

@@ -1,0 +1,101 @@
+package web
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// Every surface that shows a dead letter's key, headers or body gets it
+// through shown or shownArchived: decoded, masked unless a clear view was
+// asked for and allowed, and the read recorded.
+
+// canUnmask reports whether the request's principal may show one
+// message's masked values in clear.
+func (s *Server) canUnmask(c echo.Context) bool {
+	role := s.opts.Auth.UnmaskRole
+	if role == "" {
+		role = config.RoleAdmin
+	}
+	return hasRole(c.Request().Context(), role)
+}
+
+// clearRequested reads ?unmask=true for a DLQ: false when its messages
+// have nothing masked, 403 when the principal may not unmask.
+func (s *Server) clearRequested(c echo.Context, dlq string) (bool, error) {
+	v := c.QueryParam("unmask")
+	if v == "" {
+		return false, nil
+	}
+	clear, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, echo.NewHTTPError(http.StatusBadRequest, "unmask must be true or false")
+	}
+	if !clear || s.opts.Inspect.Policy(dlq) == nil {
+		return false, nil
+	}
+	if !s.canUnmask(c) {
+		return false, echo.NewHTTPError(http.StatusForbidden, "showing masked values needs the "+string(s.unmaskRole())+" role")
+	}
+	return true, nil
+}
+
+func (s *Server) unmaskRole() config.Role {
+	if s.opts.Auth.UnmaskRole == "" {
+		return config.RoleAdmin
+	}
+	return s.opts.Auth.UnmaskRole
+}
+
+// shown returns msgs of dlq as they may leave the process and records the
+// read. A clear view is recorded before it is shown, or not shown.
+func (s *Server) shown(c echo.Context, dlq, surface string, msgs []queue.Message, clear bool) ([]queue.Message, error) {
+	ctx := c.Request().Context()
+	ids := make([]string, len(msgs))
+	for i := range msgs {
+		ids[i] = msgs[i].ID
+	}
+	if err := s.opts.Inspect.Read(ctx, who(ctx), dlq, surface, clear, ids); err != nil {
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, "the clear view could not be audited, so it is not shown: "+err.Error())
+	}
+	return s.opts.Inspect.Messages(ctx, dlq, msgs, clear), nil
+}
+
+// shownArchived is shown for archived messages, which may come from
+// several DLQs: the rows returned are copies with what may be shown, and
+// the messages their display forms.
+func (s *Server) shownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlqreplay.Archived, []queue.Message) {
+	ctx := c.Request().Context()
+	rows, msgs := make([]dlqreplay.Archived, len(recs)), make([]queue.Message, len(recs))
+	byDLQ := map[string][]string{}
+	for i := range recs {
+		a := recs[i]
+		m := s.opts.Inspect.Messages(ctx, a.DLQ, []queue.Message{archivedMessage(&a)}, false)[0]
+		a.Properties, a.Headers, a.Key, a.Body = m.Properties, m.Headers, m.Key, m.Body
+		rows[i], msgs[i] = a, m
+		byDLQ[a.DLQ] = append(byDLQ[a.DLQ], a.MessageID)
+	}
+	for dlq, ids := range byDLQ {
+		_ = s.opts.Inspect.Read(ctx, who(ctx), dlq, inspect.SurfaceArchive, false, ids) // masked reads only log a failure
+	}
+	return rows, msgs
+}
+
+// checkMaskedSelection refuses a selection by the value of a masked
+// header unless the principal may unmask: the count of a dry run would
+// tell whether a guessed value is there.
+func (s *Server) checkMaskedSelection(c echo.Context, dlq string, sel dlqreplay.Selection) error {
+	p := s.opts.Inspect.Policy(dlq)
+	for name := range sel.Headers {
+		if p.MasksHeader(name) && !s.canUnmask(c) {
+			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ: selecting by its value needs the "+string(s.unmaskRole())+" role")
+		}
+	}
+	return nil
+}

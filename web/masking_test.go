@@ -1,0 +1,190 @@
+package web
+
+import (
+	"bytes"
+	"context"
+	"encoding/base64"
+	"errors"
+	"net/http"
+	"net/url"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/masking"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+const (
+	clearCard  = "4111111111111111"
+	clearEmail = "ann@example.com"
+)
+
+// maskedServer serves testDLQ holding a card number and an email in a
+// JSON body, a header and a text body, and one archived copy, with masking
+// rules for them and a real (SQLite) audit store for the body reads.
+func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
+	t.Helper()
+	f := newFakeDLQ()
+	body := []byte(`{"order":7,"card":{"number":"` + clearCard + `","exp":"12/29"},"customer":{"email":"` + clearEmail + `"}}`)
+	f.msgs = []queue.Message{
+		{ID: "m-card", Timestamp: time.Now(), Body: body, Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}}},
+		{ID: "m-text", Timestamp: time.Now(), Body: []byte("customer " + clearEmail + " paid with " + clearCard)},
+	}
+	f.archived = []dlqreplay.Archived{{ID: 1, DLQ: testDLQ, MessageID: "m-old", JobID: "job-1", ArchivedAt: time.Now(), Body: body,
+		Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}}}}
+	if reads == nil {
+		st, err := audit.Open(context.Background(), t.TempDir())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = st.Close() })
+		reads = st
+	}
+	path := func(s string) masking.Path {
+		p, err := masking.ParsePath(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	m := masking.New([]masking.Rule{
+		{Fields: []masking.Path{path("$.card.number")}, Mode: masking.Last4},
+		{Fields: []masking.Path{path("$..email")}, Headers: []string{"X-Card"}, Mode: masking.Redact},
+	}, []byte("a key of sixteen bytes"))
+	s := dlqServerAuth(authConfig(t, config.AuthBasic), f)
+	s.opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
+	s.opts.Inspect = inspect.New(inspect.Options{Masker: m, Reads: reads})
+	return s, f
+}
+
+var base64Run = regexp.MustCompile(`"([A-Za-z0-9+/]{12,}={0,2})"`)
+
+// noSecret fails when a clear value is in b, as text or inside any base64
+// string (the API's key, body and header values).
+func noSecret(t *testing.T, what string, b []byte) {
+	t.Helper()
+	for _, secret := range []string{clearCard, clearEmail} {
+		if bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s shows %s", what, secret)
+		}
+		for _, m := range base64Run.FindAllSubmatch(b, -1) {
+			if dec, err := base64.StdEncoding.DecodeString(string(m[1])); err == nil && bytes.Contains(dec, []byte(secret)) {
+				t.Errorf("%s shows %s in base64", what, secret)
+			}
+		}
+	}
+}
+
+// TestMaskingOnEverySurface: an operator sees no masked value through the
+// API list, one message, the body download, the DLQ page, the archive API,
+// the replays page, or a selection by a masked header; and each read is
+// in the body-read audit.
+func TestMaskingOnEverySurface(t *testing.T) {
+	s, f := maskedServer(t, nil)
+	alice := newClient(t, s, basic("alice", "wonderland"))
+	for _, target := range []string{
+		apiDLQ(testDLQ) + "/messages",
+		apiDLQ(testDLQ) + "/messages/m-card",
+		apiDLQ(testDLQ) + "/messages/m-card/body",
+		apiDLQ(testDLQ) + "/messages/m-text/body",
+		"/dlq/" + url.PathEscape(testDLQ),
+		"/api/v1/archive",
+		"/replays",
+	} {
+		rec := alice.do(http.MethodGet, target, "")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET %s = %d %s", target, rec.Code, rec.Body)
+		}
+		noSecret(t, target, rec.Body.Bytes())
+	}
+
+	rec := alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages/m-card", "")
+	m := decode[messageJSON](t, rec)
+	if m.Masked != 3 || !strings.Contains(m.BodyView.Text, `"number": "****1111"`) || !strings.Contains(m.BodyView.Text, `"exp": "12/29"`) {
+		t.Errorf("masked message: %d masked, body %s", m.Masked, m.BodyView.Text)
+	}
+	if rec := alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages/m-card/body", ""); rec.Header().Get("X-Queuewatch-Masked") != "3" {
+		t.Errorf("download X-Queuewatch-Masked = %q", rec.Header().Get("X-Queuewatch-Masked"))
+	}
+
+	// No oracle: a dry run selecting by the masked header's value would
+	// count the messages that carry a guessed card number.
+	sel := `{"action":"replay","dry_run":true,"selection":{"headers":{"X-CARD":"` + clearCard + `"}}}`
+	if rec := alice.do(http.MethodPost, apiDLQ(testDLQ)+"/replay", sel); rec.Code != http.StatusBadRequest || !strings.Contains(rec.Body.String(), "masked") {
+		t.Errorf("selection by a masked header = %d %s", rec.Code, rec.Body)
+	}
+	if len(f.started) != 0 {
+		t.Errorf("a job started: %+v", f.started)
+	}
+
+	audit := decode[struct{ Reads []audit.BodyRead }](t, alice.do(http.MethodGet, "/api/v1/audit", ""))
+	surfaces := map[string]bool{}
+	for _, r := range audit.Reads {
+		if r.Who != "alice" || r.Clear || r.DLQ != testDLQ {
+			t.Errorf("read %+v", r)
+		}
+		surfaces[r.Surface] = true
+	}
+	for _, want := range []string{inspect.SurfaceAPI, inspect.SurfaceMessage, inspect.SurfaceDownload, inspect.SurfacePage, inspect.SurfaceArchive} {
+		if !surfaces[want] {
+			t.Errorf("no %s read in the audit: %+v", want, audit.Reads)
+		}
+	}
+}
+
+// TestUnmask: the unmask role (admin by default) sees one message in
+// clear on request, and that view is audited as clear; an operator gets
+// 403; a clear view that cannot be audited is not shown.
+func TestUnmask(t *testing.T) {
+	s, _ := maskedServer(t, nil)
+	one := apiDLQ(testDLQ) + "/messages/m-card?unmask=true"
+	if rec := newClient(t, s, basic("alice", "wonderland")).do(http.MethodGet, one, ""); rec.Code != http.StatusForbidden {
+		t.Fatalf("operator unmask = %d %s", rec.Code, rec.Body)
+	}
+	admin := newClient(t, s, bearerTok(apiToken))
+	rec := admin.do(http.MethodGet, one, "")
+	if rec.Code != http.StatusOK || !strings.Contains(decode[messageJSON](t, rec).BodyView.Text, clearCard) {
+		t.Fatalf("admin unmask = %d %s", rec.Code, rec.Body)
+	}
+	page := admin.do(http.MethodGet, "/dlq/"+url.PathEscape(testDLQ)+"?unmask=m-card", "")
+	if page.Code != http.StatusOK || strings.Count(page.Body.String(), clearCard) == 0 {
+		t.Fatalf("page with ?unmask = %d", page.Code)
+	}
+	if strings.Contains(page.Body.String(), "paid with "+clearCard) {
+		t.Error("the page showed another message in clear than the one asked for")
+	}
+	var clear []audit.BodyRead
+	for _, r := range decode[struct{ Reads []audit.BodyRead }](t, admin.do(http.MethodGet, "/api/v1/audit", "")).Reads {
+		if r.Clear {
+			clear = append(clear, r)
+		}
+	}
+	if len(clear) != 2 || clear[0].Who != "ci-bot" || len(clear[0].Messages) != 1 || clear[0].Messages[0] != "m-card" {
+		t.Fatalf("clear reads %+v", clear)
+	}
+
+	broken, _ := maskedServer(t, failingReads{})
+	if rec := newClient(t, broken, bearerTok(apiToken)).do(http.MethodGet, one, ""); rec.Code != http.StatusServiceUnavailable || strings.Contains(rec.Body.String(), clearCard) {
+		t.Fatalf("unaudited clear view = %d %s", rec.Code, rec.Body)
+	}
+	if rec := newClient(t, broken, basic("alice", "wonderland")).do(http.MethodGet, apiDLQ(testDLQ)+"/messages", ""); rec.Code != http.StatusOK {
+		t.Fatalf("a masked read fails with the audit store: %d", rec.Code)
+	}
+}
+
+type failingReads struct{}
+
+func (failingReads) RecordBodyRead(context.Context, audit.BodyRead) error {
+	return errors.New("audit store down")
+}
+
+func (failingReads) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
+	return nil, nil
+}
+
