@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 
+	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 )
 
@@ -59,10 +60,10 @@ func (r *MaskRule) validate(p *problems, path string) {
 	}
 }
 
-func parsePaths(p *problems, path string, raw []string) []masking.Path {
-	var out []masking.Path
+func parsePaths(p *problems, path string, raw []string) []jsonpath.Path {
+	var out []jsonpath.Path
 	for i, s := range raw {
-		mp, err := masking.ParsePath(s)
+		mp, err := jsonpath.Parse(s)
 		if err != nil {
 			p.add(fmt.Sprintf("%s[%d]", path, i), "%v", err)
 			continue

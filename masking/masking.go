@@ -13,6 +13,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -50,10 +51,10 @@ type Rule struct {
 	// DLQs are anchored regexes on DLQ IDs; none means every DLQ.
 	DLQs []*regexp.Regexp
 	// Fields are paths into the JSON or decoded body (and key).
-	Fields []Path
+	Fields []jsonpath.Path
 	// ShowOnly, when set, masks every value of the body (and of a JSON or
 	// decoded key) that none of these paths covers.
-	ShowOnly []Path
+	ShowOnly []jsonpath.Path
 	// Headers are header (and AMQP property) names, compared without case.
 	Headers []string
 	Mode    Mode
@@ -234,41 +235,30 @@ func (p *Policy) whole(b []byte) []byte {
 // maskJSON masks a JSON document; it returns the masked JSON and how
 // many values it masked (0: b as it was).
 func (p *Policy) maskJSON(b []byte) (json.RawMessage, int) {
-	v, err := parseJSON(b)
+	v, err := jsonpath.Decode(b)
 	if err != nil {
 		// Valid JSON too deep to walk: nothing of it is shown.
 		return json.RawMessage(`"` + Redacted + `"`), 1
 	}
 	n := 0
-	v = p.walk(v, nil, &n)
+	v = jsonpath.Rewrite(v, func(at []jsonpath.Step, scalar any) any {
+		mode, ok := p.modeAt(at)
+		if !ok || scalar == nil { // absent stays absent: a null reveals nothing
+			return scalar
+		}
+		n++
+		return p.maskScalar(mode, scalar)
+	})
 	if n == 0 {
 		return b, 0
 	}
 	var buf bytes.Buffer
-	writeJSON(&buf, v)
+	jsonpath.Encode(&buf, v)
 	return buf.Bytes(), n
 }
 
-func (p *Policy) walk(v any, at []step, n *int) any {
-	switch t := v.(type) {
-	case *object:
-		for i, k := range t.keys {
-			t.vals[i] = p.walk(t.vals[i], append(at, step{key: k, isKey: true}), n)
-		}
-		return t
-	case []any:
-		for i := range t {
-			t[i] = p.walk(t[i], append(at, step{n: i}), n)
-		}
-		return t
-	case nil:
-		return nil // absent stays absent: a null reveals nothing
-	}
-	mode, ok := p.modeAt(at)
-	if !ok {
-		return v
-	}
-	*n++
+// maskScalar masks a string, number or bool.
+func (p *Policy) maskScalar(mode Mode, v any) any {
 	switch t := v.(type) {
 	case string:
 		return p.maskText(mode, t)
@@ -281,12 +271,12 @@ func (p *Policy) walk(v any, at []step, n *int) any {
 }
 
 // modeAt returns how the value at a location is masked, if it is.
-func (p *Policy) modeAt(at []step) (Mode, bool) {
+func (p *Policy) modeAt(at []jsonpath.Step) (Mode, bool) {
 	var mode Mode
 	found := false
 	for _, r := range p.rules {
-		hit := slices.ContainsFunc(r.Fields, func(f Path) bool { return f.coversPrefix(at) })
-		if len(r.ShowOnly) > 0 && !slices.ContainsFunc(r.ShowOnly, func(f Path) bool { return f.coversPrefix(at) }) {
+		hit := slices.ContainsFunc(r.Fields, func(f jsonpath.Path) bool { return f.Covers(at) })
+		if len(r.ShowOnly) > 0 && !slices.ContainsFunc(r.ShowOnly, func(f jsonpath.Path) bool { return f.Covers(at) }) {
 			hit = true
 		}
 		if hit {

@@ -16,6 +16,7 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -46,16 +47,16 @@ func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
 		t.Cleanup(func() { _ = st.Close() })
 		reads = st
 	}
-	path := func(s string) masking.Path {
-		p, err := masking.ParsePath(s)
+	path := func(s string) jsonpath.Path {
+		p, err := jsonpath.Parse(s)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return p
 	}
 	m := masking.New([]masking.Rule{
-		{Fields: []masking.Path{path("$.card.number")}, Mode: masking.Last4},
-		{Fields: []masking.Path{path("$..email")}, Headers: []string{"X-Card"}, Mode: masking.Redact},
+		{Fields: []jsonpath.Path{path("$.card.number")}, Mode: masking.Last4},
+		{Fields: []jsonpath.Path{path("$..email")}, Headers: []string{"X-Card"}, Mode: masking.Redact},
 	}, []byte("a key of sixteen bytes"))
 	s := dlqServerAuth(authConfig(t, config.AuthBasic), f)
 	s.opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
@@ -187,4 +188,3 @@ func (failingReads) RecordBodyRead(context.Context, audit.BodyRead) error {
 func (failingReads) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
 	return nil, nil
 }
-

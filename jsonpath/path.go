@@ -1,4 +1,4 @@
-package masking
+package jsonpath
 
 import (
 	"errors"
@@ -31,9 +31,9 @@ type seg struct {
 
 func (p Path) String() string { return p.text }
 
-// ParsePath parses a path such as $.card.number, $..email or
+// Parse parses a path such as $.card.number, $..email or
 // $.items[*].iban.
-func ParsePath(s string) (Path, error) {
+func Parse(s string) (Path, error) {
 	rest, ok := strings.CutPrefix(s, "$")
 	if !ok {
 		return Path{}, errors.New("a path starts with $ (such as $.card.number or $..email)")
@@ -100,21 +100,24 @@ func ident(s string) (name, rest string) {
 	return s[:i], s[i:]
 }
 
-// step is one step of a concrete location in a document: an object key
+// Step is one step of a location in a document: an object key (IsKey)
 // or an array index.
-type step struct {
-	key   string
-	n     int
-	isKey bool
+type Step struct {
+	Key   string
+	Index int
+	IsKey bool
 }
 
-// coversPrefix reports whether p matches at, or a prefix of at: a path
-// naming an object covers every value inside it.
-func (p Path) coversPrefix(at []step) bool { return coversFrom(p.segs, at) }
+// Covers reports whether p matches at or a prefix of it: a path naming
+// an object covers every value inside it.
+func (p Path) Covers(at []Step) bool { return match(p.segs, at, true) }
 
-func coversFrom(segs []seg, at []step) bool {
+// Matches reports whether p matches exactly at.
+func (p Path) Matches(at []Step) bool { return match(p.segs, at, false) }
+
+func match(segs []seg, at []Step, prefix bool) bool {
 	if len(segs) == 0 {
-		return true
+		return prefix || len(at) == 0
 	}
 	if len(at) == 0 {
 		return false
@@ -122,15 +125,15 @@ func coversFrom(segs []seg, at []step) bool {
 	s, a := segs[0], at[0]
 	switch s.kind {
 	case child:
-		return a.isKey && a.key == s.name && coversFrom(segs[1:], at[1:])
+		return a.IsKey && a.Key == s.name && match(segs[1:], at[1:], prefix)
 	case index:
-		return !a.isKey && a.n == s.n && coversFrom(segs[1:], at[1:])
+		return !a.IsKey && a.Index == s.n && match(segs[1:], at[1:], prefix)
 	case anyChild:
-		return coversFrom(segs[1:], at[1:])
+		return match(segs[1:], at[1:], prefix)
 	default: // descendant: the name here, or anywhere below
-		if a.isKey && a.key == s.name && coversFrom(segs[1:], at[1:]) {
+		if a.IsKey && a.Key == s.name && match(segs[1:], at[1:], prefix) {
 			return true
 		}
-		return coversFrom(segs, at[1:])
+		return match(segs, at[1:], prefix)
 	}
 }
