@@ -328,6 +328,10 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 	if err != nil {
 		return err
 	}
+	groupBy, err := groupByQuery(c)
+	if err != nil {
+		return err
+	}
 	after := c.QueryParam("after")
 	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after})
 	if err != nil {
@@ -345,7 +349,11 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 	for i, g := range p.Groups {
 		groups[i] = failureGroupJSON{g.Signature.Key(), g.Signature, g.Count, g.FirstSeen, g.LastSeen}
 	}
-	return c.JSON(http.StatusOK, map[string]any{"dlq": id, "messages": msgs, "next": p.Next, "groups": groups})
+	out := map[string]any{"dlq": id, "messages": msgs, "next": p.Next, "groups": groups}
+	if groupBy != nil {
+		out["field_groups"] = inspect.GroupByField(shown, *groupBy)
+	}
+	return c.JSON(http.StatusOK, out)
 }
 
 // apiDLQMessage answers one message; ?unmask=true shows its masked values

@@ -16,6 +16,7 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
@@ -110,17 +111,25 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 	}
 	d.Next, d.Groups = p.Next, p.Groups
 	d.SafeBrowsesLeft, d.CachedAt = p.SafeBrowsesLeft, p.CachedAt
-	d.GroupSample = map[string]string{}
-	for i := range p.Messages {
-		k := p.Messages[i].Death.Signature().Key()
-		if _, ok := d.GroupSample[k]; !ok {
-			d.GroupSample[k] = p.Messages[i].Death.ExceptionMessage
-		}
-	}
 	shown, err := s.shownPage(c, d, p.Messages)
 	if err != nil {
 		d.Notice = err.Error()
 		return http.StatusForbidden
+	}
+	// Samples come from what is shown: an exception text may be masked.
+	d.GroupSample = map[string]string{}
+	for i := range shown {
+		k := shown[i].Death.Signature().Key()
+		if _, ok := d.GroupSample[k]; !ok {
+			d.GroupSample[k] = shown[i].Death.ExceptionMessage
+		}
+	}
+	if d.GroupBy = strings.TrimSpace(c.QueryParam("group_by")); d.GroupBy != "" {
+		if gp, err := jsonpath.Parse(d.GroupBy); err != nil {
+			d.GroupByError = err.Error()
+		} else {
+			d.FieldGroups = inspect.GroupByField(shown, gp)
+		}
 	}
 	d.Messages = make([]components.MessageView, len(shown))
 	for i := range shown {

@@ -9,6 +9,7 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -98,4 +99,18 @@ func (s *Server) checkMaskedSelection(c echo.Context, dlq string, sel dlqreplay.
 		}
 	}
 	return nil
+}
+
+// groupByQuery reads ?group_by=, a path into the decoded or JSON body
+// ($.reason, $.customer.country) that groups the page's messages.
+func groupByQuery(c echo.Context) (*jsonpath.Path, error) {
+	raw := c.QueryParam("group_by")
+	if raw == "" {
+		return nil, nil
+	}
+	p, err := jsonpath.Parse(raw)
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "group_by: "+err.Error())
+	}
+	return &p, nil
 }

@@ -114,6 +114,18 @@ func TestMaskingOnEverySurface(t *testing.T) {
 		t.Errorf("download X-Queuewatch-Masked = %q", rec.Header().Get("X-Queuewatch-Masked"))
 	}
 
+	type groups struct{ FieldGroups []inspect.FieldGroup `json:"field_groups"` }
+	byEmail := decode[groups](t, alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages?group_by="+url.QueryEscape("$.customer.email"), ""))
+	if g := byEmail.FieldGroups; len(g) != 2 || g[0].Value != masking.Redacted || g[0].Count != 1 || !g[1].Absent {
+		t.Errorf("grouped by a masked field: %+v", g)
+	}
+	if rec := alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages?group_by=customer", ""); rec.Code != http.StatusBadRequest {
+		t.Errorf("a malformed group_by = %d", rec.Code)
+	}
+	if page := alice.do(http.MethodGet, "/dlq/"+url.PathEscape(testDLQ)+"?group_by="+url.QueryEscape("$.order"), ""); !strings.Contains(page.Body.String(), `<td class="name mono" title="7">7</td>`) {
+		t.Error("the page does not group by $.order")
+	}
+
 	// No oracle: a dry run selecting by the masked header's value would
 	// count the messages that carry a guessed card number.
 	sel := `{"action":"replay","dry_run":true,"selection":{"headers":{"X-CARD":"` + clearCard + `"}}}`

@@ -281,6 +281,8 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(basicS, "GET", body, msgs+"/m-1/body", "")
 	a.check(none, "GET", body, msgs+"/m-1/body", "")
 	a.check(down, "GET", body, msgs+"/m-1/body", "")
+	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?group_by=%24.order", "")
+	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?group_by=order", "")
 	one := "/dlqs/{id}/messages/{msg}"
 	a.check(s, "GET", one, msgs+"/m-1", "")
 	a.check(s, "GET", one, msgs+"/m-1?unmask=maybe", "")

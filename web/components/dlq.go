@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -58,6 +59,11 @@ type DLQData struct {
 	// message in clear; Unmasked is the message shown in clear, if any.
 	CanUnmask bool
 	Unmasked  string
+	// GroupBy is the body path the page groups by (?group_by=), and
+	// FieldGroups its groups, or GroupByError why the path is wrong.
+	GroupBy      string
+	GroupByError string
+	FieldGroups  []inspect.FieldGroup
 }
 
 // UnmaskURL is this page showing message id in clear.
