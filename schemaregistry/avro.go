@@ -444,8 +444,11 @@ func (d *avroDecoder) bytes() ([]byte, error) {
 	if d.r.Error != nil {
 		return nil, d.err()
 	}
-	if n < 0 || n > int64(d.size) {
+	if n < 0 {
 		return nil, fmt.Errorf("invalid length %d", n)
+	}
+	if n > int64(d.size) {
+		return nil, fmt.Errorf("length %d beyond the payload", n)
 	}
 	return d.fixed(int(n))
 }

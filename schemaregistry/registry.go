@@ -188,9 +188,9 @@ func (r *Registry) schema(ctx context.Context, id int) (*schema, error) {
 		return e.wait(ctx, id)
 	}
 	if r.now().Before(r.downUntil) {
-		err := r.downErr
+		err, until := r.downErr, r.downUntil
 		r.mu.Unlock()
-		return nil, fmt.Errorf("schema %d: %w", id, err)
+		return nil, fmt.Errorf("schema %d: not asked before %s, the registry did not answer: %w", id, until.Format(time.TimeOnly), err)
 	}
 	e = &entry{done: make(chan struct{})}
 	r.schemas[id] = e
@@ -206,8 +206,9 @@ func (r *Registry) schema(ctx context.Context, id int) (*schema, error) {
 		defer cancel()
 		s, err := r.fetch(fctx, id)
 		r.mu.Lock()
-		e.s, e.err = s, err
+		e.s = s
 		if err != nil {
+			e.err = fmt.Errorf("schema %d: %w", id, err)
 			e.expires = r.now().Add(failTTL)
 			if errors.Is(err, ErrUnreachable) {
 				r.downUntil, r.downErr = e.expires, err
@@ -259,7 +260,7 @@ type reference struct {
 func (r *Registry) fetch(ctx context.Context, id int) (*schema, error) {
 	var a idAnswer
 	if err := r.get(ctx, "/schemas/ids/"+strconv.Itoa(id), &a); err != nil {
-		return nil, fmt.Errorf("schema %d: %w", id, err)
+		return nil, err
 	}
 	s := &schema{id: id}
 	switch strings.ToUpper(a.SchemaType) {
@@ -270,7 +271,7 @@ func (r *Registry) fetch(ctx context.Context, id int) (*schema, error) {
 	case "JSON":
 		s.format = FormatJSONSchema
 	default:
-		return nil, fmt.Errorf("schema %d: unsupported schema type %q", id, a.SchemaType)
+		return nil, fmt.Errorf("unsupported schema type %q", a.SchemaType)
 	}
 	// The subject and version are for display only: a registry without
 	// this endpoint still decodes.
@@ -283,7 +284,7 @@ func (r *Registry) fetch(ctx context.Context, id int) (*schema, error) {
 	}
 	refs, err := r.references(ctx, a.References)
 	if err != nil {
-		return nil, fmt.Errorf("schema %d: %w", id, err)
+		return nil, err
 	}
 	switch s.format {
 	case FormatAvro:
@@ -298,7 +299,7 @@ func (r *Registry) fetch(ctx context.Context, id int) (*schema, error) {
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("schema %d: parse %s schema: %w", id, s.format, err)
+		return nil, fmt.Errorf("parse %s schema: %w", s.format, err)
 	}
 	return s, nil
 }
