@@ -52,10 +52,13 @@
 //     "2006-01-02", time-millis/-micros "15:04:05.000", uuid its string,
 //     duration {"months", "days", "milliseconds"}.
 //
-// Protobuf values are protojson's: original .proto field names, fields
-// left unset shown with their default (EmitUnpopulated), 64-bit integers
-// as strings, enums by name, bytes in base64, well-known types
-// (Timestamp, Duration, wrappers, Struct) in their JSON form.
+// Protobuf values are protojson's: original .proto field names, scalar
+// and repeated fields left unset shown with their default
+// (EmitUnpopulated), an unset message field as null, an unset optional or
+// oneof field left out, 64-bit integers as strings, enums by name, bytes
+// in base64, NaN as "NaN", well-known types (Timestamp, Duration,
+// wrappers, Struct) in their JSON form. A schema may be .proto text or a
+// base64 FileDescriptorProto, as the Python serializer registers it.
 //
 // # Failure behaviour
 //
@@ -64,11 +67,14 @@
 // or answers an error, the schema id is unknown, the schema type is not
 // one of the three, the schema does not parse, or the payload does not
 // decode (truncated, flipped bytes, trailing bytes). It never panics and
-// never waits longer than the request timeout (5 s) or the caller's
-// context.
+// never waits longer than the caller's context or a fetch's bound: 5 s a
+// request, 10 s in all (the schema, its subject, its references).
 //
 // A schema fetched is kept for the life of the Registry: a schema id
-// never changes meaning. Callers asking for the same id at once share one
+// never changes meaning. The subject shown is the first the registry
+// lists for the id: a schema registered under several subjects (a
+// Protobuf file whose messages are keys of one topic and values of
+// another) shows the same subject for all. Callers asking for the same id at once share one
 // fetch. A failure is remembered for 30 seconds: for its id (an unknown id
 // costs one request, not one per message), and, when the registry did not
 // answer at all (connection refused, timeout, 5xx), for the whole

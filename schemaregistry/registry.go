@@ -367,12 +367,12 @@ func (r *Registry) get(ctx context.Context, path string, v any) error {
 	resp, err := r.client.Do(req)
 	if err != nil {
 		// The client's error names the URL, which holds no credentials.
-		return fmt.Errorf("%w: %v", ErrUnreachable, r.unwrapURLError(err))
+		return fmt.Errorf("%w: %w", ErrUnreachable, r.unwrapURLError(err))
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxBody+1))
 	if err != nil {
-		return fmt.Errorf("%w: GET %s: read answer: %v", ErrUnreachable, path, err)
+		return fmt.Errorf("%w: GET %s: read answer: %w", ErrUnreachable, path, err)
 	}
 	if len(body) > maxBody {
 		return fmt.Errorf("GET %s: answer larger than %d bytes", path, maxBody)
