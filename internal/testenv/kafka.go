@@ -111,6 +111,13 @@ func RealKafkaAt(t testing.TB, version string) *KafkaNode {
 // nodes afterwards. Call it from TestMain.
 func KafkaMain(m *testing.M) {
 	code := m.Run()
+	StopKafka()
+	os.Exit(code)
+}
+
+// StopKafka stops the nodes RealKafka and the quorum helpers started, for
+// a TestMain that has more than Kafka to stop.
+func StopKafka() {
 	for _, sn := range shared {
 		if sn.node != nil {
 			sn.node.Stop()
@@ -118,7 +125,6 @@ func KafkaMain(m *testing.M) {
 		}
 	}
 	stopQuorum()
-	os.Exit(code)
 }
 
 // KafkaJars is the folder holding the broker's and tools' jars of
