@@ -2,14 +2,21 @@ package config
 
 import (
 	"fmt"
+	"regexp"
 
 	"github.com/queuewatch/queuewatch/jsonpath"
-	"github.com/queuewatch/queuewatch/masking"
+)
+
+// Masking modes (see MaskRule.Mode).
+const (
+	MaskRedact = "redact"
+	MaskHash   = "hash"
+	MaskLast4  = "last4"
 )
 
 // MaskRule hides values of the dead letters of the DLQs it covers, on
-// every surface (pages, API, downloads, archive, CLI), for everyone
-// without the unmask permission (see Auth.UnmaskRole).
+// every surface (pages, API, downloads, archive), for everyone without
+// the unmask permission (see Auth.UnmaskRole).
 type MaskRule struct {
 	// DLQs are regexes on DLQ IDs (kafka:prod::orders.DLT); none means
 	// every DLQ.
@@ -25,34 +32,31 @@ type MaskRule struct {
 	// Mode is redact (the default), hash or last4.
 	Mode string `yaml:"mode"`
 
-	compiled masking.Rule
+	dlqs             []*regexp.Regexp
+	fields, showOnly []jsonpath.Path
 }
 
-// Masker returns the masker of the rules; key keys the hash mode.
-func (c *Config) Masker() *masking.Masker {
-	rules := make([]masking.Rule, len(c.Masking))
-	for i := range c.Masking {
-		rules[i] = c.Masking[i].compiled
-	}
-	return masking.New(rules, []byte(c.MaskingKey))
+// Compiled returns the rule's DLQ regexes and parsed paths; valid once
+// the config was validated (Parse, Load).
+func (r *MaskRule) Compiled() (dlqs []*regexp.Regexp, fields, showOnly []jsonpath.Path) {
+	return r.dlqs, r.fields, r.showOnly
 }
 
 func (r *MaskRule) validate(p *problems, path string) {
 	if r.Mode == "" {
-		r.Mode = string(masking.Redact)
+		r.Mode = MaskRedact
 	}
-	switch masking.Mode(r.Mode) {
-	case masking.Redact, masking.Hash, masking.Last4:
+	switch r.Mode {
+	case MaskRedact, MaskHash, MaskLast4:
 	default:
 		p.add(path+".mode", "must be redact, hash or last4, got %s", quoteScalar(r.Mode))
 	}
 	if len(r.Fields) == 0 && len(r.ShowOnly) == 0 && len(r.Headers) == 0 {
 		p.add(path, "masks nothing: set fields, show_only or headers")
 	}
-	r.compiled = masking.Rule{
-		DLQs: compileList(p, path+".dlqs", r.DLQs), Headers: r.Headers, Mode: masking.Mode(r.Mode),
-		Fields: parsePaths(p, path+".fields", r.Fields), ShowOnly: parsePaths(p, path+".show_only", r.ShowOnly),
-	}
+	r.dlqs = compileList(p, path+".dlqs", r.DLQs)
+	r.fields = parsePaths(p, path+".fields", r.Fields)
+	r.showOnly = parsePaths(p, path+".show_only", r.ShowOnly)
 	for i, h := range r.Headers {
 		if h == "" {
 			p.add(fmt.Sprintf("%s.headers[%d]", path, i), "empty header name")
@@ -63,24 +67,22 @@ func (r *MaskRule) validate(p *problems, path string) {
 func parsePaths(p *problems, path string, raw []string) []jsonpath.Path {
 	var out []jsonpath.Path
 	for i, s := range raw {
-		mp, err := jsonpath.Parse(s)
+		jp, err := jsonpath.Parse(s)
 		if err != nil {
 			p.add(fmt.Sprintf("%s[%d]", path, i), "%v", err)
 			continue
 		}
-		out = append(out, mp)
+		out = append(out, jp)
 	}
 	return out
 }
 
 // validateMasking checks the rules and the hash key.
 func (c *Config) validateMasking(p *problems) {
+	hashes := false
 	for i := range c.Masking {
 		c.Masking[i].validate(p, fmt.Sprintf("masking[%d]", i))
-	}
-	hashes := false
-	for _, r := range c.Masking {
-		hashes = hashes || r.Mode == string(masking.Hash)
+		hashes = hashes || c.Masking[i].Mode == MaskHash
 	}
 	if hashes && len(c.MaskingKey) < 16 {
 		// Without a secret key, a hash of a card number is reversed by

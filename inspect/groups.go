@@ -72,4 +72,3 @@ func fieldValue(m *queue.Message, p jsonpath.Path) (string, bool) {
 	jsonpath.Encode(&buf, vals[0])
 	return buf.String(), true
 }
-

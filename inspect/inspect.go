@@ -73,7 +73,7 @@ func (in *Inspector) Policy(dlqID string) *masking.Policy {
 // Messages returns msgs of the DLQ dlqID as they may be shown: decoded,
 // then masked unless clear (the caller checked the unmask permission).
 // msgs are not changed.
-func (in *Inspector) Messages(ctx context.Context, dlqID string, msgs []queue.Message, clear bool) []queue.Message {
+func (in *Inspector) Messages(ctx context.Context, dlqID string, msgs []queue.Message, inClear bool) []queue.Message {
 	out := make([]queue.Message, len(msgs))
 	copy(out, msgs)
 	if in == nil {
@@ -87,7 +87,7 @@ func (in *Inspector) Messages(ctx context.Context, dlqID string, msgs []queue.Me
 			m.Decoded = decode(ctx, dec, m.Body)
 			m.KeyDecoded = decode(ctx, dec, m.Key)
 		}
-		if !clear {
+		if !inClear {
 			*m = policy.Message(*m)
 		}
 	}
@@ -127,29 +127,29 @@ const (
 // audit.body_reads says. Only a clear read's failure is returned: clear
 // values are not shown unless the view is on record. A masked read's is
 // logged.
-func (in *Inspector) Read(ctx context.Context, who, dlqID, surface string, clear bool, ids []string) error {
+func (in *Inspector) Read(ctx context.Context, who, dlqID, surface string, inClear bool, ids []string) error {
 	if in == nil || len(ids) == 0 {
 		return nil
 	}
 	switch in.opts.BodyReads {
 	case config.BodyReadsOff:
-		if !clear {
+		if !inClear {
 			return nil
 		}
 	case config.BodyReadsAuto:
-		if !clear && in.Policy(dlqID) == nil {
+		if !inClear && in.Policy(dlqID) == nil {
 			return nil
 		}
 	}
 	if in.opts.Reads == nil {
-		if clear {
+		if inClear {
 			return errors.New("no audit store to record a clear view in")
 		}
 		return nil
 	}
-	r := audit.BodyRead{At: time.Now(), Who: who, DLQ: dlqID, Surface: surface, Clear: clear, Messages: ids}
+	r := audit.BodyRead{At: time.Now(), Who: who, DLQ: dlqID, Surface: surface, Clear: inClear, Messages: ids}
 	err := in.opts.Reads.RecordBodyRead(context.WithoutCancel(ctx), r)
-	if err != nil && !clear {
+	if err != nil && !inClear {
 		in.opts.Logger.Error("body read not audited", "dlq", dlqID, "who", who, "surface", surface, "err", err)
 		return nil
 	}

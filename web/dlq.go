@@ -399,7 +399,7 @@ func (s *Server) oneMessage(c echo.Context, surface string) (string, *queue.Mess
 	if err != nil {
 		return "", nil, err
 	}
-	clear, err := s.clearRequested(c, id)
+	inClear, err := s.clearRequested(c, id)
 	if err != nil {
 		return "", nil, err
 	}
@@ -407,7 +407,7 @@ func (s *Server) oneMessage(c echo.Context, surface string) (string, *queue.Mess
 	if err != nil {
 		return "", nil, s.dlqFail(c, err)
 	}
-	shown, err := s.shown(c, id, surface, []queue.Message{*m}, clear)
+	shown, err := s.shown(c, id, surface, []queue.Message{*m}, inClear)
 	if err != nil {
 		return "", nil, err
 	}

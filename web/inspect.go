@@ -34,11 +34,11 @@ func (s *Server) clearRequested(c echo.Context, dlq string) (bool, error) {
 	if v == "" {
 		return false, nil
 	}
-	clear, err := strconv.ParseBool(v)
+	inClear, err := strconv.ParseBool(v)
 	if err != nil {
 		return false, echo.NewHTTPError(http.StatusBadRequest, "unmask must be true or false")
 	}
-	if !clear || s.opts.Inspect.Policy(dlq) == nil {
+	if !inClear || s.opts.Inspect.Policy(dlq) == nil {
 		return false, nil
 	}
 	if !s.canUnmask(c) {
@@ -56,16 +56,16 @@ func (s *Server) unmaskRole() config.Role {
 
 // shown returns msgs of dlq as they may leave the process and records the
 // read. A clear view is recorded before it is shown, or not shown.
-func (s *Server) shown(c echo.Context, dlq, surface string, msgs []queue.Message, clear bool) ([]queue.Message, error) {
+func (s *Server) shown(c echo.Context, dlq, surface string, msgs []queue.Message, inClear bool) ([]queue.Message, error) {
 	ctx := c.Request().Context()
 	ids := make([]string, len(msgs))
 	for i := range msgs {
 		ids[i] = msgs[i].ID
 	}
-	if err := s.opts.Inspect.Read(ctx, who(ctx), dlq, surface, clear, ids); err != nil {
+	if err := s.opts.Inspect.Read(ctx, who(ctx), dlq, surface, inClear, ids); err != nil {
 		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, "the clear view could not be audited, so it is not shown: "+err.Error())
 	}
-	return s.opts.Inspect.Messages(ctx, dlq, msgs, clear), nil
+	return s.opts.Inspect.Messages(ctx, dlq, msgs, inClear), nil
 }
 
 // shownArchived is shown for archived messages, which may come from

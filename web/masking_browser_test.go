@@ -17,8 +17,8 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
-	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
@@ -37,8 +37,10 @@ func TestBrowserMaskedMessage(t *testing.T) {
 	w.pair("payments")
 	body := `{"payment":88,"card":{"number":"` + clearCard + `","exp":"12/29"},"customer":{"email":"` + clearEmail + `","country":"NL"}}`
 	w.deadLetter("payments",
-		amqp.Publishing{MessageId: "p-1", ContentType: "application/json", Timestamp: time.Now(), Body: []byte(body),
-			Headers: amqp.Table{"x-card": clearCard, "x-tenant": "acme"}},
+		amqp.Publishing{
+			MessageId: "p-1", ContentType: "application/json", Timestamp: time.Now(), Body: []byte(body),
+			Headers: amqp.Table{"x-card": clearCard, "x-tenant": "acme"},
+		},
 		amqp.Publishing{MessageId: "p-2", ContentType: "text/plain", Timestamp: time.Now(), Body: []byte("refund to " + clearEmail)},
 	)
 

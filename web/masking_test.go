@@ -37,8 +37,10 @@ func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
 		{ID: "m-card", Timestamp: time.Now(), Body: body, Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}}},
 		{ID: "m-text", Timestamp: time.Now(), Body: []byte("customer " + clearEmail + " paid with " + clearCard)},
 	}
-	f.archived = []dlqreplay.Archived{{ID: 1, DLQ: testDLQ, MessageID: "m-old", JobID: "job-1", ArchivedAt: time.Now(), Body: body,
-		Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}}}}
+	f.archived = []dlqreplay.Archived{{
+		ID: 1, DLQ: testDLQ, MessageID: "m-old", JobID: "job-1", ArchivedAt: time.Now(), Body: body,
+		Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}},
+	}}
 	if reads == nil {
 		st, err := audit.Open(context.Background(), t.TempDir())
 		if err != nil {
@@ -114,7 +116,9 @@ func TestMaskingOnEverySurface(t *testing.T) {
 		t.Errorf("download X-Queuewatch-Masked = %q", rec.Header().Get("X-Queuewatch-Masked"))
 	}
 
-	type groups struct{ FieldGroups []inspect.FieldGroup `json:"field_groups"` }
+	type groups struct {
+		FieldGroups []inspect.FieldGroup `json:"field_groups"`
+	}
 	byEmail := decode[groups](t, alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages?group_by="+url.QueryEscape("$.customer.email"), ""))
 	if g := byEmail.FieldGroups; len(g) != 2 || g[0].Value != masking.Redacted || g[0].Count != 1 || !g[1].Absent {
 		t.Errorf("grouped by a masked field: %+v", g)
@@ -172,14 +176,14 @@ func TestUnmask(t *testing.T) {
 	if strings.Contains(page.Body.String(), "paid with "+clearCard) {
 		t.Error("the page showed another message in clear than the one asked for")
 	}
-	var clear []audit.BodyRead
+	var clearReads []audit.BodyRead
 	for _, r := range decode[struct{ Reads []audit.BodyRead }](t, admin.do(http.MethodGet, "/api/v1/audit", "")).Reads {
 		if r.Clear {
-			clear = append(clear, r)
+			clearReads = append(clearReads, r)
 		}
 	}
-	if len(clear) != 2 || clear[0].Who != "ci-bot" || len(clear[0].Messages) != 1 || clear[0].Messages[0] != "m-card" {
-		t.Fatalf("clear reads %+v", clear)
+	if len(clearReads) != 2 || clearReads[0].Who != "ci-bot" || len(clearReads[0].Messages) != 1 || clearReads[0].Messages[0] != "m-card" {
+		t.Fatalf("clear reads %+v", clearReads)
 	}
 
 	broken, _ := maskedServer(t, failingReads{})
