@@ -59,6 +59,14 @@ type running struct {
 
 func start(t *testing.T, cfg *config.Config) *running {
 	t.Helper()
+	return startWith(t, Options{Config: cfg})
+}
+
+// startWith is start with more options (a logger); Listen and Listening
+// are its own.
+func startWith(t *testing.T, opts Options) *running {
+	t.Helper()
+	cfg := opts.Config
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +74,8 @@ func start(t *testing.T, cfg *config.Config) *running {
 	addr := make(chan string, 1)
 	r := &running{done: make(chan error, 1), stop: cancel}
 	go func() {
-		r.done <- Run(ctx, Options{Config: cfg, Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
+		opts.Listen, opts.Listening = "127.0.0.1:0", func(a string) { addr <- a }
+		r.done <- Run(ctx, opts)
 	}()
 	select {
 	case a := <-addr:

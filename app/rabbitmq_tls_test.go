@@ -22,6 +22,8 @@ func TestMain(m *testing.M) {
 	testenv.StopRabbitMQTLS()
 	testenv.StopElasticMQ()
 	testenv.StopMoto()
+	testenv.StopKafka()
+	testenv.StopSchemaRegistry()
 	os.Exit(code)
 }
 
