@@ -101,8 +101,8 @@ func TestSchemaRegistryDeadLetters(t *testing.T) {
 			if m.Decoded.Format != want.Format || m.Decoded.Schema != want.Schema {
 				t.Errorf("%s %s: format/schema %s %+v, want %s %+v", dlq, m.ID, m.Decoded.Format, m.Decoded.Schema, want.Format, want.Schema)
 			}
-			masked, clear := maskExpected(t, want.Value)
-			secrets = append(secrets, clear...)
+			masked, hidden := maskExpected(t, want.Value)
+			secrets = append(secrets, hidden...)
 			if !jsonEqual(t, m.Decoded.Value, masked) {
 				t.Errorf("%s %s: shown\n %s\nwant (the registry's decoding, masked)\n %s", dlq, m.ID, m.Decoded.Value, masked)
 			}
@@ -240,14 +240,14 @@ func maskExpected(t *testing.T, v json.RawMessage) (json.RawMessage, []string) {
 	if err := json.Unmarshal(v, &doc); err != nil {
 		t.Fatal(err)
 	}
-	var clear []string
+	var hidden []string
 	hide := func(x any) any {
 		switch s := x.(type) {
 		case nil:
 			return nil
 		case string:
 			if len(s) > 3 {
-				clear = append(clear, s)
+				hidden = append(hidden, s)
 			}
 		}
 		return "[masked]"
@@ -271,7 +271,7 @@ func maskExpected(t *testing.T, v json.RawMessage) (json.RawMessage, []string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return out, clear
+	return out, hidden
 }
 
 func jsonEqual(t *testing.T, a, b json.RawMessage) bool {
