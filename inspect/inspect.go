@@ -19,10 +19,11 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
-// Decoder decodes one key or body; ok is false when b is not in the
-// decoder's format (it is then shown as JSON, text or hex).
+// Decoder decodes one body (Decode) or key (DecodeKey); ok is false when
+// b is not in the decoder's format (it is then shown as JSON, text or hex).
 type Decoder interface {
 	Decode(ctx context.Context, b []byte) (d queue.Decoded, ok bool)
+	DecodeKey(ctx context.Context, b []byte) (d queue.Decoded, ok bool)
 }
 
 // ReadLog keeps the body-read audit (*audit.Store).
@@ -84,8 +85,8 @@ func (in *Inspector) Messages(ctx context.Context, dlqID string, msgs []queue.Me
 	for i := range out {
 		m := &out[i]
 		if dec != nil {
-			m.Decoded = decode(ctx, dec, m.Body)
-			m.KeyDecoded = decode(ctx, dec, m.Key)
+			m.Decoded = decode(ctx, dec.Decode, m.Body)
+			m.KeyDecoded = decode(ctx, dec.DecodeKey, m.Key)
 		}
 		if !inClear {
 			*m = policy.Message(*m)
@@ -94,11 +95,11 @@ func (in *Inspector) Messages(ctx context.Context, dlqID string, msgs []queue.Me
 	return out
 }
 
-func decode(ctx context.Context, dec Decoder, b []byte) *queue.Decoded {
+func decode(ctx context.Context, dec func(context.Context, []byte) (queue.Decoded, bool), b []byte) *queue.Decoded {
 	if len(b) == 0 {
 		return nil
 	}
-	d, ok := dec.Decode(ctx, b)
+	d, ok := dec(ctx, b)
 	if !ok {
 		return nil
 	}

@@ -16,8 +16,10 @@
 // caller shows them as it always did. Otherwise the schema id's schema is
 // fetched once (GET /schemas/ids/{id}), with its references
 // (GET /subjects/{subject}/versions/{version}, recursively), and its
-// first subject and version for display (GET /schemas/ids/{id}/versions;
-// when that fails they stay empty and only the id is shown). Three schema
+// subjects and versions for display (GET /schemas/ids/{id}/versions; when
+// that fails they stay empty and only the id is shown). Where subjects
+// share the schema, Decode shows a <topic>-value subject and DecodeKey a
+// <topic>-key one, else the first listed. Three schema
 // types are decoded:
 //
 //   - AVRO (schemaType absent or "AVRO"), parsed with hamba/avro;
@@ -71,10 +73,7 @@
 // request, 10 s in all (the schema, its subject, its references).
 //
 // A schema fetched is kept for the life of the Registry: a schema id
-// never changes meaning. The subject shown is the first the registry
-// lists for the id: a schema registered under several subjects (a
-// Protobuf file whose messages are keys of one topic and values of
-// another) shows the same subject for all. Callers asking for the same id at once share one
+// never changes meaning. Callers asking for the same id at once share one
 // fetch. A failure is remembered for 30 seconds: for its id (an unknown id
 // costs one request, not one per message), and, when the registry did not
 // answer at all (connection refused, timeout, 5xx), for the whole

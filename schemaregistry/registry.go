@@ -81,12 +81,13 @@ type entry struct {
 
 // schema is a fetched and parsed schema, ready to decode with.
 type schema struct {
-	id      int
-	format  string
-	subject string
-	version int
-	avro    *avroSchema
-	proto   *protoSchema
+	id     int
+	format string
+	// versions are the subjects and versions the registry lists for
+	// the id, for display (several when subjects share the content).
+	versions []queue.SchemaRef
+	avro     *avroSchema
+	proto    *protoSchema
 }
 
 // New returns a client of the Confluent-compatible registry at cfg.URL
@@ -146,6 +147,17 @@ func redacted(u *url.URL) string {
 // Value, the decoded value as JSON, or Error, the reason it could not be
 // decoded.
 func (r *Registry) Decode(ctx context.Context, b []byte) (d queue.Decoded, ok bool) {
+	return r.decode(ctx, b, "-value")
+}
+
+// DecodeKey is Decode for a record key: where subjects share the schema,
+// the one named like a key subject (TopicNameStrategy's <topic>-key) is
+// shown.
+func (r *Registry) DecodeKey(ctx context.Context, b []byte) (d queue.Decoded, ok bool) {
+	return r.decode(ctx, b, "-key")
+}
+
+func (r *Registry) decode(ctx context.Context, b []byte, suffix string) (d queue.Decoded, ok bool) {
 	if len(b) < 5 || b[0] != 0 {
 		return queue.Decoded{}, false
 	}
@@ -157,7 +169,9 @@ func (r *Registry) Decode(ctx context.Context, b []byte) (d queue.Decoded, ok bo
 		return d, true
 	}
 	d.Format = s.format
-	d.Schema.Subject, d.Schema.Version = s.subject, s.version
+	if v := s.named(suffix); v != nil {
+		d.Schema.Subject, d.Schema.Version = v.Subject, v.Version
+	}
 	v, err := s.decode(b[5:])
 	if err != nil {
 		d.Error = fmt.Sprintf("decode %s with schema %d: %v", s.format, id, err)
@@ -165,6 +179,20 @@ func (r *Registry) Decode(ctx context.Context, b []byte) (d queue.Decoded, ok bo
 	}
 	d.Value = v
 	return d, true
+}
+
+// named returns the subject version ending in suffix, else the first
+// the registry listed; nil when it listed none.
+func (s *schema) named(suffix string) *queue.SchemaRef {
+	for i := range s.versions {
+		if strings.HasSuffix(s.versions[i].Subject, suffix) {
+			return &s.versions[i]
+		}
+	}
+	if len(s.versions) > 0 {
+		return &s.versions[0]
+	}
+	return nil
 }
 
 func (s *schema) decode(payload []byte) (json.RawMessage, error) {
@@ -279,8 +307,10 @@ func (r *Registry) fetch(ctx context.Context, id int) (*schema, error) {
 		Subject string `json:"subject"`
 		Version int    `json:"version"`
 	}
-	if err := r.get(ctx, "/schemas/ids/"+strconv.Itoa(id)+"/versions", &versions); err == nil && len(versions) > 0 {
-		s.subject, s.version = versions[0].Subject, versions[0].Version
+	if err := r.get(ctx, "/schemas/ids/"+strconv.Itoa(id)+"/versions", &versions); err == nil {
+		for _, v := range versions {
+			s.versions = append(s.versions, queue.SchemaRef{ID: id, Subject: v.Subject, Version: v.Version})
+		}
 	}
 	refs, err := r.references(ctx, a.References)
 	if err != nil {
