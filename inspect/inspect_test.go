@@ -25,7 +25,9 @@ func (l *readLog) RecordBodyRead(_ context.Context, r audit.BodyRead) error {
 	return nil
 }
 
-func (l *readLog) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) { return l.reads, nil }
+func (l *readLog) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
+	return l.reads, nil
+}
 
 // TestReadAudit: auto records the DLQs a rule covers, all every DLQ, off
 // none; a clear read is recorded whatever the setting, and its failure is
