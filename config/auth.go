@@ -25,10 +25,11 @@ func checkRole(p *problems, path string, r Role) {
 
 func (a *Auth) validate(p *problems) {
 	switch a.Mode {
-	case AuthNone, AuthBasic, AuthTokens, AuthProxy:
+	case AuthNone, AuthBasic, AuthTokens, AuthProxy, AuthOIDC:
 	default:
-		p.add("auth.mode", "must be none, basic, tokens or proxy, got %s", quoteScalar(a.Mode))
+		p.add("auth.mode", "must be none, basic, tokens, proxy or oidc, got %s", quoteScalar(a.Mode))
 	}
+	a.validateOIDC(p)
 	a.validateUsers(p)
 	a.validateTokens(p)
 	checkRole(p, "auth.unmask_role", a.UnmaskRole)
@@ -41,7 +42,7 @@ func (a *Auth) validate(p *problems) {
 	case a.Mode == AuthNone && (len(a.Users) > 0 || len(a.Tokens) > 0 || len(a.Proxy.TrustedCIDRs) > 0):
 		// Credentials with mode none mean the operator believes the UI is
 		// protected while it is open to anyone.
-		p.add("auth.mode", "is none, so the configured users, tokens or proxy are ignored and the UI is open: set mode to basic, tokens or proxy")
+		p.add("auth.mode", "is none, so the configured users, tokens or proxy are ignored and the UI is open: set mode to basic, tokens, proxy or oidc")
 	}
 }
 

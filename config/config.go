@@ -38,6 +38,7 @@ const (
 	AuthBasic  = "basic"
 	AuthTokens = "tokens"
 	AuthProxy  = "proxy"
+	AuthOIDC   = "oidc"
 )
 
 // Role is what an authenticated user may do.
@@ -219,10 +220,14 @@ type Override struct {
 
 // Auth configures who may use the UI and API.
 type Auth struct {
-	Mode   string  `yaml:"mode"` // none|basic|tokens|proxy
+	Mode   string  `yaml:"mode"` // none|basic|tokens|proxy|oidc
 	Users  []User  `yaml:"users"`
 	Tokens []Token `yaml:"tokens"`
 	Proxy  Proxy   `yaml:"proxy"`
+	// Session is the session cookie of mode oidc.
+	Session Session `yaml:"session"`
+	// OIDC is the provider of mode oidc.
+	OIDC OIDC `yaml:"oidc"`
 	// UnmaskRole is the least role that may show one message's masked
 	// values in clear (each such view is audited); admin by default.
 	UnmaskRole Role `yaml:"unmask_role"`

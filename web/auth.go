@@ -10,6 +10,7 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 
@@ -65,9 +66,10 @@ func roleRank(r config.Role) int {
 // publicPath reports whether a path is served without authentication:
 // health checks must answer for orchestrators, Prometheus scrapes /metrics
 // without credentials (it exposes only what the metrics already export), and
-// static assets are the same public code for everyone.
+// static assets are the same public code for everyone, and the sign-in
+// endpoints (mode oidc) are how one gets credentials.
 func publicPath(p string) bool {
-	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/")
+	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/auth/")
 }
 
 // errUnauthenticated answers requests without valid credentials; the
@@ -84,6 +86,8 @@ type authenticator struct {
 	mu       sync.Mutex
 	verified map[[32]byte]config.User
 	dummy    []byte
+	// oidc is set in mode oidc.
+	oidc *oidcAuth
 }
 
 // maxVerified bounds the bcrypt cache; it is reset when full, which only
@@ -92,6 +96,9 @@ const maxVerified = 1024
 
 func newAuthenticator(cfg config.Auth) *authenticator {
 	a := &authenticator{cfg: cfg, verified: map[[32]byte]config.User{}}
+	if cfg.Mode == config.AuthOIDC {
+		a.oidc = newOIDCAuth(cfg)
+	}
 	if cfg.Mode == config.AuthBasic {
 		// A hash to compare against for unknown users, so a login attempt
 		// takes as long whether or not the user exists.
@@ -108,6 +115,10 @@ func (a *authenticator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
 		p, err := a.authenticate(c)
 		if err != nil {
 			if errors.Is(err, errUnauthenticated) {
+				if r := c.Request(); a.oidc != nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
+					// A page: to the sign-in page, and back here after.
+					return c.Redirect(http.StatusSeeOther, "/auth/login?next="+url.QueryEscape(r.URL.RequestURI()))
+				}
 				a.challenge(c)
 			}
 			return err
@@ -131,6 +142,8 @@ func (a *authenticator) authenticate(c echo.Context) (Principal, error) {
 		return a.basic(r)
 	case config.AuthProxy:
 		return a.proxy(r)
+	case config.AuthOIDC:
+		return a.oidc.principal(r)
 	}
 	return Principal{}, errUnauthenticated
 }

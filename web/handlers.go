@@ -21,7 +21,7 @@ func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
 	p, _ := PrincipalFrom(ctx)
 	return components.Chrome{
 		Title: title, Sources: s.opts.Monitor.Statuses(), Now: components.Now{T: time.Now()},
-		User: p.Name, Role: string(p.Role), AuthOff: p.Method == methodNone,
+		User: p.Name, Role: string(p.Role), AuthOff: p.Method == methodNone, SignOut: p.Method == methodOIDC,
 		Nav: nav, AssetVersion: s.assetVersion,
 	}
 }

@@ -85,7 +85,11 @@ func New(opts Options) *Server {
 	// oversized requests are refused, then cross-origin browser requests
 	// are refused before anything looks at the credentials the browser
 	// attached, then who is asking.
-	e.Use(securityHeaders, limitHeaders, crossOrigin(), newAuthenticator(opts.Auth).middleware, compress(), s.shardElsewhere)
+	auth := newAuthenticator(opts.Auth)
+	e.Use(securityHeaders, limitHeaders, crossOrigin(), auth.middleware, compress(), s.shardElsewhere)
+	if auth.oidc != nil {
+		auth.oidc.route(e, s)
+	}
 
 	e.GET("/", s.overview)
 	e.GET("/kafka/:cluster/groups/:group", s.groupPage)

@@ -17,6 +17,8 @@ type Chrome struct {
 	User    string
 	Role    string
 	AuthOff bool
+	// SignOut offers a sign-out button (a session from an OIDC login).
+	SignOut bool
 	// Nav is the active navigation entry: "overview", "dlqs" or "replays".
 	Nav string
 	// AssetVersion is a hash of the embedded assets.
