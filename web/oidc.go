@@ -165,8 +165,10 @@ func (o *oidcAuth) start(c echo.Context) error {
 	if o.seal == nil {
 		return echo.NewHTTPError(http.StatusInternalServerError, "auth.session.key is not usable")
 	}
-	ls := loginState{State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
-		Next: safeNext(c.QueryParam("next")), Expires: o.now().Add(loginTTL).Unix()}
+	ls := loginState{
+		State: randomToken(), Nonce: randomToken(), Verifier: oauth2.GenerateVerifier(),
+		Next: safeNext(c.QueryParam("next")), Expires: o.now().Add(loginTTL).Unix(),
+	}
 	sealed, err := o.seal.seal(purposeLogin, ls)
 	if err != nil {
 		return err
