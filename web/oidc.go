@@ -231,11 +231,17 @@ func (o *oidcAuth) exchange(r *http.Request, p *oidc.Provider, code string, ls l
 	if !ok || raw == "" {
 		return session{}, errors.New("the provider sent no ID token")
 	}
+	return o.verify(ctx, p, raw, ls.Nonce)
+}
+
+// verify checks a raw ID token (signature, issuer, audience, expiry, and
+// the login's nonce) and turns it into a session.
+func (o *oidcAuth) verify(ctx context.Context, p *oidc.Provider, raw, nonce string) (session, error) {
 	idt, err := p.Verifier(&oidc.Config{ClientID: o.cfg.OIDC.ClientID, Now: o.now}).Verify(ctx, raw)
 	if err != nil {
 		return session{}, fmt.Errorf("ID token: %w", err)
 	}
-	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(ls.Nonce)) != 1 {
+	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(nonce)) != 1 {
 		return session{}, errors.New("ID token: nonce does not match this login")
 	}
 	var claims map[string]any
