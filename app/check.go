@@ -49,6 +49,12 @@ func Check(ctx context.Context, cfg *config.Config, w io.Writer, log *slog.Logge
 	if err := checkAudit(actx, cfg, w); err != nil {
 		errs = append(errs, err)
 	}
+	if err := checkDecoding(actx, cfg, w); err != nil {
+		errs = append(errs, err)
+	}
+	if err := checkIdentity(actx, cfg, w); err != nil {
+		errs = append(errs, err)
+	}
 	return errors.Join(errs...)
 }
 

@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -320,3 +321,29 @@ func (b *lockedBuffer) Bytes() []byte {
 	defer b.mu.Unlock()
 	return bytes.Clone(b.buf.Bytes())
 }
+
+// TestCheckSchemaRegistry: queuewatch check says a cluster's schema
+// registry answers (with its subject count), and fails naming one that
+// does not.
+func TestCheckSchemaRegistry(t *testing.T) {
+	registryURL := testenv.SchemaRegistry(t)
+	c := seededCluster(t, nil, t.TempDir())
+	t.Cleanup(c.Close)
+	cfg := testConfig(t,
+		config.Kafka{Name: "prod", Brokers: c.ListenAddrs(), SchemaRegistry: &config.SchemaRegistry{URL: registryURL}},
+		config.Kafka{Name: "dev", Brokers: c.ListenAddrs(), SchemaRegistry: &config.SchemaRegistry{URL: "http://127.0.0.1:1/apis/ccompat/v7"}},
+	)
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	err := Check(t.Context(), cfg, &out, nil)
+	if err == nil || !strings.Contains(err.Error(), "schema registry of kafka:dev") {
+		t.Errorf("check = %v, want the dev registry's failure", err)
+	}
+	if !regexpMatch(`(?m)^ok   schema registry of kafka:prod: \d+ subjects?$`, out.String()) || !strings.Contains(out.String(), "FAIL schema registry of kafka:dev: ") {
+		t.Errorf("check printed:\n%s", out.String())
+	}
+}
+
+func regexpMatch(re, s string) bool { return regexp.MustCompile(re).MatchString(s) }

@@ -381,6 +381,16 @@ func (r *Registry) references(ctx context.Context, refs []reference) ([]resolved
 }
 
 // get GETs path (escaped) below the base URL and decodes the JSON answer into v.
+// Subjects lists the registry's subjects: queuewatch check's proof that
+// the registry answers and the credentials are accepted.
+func (r *Registry) Subjects(ctx context.Context) ([]string, error) {
+	var subjects []string
+	if err := r.get(ctx, "/subjects", &subjects); err != nil {
+		return nil, err
+	}
+	return subjects, nil
+}
+
 func (r *Registry) get(ctx context.Context, path string, v any) error {
 	// path is escaped already (a subject may hold a slash: %2F).
 	u := r.base.String() + path
