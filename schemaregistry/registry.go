@@ -380,7 +380,6 @@ func (r *Registry) references(ctx context.Context, refs []reference) ([]resolved
 	return out, nil
 }
 
-// get GETs path (escaped) below the base URL and decodes the JSON answer into v.
 // Subjects lists the registry's subjects: queuewatch check's proof that
 // the registry answers and the credentials are accepted.
 func (r *Registry) Subjects(ctx context.Context) ([]string, error) {
@@ -391,6 +390,7 @@ func (r *Registry) Subjects(ctx context.Context) ([]string, error) {
 	return subjects, nil
 }
 
+// get GETs path (escaped) below the base URL and decodes the JSON answer into v.
 func (r *Registry) get(ctx context.Context, path string, v any) error {
 	// path is escaped already (a subject may hold a slash: %2F).
 	u := r.base.String() + path
