@@ -188,3 +188,27 @@ func TestPlural(t *testing.T) {
 		}
 	}
 }
+
+// TestBodyViewHonoursTextContentType: a JSON-looking body sent as text is
+// shown as the text it is; a JSON or absent content type pretty-prints;
+// the content type is read from AMQP properties and from NATS or SQS
+// headers, parameters and case aside.
+func TestBodyViewHonoursTextContentType(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		m    Message
+		kind string
+		ct   string
+	}{
+		{"amqp text", Message{Body: []byte(`{"a":1}`), Properties: map[string]string{"content_type": "text/plain; charset=utf-8"}}, BodyText, "text/plain"},
+		{"nats header", Message{Body: []byte(`42`), Headers: []Header{{Key: "Content-Type", Value: []byte("Text/CSV")}}}, BodyText, "text/csv"},
+		{"sqs attribute", Message{Body: []byte(`[1]`), Headers: []Header{{Key: "contentType", Value: []byte("text/plain")}}}, BodyText, "text/plain"},
+		{"json type", Message{Body: []byte(`{"a":1}`), Properties: map[string]string{"content_type": "application/json"}}, BodyJSON, "application/json"},
+		{"none", Message{Body: []byte(`{"a":1}`)}, BodyJSON, ""},
+	} {
+		kind, text, _ := tt.m.BodyView(0)
+		if kind != tt.kind || tt.m.ContentType() != tt.ct {
+			t.Errorf("%s: kind %s (%q), content type %q; want %s, %q", tt.name, kind, text, tt.m.ContentType(), tt.kind, tt.ct)
+		}
+	}
+}

@@ -98,7 +98,8 @@ func (m *Message) BodyView(limit int) (kind, text string, truncated bool) {
 	if limit > 0 && len(b) > limit {
 		b, truncated = b[:limit], true
 	}
-	if !truncated && json.Valid(b) {
+	// A text content type is honoured: "42" sent as text/plain is text.
+	if !truncated && !isTextType(m.ContentType()) && json.Valid(b) {
 		var out bytes.Buffer
 		if json.Indent(&out, b, "", "  ") == nil {
 			return BodyJSON, out.String(), false
@@ -109,6 +110,26 @@ func (m *Message) BodyView(limit int) (kind, text string, truncated bool) {
 	}
 	return BodyBinary, hex.Dump(b), truncated
 }
+
+// ContentType is the media type the sender declared, without parameters:
+// the AMQP content_type property, else a Content-Type (or SQS-style
+// contentType) header; "" when none.
+func (m *Message) ContentType() string {
+	ct := m.Properties["content_type"]
+	if ct == "" {
+		for _, h := range m.Headers {
+			if strings.EqualFold(h.Key, "content-type") || strings.EqualFold(h.Key, "contenttype") {
+				ct = string(h.Value)
+				break
+			}
+		}
+	}
+	mt, _, _ := strings.Cut(ct, ";")
+	return strings.ToLower(strings.TrimSpace(mt))
+}
+
+// isTextType reports a text/* media type.
+func isTextType(mt string) bool { return strings.HasPrefix(mt, "text/") }
 
 // trimPartialRune drops a rune cut in half by truncation so that valid text
 // is still seen as text.
