@@ -344,6 +344,7 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 	msgs := make([]messageJSON, len(shown))
 	for i := range shown {
 		msgs[i] = toMessageJSON(id, after, &shown[i])
+		msgs[i].Size = len(p.Messages[i].Body) // on the wire, not masked
 	}
 	groups := make([]failureGroupJSON, len(p.Groups))
 	for i, g := range p.Groups {
@@ -359,18 +360,20 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 // apiDLQMessage answers one message; ?unmask=true shows its masked values
 // in clear to a principal with the unmask role, and audits that view.
 func (s *Server) apiDLQMessage(c echo.Context) error {
-	id, m, err := s.oneMessage(c, inspect.SurfaceMessage)
+	id, m, size, err := s.oneMessage(c, inspect.SurfaceMessage)
 	if err != nil {
 		return err
 	}
-	return c.JSON(http.StatusOK, toMessageJSON(id, c.QueryParam("after"), m))
+	out := toMessageJSON(id, c.QueryParam("after"), m)
+	out.Size = size
+	return c.JSON(http.StatusOK, out)
 }
 
 // apiDLQBody downloads one message's body as an attachment: never
 // rendered by the browser, whatever it contains. A masked body downloads
 // masked (X-Queuewatch-Masked counts the values hidden).
 func (s *Server) apiDLQBody(c echo.Context) error {
-	_, m, err := s.oneMessage(c, inspect.SurfaceDownload)
+	_, m, _, err := s.oneMessage(c, inspect.SurfaceDownload)
 	if err != nil {
 		return err
 	}
@@ -385,33 +388,34 @@ func (s *Server) apiDLQBody(c echo.Context) error {
 }
 
 // oneMessage finds the :msg of DLQ :id and returns it as it may be shown
-// on surface: masked, or in clear when ?unmask=true is asked and allowed.
-func (s *Server) oneMessage(c echo.Context, surface string) (string, *queue.Message, error) {
+// on surface: masked, or in clear when ?unmask=true is asked and allowed;
+// size is its body's size on the wire.
+func (s *Server) oneMessage(c echo.Context, surface string) (id string, shown *queue.Message, size int, err error) {
 	svc, err := s.dlqs()
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	id, err := dlqID(c)
+	id, err = dlqID(c)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	msgID, err := pathParam(c, "msg")
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	inClear, err := s.clearRequested(c, id)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
 	m, err := findMessage(c.Request().Context(), svc, id, msgID, c.QueryParam("after"))
 	if err != nil {
-		return "", nil, s.dlqFail(c, err)
+		return "", nil, 0, s.dlqFail(c, err)
 	}
-	shown, err := s.shown(c, id, surface, []queue.Message{*m}, inClear)
+	out, err := s.shown(c, id, surface, []queue.Message{*m}, inClear)
 	if err != nil {
-		return "", nil, err
+		return "", nil, 0, err
 	}
-	return id, &shown[0], nil
+	return id, &out[0], len(m.Body), nil
 }
 
 // findMessage looks for a message on the page after names, then from the

@@ -134,6 +134,7 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 	d.Messages = make([]components.MessageView, len(shown))
 	for i := range shown {
 		d.Messages[i] = messageView(d.ID, d.After, i, &shown[i])
+		d.Messages[i].Size = len(p.Messages[i].Body)
 	}
 	return http.StatusOK
 }

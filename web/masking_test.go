@@ -109,6 +109,9 @@ func TestMaskingOnEverySurface(t *testing.T) {
 
 	rec := alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages/m-card", "")
 	m := decode[messageJSON](t, rec)
+	if m.Size != len(f.msgs[0].Body) {
+		t.Errorf("size %d, want the body's %d bytes on the wire", m.Size, len(f.msgs[0].Body))
+	}
 	if m.Masked != 3 || !strings.Contains(m.BodyView.Text, `"number": "****1111"`) || !strings.Contains(m.BodyView.Text, `"exp": "12/29"`) {
 		t.Errorf("masked message: %d masked, body %s", m.Masked, m.BodyView.Text)
 	}

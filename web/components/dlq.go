@@ -108,8 +108,10 @@ func (d DLQData) LookNote() string {
 
 // MessageView is one message of the DLQ page with its display forms.
 type MessageView struct {
-	Idx      int
-	M        *queue.Message
+	Idx int
+	M   *queue.Message
+	// Size is the body's size on the wire (M.Body may be a masked copy).
+	Size     int
 	Preview  string
 	BodyKind string
 	BodyText string
