@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/netip"
-	"sort"
 	"strings"
 
 	"golang.org/x/crypto/bcrypt"
@@ -57,7 +56,7 @@ func (a *Auth) validateUsers(p *problems) {
 		case !isBcrypt(u.PasswordHash):
 			p.add(path+".password_hash", "not a bcrypt hash (want $2a$, $2b$ or $2y$ followed by cost and salt)")
 		}
-		checkRole(p, path+".role", u.Role)
+		checkAccountGrants(p, path, u.Role, u.Grants)
 	}
 }
 
@@ -78,7 +77,7 @@ func (a *Auth) validateTokens(p *problems) {
 		if b, err := hex.DecodeString(hexPart); !ok || err != nil || len(b) != 32 {
 			p.add(path+".token_hash", "must be sha256:<64 hex digits> (the SHA-256 of the token)")
 		}
-		checkRole(p, path+".role", t.Role)
+		checkAccountGrants(p, path, t.Role, t.Grants)
 	}
 }
 
@@ -110,14 +109,7 @@ func (x *Proxy) validate(p *problems, active bool) {
 	if active && x.UserHeader == "" {
 		p.add("auth.proxy.user_header", "required when mode is proxy")
 	}
-	groups := make([]string, 0, len(x.GroupRoles))
-	for g := range x.GroupRoles {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups) // stable error order
-	for _, g := range groups {
-		checkRole(p, "auth.proxy.group_roles."+g, x.GroupRoles[g])
-	}
+	validateGroupGrants(p, "auth.proxy.group_roles", x.GroupRoles)
 	checkRole(p, "auth.proxy.default_role", x.DefaultRole)
 }
 

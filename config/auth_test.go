@@ -43,7 +43,7 @@ func TestAuthModes(t *testing.T) {
   users:
     - name: alice
       password_hash: $2b$10$EHbHmQ8LDZJC/hOvwSz4LOlFpbDkJy0h7K4xEq24dY5uB7lOcT3.e
-`, err: "q.yml:4: auth.users[0].role: required (viewer, operator or admin)"},
+`, err: "q.yml:4: auth.users[0].role: required (viewer, operator or admin), or grants"},
 		{name: "truncated bcrypt hash", yaml: `auth:
   mode: basic
   users:
@@ -101,5 +101,56 @@ func TestManagementCredentials(t *testing.T) {
 		if user != tt.user || pass != tt.pass {
 			t.Errorf("ManagementCredentials(%s) = %q, %q; want %q, %q", tt.r.URL, user, pass, tt.user, tt.pass)
 		}
+	}
+}
+
+// TestGrants: a group's grant is a plain role or {role, scope}; a user's
+// or token's role and grants add up; a scope covers by cluster, DLQ ID or
+// reader ID, whole names only.
+func TestGrants(t *testing.T) {
+	cfg, err := Parse([]byte(`
+auth:
+  mode: proxy
+  proxy:
+    trusted_cidrs: [10.0.0.0/8]
+    group_roles:
+      platform: admin
+      team-a: {role: operator, scope: {dlqs: ['kafka:prod::team-a\..*'], readers: ['kafka:prod::team-a-.*'], clusters: [dev-.*]}}
+  tokens:
+    - name: ci
+      token_hash: sha256:0000000000000000000000000000000000000000000000000000000000000000
+      role: viewer
+      grants: [{role: operator, scope: {clusters: [staging]}}]
+`), "q.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if g := cfg.Auth.Proxy.GroupRoles["platform"]; g.Role != RoleAdmin || g.Scope != nil {
+		t.Errorf("platform: %+v", g)
+	}
+	a := cfg.Auth.Proxy.GroupRoles["team-a"]
+	if a.Role != RoleOperator || a.Scope == nil {
+		t.Fatalf("team-a: %+v", a)
+	}
+	for _, tt := range []struct {
+		cluster, dlq, reader string
+		want                 bool
+	}{
+		{"prod", "kafka:prod::team-a.orders.DLT", "", true},
+		{"prod", "kafka:prod::team-b.orders.DLT", "", false},
+		{"prod", "", "kafka:prod::team-a-billing", true},
+		{"prod", "", "kafka:prod::team-a-billing-x", true},
+		{"prod", "", "kafka:prod::xteam-a-billing", false},
+		{"dev-eu", "kafka:dev-eu::anything.DLT", "", true},
+		{"dev-eu", "", "", true},
+		{"prod", "", "", false},
+	} {
+		if got := a.Scope.Covers(tt.cluster, tt.dlq, tt.reader); got != tt.want {
+			t.Errorf("Covers(%q, %q, %q) = %v", tt.cluster, tt.dlq, tt.reader, got)
+		}
+	}
+	tok := cfg.Auth.Tokens[0]
+	if gs := AccountGrants(tok.Role, tok.Grants); len(gs) != 2 || gs[0].Role != RoleViewer || gs[0].Scope != nil || gs[1].Scope == nil {
+		t.Errorf("token grants %+v", gs)
 	}
 }

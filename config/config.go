@@ -237,14 +237,18 @@ type Auth struct {
 type User struct {
 	Name         string `yaml:"name"`
 	PasswordHash string `yaml:"password_hash"` // bcrypt
-	Role         Role   `yaml:"role"`
+	// Role is the user's role everywhere; Grants add scoped ones.
+	Role   Role    `yaml:"role"`
+	Grants []Grant `yaml:"grants"`
 }
 
 // Token is an API bearer token, stored as "sha256:<hex>" of the token.
 type Token struct {
 	Name      string `yaml:"name"`
 	TokenHash string `yaml:"token_hash"`
-	Role      Role   `yaml:"role"`
+	// Role is the token's role everywhere; Grants add scoped ones.
+	Role   Role    `yaml:"role"`
+	Grants []Grant `yaml:"grants"`
 }
 
 // Proxy configures authentication by a trusted reverse proxy.
@@ -253,9 +257,10 @@ type Proxy struct {
 	TrustedCIDRs []string `yaml:"trusted_cidrs"`
 	UserHeader   string   `yaml:"user_header"`
 	GroupsHeader string   `yaml:"groups_header"`
-	// GroupRoles maps a proxy group to a role.
-	GroupRoles  map[string]Role `yaml:"group_roles"`
-	DefaultRole Role            `yaml:"default_role"`
+	// GroupRoles maps a proxy group to a grant: a role, or a role in a
+	// scope. A user's groups' grants add up.
+	GroupRoles  map[string]Grant `yaml:"group_roles"`
+	DefaultRole Role             `yaml:"default_role"`
 
 	trusted []netip.Prefix
 }

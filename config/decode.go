@@ -27,7 +27,10 @@ type decoder struct {
 	errs   []*Error
 }
 
-var durationType = reflect.TypeFor[time.Duration]()
+var (
+	durationType = reflect.TypeFor[time.Duration]()
+	grantType    = reflect.TypeFor[Grant]()
+)
 
 func (d *decoder) fail(line int, path, format string, args ...any) {
 	d.errs = append(d.errs, &Error{File: d.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
@@ -72,6 +75,9 @@ func (d *decoder) decode(n *yaml.Node, v reflect.Value, path string) {
 	switch {
 	case v.Type() == durationType:
 		d.duration(n, v, path)
+	case v.Type() == grantType && n.Kind == yaml.ScalarNode:
+		// A plain role name is a grant everywhere.
+		d.scalar(n, v.Field(0), path)
 	case v.Kind() == reflect.Pointer:
 		if v.IsNil() {
 			v.Set(reflect.New(v.Type().Elem()))

@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"net/url"
 	"slices"
-	"sort"
 	"time"
 )
 
@@ -44,8 +43,9 @@ type OIDC struct {
 	// DefaultRole is every logged-in user's role when no group gives
 	// one; empty means none: such a user is refused.
 	DefaultRole Role `yaml:"default_role"`
-	// GroupRoles maps a group to a role; the highest of a user's wins.
-	GroupRoles map[string]Role `yaml:"group_roles"`
+	// GroupRoles maps a group to a grant: a role, or a role in a scope.
+	// A user's groups' grants add up.
+	GroupRoles map[string]Grant `yaml:"group_roles"`
 }
 
 func (a *Auth) validateOIDC(p *problems) {
@@ -84,14 +84,7 @@ func (a *Auth) validateOIDC(p *problems) {
 			p.add("auth.oidc.redirect_url", "must be this queuewatch's absolute URL ending in /auth/callback, got %s", quoteScalar(o.RedirectURL))
 		}
 	}
-	groups := make([]string, 0, len(o.GroupRoles))
-	for g := range o.GroupRoles {
-		groups = append(groups, g)
-	}
-	sort.Strings(groups)
-	for _, g := range groups {
-		checkRole(p, "auth.oidc.group_roles."+g, o.GroupRoles[g])
-	}
+	validateGroupGrants(p, "auth.oidc.group_roles", o.GroupRoles)
 	if o.DefaultRole != "" {
 		checkRole(p, "auth.oidc.default_role", o.DefaultRole)
 	}

@@ -106,7 +106,7 @@ func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 }
 
 func (s *Server) apiGroups(c echo.Context) error {
-	groups, _ := s.groupsAndDLQs()
+	groups, _ := s.groupsAndDLQs(c)
 	out := make([]groupJSON, len(groups))
 	for i := range groups {
 		out[i] = toGroupJSON(&groups[i])
@@ -167,7 +167,7 @@ func (s *Server) groupHistory(g *queue.ConsumerGroup) []queue.ReaderPoint {
 }
 
 func (s *Server) apiDLQs(c echo.Context) error {
-	_, dlqs := s.groupsAndDLQs()
+	_, dlqs := s.groupsAndDLQs(c)
 	out := make([]dlqJSON, len(dlqs))
 	for i, d := range dlqs {
 		out[i] = dlqJSON{
@@ -187,7 +187,7 @@ func (s *Server) apiDLQs(c echo.Context) error {
 
 func (s *Server) apiSources(c echo.Context) error {
 	out := []sourceJSON{}
-	for _, st := range s.opts.Monitor.Statuses() {
+	for _, st := range s.mon(c).Statuses() {
 		sj := sourceJSON{
 			Broker: string(st.Broker), Cluster: st.Cluster, Up: st.Up, Polled: st.Polled,
 			LastError: st.LastError, Partial: st.Partial, DurationMS: st.Duration.Milliseconds(),

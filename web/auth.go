@@ -23,7 +23,10 @@ import (
 // Principal is who made a request and what they may do.
 type Principal struct {
 	Name string
-	Role config.Role
+	// Role is the highest role of Grants, for display and coarse checks;
+	// what may be done to an object is may's answer.
+	Role   config.Role
+	Grants []config.Grant
 	// Method is how the request was authenticated: "none", "basic",
 	// "token" or "proxy".
 	Method string
@@ -137,7 +140,7 @@ func (a *authenticator) authenticate(c echo.Context) (Principal, error) {
 	}
 	switch a.cfg.Mode {
 	case config.AuthNone, "":
-		return Principal{Name: "anonymous", Role: config.RoleAdmin, Method: methodNone}, nil
+		return newPrincipal("anonymous", methodNone, []config.Grant{{Role: config.RoleAdmin}}), nil
 	case config.AuthBasic:
 		return a.basic(r)
 	case config.AuthProxy:
@@ -184,7 +187,7 @@ func (a *authenticator) token(tok string) (Principal, error) {
 		return Principal{}, errUnauthenticated
 	}
 	t := a.cfg.Tokens[found]
-	return Principal{Name: t.Name, Role: t.Role, Method: methodToken}, nil
+	return newPrincipal(t.Name, methodToken, config.AccountGrants(t.Role, t.Grants)), nil
 }
 
 func (a *authenticator) basic(r *http.Request) (Principal, error) {
@@ -197,7 +200,7 @@ func (a *authenticator) basic(r *http.Request) (Principal, error) {
 	u, hit := a.verified[key]
 	a.mu.Unlock()
 	if hit {
-		return Principal{Name: u.Name, Role: u.Role, Method: methodBasic}, nil
+		return newPrincipal(u.Name, methodBasic, config.AccountGrants(u.Role, u.Grants)), nil
 	}
 	var user *config.User
 	for i := range a.cfg.Users {
@@ -218,7 +221,7 @@ func (a *authenticator) basic(r *http.Request) (Principal, error) {
 	}
 	a.verified[key] = *user
 	a.mu.Unlock()
-	return Principal{Name: user.Name, Role: user.Role, Method: methodBasic}, nil
+	return newPrincipal(user.Name, methodBasic, config.AccountGrants(user.Role, user.Grants)), nil
 }
 
 // proxy trusts the identity headers only from a configured proxy address.
@@ -233,18 +236,17 @@ func (a *authenticator) proxy(r *http.Request) (Principal, error) {
 	if user == "" {
 		return Principal{}, errUnauthenticated
 	}
-	role := a.cfg.Proxy.DefaultRole
+	var groups []string
 	if a.cfg.Proxy.GroupsHeader != "" {
 		for g := range strings.SplitSeq(r.Header.Get(a.cfg.Proxy.GroupsHeader), ",") {
-			if gr, ok := a.cfg.Proxy.GroupRoles[strings.TrimSpace(g)]; ok && roleRank(gr) > roleRank(role) {
-				role = gr
-			}
+			groups = append(groups, strings.TrimSpace(g))
 		}
 	}
-	if roleRank(role) == 0 {
+	p := newPrincipal(user, methodProxy, groupGrants(groups, a.cfg.Proxy.GroupRoles, a.cfg.Proxy.DefaultRole))
+	if roleRank(p.Role) == 0 {
 		return Principal{}, echo.NewHTTPError(http.StatusForbidden, "no role for this user")
 	}
-	return Principal{Name: user, Role: role, Method: methodProxy}, nil
+	return p, nil
 }
 
 // requireRole lets a request through only when its principal has at least

@@ -36,7 +36,7 @@ func authConfig(t *testing.T, mode string) config.Auth {
 	}
 	a.Tokens = []config.Token{{Name: "ci-bot", TokenHash: "sha256:" + hex.EncodeToString(sum[:]), Role: config.RoleAdmin}}
 	a.Proxy.TrustedCIDRs = []string{"10.0.0.0/8", "::1"}
-	a.Proxy.GroupRoles = map[string]config.Role{"sre": config.RoleOperator, "platform-admins": config.RoleAdmin}
+	a.Proxy.GroupRoles = map[string]config.Grant{"sre": {Role: config.RoleOperator}, "platform-admins": {Role: config.RoleAdmin}}
 	return a
 }
 

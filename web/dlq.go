@@ -79,7 +79,8 @@ func (s *Server) routeDLQAPI(api *echo.Group) {
 	api.POST("/archive/restore", s.apiRestore, requireRole(config.RoleAdmin))
 }
 
-// dlqID reads and checks the :id parameter, a DLQ ID.
+// dlqID reads and checks the :id parameter, a DLQ ID the principal may
+// read.
 func dlqID(c echo.Context) (string, error) {
 	id, err := pathParam(c, "id")
 	if err != nil {
@@ -88,7 +89,7 @@ func dlqID(c echo.Context) (string, error) {
 	if _, err := dlqreplay.ParseID(id); err != nil {
 		return "", echo.NewHTTPError(http.StatusNotFound, err.Error())
 	}
-	return id, nil
+	return id, checkDLQ(c, config.RoleViewer, id)
 }
 
 // dlqFail answers a DLQ service error with the status callers branch on.
@@ -525,6 +526,9 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
 	}
+	if err := checkReplay(c, id, req); err != nil {
+		return err
+	}
 	job, err := svc.Start(ctx, dlqreplay.Request{
 		DLQ: id, Action: req.Action, Selection: req.Selection,
 		Target: req.Target.target(), DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: who(ctx),
@@ -561,11 +565,14 @@ func (s *Server) apiReplay(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	j, err := svc.Job(ctx, id)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if err := checkDLQ(c, config.RoleViewer, j.DLQ); err != nil {
+		return err
+	}
 	if !outcomes {
-		j, err := svc.Job(ctx, id)
-		if err != nil {
-			return s.dlqFail(c, err)
-		}
 		return c.JSON(http.StatusOK, map[string]any{"job": j})
 	}
 	r, err := svc.Receipt(ctx, id)
@@ -585,6 +592,11 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 		return err
 	}
 	ctx := c.Request().Context()
+	if j, err := svc.Job(ctx, id); err == nil {
+		if err := checkDLQ(c, config.RoleOperator, j.DLQ); err != nil {
+			return err
+		}
+	}
 	if err := svc.Cancel(id); err != nil {
 		if j, jerr := svc.Job(ctx, id); jerr == nil && errors.Is(err, dlqreplay.ErrJobNotFound) {
 			return c.JSON(http.StatusConflict, map[string]any{"error": "job " + id + " is not running (" + string(j.State) + ")", "job": id})
@@ -614,16 +626,13 @@ func (s *Server) apiAudit(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	if jobs == nil {
-		jobs = []dlqreplay.Job{}
-	}
+	p := principalOf(c.Request().Context())
+	jobs = visible(jobs, func(j dlqreplay.Job) string { return j.DLQ }, p)
 	reads, err := s.opts.Inspect.Reads(c.Request().Context(), c.QueryParam("dlq"), limit)
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	if reads == nil {
-		reads = []audit.BodyRead{}
-	}
+	reads = visible(reads, func(r audit.BodyRead) string { return r.DLQ }, p)
 	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads})
 }
 
@@ -691,6 +700,7 @@ func (s *Server) apiArchive(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
+	recs = visible(recs, func(a dlqreplay.Archived) string { return a.DLQ }, principalOf(c.Request().Context()))
 	rows, msgs := s.shownArchived(c, recs)
 	out := make([]archivedJSON, len(rows))
 	for i := range rows {
@@ -727,6 +737,9 @@ func (s *Server) apiRestore(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "target is required: the queue or topic to restore into, as broker:cluster:vhost:name")
 	}
 	ctx := c.Request().Context()
+	if err := s.checkRestore(c, svc, req); err != nil {
+		return err
+	}
 	job, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{
 		ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Rate: req.Rate, Who: who(ctx),
 	})

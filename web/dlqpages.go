@@ -15,6 +15,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/queue"
@@ -47,12 +48,15 @@ func (s *Server) dlqPage(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "no such DLQ")
 	}
-	ctx := c.Request().Context()
+	if err := checkDLQ(c, config.RoleViewer, id); err != nil {
+		return err
+	}
+	p := principalOf(c.Request().Context())
 	d := components.DLQData{
 		Chrome: s.chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,
 		VHost: ref.VHost, Name: ref.Name, DLQ: s.findDLQ(id),
-		CanReplay: s.opts.DLQs != nil && hasRole(ctx, config.RoleOperator),
-		CanDelete: s.opts.DLQs != nil && hasRole(ctx, config.RoleAdmin),
+		CanReplay: s.opts.DLQs != nil && p.mayDLQ(config.RoleOperator, id),
+		CanDelete: s.opts.DLQs != nil && p.mayDLQ(config.RoleAdmin, id),
 		ReplayAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
 		Limit:     dlqPageSize,
 	}
@@ -78,7 +82,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d.After = c.QueryParam("after")
 	status := s.loadMessages(c, &d)
 	d.Fanout = s.fanout(c, ref, d.Messages)
-	d.Jobs, _ = s.opts.DLQs.Jobs(ctx, id, 5)
+	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), id, 5)
 	d.Targets = s.jobTargets(d.Jobs)
 	return render(c, status, components.DLQ(d))
 }
@@ -190,6 +194,7 @@ func messageView(dlq, after string, i int, m *queue.Message) components.MessageV
 // when ?job= names it, and the archive of deleted messages.
 func (s *Server) replaysPage(c echo.Context) error {
 	ctx := c.Request().Context()
+	p := principalOf(ctx)
 	d := components.JobsData{
 		Chrome:    s.chrome(c, "Replays", "replays"),
 		Table:     components.Table{Path: "/replays", Q: strings.TrimSpace(c.QueryParam("q"))},
@@ -212,10 +217,13 @@ func (s *Server) replaysPage(c echo.Context) error {
 	if err != nil {
 		d.Notice = "Could not read the audit log: " + err.Error()
 	}
+	jobs = visible(jobs, func(j dlqreplay.Job) string { return j.DLQ }, p)
 	d.Total = len(jobs)
+	d.NoCancel = map[string]bool{}
 	for _, j := range jobs {
 		if j.State == dlqreplay.StateRunning {
 			d.Running = append(d.Running, j)
+			d.NoCancel[j.ID] = !p.mayDLQ(config.RoleOperator, j.DLQ)
 		}
 	}
 	d.Jobs = filterRows(jobs, d.Table.Q, func(j dlqreplay.Job) []string {
@@ -231,6 +239,9 @@ func (s *Server) replaysPage(c echo.Context) error {
 	}
 	if id := c.QueryParam("job"); id != "" {
 		r, err := s.opts.DLQs.Receipt(ctx, id)
+		if err == nil && !p.mayDLQ(config.RoleViewer, r.Job.DLQ) {
+			err = forbidden(p, config.RoleViewer, "DLQ "+r.Job.DLQ)
+		}
 		if err != nil {
 			d.Notice = "No receipt for job " + id + ": " + err.Error()
 		} else {
@@ -244,10 +255,12 @@ func (s *Server) replaysPage(c echo.Context) error {
 	if err != nil {
 		d.Notice = "Could not read the body-read audit: " + err.Error()
 	}
+	d.Reads = visible(d.Reads, func(r audit.BodyRead) string { return r.DLQ }, p)
 	recs, err := s.opts.DLQs.Archived(ctx, "", components.PageSize)
 	if err != nil {
 		d.Notice = "Could not read the archive: " + err.Error()
 	}
+	recs = visible(recs, func(a dlqreplay.Archived) string { return a.DLQ }, p)
 	archived, shown := s.shownArchived(c, recs)
 	for i := range archived {
 		m := &shown[i]
@@ -256,7 +269,7 @@ func (s *Server) replaysPage(c echo.Context) error {
 			kind = queue.BodyText
 		}
 		d.Archived = append(d.Archived, components.ArchivedView{
-			A: &archived[i], Size: len(recs[i].Body),
+			A: &archived[i], Size: len(recs[i].Body), Restorable: p.mayDLQ(config.RoleAdmin, archived[i].DLQ),
 			Preview: components.Preview(kind, m.Body),
 		})
 	}

@@ -20,7 +20,7 @@ func (s *Server) chrome(c echo.Context, title, nav string) components.Chrome {
 	ctx := c.Request().Context()
 	p, _ := PrincipalFrom(ctx)
 	return components.Chrome{
-		Title: title, Sources: s.opts.Monitor.Statuses(), Now: components.Now{T: time.Now()},
+		Title: title, Sources: s.mon(c).Statuses(), Now: components.Now{T: time.Now()},
 		User: p.Name, Role: string(p.Role), AuthOff: p.Method == methodNone, SignOut: p.Method == methodOIDC,
 		Nav: nav, AssetVersion: s.assetVersion,
 	}
@@ -68,7 +68,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	// allocations and 8.9 MB before, 32.4k and 10.2 MB with them).
 	var all []queue.Reader
 	dlqIDs := map[string]bool{}
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		all = append(all, snap.Readers()...)
 		consumers = append(consumers, consumerRows(snap)...)
 		sqs = append(sqs, sqsRows(snap)...)
@@ -90,7 +90,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			dlqIDs[snap.DLQs[i].ID()] = true
 		}
 	}
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
 			row := components.QueueRow{Q: q}
@@ -113,7 +113,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs), Shares: len(shares)}}
 	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs)+len(shares), dlqs)
-	d.Outboxes = s.outboxCards(true)
+	d.Outboxes = s.outboxCards(c, true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)
 	d.Attention, d.AttentionMore = s.attention(append(readers, outbox...), dlqs)
@@ -327,7 +327,7 @@ func (s *Server) groupPage(c echo.Context) error {
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
 		Range:      chartRange(c),
-		CanReset:   s.opts.Offsets != nil && hasRole(c.Request().Context(), config.RoleOperator),
+		CanReset:   s.opts.Offsets != nil && principalOf(c.Request().Context()).mayReader(config.RoleOperator, g.Reader()),
 		ResetAPI:   "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	for _, t := range g.Topics() {
@@ -375,10 +375,10 @@ var partitionSorts = map[string]sortFunc[components.PartitionRow]{
 
 // groupsAndDLQs gathers every source's groups and DLQs, worst first: the
 // API answers "what needs me?" before anything else.
-func (s *Server) groupsAndDLQs() ([]queue.ConsumerGroup, []queue.DLQ) {
+func (s *Server) groupsAndDLQs(c echo.Context) ([]queue.ConsumerGroup, []queue.DLQ) {
 	var groups []queue.ConsumerGroup
 	var dlqs []queue.DLQ
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		groups = append(groups, snap.Groups...)
 		dlqs = append(dlqs, snap.DLQs...)
 	}
@@ -411,17 +411,17 @@ func (s *Server) groupParam(c echo.Context) (*queue.ConsumerGroup, error) {
 	if err != nil {
 		return nil, err
 	}
-	g, ok := s.findGroup(cluster, group)
+	g, ok := s.findGroup(c, cluster, group)
 	if !ok {
 		return nil, echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
 	}
 	return g, nil
 }
 
-func (s *Server) findGroup(cluster, group string) (*queue.ConsumerGroup, bool) {
+func (s *Server) findGroup(c echo.Context, cluster, group string) (*queue.ConsumerGroup, bool) {
 	// Only a Kafka poll lists groups, so the cluster's snapshot that has
 	// the group is the one, without naming the broker.
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		if snap.Cluster != cluster {
 			continue
 		}

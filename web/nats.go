@@ -61,7 +61,7 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 		ResetAPI: ConsumerResetAPI(con), PauseAPI: consumerAPI(con),
 	}
 	if _, err := s.consumerActions(); err == nil {
-		d.CanReset = hasRole(c.Request().Context(), config.RoleOperator)
+		d.CanReset = principalOf(c.Request().Context()).mayReader(config.RoleOperator, con.Reader())
 	}
 	if st, ok := snap.Stream(con.Stream); ok {
 		d.Stream, d.HasStream = *st, true
@@ -85,7 +85,7 @@ func (s *Server) consumerParam(c echo.Context) (*queue.Snapshot, *queue.StreamCo
 	}
 	// Only a JetStream poll lists consumers, so the cluster's snapshot that
 	// has the consumer is the one, without naming the broker.
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		if snap.Cluster != names[0] {
 			continue
 		}
@@ -171,7 +171,7 @@ type consumerJSON struct {
 // consumer, worst first (status severity, then pending).
 func (s *Server) apiNATSConsumers(c echo.Context) error {
 	var rows []components.ConsumerRow
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		rows = append(rows, consumerRows(snap)...)
 	}
 	sortRows(rows, consumerSorts["status"], "desc", compareConsumerNames)

@@ -52,9 +52,9 @@ func (s *Server) consumerActions() (ConsumerActions, error) {
 	return ca, nil
 }
 
-// consumerGroup reads :cluster, :stream and :consumer, and names the
-// consumer as package offsets does.
-func consumerGroup(c echo.Context) (cluster, group string, err error) {
+// consumerGroup reads :cluster, :stream and :consumer, a consumer the
+// principal holds role for, and names it as package offsets does.
+func consumerGroup(c echo.Context, role config.Role) (cluster, group string, err error) {
 	var names [3]string
 	for i, p := range []string{"cluster", "stream", "consumer"} {
 		if names[i], err = pathParam(c, p); err != nil {
@@ -63,6 +63,10 @@ func consumerGroup(c echo.Context) (cluster, group string, err error) {
 		if names[i] == "" && i > 0 {
 			return "", "", echo.NewHTTPError(http.StatusBadRequest, p+" name is empty")
 		}
+	}
+	r := queue.Reader{Broker: queue.NATS, Cluster: names[0], Scope: names[1], Name: names[2]}
+	if err := checkReader(c, role, r); err != nil {
+		return "", "", err
 	}
 	return names[0], names[1] + "/" + names[2], nil
 }
@@ -83,7 +87,7 @@ func (s *Server) apiConsumerPlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c)
+	cluster, group, err := consumerGroup(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}
@@ -108,7 +112,7 @@ func (s *Server) apiConsumerApply(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c)
+	cluster, group, err := consumerGroup(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}
@@ -135,7 +139,7 @@ func (s *Server) apiConsumerResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c)
+	cluster, group, err := consumerGroup(c, config.RoleViewer)
 	if err != nil {
 		return err
 	}
@@ -166,7 +170,7 @@ func (s *Server) apiConsumerPause(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c)
+	cluster, group, err := consumerGroup(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}
@@ -187,7 +191,7 @@ func (s *Server) apiConsumerResume(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c)
+	cluster, group, err := consumerGroup(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}

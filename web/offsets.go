@@ -63,8 +63,9 @@ type applyRequest struct {
 	PlanID string `json:"plan_id"`
 }
 
-// groupParams reads the :cluster and :group path parameters.
-func groupParams(c echo.Context) (cluster, group string, err error) {
+// groupParams reads the :cluster and :group path parameters, a group the
+// principal holds role for.
+func groupParams(c echo.Context, role config.Role) (cluster, group string, err error) {
 	if cluster, err = pathParam(c, "cluster"); err != nil {
 		return "", "", err
 	}
@@ -73,6 +74,10 @@ func groupParams(c echo.Context) (cluster, group string, err error) {
 	}
 	if group == "" {
 		return "", "", echo.NewHTTPError(http.StatusBadRequest, "group name is empty")
+	}
+	// Consumer and share groups are Kafka's: the reader the scope names.
+	if err := checkReader(c, role, queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}); err != nil {
+		return "", "", err
 	}
 	return cluster, group, nil
 }
@@ -85,7 +90,7 @@ func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c)
+	cluster, group, err := groupParams(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}
@@ -141,7 +146,7 @@ func (s *Server) offsetsApply(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c)
+	cluster, group, err := groupParams(c, config.RoleOperator)
 	if err != nil {
 		return err
 	}
@@ -191,7 +196,7 @@ func (s *Server) apiOffsetResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c)
+	cluster, group, err := groupParams(c, config.RoleViewer)
 	if err != nil {
 		return err
 	}
@@ -310,7 +315,11 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 	if err != nil {
 		return err
 	}
+	p := principalOf(ctx)
 	for _, r := range list {
+		if !p.mayReset(config.RoleViewer, r.Broker, r.Cluster, r.Group) {
+			continue
+		}
 		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
 		var e offsets.Entry
 		var pause struct {

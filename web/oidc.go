@@ -117,22 +117,16 @@ func (o *oidcAuth) principal(r *http.Request) (Principal, error) {
 	if o.seal.open(purposeSession, c.Value, &s) != nil || s.expired(o.now()) {
 		return Principal{}, errUnauthenticated
 	}
-	role := o.role(s.Groups)
-	if roleRank(role) == 0 {
+	p := newPrincipal(s.Name, methodOIDC, o.grants(s.Groups))
+	if roleRank(p.Role) == 0 {
 		return Principal{}, echo.NewHTTPError(http.StatusForbidden, s.Name+" has no role here: no group of theirs is in auth.oidc.group_roles")
 	}
-	return Principal{Name: s.Name, Role: role, Method: methodOIDC}, nil
+	return p, nil
 }
 
-// role is the highest role the groups (or default_role) give.
-func (o *oidcAuth) role(groups []string) config.Role {
-	role := o.cfg.OIDC.DefaultRole
-	for _, g := range groups {
-		if r, ok := o.cfg.OIDC.GroupRoles[g]; ok && roleRank(r) > roleRank(role) {
-			role = r
-		}
-	}
-	return role
+// grants are what the groups (and default_role) give.
+func (o *oidcAuth) grants(groups []string) []config.Grant {
+	return groupGrants(groups, o.cfg.OIDC.GroupRoles, o.cfg.OIDC.DefaultRole)
 }
 
 // route adds the login endpoints, which need no session.
@@ -206,7 +200,7 @@ func (o *oidcAuth) callback(c echo.Context, s *Server) error {
 	if err != nil {
 		return fail(http.StatusForbidden, "Login refused: "+err.Error())
 	}
-	if roleRank(o.role(sess.Groups)) == 0 {
+	if roleRank(newPrincipal("", methodOIDC, o.grants(sess.Groups)).Role) == 0 {
 		return fail(http.StatusForbidden, sess.Name+" is signed in at the provider but has no role here: none of their groups is in auth.oidc.group_roles.")
 	}
 	sealed, err := o.seal.seal(purposeSession, sess)

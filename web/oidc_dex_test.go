@@ -65,7 +65,7 @@ func newDexSite(t *testing.T) *dexSite {
 		auth.OIDC = config.OIDC{
 			Issuer: d.Issuer, ClientID: "queuewatch", ClientSecret: "qw-secret",
 			Scopes: []string{"openid", "email", "profile", "groups"}, GroupsClaim: "groups",
-			GroupRoles: map[string]config.Role{"platform": config.RoleAdmin, "team-a": config.RoleOperator},
+			GroupRoles: map[string]config.Grant{"platform": {Role: config.RoleAdmin}, "team-a": {Role: config.RoleOperator}},
 		}
 		svc := newFakeDLQ()
 		if i == 0 {

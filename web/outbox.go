@@ -16,7 +16,7 @@ import (
 // outboxCards builds one card per outbox source, worst first; within a
 // card tables and slots are worst and biggest first. A configured source
 // that never answered still gets a card, with its error.
-func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
+func (s *Server) outboxCards(c echo.Context, withTrends bool) []components.OutboxCard {
 	byName := map[string]*components.OutboxCard{}
 	var cards []*components.OutboxCard
 	card := func(name string) *components.OutboxCard {
@@ -28,7 +28,7 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 		cards = append(cards, c)
 		return c
 	}
-	for _, st := range s.opts.Monitor.Statuses() {
+	for _, st := range s.mon(c).Statuses() {
 		// This file is the outbox broker's own web section: its cards list
 		// that broker's sources, also those that never answered, which only
 		// their status names.
@@ -42,7 +42,7 @@ func (s *Server) outboxCards(withTrends bool) []components.OutboxCard {
 		}
 	}
 	hist := s.opts.Monitor
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		if len(snap.OutboxTables) == 0 && len(snap.Slots) == 0 {
 			continue
 		}
@@ -150,7 +150,7 @@ func (s *Server) outboxParam(c echo.Context) (components.OutboxCard, error) {
 	if err != nil {
 		return components.OutboxCard{}, err
 	}
-	for _, card := range s.outboxCards(true) {
+	for _, card := range s.outboxCards(c, true) {
 		if card.Source == name {
 			return card, nil
 		}
@@ -190,7 +190,7 @@ type slotJSON struct {
 // apiOutbox lists every outbox table and replication slot, worst first.
 func (s *Server) apiOutbox(c echo.Context) error {
 	tables, slots := []outboxTableJSON{}, []slotJSON{}
-	for _, card := range s.outboxCards(false) {
+	for _, card := range s.outboxCards(c, false) {
 		for _, t := range card.Tables {
 			tj := outboxTableJSON{
 				Source: card.Source, Table: t.T.Table, Status: t.Status, StatusReason: t.Reason,

@@ -18,7 +18,7 @@ func oidcConfig(key byte) config.Auth {
 	a.Session.TTL = time.Hour
 	a.OIDC = config.OIDC{
 		Issuer: "http://127.0.0.1:1/dex", ClientID: "queuewatch", GroupsClaim: "groups",
-		GroupRoles: map[string]config.Role{"platform": config.RoleAdmin, "team-a": config.RoleOperator},
+		GroupRoles: map[string]config.Grant{"platform": {Role: config.RoleAdmin}, "team-a": {Role: config.RoleOperator}},
 	}
 	return a
 }

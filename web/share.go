@@ -65,7 +65,7 @@ func (s *Server) shareGroupPage(c echo.Context) error {
 	d := components.ShareGroupData{
 		Chrome: s.chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		HistoryURL: shareHistoryURL(g), Range: chartRange(c),
-		CanReset: s.opts.Offsets != nil && hasRole(c.Request().Context(), config.RoleOperator),
+		CanReset: s.opts.Offsets != nil && principalOf(c.Request().Context()).mayReader(config.RoleOperator, g.Reader()),
 		ResetAPI: "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	if partial(c) {
@@ -86,7 +86,7 @@ func (s *Server) shareParam(c echo.Context) (*queue.ShareGroup, error) {
 	}
 	// Only a Kafka poll lists share groups, so the cluster's snapshot that
 	// has the group is the one, without naming the broker.
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		if snap.Cluster != cluster {
 			continue
 		}
@@ -142,7 +142,7 @@ type shareGroupJSON struct {
 // then lag).
 func (s *Server) apiShareGroups(c echo.Context) error {
 	var rows []components.ShareRow
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		rows = append(rows, shareRows(snap)...)
 	}
 	sortRows(rows, shareSorts["status"], "desc", compareShareNames)

@@ -113,7 +113,7 @@ func (s *Server) sqsQueueParam(c echo.Context) (*queue.Snapshot, *queue.SQSQueue
 	}
 	// Only an SQS poll lists SQS queues, so the cluster's snapshot that has
 	// the queue is the one.
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		if snap.Cluster != cluster {
 			continue
 		}
@@ -155,7 +155,7 @@ type sqsQueueJSON struct {
 // (status severity, then visible messages).
 func (s *Server) apiSQSQueues(c echo.Context) error {
 	var rows []components.SQSRow
-	for _, snap := range s.opts.Monitor.Snapshots() {
+	for _, snap := range s.mon(c).Snapshots() {
 		rows = append(rows, sqsRows(snap)...)
 	}
 	sortRows(rows, sqsSorts["status"], "desc", compareSQSNames)

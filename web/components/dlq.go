@@ -216,6 +216,9 @@ type JobsData struct {
 	Total     int
 	CanCancel bool
 	CanDelete bool
+	// NoCancel lists running jobs whose DLQ the viewer may not act on
+	// (a scoped grant): their Cancel button is not shown.
+	NoCancel map[string]bool
 	// Receipt is the job picked with ?job=, its outcomes cut to
 	// ReceiptLimit.
 	Receipt     *dlqreplay.Receipt
@@ -240,6 +243,8 @@ type ArchivedView struct {
 	A       *dlqreplay.Archived
 	Preview string
 	Size    int
+	// Restorable: the viewer is an admin of the message's DLQ.
+	Restorable bool
 }
 
 // JobURL is the replays page with one job's receipt open.

@@ -1,0 +1,219 @@
+package web
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"strings"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// A principal holds grants: roles everywhere or within a scope (clusters,
+// DLQs, readers). Every read and action asks may about the object it
+// touches; lists keep what the principal may see (a scoped Monitor,
+// scope.go).
+
+// newPrincipal makes a principal of grants; Role is the highest of them
+// (the header shows it; coarse route checks use it).
+func newPrincipal(name, method string, grants []config.Grant) Principal {
+	p := Principal{Name: name, Method: method, Grants: grants}
+	for _, g := range grants {
+		if roleRank(g.Role) > roleRank(p.Role) {
+			p.Role = g.Role
+		}
+	}
+	return p
+}
+
+// groupGrants adds up the grants of a user's groups and the default role.
+func groupGrants(groups []string, byGroup map[string]config.Grant, def config.Role) []config.Grant {
+	var out []config.Grant
+	if def != "" {
+		out = append(out, config.Grant{Role: def})
+	}
+	for _, g := range groups {
+		if gr, ok := byGroup[g]; ok {
+			out = append(out, gr)
+		}
+	}
+	return out
+}
+
+// may reports whether p holds role (or more) for an object of cluster: a
+// DLQ (dlq its ID), a reader (reader its ID), or the cluster itself.
+func (p Principal) may(role config.Role, cluster, dlq, reader string) bool {
+	for _, g := range p.Grants {
+		if roleRank(g.Role) >= roleRank(role) && (g.Scope == nil || g.Scope.Covers(cluster, dlq, reader)) {
+			return true
+		}
+	}
+	return false
+}
+
+// scoped reports whether anything p sees is limited by a scope: with a
+// viewer grant everywhere it sees everything.
+func (p Principal) scoped() bool { return !p.everywhere(config.RoleViewer) }
+
+// everywhere reports whether p holds role with no scope.
+func (p Principal) everywhere(role config.Role) bool {
+	for _, g := range p.Grants {
+		if g.Scope == nil && roleRank(g.Role) >= roleRank(role) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayDLQ is may for a DLQ ID.
+func (p Principal) mayDLQ(role config.Role, id string) bool {
+	ref, err := queue.ParseDLQID(id)
+	if err != nil {
+		return p.everywhere(role)
+	}
+	return p.may(role, ref.Cluster, id, "")
+}
+
+// mayReader is may for a reader.
+func (p Principal) mayReader(role config.Role, r queue.Reader) bool {
+	return p.may(role, r.Cluster, "", ReaderID(r))
+}
+
+// ReaderID is a reader's ID in scopes: broker:cluster:scope:name, as a
+// DLQ ID is (kafka:prod::billing, nats:main:ORDERS:shipper).
+func ReaderID(r queue.Reader) string {
+	return string(r.Broker) + ":" + r.Cluster + ":" + r.Scope + ":" + r.Name
+}
+
+// principalOf is the request's principal (the zero Principal, who may
+// nothing, when there is none).
+func principalOf(ctx context.Context) Principal {
+	p, _ := PrincipalFrom(ctx)
+	return p
+}
+
+// verbs name what a role lets one do, for 403 reasons.
+var verbs = map[config.Role]string{config.RoleViewer: "read", config.RoleOperator: "act on", config.RoleAdmin: "delete or restore in"}
+
+// forbidden is the 403 of an object outside the principal's grants.
+func forbidden(p Principal, role config.Role, what string) error {
+	return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("forbidden: %s may not %s %s (no %s grant covers it)", p.Name, verbs[role], what, role))
+}
+
+// checkDLQ answers 403 unless the request's principal holds role for DLQ id.
+func checkDLQ(c echo.Context, role config.Role, id string) error {
+	p := principalOf(c.Request().Context())
+	if !p.mayDLQ(role, id) {
+		return forbidden(p, role, "DLQ "+id)
+	}
+	return nil
+}
+
+// checkReader answers 403 unless the request's principal holds role for r.
+func checkReader(c echo.Context, role config.Role, r queue.Reader) error {
+	p := principalOf(c.Request().Context())
+	if !p.mayReader(role, r) {
+		return forbidden(p, role, ReaderID(r))
+	}
+	return nil
+}
+
+// mayReset reports whether p holds role for the reader of an offset-reset
+// record, whose group is a consumer group, a share group or a JetStream
+// consumer's "stream/consumer".
+func (p Principal) mayReset(role config.Role, broker, cluster, group string) bool {
+	r := queue.Reader{Broker: queue.Broker(broker), Cluster: cluster, Name: group}
+	if p.mayReader(role, r) {
+		return true
+	}
+	if stream, name, ok := strings.Cut(group, "/"); ok {
+		r.Scope, r.Name = stream, name
+		return p.mayReader(role, r)
+	}
+	return false
+}
+
+// visible keeps the rows (jobs, archived messages, body reads) of DLQs
+// the principal may read; never nil, so an API list is [] not null.
+func visible[T any](rows []T, dlq func(T) string, p Principal) []T {
+	out := []T{}
+	for _, r := range rows {
+		if p.mayDLQ(config.RoleViewer, dlq(r)) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// checkReplay answers 403 unless the principal may run req on DLQ id: an
+// operator (admin for delete) of the DLQ, and of the named target.
+func checkReplay(c echo.Context, id string, req replayRequest) error {
+	role := config.RoleOperator
+	if req.Action == dlqreplay.ActionDelete {
+		role = config.RoleAdmin
+	}
+	if err := checkDLQ(c, role, id); err != nil {
+		return err
+	}
+	t := req.Target.target()
+	if t.Kind != dlqreplay.TargetNamed || t.Name == "" {
+		return nil
+	}
+	ref, _ := dlqreplay.ParseID(id)
+	ref.Name = t.Name
+	target := ref.ID()
+	p := principalOf(c.Request().Context())
+	if !p.may(config.RoleOperator, ref.Cluster, target, string(ref.Broker)+":"+ref.Cluster+":"+ref.VHost+":"+t.Name) {
+		return forbidden(p, config.RoleOperator, "target "+target)
+	}
+	return nil
+}
+
+// checkRestore answers 403 unless the principal is an admin of the target
+// and of every DLQ the archived messages came from. Only a scoped
+// principal pays for the lookup.
+func (s *Server) checkRestore(c echo.Context, svc DLQService, req restoreRequest) error {
+	p := principalOf(c.Request().Context())
+	if p.everywhere(config.RoleAdmin) {
+		return nil
+	}
+	if err := checkDLQ(c, config.RoleAdmin, req.Target); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if req.JobID != "" {
+		j, err := svc.Job(ctx, req.JobID)
+		if err != nil {
+			return s.dlqFail(c, err)
+		}
+		return checkDLQ(c, config.RoleAdmin, j.DLQ)
+	}
+	rows, err := svc.Archived(ctx, "", maxRestoreLookup)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	want := map[int64]bool{}
+	for _, id := range req.ArchiveIDs {
+		want[id] = true
+	}
+	for _, a := range rows {
+		if want[a.ID] {
+			if err := checkDLQ(c, config.RoleAdmin, a.DLQ); err != nil {
+				return err
+			}
+			delete(want, a.ID)
+		}
+	}
+	for id := range want {
+		// Not among the newest rows: its DLQ cannot be checked, so no.
+		return forbidden(p, config.RoleAdmin, fmt.Sprintf("archived message %d", id))
+	}
+	return nil
+}
+
+// maxRestoreLookup bounds the archive rows a scoped restore checks.
+const maxRestoreLookup = 100_000

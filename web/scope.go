@@ -1,0 +1,142 @@
+package web
+
+import (
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// mon is the Monitor as the request's principal may see it: everything
+// for a viewer (or more) everywhere, else only the clusters, DLQs and
+// readers the grants' scopes cover. Every list, page and history reads
+// through it, so what is out of scope is nowhere, not even by a crafted URL.
+func (s *Server) mon(c echo.Context) Monitor {
+	p := principalOf(c.Request().Context())
+	if !p.scoped() {
+		return s.opts.Monitor
+	}
+	return scopedMonitor{Monitor: s.opts.Monitor, p: p}
+}
+
+type scopedMonitor struct {
+	Monitor
+	p Principal
+}
+
+func (m scopedMonitor) sees(r queue.Reader) bool { return m.p.mayReader(config.RoleViewer, r) }
+
+func (m scopedMonitor) Snapshots() []*queue.Snapshot {
+	var out []*queue.Snapshot
+	for _, snap := range m.Monitor.Snapshots() {
+		if v := m.view(snap); v != nil {
+			out = append(out, v)
+		}
+	}
+	return out
+}
+
+// view is snap cut to what the principal sees; nil when that is nothing.
+func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
+	if m.p.may(config.RoleViewer, snap.Cluster, "", "") {
+		return snap
+	}
+	v := &queue.Snapshot{
+		Broker: snap.Broker, Cluster: snap.Cluster, Time: snap.Time, Duration: snap.Duration,
+		Err: snap.Err, Partial: snap.Partial, PolledBy: snap.PolledBy,
+		Groups:       keep(snap.Groups, m.sees),
+		Queues:       keep(snap.Queues, m.sees),
+		ShareGroups:  keep(snap.ShareGroups, m.sees),
+		Consumers:    keep(snap.Consumers, m.sees),
+		OutboxTables: keep(snap.OutboxTables, m.sees),
+		Slots:        keep(snap.Slots, m.sees),
+		SQSQueues:    keep(snap.SQSQueues, m.sees),
+	}
+	for _, d := range snap.DLQs {
+		if m.p.mayDLQ(config.RoleViewer, d.ID()) {
+			v.DLQs = append(v.DLQs, d)
+		}
+	}
+	// Topic offsets and streams only as far as a visible reader reads them.
+	topics := map[string]bool{}
+	for i := range v.Groups {
+		for _, p := range v.Groups[i].Partitions {
+			topics[p.Topic] = true
+		}
+	}
+	for _, p := range snap.Partitions {
+		if topics[p.Topic] {
+			v.Partitions = append(v.Partitions, p)
+		}
+	}
+	streams := map[string]bool{}
+	for _, c := range v.Consumers {
+		streams[c.Stream] = true
+	}
+	for _, st := range snap.Streams {
+		if streams[st.Name] {
+			v.Streams = append(v.Streams, st)
+		}
+	}
+	if len(v.Groups)+len(v.Queues)+len(v.ShareGroups)+len(v.Consumers)+len(v.OutboxTables)+len(v.Slots)+len(v.SQSQueues)+len(v.DLQs) == 0 {
+		return nil
+	}
+	return v
+}
+
+// keep returns the elements whose reader ok accepts.
+func keep[T any, P interface {
+	*T
+	Reader() queue.Reader
+}](xs []T, ok func(queue.Reader) bool) []T {
+	var out []T
+	for i := range xs {
+		if ok(P(&xs[i]).Reader()) {
+			out = append(out, xs[i])
+		}
+	}
+	return out
+}
+
+// Statuses keeps the sources the principal sees anything of.
+func (m scopedMonitor) Statuses() []queue.SourceStatus {
+	seen := map[string]bool{}
+	for _, snap := range m.Snapshots() {
+		seen[string(snap.Broker)+":"+snap.Cluster] = true
+	}
+	var out []queue.SourceStatus
+	for _, st := range m.Monitor.Statuses() {
+		if seen[string(st.Broker)+":"+st.Cluster] || m.p.may(config.RoleViewer, st.Cluster, "", "") {
+			out = append(out, st)
+		}
+	}
+	return out
+}
+
+func (m scopedMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {
+	if !m.sees(queue.Reader{Broker: k.Broker, Cluster: k.Cluster, Scope: k.Scope, Name: k.Name}) {
+		return nil
+	}
+	return m.Monitor.ReaderHistory(k)
+}
+
+func (m scopedMonitor) DLQHistory(id string) []queue.DLQPoint {
+	if !m.p.mayDLQ(config.RoleViewer, id) {
+		return nil
+	}
+	return m.Monitor.DLQHistory(id)
+}
+
+func (m scopedMonitor) OutboxHistory(source, table string) []queue.OutboxPoint {
+	if !m.sees(queue.Reader{Broker: queue.Outbox, Cluster: source, Name: table}) {
+		return nil
+	}
+	return m.Monitor.OutboxHistory(source, table)
+}
+
+func (m scopedMonitor) SlotHistory(source, slot string) []queue.SlotPoint {
+	if !m.sees(queue.Reader{Broker: queue.Outbox, Cluster: source, Name: slot}) {
+		return nil
+	}
+	return m.Monitor.SlotHistory(source, slot)
+}
