@@ -147,7 +147,7 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 // for the one ?unmask= names when the viewer may unmask (recorded as a
 // clear read of that message alone).
 func (s *Server) shownPage(c echo.Context, d *components.DLQData, msgs []queue.Message) ([]queue.Message, error) {
-	d.CanUnmask = s.opts.Inspect.Policy(d.ID) != nil && s.canUnmask(c)
+	d.CanUnmask = s.opts.Inspect.Policy(d.ID) != nil && s.canUnmask(c, d.ID)
 	shown, err := s.shown(c, d.ID, inspect.SurfacePage, msgs, false)
 	if err != nil {
 		return nil, err

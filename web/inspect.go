@@ -18,13 +18,10 @@ import (
 // asked for and allowed, and the read recorded.
 
 // canUnmask reports whether the request's principal may show one
-// message's masked values in clear.
-func (s *Server) canUnmask(c echo.Context) bool {
-	role := s.opts.Auth.UnmaskRole
-	if role == "" {
-		role = config.RoleAdmin
-	}
-	return hasRole(c.Request().Context(), role)
+// message of DLQ dlq with its masked values in clear: the unmask role,
+// there.
+func (s *Server) canUnmask(c echo.Context, dlq string) bool {
+	return principalOf(c.Request().Context()).mayDLQ(s.unmaskRole(), dlq)
 }
 
 // clearRequested reads ?unmask=true for a DLQ: false when its messages
@@ -41,7 +38,7 @@ func (s *Server) clearRequested(c echo.Context, dlq string) (bool, error) {
 	if !inClear || s.opts.Inspect.Policy(dlq) == nil {
 		return false, nil
 	}
-	if !s.canUnmask(c) {
+	if !s.canUnmask(c, dlq) {
 		return false, echo.NewHTTPError(http.StatusForbidden, "showing masked values needs the "+string(s.unmaskRole())+" role")
 	}
 	return true, nil
@@ -94,7 +91,7 @@ func (s *Server) shownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlq
 func (s *Server) checkMaskedSelection(c echo.Context, dlq string, sel dlqreplay.Selection) error {
 	p := s.opts.Inspect.Policy(dlq)
 	for name := range sel.Headers {
-		if p.MasksHeader(name) && !s.canUnmask(c) {
+		if p.MasksHeader(name) && !s.canUnmask(c, dlq) {
 			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ: selecting by its value needs the "+string(s.unmaskRole())+" role")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -65,8 +66,18 @@ func newDexSite(t *testing.T) *dexSite {
 		auth.OIDC = config.OIDC{
 			Issuer: d.Issuer, ClientID: "queuewatch", ClientSecret: "qw-secret",
 			Scopes: []string{"openid", "email", "profile", "groups"}, GroupsClaim: "groups",
-			GroupRoles: map[string]config.Grant{"platform": {Role: config.RoleAdmin}, "team-a": {Role: config.RoleOperator}},
+			GroupRoles: map[string]config.Grant{
+				"platform": {Role: config.RoleAdmin},
+				// team-a operates one DLQ and sees nothing else.
+				"team-a": {Role: config.RoleOperator, Scope: &config.Scope{DLQs: []string{regexp.QuoteMeta(testDLQ)}}},
+			},
 		}
+		cfg := config.Default()
+		cfg.Auth = auth
+		if err := cfg.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		auth = cfg.Auth
 		svc := newFakeDLQ()
 		if i == 0 {
 			svc, site.aAuth = site.aService, auth
@@ -180,6 +191,13 @@ func TestOIDCWithDex(t *testing.T) {
 	}
 	if got := s.aService.started; len(got) != 1 || got[0].Who != "bob@example.com" {
 		t.Errorf("the audit's who: %+v", got)
+	}
+	// bob's group is scoped to one DLQ: the other is nowhere for him.
+	if resp, body := fetch(t, bob, s.a+"/api/v1/dlqs"); resp.StatusCode != http.StatusOK || !strings.Contains(body, `"name":"orders.dlq"`) || strings.Contains(body, "script") {
+		t.Errorf("bob's DLQ list = %d %s", resp.StatusCode, body)
+	}
+	if resp, body := fetch(t, bob, s.a+"/api/v1/dlqs/"+url.PathEscape(hostileDLQ)+"/messages"); resp.StatusCode != http.StatusForbidden || !strings.Contains(body, "bob@example.com may not read") {
+		t.Errorf("bob reading the other DLQ = %d %s", resp.StatusCode, body)
 	}
 
 	carol := browserless(t)
