@@ -2,6 +2,8 @@ package web
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -74,6 +76,8 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 		// Grants add up: a viewer of everything who operates team A's.
 		{Name: "vic", PasswordHash: hash("v"), Role: config.RoleViewer, Grants: []config.Grant{team("a")}},
 	}
+	sum := sha256.Sum256([]byte("team-b-bot-token"))
+	cfg.Auth.Tokens = []config.Token{{Name: "team-b-bot", TokenHash: "sha256:" + hex.EncodeToString(sum[:]), Grants: []config.Grant{team("b")}}}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -211,5 +215,14 @@ func TestScopesOnEverySurface(t *testing.T) {
 	}
 	if rec := vic.do(http.MethodGet, "/api/v1/dlqs", ""); !strings.Contains(rec.Body.String(), "team-b.orders.dlq") {
 		t.Error("vic, a viewer everywhere, does not see team B's DLQ")
+	}
+
+	// A token is scoped the same way: team B's bot sees team B's only.
+	bot := newClient(t, s, bearerTok("team-b-bot-token"))
+	if rec := bot.do(http.MethodGet, "/api/v1/dlqs", ""); !strings.Contains(rec.Body.String(), "team-b.orders.dlq") || strings.Contains(rec.Body.String(), "team-a") {
+		t.Errorf("team B's token lists %s", rec.Body)
+	}
+	if rec := bot.do(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(dlqA)+"/replay", replay); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "team-b-bot may not read DLQ") {
+		t.Errorf("team B's token replaying team A's DLQ = %d %s", rec.Code, rec.Body)
 	}
 }
