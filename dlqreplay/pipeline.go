@@ -226,6 +226,13 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 		return p.report(ctx, d, ResultFailed, err.Error())
 	}
 	d.out.Target = route.Target
+	if r.MayRoute != nil {
+		if err := r.MayRoute(route.Target); err != nil {
+			// Not this operator's destination (its headers may name any
+			// queue): it stays in the DLQ, and the rest goes on.
+			return p.report(ctx, d, ResultFailed, err.Error())
+		}
+	}
 	if err := p.check(ctx, route); err != nil {
 		// This message's target is gone (its source queue or topic was
 		// deleted, say): it stays in the DLQ and the job goes on, so the

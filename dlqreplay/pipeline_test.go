@@ -585,3 +585,32 @@ func TestRestoreAtATinyRate(t *testing.T) {
 		t.Fatalf("restore at 1e-300/s: %+v, %v", r.Job, err)
 	}
 }
+
+// TestMayRouteKeepsWhatItRefuses: a message whose destination MayRoute
+// refuses stays in the DLQ, failed with the reason, and nothing is sent
+// there; the others move.
+func TestMayRouteKeepsWhatItRefuses(t *testing.T) {
+	s := newFake(3)
+	svc, _ := newFakeService(t, &fakeBackend{s: s})
+	r, err := svc.Run(context.Background(), dlqreplay.Request{
+		DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true},
+		MayRoute: func(target string) error { return errors.New("ana may not send to " + target) },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p := r.Job.Progress; p.Moved != 0 || p.Failed != 3 || len(s.counts) != 0 {
+		t.Fatalf("progress %+v, %d published", p, len(s.counts))
+	}
+	for _, o := range r.Outcomes {
+		if o.Result != dlqreplay.ResultFailed || o.Reason != "ana may not send to orders" {
+			t.Errorf("outcome %+v", o)
+		}
+	}
+	r, err = svc.Run(context.Background(), dlqreplay.Request{
+		DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}, MayRoute: func(string) error { return nil },
+	})
+	if err != nil || r.Job.Progress.Moved != 3 {
+		t.Fatalf("allowed: %+v, %v", r.Job.Progress, err)
+	}
+}

@@ -65,6 +65,8 @@ type jobRun struct {
 	DryRun     bool
 	MaxReplays int
 	Logger     *slog.Logger
+	// MayRoute is Request.MayRoute.
+	MayRoute func(target string) error
 
 	limiter *rate.Limiter
 	store   Store

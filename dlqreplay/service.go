@@ -153,6 +153,11 @@ type Request struct {
 	Rate float64 `json:"rate,omitempty"`
 	// Who is the operator, for the audit log.
 	Who string `json:"who,omitempty"`
+	// MayRoute, when set, is asked for each message's destination (a
+	// Route.Target) before it is sent: a message whose destination it
+	// refuses stays in the DLQ, failed with the reason. The web layer
+	// holds a scoped operator to the destinations its grants cover.
+	MayRoute func(target string) error `json:"-"`
 }
 
 // extraTargets is a Backend whose sessions route to target kinds beyond
@@ -245,7 +250,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	run := &jobRun{
 		ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
 		DryRun: req.DryRun, MaxReplays: s.opts.MaxReplays, Logger: s.log.With("job", info.ID, "dlq", ref.ID()),
-		store: s.opts.Store, j: j,
+		MayRoute: req.MayRoute, store: s.opts.Store, j: j,
 	}
 	if r := s.rate(req.Rate); r > 0 {
 		run.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))

@@ -155,13 +155,34 @@ func (p *Policy) maskHeaders(m *queue.Message) {
 		m.Properties = props
 	}
 	if masked {
-		// The failure panel reads exception texts out of headers.
-		re := queue.DecodeDeath(hs, m.Death.Deaths)
-		if re.ExceptionMessage != "" {
-			m.Death.ExceptionMessage = re.ExceptionMessage
-		}
-		if re.StackTrace != "" {
-			m.Death.StackTrace = re.StackTrace
+		maskDeath(&m.Death, queue.DecodeDeath(hs, m.Death.Deaths))
+	}
+}
+
+// maskDeath takes, from the failure facts decoded again from the masked
+// headers, every text that a masked header changed: the failure panel
+// and the API's failure fields read them out of headers (an exception
+// message, an original routing key or topic, a consumer group).
+func maskDeath(d *queue.DeathInfo, re queue.DeathInfo) {
+	for _, f := range [][2]*string{
+		{&d.ExceptionMessage, &re.ExceptionMessage},
+		{&d.StackTrace, &re.StackTrace},
+		{&d.ExceptionClass, &re.ExceptionClass},
+		{&d.CauseClass, &re.CauseClass},
+		{&d.WrapperClass, &re.WrapperClass},
+		{&d.OriginalExchange, &re.OriginalExchange},
+		{&d.OriginalRoutingKey, &re.OriginalRoutingKey},
+		{&d.OriginalTopic, &re.OriginalTopic},
+		{&d.ConsumerGroup, &re.ConsumerGroup},
+		{&d.FirstQueue, &re.FirstQueue},
+		{&d.FirstReason, &re.FirstReason},
+		{&d.FirstExchange, &re.FirstExchange},
+		{&d.Connector, &re.Connector},
+		{&d.Stage, &re.Stage},
+		{&d.ExecutingClass, &re.ExecutingClass},
+	} {
+		if *f[1] != "" && *f[1] != *f[0] {
+			*f[0] = *f[1]
 		}
 	}
 }

@@ -80,12 +80,14 @@ func TestHashGroupsEqualValuesAndDependsOnTheKey(t *testing.T) {
 }
 
 func TestHeadersPropertiesAndTheFailurePanel(t *testing.T) {
-	m := New([]Rule{{Headers: []string{"X-Card", "kafka_dlt-exception-message", "user_id"}}}, nil)
+	m := New([]Rule{{Headers: []string{"X-Card", "kafka_dlt-exception-message", "user_id", "kafka_dlt-original-consumer-group", "x-original-routingKey"}}}, nil)
 	in := queue.Message{
 		Headers: []queue.Header{
 			{Key: "x-card", Value: []byte("4111111111111111")},
 			{Key: "kafka_dlt-exception-message", Value: []byte("bad card 4111111111111111")},
 			{Key: "kafka_dlt-exception-fqcn", Value: []byte("com.x.BadCard")},
+			{Key: "kafka_dlt-original-consumer-group", Value: []byte("secret-group")},
+			{Key: "x-original-routingKey", Value: []byte("cust.4111111111111111")},
 		},
 		Properties: map[string]string{"user_id": "ann", "content_type": "application/json"},
 	}
@@ -96,7 +98,8 @@ func TestHeadersPropertiesAndTheFailurePanel(t *testing.T) {
 			t.Errorf("header %s = %s", h.Key, h.Value)
 		}
 	}
-	if got.Death.ExceptionMessage != Redacted || got.Death.ExceptionClass != "com.x.BadCard" {
+	if got.Death.ExceptionMessage != Redacted || got.Death.ExceptionClass != "com.x.BadCard" ||
+		got.Death.ConsumerGroup != Redacted || got.Death.OriginalRoutingKey != Redacted {
 		t.Errorf("death %+v", got.Death)
 	}
 	if got.Properties["user_id"] != Redacted || got.Properties["content_type"] != "application/json" {

@@ -150,27 +150,47 @@ func visible[T any](rows []T, dlq func(T) string, p Principal) []T {
 }
 
 // checkReplay answers 403 unless the principal may run req on DLQ id: an
-// operator (admin for delete) of the DLQ, and of the named target.
-func checkReplay(c echo.Context, id string, req replayRequest) error {
+// operator (admin for delete) of the DLQ and of a named target. A
+// principal without operator on the whole cluster is also held, message
+// by message, to destinations its grants cover (the route returned):
+// an original destination comes from the message's headers, which
+// whoever writes to the DLQ controls. A native redrive goes where the
+// broker's policy says, unseen, so it needs operator on the cluster.
+func checkReplay(c echo.Context, id string, req replayRequest) (func(string) error, error) {
 	role := config.RoleOperator
 	if req.Action == dlqreplay.ActionDelete {
 		role = config.RoleAdmin
 	}
 	if err := checkDLQ(c, role, id); err != nil {
-		return err
+		return nil, err
 	}
-	t := req.Target.target()
-	if t.Kind != dlqreplay.TargetNamed || t.Name == "" {
+	p := principalOf(c.Request().Context())
+	ref, _ := dlqreplay.ParseID(id)
+	if req.Action == dlqreplay.ActionDelete || p.may(config.RoleOperator, ref.Cluster, "", "") {
+		return nil, nil
+	}
+	if req.mode() == dlqreplay.ModeNative {
+		return nil, forbidden(p, config.RoleOperator, "cluster "+ref.Cluster+" (a native redrive goes where the broker's policy says)")
+	}
+	mayRoute := func(target string) error {
+		// A destination reads as the DLQ's own kind of ID: same broker,
+		// cluster and vhost; "/queue" (RabbitMQ's default exchange) is the
+		// queue.
+		dest := ref
+		dest.Name = strings.TrimPrefix(target, "/")
+		did := dest.ID()
+		if !p.may(config.RoleOperator, ref.Cluster, did, did) {
+			return fmt.Errorf("%s may not send to %s: no operator grant covers it", p.Name, did)
+		}
 		return nil
 	}
-	ref, _ := dlqreplay.ParseID(id)
-	ref.Name = t.Name
-	target := ref.ID()
-	p := principalOf(c.Request().Context())
-	if !p.may(config.RoleOperator, ref.Cluster, target, string(ref.Broker)+":"+ref.Cluster+":"+ref.VHost+":"+t.Name) {
-		return forbidden(p, config.RoleOperator, "target "+target)
+	// Any name is a named target (the service defaults the kind so).
+	if t := req.Target.target(); t.Name != "" {
+		if err := mayRoute(t.Name); err != nil {
+			return nil, echo.NewHTTPError(http.StatusForbidden, "forbidden: "+err.Error())
+		}
 	}
-	return nil
+	return mayRoute, nil
 }
 
 // checkRestore answers 403 unless the principal is an admin of the target

@@ -526,12 +526,14 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
 	}
-	if err := checkReplay(c, id, req); err != nil {
+	mayRoute, err := checkReplay(c, id, req)
+	if err != nil {
 		return err
 	}
 	job, err := svc.Start(ctx, dlqreplay.Request{
 		DLQ: id, Action: req.Action, Selection: req.Selection,
 		Target: req.Target.target(), DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: who(ctx),
+		MayRoute: mayRoute,
 	})
 	if err != nil {
 		return s.dlqFail(c, err)
@@ -542,11 +544,11 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 		wctx, cancel := context.WithTimeout(ctx, dryRunWait)
 		defer cancel()
 		if r, err := svc.Wait(wctx, job.ID); err == nil {
-			return c.JSON(http.StatusOK, withOutcomes(r))
+			return c.JSON(http.StatusOK, withOutcomes(s.receiptView(c, r)))
 		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
-	return c.JSON(http.StatusAccepted, map[string]any{"job": job})
+	return c.JSON(http.StatusAccepted, map[string]any{"job": s.jobView(c, job)})
 }
 
 // apiReplay returns a job with every message's outcome, or only the job
@@ -573,13 +575,13 @@ func (s *Server) apiReplay(c echo.Context) error {
 		return err
 	}
 	if !outcomes {
-		return c.JSON(http.StatusOK, map[string]any{"job": j})
+		return c.JSON(http.StatusOK, map[string]any{"job": s.jobView(c, j)})
 	}
 	r, err := svc.Receipt(ctx, id)
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	return c.JSON(http.StatusOK, withOutcomes(r))
+	return c.JSON(http.StatusOK, withOutcomes(s.receiptView(c, r)))
 }
 
 func (s *Server) apiCancelReplay(c echo.Context) error {
@@ -596,6 +598,9 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 		if err := checkDLQ(c, config.RoleOperator, j.DLQ); err != nil {
 			return err
 		}
+	} else if !principalOf(ctx).everywhere(config.RoleOperator) || !errors.Is(err, dlqreplay.ErrJobNotFound) {
+		// An operator of some DLQs may cancel only a job whose DLQ is checked.
+		return s.dlqFail(c, err)
 	}
 	if err := svc.Cancel(id); err != nil {
 		if j, jerr := svc.Job(ctx, id); jerr == nil && errors.Is(err, dlqreplay.ErrJobNotFound) {
@@ -608,7 +613,7 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"job": j})
+	return c.JSON(http.StatusAccepted, map[string]any{"job": s.jobView(c, j)})
 }
 
 // apiAudit lists jobs newest first: who did what to which DLQ, and how it
@@ -628,6 +633,9 @@ func (s *Server) apiAudit(c echo.Context) error {
 	}
 	p := principalOf(c.Request().Context())
 	jobs = visible(jobs, func(j dlqreplay.Job) string { return j.DLQ }, p)
+	for i := range jobs {
+		jobs[i] = s.jobView(c, jobs[i])
+	}
 	reads, err := s.opts.Inspect.Reads(c.Request().Context(), c.QueryParam("dlq"), limit)
 	if err != nil {
 		return s.dlqFail(c, err)

@@ -10,6 +10,7 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/jsonpath"
+	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -110,4 +111,29 @@ func groupByQuery(c echo.Context) (*jsonpath.Path, error) {
 		return nil, echo.NewHTTPError(http.StatusBadRequest, "group_by: "+err.Error())
 	}
 	return &p, nil
+}
+
+// jobView is a job as it may be shown: a selection by a masked header's
+// value (made by someone who may unmask) keeps the value from those who
+// may not.
+func (s *Server) jobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
+	p := s.opts.Inspect.Policy(j.DLQ)
+	if p == nil || len(j.Selection.Headers) == 0 || s.canUnmask(c, j.DLQ) {
+		return j
+	}
+	hs := make(map[string]string, len(j.Selection.Headers))
+	for k, v := range j.Selection.Headers {
+		if p.MasksHeader(k) {
+			v = masking.Redacted
+		}
+		hs[k] = v
+	}
+	j.Selection.Headers = hs
+	return j
+}
+
+// receiptView is a receipt with its job as jobView shows it.
+func (s *Server) receiptView(c echo.Context, r dlqreplay.Receipt) dlqreplay.Receipt {
+	r.Job = s.jobView(c, r.Job)
+	return r
 }

@@ -167,7 +167,7 @@ func (o *oidcAuth) start(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	setCookie(c, loginCookie, sealed, "/auth/", loginTTL)
+	o.setCookie(c, loginCookie, sealed, "/auth/", loginTTL)
 	return c.Redirect(http.StatusFound, o.oauth2Config(r, p).AuthCodeURL(ls.State, oidc.Nonce(ls.Nonce), oauth2.S256ChallengeOption(ls.Verifier)))
 }
 
@@ -208,7 +208,7 @@ func (o *oidcAuth) callback(c echo.Context, s *Server) error {
 		return err
 	}
 	clearCookie(c, loginCookie, "/auth/")
-	setCookie(c, sessionCookie, sealed, "/", time.Until(time.Unix(sess.Expires, 0)))
+	o.setCookie(c, sessionCookie, sealed, "/", time.Until(time.Unix(sess.Expires, 0)))
 	return c.Redirect(http.StatusSeeOther, ls.Next)
 }
 
@@ -249,10 +249,15 @@ func (o *oidcAuth) verify(ctx context.Context, p *oidc.Provider, raw, nonce stri
 	}, nil
 }
 
-// identity is the readable name the audit records: email, else the
+// identity is the readable name the audit records: the email (unless the
+// provider says it is not verified: anyone could claim it), else the
 // preferred username, else the name, else the opaque subject.
 func identity(claims map[string]any, subject string) string {
-	for _, k := range []string{"email", "preferred_username", "name"} {
+	keys := []string{"email", "preferred_username", "name"}
+	if v, ok := claims["email_verified"].(bool); ok && !v {
+		keys = keys[1:]
+	}
+	for _, k := range keys {
 		if v, ok := claims[k].(string); ok && strings.TrimSpace(v) != "" {
 			return v
 		}
@@ -306,9 +311,16 @@ func (o *oidcAuth) logout(c echo.Context) error {
 }
 
 // safeNext keeps a post-login destination on this server: a path, never
-// another host (//evil.example, /\evil.example or a scheme).
+// another host (//evil.example, /\evil.example, a scheme), and no
+// control character or backslash anywhere, since browsers drop tabs and
+// newlines from URLs and read \ as / (/<TAB>/evil.example is //evil.example).
 func safeNext(next string) string {
-	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") || strings.HasPrefix(next, "/\\") || strings.ContainsAny(next, "\r\n") {
+	if !strings.HasPrefix(next, "/") || strings.HasPrefix(next, "//") ||
+		strings.ContainsFunc(next, func(r rune) bool { return r < 0x20 || r == 0x7f || r == '\\' }) {
+		return "/"
+	}
+	u, err := url.Parse(next)
+	if err != nil || u.Scheme != "" || u.Host != "" || u.Opaque != "" {
 		return "/"
 	}
 	return next
@@ -320,11 +332,17 @@ func randomToken() string {
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
-func setCookie(c echo.Context, name, value, path string, ttl time.Duration) {
+func (o *oidcAuth) setCookie(c echo.Context, name, value, path string, ttl time.Duration) {
 	c.SetCookie(&http.Cookie{
 		Name: name, Value: value, Path: path, MaxAge: int(ttl.Seconds()), HttpOnly: true,
-		Secure: origin(c.Request())[:5] == "https", SameSite: http.SameSiteLaxMode,
+		Secure: o.secure(c.Request()), SameSite: http.SameSiteLaxMode,
 	})
+}
+
+// secure says whether cookies need https: the browser used it, or the
+// configured redirect URL says it does (a TLS proxy that tells nothing).
+func (o *oidcAuth) secure(r *http.Request) bool {
+	return strings.HasPrefix(origin(r), "https:") || strings.HasPrefix(o.cfg.OIDC.RedirectURL, "https:")
 }
 
 func clearCookie(c echo.Context, name, path string) {

@@ -184,6 +184,8 @@ func TestScopesOnEverySurface(t *testing.T) {
 	for _, tc := range []struct{ method, target, body string }{
 		{http.MethodPost, "/api/v1/dlqs/" + url.PathEscape(dlqB) + "/replay", replay},
 		{http.MethodPost, "/api/v1/dlqs/" + url.PathEscape(dlqA) + "/replay", `{"action":"move","target":{"kind":"queue","name":"team-b.orders"},"selection":{"all":true}}`},
+		{http.MethodPost, "/api/v1/dlqs/" + url.PathEscape(dlqA) + "/replay", `{"action":"move","target":{"name":"team-b.orders"},"selection":{"all":true}}`},
+		{http.MethodPost, "/api/v1/dlqs/" + url.PathEscape(dlqA) + "/replay", `{"action":"replay","mode":"native","selection":{"all":true}}`},
 		{http.MethodDelete, "/api/v1/replays/job-b", ""},
 		{http.MethodPost, "/api/v1/groups/prod/team-b-billing/offsets/plan", `{"to":"latest"}`},
 		{http.MethodPost, "/api/v1/archive/restore", `{"archive_ids":[1],"target":"` + dlqA + `"}`}, // admin only
@@ -196,7 +198,13 @@ func TestScopesOnEverySurface(t *testing.T) {
 		t.Errorf("team A's reset plan = 403 %s", rec.Body)
 	}
 	if len(f.started) != 1 || f.started[0].DLQ != dlqA {
-		t.Errorf("jobs started: %+v", f.started)
+		t.Fatalf("jobs started: %+v", f.started)
+	}
+	// Team A's replay to the original queue goes where each message's
+	// headers say: the job holds it to team A's destinations.
+	may := f.started[0].MayRoute
+	if may == nil || may("team-a.orders") != nil || may("/team-a.orders") != nil || may("team-b.orders") == nil || may("amq.topic/team-b.x") == nil {
+		t.Error("the replay's destinations are not held to team A's grants")
 	}
 
 	// The buttons follow the scope.

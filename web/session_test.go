@@ -103,6 +103,9 @@ func TestSafeNext(t *testing.T) {
 		"javascript:alert(1)":       "/",
 		"/ok\r\nSet-Cookie: x=1":    "/",
 		"/replays?job=job-1#frag-1": "/replays?job=job-1#frag-1",
+		"/\t/evil.example/":         "/",
+		"/\\/evil.example":          "/",
+		"/x\x7f":                    "/",
 	} {
 		if got := safeNext(in); got != want {
 			t.Errorf("safeNext(%q) = %q, want %q", in, got, want)
