@@ -109,3 +109,7 @@ func firstID(ids []string) string {
 	}
 	return ids[0]
 }
+
+// DecodedValue reports whether m's body was decoded to a value: the
+// panel then shows the tree, not the raw text (the Hex tab has the bytes).
+func DecodedValue(m *queue.Message) bool { return m.Decoded != nil && m.Decoded.Value != nil }
