@@ -362,7 +362,7 @@ func (s *Server) apiDLQMessages(c echo.Context) error {
 // in clear to a principal with the unmask role, and audits that view.
 func (s *Server) apiDLQMessage(c echo.Context) error {
 	id, m, size, err := s.oneMessage(c, inspect.SurfaceMessage)
-	if err != nil {
+	if err != nil || m == nil {
 		return err
 	}
 	out := toMessageJSON(id, c.QueryParam("after"), m)
@@ -375,7 +375,7 @@ func (s *Server) apiDLQMessage(c echo.Context) error {
 // masked (X-Queuewatch-Masked counts the values hidden).
 func (s *Server) apiDLQBody(c echo.Context) error {
 	_, m, _, err := s.oneMessage(c, inspect.SurfaceDownload)
-	if err != nil {
+	if err != nil || m == nil {
 		return err
 	}
 	h := c.Response().Header()
@@ -390,7 +390,8 @@ func (s *Server) apiDLQBody(c echo.Context) error {
 
 // oneMessage finds the :msg of DLQ :id and returns it as it may be shown
 // on surface: masked, or in clear when ?unmask=true is asked and allowed;
-// size is its body's size on the wire.
+// size is its body's size on the wire. A nil message with a nil error
+// means the answer was written already (a running job's 409).
 func (s *Server) oneMessage(c echo.Context, surface string) (id string, shown *queue.Message, size int, err error) {
 	svc, err := s.dlqs()
 	if err != nil {

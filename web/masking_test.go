@@ -207,3 +207,18 @@ func (failingReads) RecordBodyRead(context.Context, audit.BodyRead) error {
 func (failingReads) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
 	return nil, nil
 }
+
+// TestOneMessageWhileAJobRuns: reading one message or its body while a job
+// holds the DLQ answers the conflict naming the job (no crash: the conflict
+// answer is written before the handler would render the message).
+func TestOneMessageWhileAJobRuns(t *testing.T) {
+	s, f := maskedServer(t, nil)
+	f.running = "job-9"
+	alice := newClient(t, s, basic("alice", "wonderland"))
+	for _, target := range []string{apiDLQ(testDLQ) + "/messages/m-card", apiDLQ(testDLQ) + "/messages/m-card/body"} {
+		rec := alice.do(http.MethodGet, target, "")
+		if rec.Code != http.StatusConflict || !strings.Contains(rec.Body.String(), `"job":"job-9"`) {
+			t.Errorf("GET %s = %d %s", target, rec.Code, rec.Body)
+		}
+	}
+}
