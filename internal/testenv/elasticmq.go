@@ -137,20 +137,26 @@ func startElasticMQ() (*ElasticMQServer, error) {
 
 // waitServing polls until the server answers an SQS request.
 func (s *ElasticMQServer) waitServing() error {
-	deadline := time.Now().Add(elasticMQStartTimeout)
+	return waitJVMServing(s.ping, s.exited, elasticMQStartTimeout)
+}
+
+// waitJVMServing polls ping until it answers, the JVM exits or timeout
+// passes: the start of every Java server the tests run.
+func waitJVMServing(ping func(*http.Client) error, exited <-chan struct{}, timeout time.Duration) error {
+	deadline := time.Now().Add(timeout)
 	client := &http.Client{Timeout: 2 * time.Second}
 	for {
-		err := s.ping(client)
+		err := ping(client)
 		if err == nil {
 			return nil
 		}
 		select {
-		case <-s.exited:
+		case <-exited:
 			return errors.New("the JVM exited")
 		case <-time.After(100 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			return fmt.Errorf("not serving after %s: %w", elasticMQStartTimeout, err)
+			return fmt.Errorf("not serving after %s: %w", timeout, err)
 		}
 	}
 }

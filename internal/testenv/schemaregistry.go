@@ -3,7 +3,6 @@ package testenv
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"net/http"
 	"os"
@@ -113,22 +112,7 @@ func startApicurio() (*apicurioServer, error) {
 
 // waitServing polls until the registry lists its subjects.
 func (s *apicurioServer) waitServing() error {
-	deadline := time.Now().Add(apicurioStartTimeout)
-	client := &http.Client{Timeout: 2 * time.Second}
-	for {
-		err := s.ping(client)
-		if err == nil {
-			return nil
-		}
-		select {
-		case <-s.exited:
-			return errors.New("the JVM exited")
-		case <-time.After(100 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			return fmt.Errorf("not serving after %s: %w", apicurioStartTimeout, err)
-		}
-	}
+	return waitJVMServing(s.ping, s.exited, apicurioStartTimeout)
 }
 
 func (s *apicurioServer) ping(client *http.Client) error {
