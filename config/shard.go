@@ -9,8 +9,10 @@ import (
 
 // ShardEnv is the environment variable that sets the shard, winning over
 // the file's shard section: "I/N", or "auto/N" to take I from the ordinal
-// at the end of $HOSTNAME (a StatefulSet pod "queuewatch-2" is shard 2), so
-// a Helm chart needs no entrypoint script to tell each replica its index.
+// at the end of $HOSTNAME modulo N (with N=3, StatefulSet pod
+// "queuewatch-2" is shard 2 and "queuewatch-5" a second pod of shard 2),
+// so a Helm chart needs no entrypoint script to tell each replica its
+// index, and pods beyond the first N are standbys of the shard.
 const ShardEnv = "QUEUEWATCH_SHARD"
 
 // Shard splits the configured clusters across replicas: a replica polls
@@ -78,6 +80,9 @@ func (c *Config) applyShardEnv(lookup func(string) (string, bool)) error {
 	i, err := shardIndex(idx, lookup)
 	if err != nil {
 		return fmt.Errorf("%s=%q: %w", ShardEnv, v, err)
+	}
+	if idx == "auto" && n > 0 {
+		i %= n
 	}
 	c.Shard.Index, c.Shard.Count = i, n
 	return nil

@@ -21,6 +21,8 @@ func TestShardFromFileAndEnv(t *testing.T) {
 		{name: "file", data: file, want: Shard{Index: 1, Count: 3, PeerURL: "http://qw-{index}.qw:8080"}},
 		{name: "env wins", data: file, env: map[string]string{ShardEnv: "2/4"}, want: Shard{Index: 2, Count: 4, PeerURL: "http://qw-{index}.qw:8080"}},
 		{name: "auto takes the pod ordinal", env: map[string]string{ShardEnv: "auto/3", "HOSTNAME": "queuewatch-2"}, want: Shard{Index: 2, Count: 3}},
+		{name: "auto past the count is a standby of ordinal mod count", env: map[string]string{ShardEnv: "auto/3", "HOSTNAME": "queuewatch-4"}, want: Shard{Index: 1, Count: 3}},
+		{name: "auto with zero count", env: map[string]string{ShardEnv: "auto/0", "HOSTNAME": "queuewatch-4"}, wantErr: "shard.count: must be at least 1, got 0"},
 		{name: "auto without ordinal", env: map[string]string{ShardEnv: "auto/3", "HOSTNAME": "laptop"}, wantErr: `QUEUEWATCH_SHARD="auto/3": auto needs HOSTNAME ending in -<ordinal> (a StatefulSet pod), got "laptop"`},
 		{name: "env not I/N", env: map[string]string{ShardEnv: "3"}, wantErr: `QUEUEWATCH_SHARD="3": want I/N (such as 0/3) or auto/N`},
 		{name: "env bad count", env: map[string]string{ShardEnv: "0/x"}, wantErr: `count "x" is not a number`},
