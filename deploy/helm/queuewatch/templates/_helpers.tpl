@@ -40,8 +40,14 @@ the shared PostgreSQL store is a Deployment.
 {{- if or (include "queuewatch.sharded" .) (ne .Values.audit.driver "postgres") }}true{{ end }}
 {{- end }}
 
+{{/*
+replicas is the pod count: replicaCount pods per shard. Pod k is shard
+k mod shards (QUEUEWATCH_SHARD=auto/N), so pods 0..N-1 are one of each
+shard and the pods after them their standbys, which share each shard's
+polling through the PostgreSQL store's poll leases.
+*/}}
 {{- define "queuewatch.replicas" -}}
-{{- if include "queuewatch.sharded" . }}{{ int .Values.shards }}{{ else }}{{ int .Values.replicaCount }}{{ end }}
+{{- mul (int .Values.shards) (int .Values.replicaCount) }}
 {{- end }}
 
 {{- define "queuewatch.headless" -}}
@@ -76,9 +82,6 @@ change. It renders nothing.
 {{- end }}
 {{- if and (gt (int .Values.replicaCount) 1) (eq $driver "sqlite") }}
 {{- fail "replicaCount > 1 needs audit.driver postgres: with sqlite every pod keeps its own audit log, so one pod would not see (or fence) the jobs of another" }}
-{{- end }}
-{{- if and (gt (int .Values.replicaCount) 1) (include "queuewatch.sharded" .) }}
-{{- fail "replicaCount > 1 with shards > 1 is not supported: two pods of one shard would poll its clusters twice and page twice; use shards alone" }}
 {{- end }}
 {{- if and (eq $driver "postgres") (not .Values.audit.dsn) (not .Values.audit.existingSecret) }}
 {{- fail "audit.driver postgres needs audit.dsn or audit.existingSecret (a Secret with the DSN under audit.existingSecretKey)" }}
