@@ -2,6 +2,7 @@ package app
 
 import (
 	"encoding/json"
+	"fmt"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -107,4 +108,106 @@ func groupLags(t *testing.T, r *running) map[string]int64 {
 		out[g.Cluster+"/"+g.Group] = g.Lag
 	}
 	return out
+}
+
+// TestShardsWithStandbys runs the Helm chart's shards × replicaCount
+// topology: two shards of two replicas each on one PostgreSQL store, over
+// four kfake clusters. Each cluster is polled by one replica and stood by
+// for by the other replica of its shard, while the other shard's replicas
+// leave it alone; when a shard's owner stops, its standby takes over its
+// clusters and the other shard is unchanged.
+func TestShardsWithStandbys(t *testing.T) {
+	clusters := shardedClusters(t, 4)
+	dsn := testenv.Postgres(t).DSN
+	const count = 2
+	owned := map[int][]string{}
+	for _, c := range clusters {
+		i := config.Shard{Count: count}.Owner("kafka", c.Name)
+		owned[i] = append(owned[i], c.Name)
+	}
+	if len(owned) != count {
+		t.Fatalf("clusters per shard %v: the test needs every shard to own one", owned)
+	}
+	replica := func(shard int) *running {
+		cfg := testConfig(t, clusters...)
+		cfg.Audit.Driver, cfg.Audit.DSN = config.AuditPostgres, dsn
+		cfg.Shard.Index, cfg.Shard.Count = shard, count
+		return start(t, cfg)
+	}
+	lag := func(c string) string {
+		return fmt.Sprintf(`queuewatch_kafka_consumergroup_topic_lag{cluster=%q,group="billing",topic="orders"}`, c)
+	}
+	standby := func(c string) string {
+		return fmt.Sprintf(`queuewatch_collector_standby{broker="kafka",cluster=%q}`, c)
+	}
+	// exports reports whether every one of names is a series of r.
+	exports := func(r *running, names ...string) bool {
+		_, body := r.get(t, "/metrics")
+		m := queuewatchSeries(t, body)
+		for _, n := range names {
+			if _, ok := m[n]; !ok {
+				return false
+			}
+		}
+		return true
+	}
+	mentions := func(r *running, cluster string) bool {
+		_, body := r.get(t, "/metrics")
+		return strings.Contains(body, fmt.Sprintf("cluster=%q", cluster))
+	}
+
+	var owners, standbys [count]*running
+	for i := range count {
+		owners[i] = replica(i)
+		readyMetrics(t, owners[i], len(owned[i]))
+	}
+	for i := range count {
+		standbys[i] = replica(i)
+		var names []string
+		for _, c := range owned[i] {
+			names = append(names, standby(c))
+		}
+		eventually(t, fmt.Sprintf("shard %d's second replica to stand by for %v", i, owned[i]), func() bool {
+			code, _ := standbys[i].get(t, "/readyz")
+			return code == 200 && exports(standbys[i], names...)
+		})
+	}
+	for i := range count {
+		other := 1 - i
+		for _, c := range owned[i] {
+			if !exports(owners[i], lag(c)) || exports(owners[i], standby(c)) {
+				t.Errorf("shard %d's owner does not export %s's lag, or stands by for it", i, c)
+			}
+			if exports(standbys[i], lag(c)) {
+				t.Errorf("shard %d's standby exports %s's lag: the cluster is polled twice", i, c)
+			}
+			if mentions(owners[other], c) || mentions(standbys[other], c) {
+				t.Errorf("a replica of shard %d exports a series of %s, which shard %d polls", other, c, i)
+			}
+		}
+	}
+
+	// Shard 0's owner stops: its standby polls shard 0's clusters; shard
+	// 1 goes on as it was.
+	owners[0].stop()
+	err := <-owners[0].done
+	owners[0].done <- err // for start's cleanup
+	var lags []string
+	for _, c := range owned[0] {
+		lags = append(lags, lag(c))
+	}
+	eventually(t, "shard 0's standby to poll its clusters", func() bool {
+		_, body := standbys[0].get(t, "/metrics")
+		return exports(standbys[0], lags...) && !strings.Contains(body, "queuewatch_collector_standby{")
+	})
+	for _, c := range owned[0] {
+		if mentions(owners[1], c) || mentions(standbys[1], c) {
+			t.Errorf("shard 1 took %s over from shard 0", c)
+		}
+	}
+	for _, c := range owned[1] {
+		if !exports(owners[1], lag(c)) || !exports(standbys[1], standby(c)) {
+			t.Errorf("shard 1 changed when shard 0's owner stopped: %s", c)
+		}
+	}
 }
