@@ -258,14 +258,22 @@ func (w *world) deadLetterRun(t *testing.T, origin string, msgs []conformance.Me
 	}
 }
 
-// receiveAll receives every visible message of queue name, hidden for a
-// minute.
+// inspectVisibility hides the messages the test receives to count them.
+// It is long enough for one receiveAll of a few hundred messages, and short
+// because a receive whose answer is lost (a dropped connection, retried by
+// the SDK) hides its batch unseen for that long: with a minute, a CI run saw
+// ten messages "lost" until they came back (conformance's accounted waits
+// longer than this).
+const inspectVisibility = 10 * time.Second
+
+// receiveAll receives every visible message of queue name, hidden for
+// inspectVisibility.
 func (w *world) receiveAll(t *testing.T, name string) []types.Message {
 	t.Helper()
 	var out []types.Message
 	for {
 		r, err := w.c.ReceiveMessage(context.Background(), &sdk.ReceiveMessageInput{
-			QueueUrl: aws.String(w.s.QueueURL(name)), MaxNumberOfMessages: 10, VisibilityTimeout: 60,
+			QueueUrl: aws.String(w.s.QueueURL(name)), MaxNumberOfMessages: 10, VisibilityTimeout: int32(inspectVisibility / time.Second),
 			MessageAttributeNames: []string{"All"},
 		})
 		if err != nil {
