@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/chromedp/cdproto"
 	cdppage "github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 	"github.com/prometheus/client_golang/prometheus"
@@ -191,6 +192,29 @@ func (b *browser) run(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	defer cancel()
 	if err := chromedp.Do(ctx, actions...); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// runAgainIfStale is run for actions that are safe to repeat, on a page
+// reached through redirects: chromium may replace the document (and every
+// node id chromedp resolved) just after a script saw the element, which
+// CDP reports as "Could not find node with given id". The actions are run
+// again, up to three times, on the new document.
+func (b *browser) runAgainIfStale(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for attempt := 1; ; attempt++ {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		err := chromedp.Do(ctx, actions...)
+		cancel()
+		var cdpErr *cdproto.Error
+		if err == nil || attempt == 3 || !errors.As(err, &cdpErr) || !strings.Contains(cdpErr.Message, "node with given id") {
+			if err != nil {
+				t.Fatal(err)
+			}
+			return
+		}
+		t.Logf("%v: running the actions again", err)
+		time.Sleep(200 * time.Millisecond)
 	}
 }
 

@@ -39,14 +39,16 @@ func TestBrowserOIDCLogin(t *testing.T) {
 			t.Errorf("sign-in button %q", got)
 		}
 		shot("signin")
-		b.run(t, chromedp.Click(chromedp.ID("signin")))
+		b.runAgainIfStale(t, chromedp.Click(chromedp.ID("signin")))
 		b.waitJS(t, "Dex's login form", `document.querySelector('input[name="login"]') !== null`, 15*time.Second)
-		b.run(t,
+		// A stale node means a new document, whose fields are empty again:
+		// typing once more doubles nothing.
+		b.runAgainIfStale(t,
 			chromedp.SendKeys(chromedp.CSS(`input[name="login"]`), email),
 			chromedp.SendKeys(chromedp.CSS(`input[name="password"]`), password),
 		)
 		shot("dex-" + role)
-		b.run(t, chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
+		b.runAgainIfStale(t, chromedp.Submit(chromedp.CSS(`input[name="password"]`)))
 		b.waitJS(t, "back on the DLQ page, signed in", `location.pathname === '/dlq/`+url.PathEscape(url.PathEscape(testDLQ))+`' || location.pathname === '`+page+`'`, 20*time.Second)
 		b.waitJS(t, "the header", `document.querySelector('.who .user') !== null`, 10*time.Second)
 		if who := evalJS[string](t, b, `document.querySelector('.who').innerText`); !strings.Contains(who, email) || !strings.Contains(who, "("+role+")") || !strings.Contains(who, "Sign out") {
