@@ -195,8 +195,8 @@ func (b *browser) run(t *testing.T, actions ...chromedp.Action[chromedp.Void]) {
 	}
 }
 
-// runAgainIfStale is run for actions that are safe to repeat, on a page
-// reached through redirects: chromium may replace the document (and every
+// runAgainIfStale runs actions that are safe to repeat on a page reached
+// through redirects: chromium may replace the document (and every
 // node id chromedp resolved) just after a script saw the element, which
 // CDP reports as "Could not find node with given id". The actions are run
 // again, up to three times, on the new document.

@@ -607,7 +607,7 @@ func faults(t *testing.T, w World) {
 // than the receipt marks as possible duplicates. It waits for a cut
 // connection's unacknowledged messages to return to the DLQ, and for
 // messages a lost answer to the world's own reads hid (SQS: a receive
-// retried after its answer was lost hides the first batch unseen).
+// whose answer was lost, and which the SDK retried, hides its batch).
 func accounted(t *testing.T, w World, all []string, target string, r dlqreplay.Receipt) {
 	t.Helper()
 	arrived := map[string]int{}
