@@ -67,14 +67,20 @@ func (d *DLQ) Ref() DLQRef {
 	return DLQRef{Broker: d.Broker, Cluster: d.Cluster, VHost: d.VHost, Name: d.Name}
 }
 
-// ID is the DLQ's identifier in URLs, the API, the CLI and the audit log:
-// "broker:cluster:vhost:name". Cluster names never hold ':' (config
-// rejects them); the vhost has '%' and ':' percent-escaped; the name comes
-// last and is kept as it is, so any name round-trips through ParseDLQID.
-// For example vhost "a:b" and queue "q:1" give "rabbitmq:main:a%3Ab:q:1".
-// A caller putting an ID in a URL path escapes it as one segment.
-func (r DLQRef) ID() string {
-	return string(r.Broker) + ":" + r.Cluster + ":" + escapeVHost(r.VHost) + ":" + r.Name
+// ID is the DLQ's identifier in URLs, the API, the CLI and the audit log,
+// in the one object-ID format (objectID). For example vhost "a:b" and
+// queue "q:1" give "rabbitmq:main:a%3Ab:q:1". A caller putting an ID in a
+// URL path escapes it as one segment.
+func (r DLQRef) ID() string { return objectID(r.Broker, r.Cluster, r.VHost, r.Name) }
+
+// objectID is the one format of an object's ID, a DLQ's or a reader's, as
+// URLs, the audit log and scope patterns (auth grants) read it:
+// "broker:cluster:scope:name". Cluster names never hold ':' (config
+// rejects them); the scope (a vhost, a stream) has '%' and ':'
+// percent-escaped, so a vhost named "team-b:team-a.x" cannot read as team
+// A's; the name comes last and is kept as it is, so any name round-trips.
+func objectID(b Broker, cluster, scope, name string) string {
+	return string(b) + ":" + cluster + ":" + escapeVHost(scope) + ":" + name
 }
 
 // String is the ID.

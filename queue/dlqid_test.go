@@ -63,3 +63,20 @@ func TestReplayCountEncoding(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderIDEscapesItsScope: a reader's ID is a DLQ's format, so a
+// vhost holding ':' cannot pose as another vhost and name (a team-B
+// queue in vhost "qwp:team-a.evil" is not "qwp" / "team-a.evil").
+func TestReaderIDEscapesItsScope(t *testing.T) {
+	r := Reader{Broker: RabbitMQ, Cluster: "rmq", Scope: "qwp:team-a.evil", Name: "orders"}
+	if got, want := r.ID(), "rabbitmq:rmq:qwp%3Ateam-a.evil:orders"; got != want {
+		t.Errorf("ID = %q, want %q", got, want)
+	}
+	d := DLQ{Broker: RabbitMQ, Cluster: "rmq", VHost: r.Scope, Name: r.Name}
+	if r.ID() != d.ID() {
+		t.Errorf("a reader's ID %q and a DLQ's %q of one queue differ", r.ID(), d.ID())
+	}
+	if got := (Reader{Broker: Kafka, Cluster: "prod", Name: "billing"}).ID(); got != "kafka:prod::billing" {
+		t.Errorf("a Kafka group's ID = %q", got)
+	}
+}

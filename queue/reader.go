@@ -52,6 +52,12 @@ type Reader struct {
 	Page string
 }
 
+// ID is the reader's ID in scopes and the audit log, in the format of a
+// DLQ's ID: "broker:cluster:scope:name" with the scope escaped
+// ("rabbitmq:main:a%3Ab:orders", "nats:main:ORDERS:shipper",
+// "kafka:prod::billing").
+func (r Reader) ID() string { return objectID(r.Broker, r.Cluster, r.Scope, r.Name) }
+
 // Unit is what a reader's backlog counts.
 type Unit string
 

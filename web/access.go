@@ -80,13 +80,7 @@ func (p Principal) mayDLQ(role config.Role, id string) bool {
 
 // mayReader is may for a reader.
 func (p Principal) mayReader(role config.Role, r queue.Reader) bool {
-	return p.may(role, r.Cluster, "", ReaderID(r))
-}
-
-// ReaderID is a reader's ID in scopes: broker:cluster:scope:name, as a
-// DLQ ID is (kafka:prod::billing, nats:main:ORDERS:shipper).
-func ReaderID(r queue.Reader) string {
-	return string(r.Broker) + ":" + r.Cluster + ":" + r.Scope + ":" + r.Name
+	return p.may(role, r.Cluster, "", r.ID())
 }
 
 // principalOf is the request's principal (the zero Principal, who may
@@ -104,22 +98,51 @@ func forbidden(p Principal, role config.Role, what string) error {
 	return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("forbidden: %s may not %s %s (no %s grant covers it)", p.Name, verbs[role], what, role))
 }
 
-// checkDLQ answers 403 unless the request's principal holds role for DLQ id.
-func checkDLQ(c echo.Context, role config.Role, id string) error {
-	p := principalOf(c.Request().Context())
-	if !p.mayDLQ(role, id) {
-		return forbidden(p, role, "DLQ "+id)
+// errNotVisible answers a request for an object the principal may not
+// even see: the same 404 as for one that does not exist, naming nothing,
+// so that a refusal tells no one what is there (a job's DLQ, another
+// team's group).
+var errNotVisible = echo.NewHTTPError(http.StatusNotFound, "not found")
+
+// refuse is the answer to a principal without role on an object it may
+// (visible) or may not see: 403 with the reason, or errNotVisible.
+func refuse(p Principal, role config.Role, what string, visible bool) error {
+	if !visible {
+		return errNotVisible
 	}
-	return nil
+	return forbidden(p, role, what)
 }
 
-// checkReader answers 403 unless the request's principal holds role for r.
+// checkDLQ lets the request's principal through when it holds role for DLQ
+// id; otherwise it answers 403, or 404 when the DLQ is not one it sees.
+func checkDLQ(c echo.Context, role config.Role, id string) error {
+	p := principalOf(c.Request().Context())
+	if p.mayDLQ(role, id) {
+		return nil
+	}
+	return refuse(p, role, "DLQ "+id, p.mayDLQ(config.RoleViewer, id))
+}
+
+// checkJob is checkDLQ for a job, by its DLQ: a job of a DLQ the principal
+// does not see answers as a job that is not there, word for word.
+func checkJob(c echo.Context, role config.Role, j dlqreplay.Job) error {
+	p := principalOf(c.Request().Context())
+	if p.mayDLQ(role, j.DLQ) {
+		return nil
+	}
+	if !p.mayDLQ(config.RoleViewer, j.DLQ) {
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Errorf("job %s: %w", j.ID, dlqreplay.ErrJobNotFound).Error())
+	}
+	return forbidden(p, role, "DLQ "+j.DLQ)
+}
+
+// checkReader is checkDLQ for a reader.
 func checkReader(c echo.Context, role config.Role, r queue.Reader) error {
 	p := principalOf(c.Request().Context())
-	if !p.mayReader(role, r) {
-		return forbidden(p, role, ReaderID(r))
+	if p.mayReader(role, r) {
+		return nil
 	}
-	return nil
+	return refuse(p, role, r.ID(), p.mayReader(config.RoleViewer, r))
 }
 
 // mayReset reports whether p holds role for the reader of an offset-reset
@@ -210,7 +233,7 @@ func (s *Server) checkRestore(c echo.Context, svc DLQService, req restoreRequest
 		if err != nil {
 			return s.dlqFail(c, err)
 		}
-		return checkDLQ(c, config.RoleAdmin, j.DLQ)
+		return checkJob(c, config.RoleAdmin, j)
 	}
 	rows, err := svc.Archived(ctx, "", maxRestoreLookup)
 	if err != nil {

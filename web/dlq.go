@@ -572,7 +572,7 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	if err := checkDLQ(c, config.RoleViewer, j.DLQ); err != nil {
+	if err := checkJob(c, config.RoleViewer, j); err != nil {
 		return err
 	}
 	if !outcomes {
@@ -596,7 +596,7 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	if j, err := svc.Job(ctx, id); err == nil {
-		if err := checkDLQ(c, config.RoleOperator, j.DLQ); err != nil {
+		if err := checkJob(c, config.RoleOperator, j); err != nil {
 			return err
 		}
 	} else if !principalOf(ctx).everywhere(config.RoleOperator) || !errors.Is(err, dlqreplay.ErrJobNotFound) {

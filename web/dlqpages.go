@@ -240,7 +240,7 @@ func (s *Server) replaysPage(c echo.Context) error {
 	if id := c.QueryParam("job"); id != "" {
 		r, err := s.opts.DLQs.Receipt(ctx, id)
 		if err == nil && !p.mayDLQ(config.RoleViewer, r.Job.DLQ) {
-			err = forbidden(p, config.RoleViewer, "DLQ "+r.Job.DLQ)
+			err = errors.New("not found") // as for a job that is not there
 		}
 		if err != nil {
 			d.Notice = "No receipt for job " + id + ": " + err.Error()

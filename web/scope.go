@@ -1,6 +1,8 @@
 package web
 
 import (
+	"fmt"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/config"
@@ -43,7 +45,7 @@ func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
 	}
 	v := &queue.Snapshot{
 		Broker: snap.Broker, Cluster: snap.Cluster, Time: snap.Time, Duration: snap.Duration,
-		Err: snap.Err, Partial: snap.Partial, PolledBy: snap.PolledBy,
+		Err: snap.Err, Partial: hidePartial(snap.Partial), PolledBy: snap.PolledBy,
 		Groups:       keep(snap.Groups, m.sees),
 		Queues:       keep(snap.Queues, m.sees),
 		ShareGroups:  keep(snap.ShareGroups, m.sees),
@@ -106,11 +108,26 @@ func (m scopedMonitor) Statuses() []queue.SourceStatus {
 	}
 	var out []queue.SourceStatus
 	for _, st := range m.Monitor.Statuses() {
-		if seen[string(st.Broker)+":"+st.Cluster] || m.p.may(config.RoleViewer, st.Cluster, "", "") {
-			out = append(out, st)
+		whole := m.p.may(config.RoleViewer, st.Cluster, "", "")
+		if !whole && !seen[string(st.Broker)+":"+st.Cluster] {
+			continue
 		}
+		if !whole {
+			st.Partial = hidePartial(st.Partial)
+		}
+		out = append(out, st)
 	}
 	return out
+}
+
+// hidePartial is what one who sees part of a cluster reads of the parts
+// its last poll could not read: how many, never which, as each entry names
+// a group, queue or stream that may be another team's.
+func hidePartial(partial []string) []string {
+	if len(partial) == 0 {
+		return nil
+	}
+	return []string{fmt.Sprintf("%d part(s) of this source could not be read; which ones is shown to viewers of the whole cluster", len(partial))}
 }
 
 func (m scopedMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint {

@@ -82,7 +82,8 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 		t.Fatal(err)
 	}
 	now := time.Now()
-	kafka := &queue.Snapshot{Broker: queue.Kafka, Cluster: "prod", Time: now, Groups: []queue.ConsumerGroup{
+	partialErrs := []string{"describe group team-b-ledger: GROUP_AUTHORIZATION_FAILED"}
+	kafka := &queue.Snapshot{Broker: queue.Kafka, Cluster: "prod", Time: now, Partial: partialErrs, Groups: []queue.ConsumerGroup{
 		{Cluster: "prod", Name: "team-a-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "a-orders", Partition: 0, Lag: 3}}},
 		{Cluster: "prod", Name: "team-b-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "b-orders", Partition: 0, Lag: 9}}},
 	}}
@@ -100,7 +101,7 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	s := New(Options{
 		Metrics: http.NotFoundHandler(), DLQs: f, Auth: cfg.Auth, Offsets: fakeResets{},
 		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{kafka, rabbit}, statuses: []queue.SourceStatus{
-			{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now},
+			{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now, Partial: partialErrs},
 			{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: now},
 		}}},
 	})
@@ -120,7 +121,7 @@ func TestScopesOnEverySurface(t *testing.T) {
 	}
 
 	// Lists: the overview, the API lists, the replays page.
-	for _, target := range []string{"/", "/?tab=dlqs", "/api/v1/groups", "/api/v1/dlqs", "/api/v1/audit", "/api/v1/archive", "/replays"} {
+	for _, target := range []string{"/", "/?tab=dlqs", "/api/v1/groups", "/api/v1/dlqs", "/api/v1/sources", "/api/v1/audit", "/api/v1/archive", "/replays"} {
 		code, body := get(target)
 		if code != http.StatusOK {
 			t.Fatalf("GET %s = %d %s", target, code, body)
@@ -131,6 +132,7 @@ func TestScopesOnEverySurface(t *testing.T) {
 	}
 	for _, want := range []struct{ target, what string }{
 		{"/api/v1/groups", "team-a-billing"},
+		{"/api/v1/sources", "1 part(s) of this source could not be read"},
 		{"/api/v1/dlqs", "team-a.orders.dlq"},
 		{"/api/v1/audit", "job-a"},
 		{"/api/v1/archive", "arch-a"},
@@ -141,7 +143,8 @@ func TestScopesOnEverySurface(t *testing.T) {
 		}
 	}
 
-	// Pages and reads by crafted URLs: team A's open, team B's answer 403 (or 404 where the object is simply not there for her).
+	// Pages and reads by crafted URLs: team A's open; team B's answer 404,
+	// as if they were not there, and name nothing of team B's.
 	for _, target := range []string{
 		"/kafka/prod/groups/team-a-billing", "/api/v1/groups/prod/team-a-billing", "/dlq/" + url.PathEscape(dlqA),
 		"/api/v1/dlqs/" + url.PathEscape(dlqA) + "/messages", "/api/v1/replays/job-a",
@@ -161,14 +164,19 @@ func TestScopesOnEverySurface(t *testing.T) {
 	} {
 		code, body := get(target)
 		if target == "/replays?job=job-b" {
-			if code != http.StatusOK || !strings.Contains(body, "may not read DLQ") || strings.Contains(body, "c-receipt") && strings.Contains(body, "job-b") && !strings.Contains(body, "No receipt for job job-b") {
+			if code != http.StatusOK || !strings.Contains(body, "No receipt for job job-b: not found") || strings.Contains(body, "team-b") {
 				t.Errorf("team B's receipt on the replays page: %d", code)
 			}
 			continue
 		}
-		if code != http.StatusForbidden || !strings.Contains(body, "ana may not read") {
-			t.Errorf("team B's GET %s = %d %s", target, code, body)
+		if code != http.StatusNotFound || strings.Contains(body, "team-b") {
+			t.Errorf("team B's GET %s = %d %s, want a 404 that names nothing", target, code, body)
 		}
+	}
+	_, other := get("/api/v1/replays/job-b")
+	_, missing := get("/api/v1/replays/job-nope")
+	if strings.ReplaceAll(other, "job-b", "X") != strings.ReplaceAll(missing, "job-nope", "X") {
+		t.Errorf("team B's job answers %s, a missing job %s: the refusal tells them apart", other, missing)
 	}
 	for _, target := range []string{"/kafka/prod/groups/team-b-billing", "/api/v1/groups/prod/team-b-billing"} {
 		if code, _ := get(target); code != http.StatusNotFound {
@@ -190,8 +198,12 @@ func TestScopesOnEverySurface(t *testing.T) {
 		{http.MethodPost, "/api/v1/groups/prod/team-b-billing/offsets/plan", `{"to":"latest"}`},
 		{http.MethodPost, "/api/v1/archive/restore", `{"archive_ids":[1],"target":"` + dlqA + `"}`}, // admin only
 	} {
-		if rec := ana.do(tc.method, tc.target, tc.body); rec.Code != http.StatusForbidden {
+		// 403 for what she sees (her DLQ, a target she named), 404 for
+		// what she does not.
+		if rec := ana.do(tc.method, tc.target, tc.body); rec.Code != http.StatusForbidden && rec.Code != http.StatusNotFound {
 			t.Errorf("%s %s = %d %s", tc.method, tc.target, rec.Code, rec.Body)
+		} else if rec.Code == http.StatusNotFound && strings.Contains(rec.Body.String(), "team-b") {
+			t.Errorf("%s %s: the 404 names team B's object: %s", tc.method, tc.target, rec.Body)
 		}
 	}
 	if rec := ana.do(http.MethodPost, "/api/v1/groups/prod/team-a-billing/offsets/plan", `{"to":"latest"}`); rec.Code == http.StatusForbidden {
@@ -221,6 +233,9 @@ func TestScopesOnEverySurface(t *testing.T) {
 	if rec := vic.do(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(dlqB)+"/replay", replay); rec.Code != http.StatusForbidden {
 		t.Errorf("vic replaying team B's DLQ = %d", rec.Code)
 	}
+	if rec := vic.do(http.MethodGet, "/api/v1/sources", ""); !strings.Contains(rec.Body.String(), "team-b-ledger") {
+		t.Errorf("vic, a viewer everywhere, does not read which part failed: %s", rec.Body)
+	}
 	if rec := vic.do(http.MethodGet, "/api/v1/dlqs", ""); !strings.Contains(rec.Body.String(), "team-b.orders.dlq") {
 		t.Error("vic, a viewer everywhere, does not see team B's DLQ")
 	}
@@ -230,7 +245,29 @@ func TestScopesOnEverySurface(t *testing.T) {
 	if rec := bot.do(http.MethodGet, "/api/v1/dlqs", ""); !strings.Contains(rec.Body.String(), "team-b.orders.dlq") || strings.Contains(rec.Body.String(), "team-a") {
 		t.Errorf("team B's token lists %s", rec.Body)
 	}
-	if rec := bot.do(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(dlqA)+"/replay", replay); rec.Code != http.StatusForbidden || !strings.Contains(rec.Body.String(), "team-b-bot may not read DLQ") {
+	if rec := bot.do(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(dlqA)+"/replay", replay); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "team-a") {
 		t.Errorf("team B's token replaying team A's DLQ = %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestReaderScopeEscapesVHosts: team A's pattern for its queues in vhost
+// "qwp" does not match team B's queue in a vhost named to look like it.
+func TestReaderScopeEscapesVHosts(t *testing.T) {
+	cfg := config.Default()
+	cfg.Auth.Mode = config.AuthBasic
+	g := config.Grant{Role: config.RoleViewer, Scope: &config.Scope{Readers: []string{`rabbitmq:rmq:qwp:team-a.*`}}}
+	hash, err := bcrypt.GenerateFromPassword([]byte("a"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Auth.Users = []config.User{{Name: "ana", PasswordHash: string(hash), Grants: []config.Grant{g}}}
+	if err := cfg.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	p := newPrincipal("ana", methodBasic, cfg.Auth.Users[0].Grants)
+	own := queue.Reader{Broker: queue.RabbitMQ, Cluster: "rmq", Scope: "qwp", Name: "team-a.orders"}
+	evil := queue.Reader{Broker: queue.RabbitMQ, Cluster: "rmq", Scope: "qwp:team-a.evil", Name: "orders"}
+	if !p.mayReader(config.RoleViewer, own) || p.mayReader(config.RoleViewer, evil) {
+		t.Errorf("team A sees its queue: %v, team B's queue in vhost %q: %v", p.mayReader(config.RoleViewer, own), evil.Scope, p.mayReader(config.RoleViewer, evil))
 	}
 }
