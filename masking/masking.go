@@ -141,6 +141,10 @@ func (p *Policy) maskHeaders(m *queue.Message) {
 			hs[i].Value = []byte(p.maskText(mode, string(h.Value)))
 			m.Masked++
 			masked = true
+		} else if v, n := p.maskNested(h); n > 0 {
+			hs[i].Value = v
+			m.Masked += n
+			masked = true
 		}
 	}
 	m.Headers = hs
@@ -157,6 +161,36 @@ func (p *Policy) maskHeaders(m *queue.Message) {
 	if masked {
 		maskDeath(&m.Death, queue.DecodeDeath(hs, m.Death.Deaths))
 	}
+}
+
+// maskNested masks, inside a header whose value is a table or an array
+// (AMQP nests tables: {"wrap": {"x-card": …}}), every value under a key
+// that names a masked header, at any depth; n is how many.
+func (p *Policy) maskNested(h queue.Header) ([]byte, int) {
+	if h.Kind != "table" && h.Kind != "array" {
+		return nil, 0
+	}
+	v, err := jsonpath.Decode(h.Value)
+	if err != nil {
+		// A table too deep to walk: nothing of it is shown.
+		return []byte(`"` + Redacted + `"`), 1
+	}
+	n := 0
+	v = jsonpath.Rewrite(v, func(at []jsonpath.Step, scalar any) any {
+		for _, st := range at {
+			if mode, ok := p.headers[strings.ToLower(st.Key)]; ok && st.IsKey && scalar != nil {
+				n++
+				return p.maskScalar(mode, scalar)
+			}
+		}
+		return scalar
+	})
+	if n == 0 {
+		return nil, 0
+	}
+	var buf bytes.Buffer
+	jsonpath.Encode(&buf, v)
+	return buf.Bytes(), n
 }
 
 // maskDeath takes, from the failure facts decoded again from the masked

@@ -167,3 +167,30 @@ func TestRulesCoverTheirDLQsOnly(t *testing.T) {
 		t.Fatal("a nil policy changes nothing")
 	}
 }
+
+// TestNestedTableHeaders: a masked header name nested in an AMQP table or
+// array header, at any depth, is masked; the rest of the table is kept.
+func TestNestedTableHeaders(t *testing.T) {
+	m := New([]Rule{{Headers: []string{"X-Card"}}}, nil)
+	in := queue.Message{Headers: []queue.Header{
+		{Key: "wrap", Kind: "table", Value: []byte(`{"order":"o-1","inner":{"x-card":"4111111111111111"}}`)},
+		{Key: "list", Kind: "array", Value: []byte(`[{"X-CARD":{"number":"4111111111111111","exp":"12/29"}},"plain"]`)},
+		{Key: "other", Kind: "table", Value: []byte(`{"x-cardigan":"wool"}`)},
+	}}
+	got := m.For("rabbitmq:r:/:q").Message(in)
+	for _, h := range got.Headers {
+		if strings.Contains(string(h.Value), "4111") || strings.Contains(string(h.Value), "12/29") {
+			t.Errorf("header %s = %s", h.Key, h.Value)
+		}
+	}
+	if !strings.Contains(string(got.Headers[0].Value), `"order":"o-1"`) || !strings.Contains(string(got.Headers[1].Value), `"plain"`) ||
+		string(got.Headers[2].Value) != `{"x-cardigan":"wool"}` {
+		t.Errorf("masking took more than the card: %q %q %q", got.Headers[0].Value, got.Headers[1].Value, got.Headers[2].Value)
+	}
+	if got.Masked != 3 {
+		t.Errorf("Masked = %d, want 3 (one value in wrap, two in list)", got.Masked)
+	}
+	if !strings.Contains(string(in.Headers[0].Value), "4111") {
+		t.Error("masking changed the message it was given")
+	}
+}
