@@ -10,6 +10,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -170,6 +171,64 @@ func visible[T any](rows []T, dlq func(T) string, p Principal) []T {
 		}
 	}
 	return out
+}
+
+// checkPlanNames holds what a reset plan names besides its own reader to
+// what the principal sees: the group a group: spec copies from (whose
+// committed offsets and record times the plan shows) and the topics it
+// covers. For one who sees only part of the cluster a name it does not
+// see answers as a name that does not exist does, so that planning is no
+// oracle of another team's groups and topics.
+func (s *Server) checkPlanNames(c echo.Context, own queue.Reader, req offsets.Request) error {
+	p := principalOf(c.Request().Context())
+	if p.may(config.RoleViewer, own.Cluster, "", "") {
+		return nil
+	}
+	if req.To.Kind == offsets.Group {
+		other := own
+		other.Name = req.To.Group
+		if stream, name, ok := strings.Cut(req.To.Group, "/"); ok && own.Scope != "" {
+			other.Scope, other.Name = stream, name
+		}
+		if !p.mayReader(config.RoleViewer, other) {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("group:%s: no group of that name that you may see", req.To.Group))
+		}
+	}
+	if len(req.Topics) == 0 {
+		return nil
+	}
+	seen := s.visibleTopics(c, own)
+	for _, t := range req.Topics {
+		if !seen[t.Topic] {
+			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("topic %s: no topic of that name that a group you may see reads", t.Topic))
+		}
+	}
+	return nil
+}
+
+// visibleTopics are the topics (JetStream: streams) that the readers the
+// principal sees on own's cluster read, in the last poll.
+func (s *Server) visibleTopics(c echo.Context, own queue.Reader) map[string]bool {
+	seen := map[string]bool{}
+	for _, snap := range s.mon(c).Snapshots() {
+		if snap.Broker != own.Broker || snap.Cluster != own.Cluster {
+			continue
+		}
+		for _, g := range snap.Groups {
+			for _, pl := range g.Partitions {
+				seen[pl.Topic] = true
+			}
+		}
+		for _, g := range snap.ShareGroups {
+			for _, pl := range g.Partitions {
+				seen[pl.Topic] = true
+			}
+		}
+		for _, con := range snap.Consumers {
+			seen[con.Stream] = true
+		}
+	}
+	return seen
 }
 
 // checkReplay answers 403 unless the principal may run req on DLQ id: an

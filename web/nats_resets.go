@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strings"
 	"sync"
 	"time"
 
@@ -97,6 +98,10 @@ func (s *Server) apiConsumerPlan(c echo.Context) error {
 	}
 	req, err := body.request(group)
 	if err != nil {
+		return err
+	}
+	stream, name, _ := strings.Cut(group, "/")
+	if err := s.checkPlanNames(c, queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: name}, req); err != nil {
 		return err
 	}
 	plan, err := ca.PlanOn(c.Request().Context(), string(queue.NATS), cluster, req)

@@ -102,6 +102,9 @@ func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
+	if err := s.checkPlanNames(c, queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}, req); err != nil {
+		return err
+	}
 	req.Kind = kind
 	plan, err := s.planOffsets(c.Request().Context(), svc, cluster, req)
 	if err != nil {

@@ -209,6 +209,25 @@ func TestScopesOnEverySurface(t *testing.T) {
 	if rec := ana.do(http.MethodPost, "/api/v1/groups/prod/team-a-billing/offsets/plan", `{"to":"latest"}`); rec.Code == http.StatusForbidden {
 		t.Errorf("team A's reset plan = 403 %s", rec.Body)
 	}
+	// What a plan names in its body is held to her scope too, and answers
+	// as a name that is not there: a plan is no oracle of team B's names.
+	plan := func(body string) (int, string) {
+		rec := ana.do(http.MethodPost, "/api/v1/groups/prod/team-a-billing/offsets/plan", body)
+		return rec.Code, strings.NewReplacer("team-b-billing", "X", "no-such-group", "X", "b-orders", "X", "no-such-topic", "X").Replace(rec.Body.String())
+	}
+	for _, pair := range [][2]string{
+		{`{"to":"group:team-b-billing"}`, `{"to":"group:no-such-group"}`},
+		{`{"to":"latest","topics":["b-orders"]}`, `{"to":"latest","topics":["no-such-topic"]}`},
+	} {
+		code, body := plan(pair[0])
+		code2, body2 := plan(pair[1])
+		if code != http.StatusBadRequest || code != code2 || body != body2 {
+			t.Errorf("plan %s = %d %s; plan %s = %d %s: want one 400 for both", pair[0], code, body, pair[1], code2, body2)
+		}
+	}
+	if code, body := plan(`{"to":"latest","topics":["a-orders"]}`); code == http.StatusBadRequest {
+		t.Errorf("team A's plan on its own topic = %d %s", code, body)
+	}
 	if len(f.started) != 1 || f.started[0].DLQ != dlqA {
 		t.Fatalf("jobs started: %+v", f.started)
 	}
