@@ -386,7 +386,7 @@ func TestRestoreRepublishesOnlyWhatTheDeleteRemoved(t *testing.T) {
 			if !slices.Equal(s.gone, tt.deleted) {
 				t.Fatalf("the fault removed %v, want %v", s.gone, tt.deleted)
 			}
-			arch, err := svc.Archived(ctx, fakeDLQ, 100)
+			arch, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{DLQ: fakeDLQ, Limit: 100})
 			if err != nil || len(arch) != len(s.ids) {
 				t.Fatalf("archived %+v, %v; want a row per message", arch, err)
 			}

@@ -507,10 +507,10 @@ func (s *Service) Cancel(id string) error {
 	return nil
 }
 
-// Jobs lists jobs newest first (dlqID filters when not empty), running
-// ones with live progress.
-func (s *Service) Jobs(ctx context.Context, dlqID string, limit int) ([]Job, error) {
-	out, err := s.opts.Store.Jobs(ctx, dlqID, limit)
+// Jobs lists the jobs q selects, newest first, running ones with live
+// progress.
+func (s *Service) Jobs(ctx context.Context, q JobQuery) ([]Job, error) {
+	out, err := s.opts.Store.Jobs(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -539,9 +539,9 @@ func (s *Service) Close() {
 	s.wg.Wait()
 }
 
-// Archived lists messages archived from a DLQ (dlqID may be empty for all).
-func (s *Service) Archived(ctx context.Context, dlqID string, limit int) ([]Archived, error) {
-	return s.opts.Store.Archived(ctx, ArchiveQuery{DLQ: dlqID, Limit: limit})
+// Archived lists the archived messages q selects, oldest first.
+func (s *Service) Archived(ctx context.Context, q ArchiveQuery) ([]Archived, error) {
+	return s.opts.Store.Archived(ctx, q)
 }
 
 // ReplayedKey labels queuewatch_dlq_replayed_messages_total.

@@ -18,8 +18,8 @@ type Store interface {
 	UpdateJob(ctx context.Context, j Job, firstSeq int, outcomes []Outcome) error
 	// Job returns one job; the error wraps ErrJobNotFound when there is none.
 	Job(ctx context.Context, id string) (Job, error)
-	// Jobs lists jobs newest first; dlqID filters when not empty.
-	Jobs(ctx context.Context, dlqID string, limit int) ([]Job, error)
+	// Jobs lists the jobs q selects, newest first.
+	Jobs(ctx context.Context, q JobQuery) ([]Job, error)
 	// Outcomes returns a job's outcomes in the order they were reported.
 	Outcomes(ctx context.Context, jobID string) ([]Outcome, error)
 	// Done reports which of ids (all, when ids is nil) earlier jobs on
@@ -45,5 +45,17 @@ type ArchiveQuery struct {
 	IDs   []int64
 	DLQ   string
 	JobID string
-	Limit int
+	// Visible, when set, keeps the rows of the DLQs it accepts, in the
+	// query and so before Limit: a reader scoped to some DLQs gets its
+	// newest rows, not what is left of everyone's newest.
+	Visible func(dlqID string) bool
+	Limit   int
+}
+
+// JobQuery selects jobs: of one DLQ (DLQ, when set) and of the DLQs
+// Visible accepts (as ArchiveQuery's); Limit 0 means 100.
+type JobQuery struct {
+	DLQ     string
+	Visible func(dlqID string) bool
+	Limit   int
 }

@@ -29,7 +29,7 @@ type Decoder interface {
 // ReadLog keeps the body-read audit (*audit.Store).
 type ReadLog interface {
 	RecordBodyRead(ctx context.Context, r audit.BodyRead) error
-	BodyReads(ctx context.Context, dlq string, limit int) ([]audit.BodyRead, error)
+	BodyReads(ctx context.Context, q audit.ReadQuery) ([]audit.BodyRead, error)
 }
 
 // Options configure an Inspector. Every field may be zero.
@@ -157,10 +157,10 @@ func (in *Inspector) Read(ctx context.Context, who, dlqID, surface string, inCle
 	return err
 }
 
-// Reads lists the newest body reads (of one DLQ, or all when dlqID is "").
-func (in *Inspector) Reads(ctx context.Context, dlqID string, limit int) ([]audit.BodyRead, error) {
+// Reads lists the newest body reads that q selects.
+func (in *Inspector) Reads(ctx context.Context, q audit.ReadQuery) ([]audit.BodyRead, error) {
 	if in == nil || in.opts.Reads == nil {
 		return nil, nil
 	}
-	return in.opts.Reads.BodyReads(ctx, dlqID, limit)
+	return in.opts.Reads.BodyReads(ctx, q)
 }

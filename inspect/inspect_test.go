@@ -25,7 +25,7 @@ func (l *readLog) RecordBodyRead(_ context.Context, r audit.BodyRead) error {
 	return nil
 }
 
-func (l *readLog) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
+func (l *readLog) BodyReads(context.Context, audit.ReadQuery) ([]audit.BodyRead, error) {
 	return l.reads, nil
 }
 

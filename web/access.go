@@ -161,16 +161,15 @@ func (p Principal) mayReset(role config.Role, broker, cluster, group string) boo
 	return false
 }
 
-// visible keeps the rows (jobs, archived messages, body reads) of DLQs
-// the principal may read; never nil, so an API list is [] not null.
-func visible[T any](rows []T, dlq func(T) string, p Principal) []T {
-	out := []T{}
-	for _, r := range rows {
-		if p.mayDLQ(config.RoleViewer, dlq(r)) {
-			out = append(out, r)
-		}
+// seenDLQs is the filter of the DLQs the request's principal may read, for
+// the store's list queries (jobs, archive, body reads) to apply before
+// their limit; nil, no filter, for one who reads every DLQ.
+func seenDLQs(c echo.Context) func(dlqID string) bool {
+	p := principalOf(c.Request().Context())
+	if !p.scoped() {
+		return nil
 	}
-	return out
+	return func(id string) bool { return p.mayDLQ(config.RoleViewer, id) }
 }
 
 // checkPlanNames holds what a reset plan names besides its own reader to
@@ -294,7 +293,7 @@ func (s *Server) checkRestore(c echo.Context, svc DLQService, req restoreRequest
 		}
 		return checkJob(c, config.RoleAdmin, j)
 	}
-	rows, err := svc.Archived(ctx, "", maxRestoreLookup)
+	rows, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{IDs: req.ArchiveIDs, Limit: len(req.ArchiveIDs)})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
@@ -311,11 +310,8 @@ func (s *Server) checkRestore(c echo.Context, svc DLQService, req restoreRequest
 		}
 	}
 	for id := range want {
-		// Not among the newest rows: its DLQ cannot be checked, so no.
-		return forbidden(p, config.RoleAdmin, fmt.Sprintf("archived message %d", id))
+		// Not in the archive: the restore finds nothing to restore.
+		return echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("archived message %d: %v", id, dlqreplay.ErrJobNotFound))
 	}
 	return nil
 }
-
-// maxRestoreLookup bounds the archive rows a scoped restore checks.
-const maxRestoreLookup = 100_000

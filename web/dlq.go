@@ -30,8 +30,8 @@ type DLQService interface {
 	Job(ctx context.Context, id string) (dlqreplay.Job, error)
 	Receipt(ctx context.Context, id string) (dlqreplay.Receipt, error)
 	Cancel(id string) error
-	Jobs(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Job, error)
-	Archived(ctx context.Context, dlqID string, limit int) ([]dlqreplay.Archived, error)
+	Jobs(ctx context.Context, q dlqreplay.JobQuery) ([]dlqreplay.Job, error)
+	Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error)
 	StartRestore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Job, error)
 }
 
@@ -628,20 +628,21 @@ func (s *Server) apiAudit(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	jobs, err := svc.Jobs(c.Request().Context(), c.QueryParam("dlq"), limit)
+	ctx, dlq, seen := c.Request().Context(), c.QueryParam("dlq"), seenDLQs(c)
+	jobs, err := svc.Jobs(ctx, dlqreplay.JobQuery{DLQ: dlq, Visible: seen, Limit: limit})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	p := principalOf(c.Request().Context())
-	jobs = visible(jobs, func(j dlqreplay.Job) string { return j.DLQ }, p)
 	for i := range jobs {
 		jobs[i] = s.jobView(c, jobs[i])
 	}
-	reads, err := s.opts.Inspect.Reads(c.Request().Context(), c.QueryParam("dlq"), limit)
+	reads, err := s.opts.Inspect.Reads(ctx, audit.ReadQuery{DLQ: dlq, Visible: seen, Limit: limit})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	reads = visible(reads, func(r audit.BodyRead) string { return r.DLQ }, p)
+	if reads == nil {
+		reads = []audit.BodyRead{} // [] in the API, not null
+	}
 	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads})
 }
 
@@ -705,11 +706,10 @@ func (s *Server) apiArchive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := svc.Archived(c.Request().Context(), c.QueryParam("dlq"), limit)
+	recs, err := svc.Archived(c.Request().Context(), dlqreplay.ArchiveQuery{DLQ: c.QueryParam("dlq"), Visible: seenDLQs(c), Limit: limit})
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	recs = visible(recs, func(a dlqreplay.Archived) string { return a.DLQ }, principalOf(c.Request().Context()))
 	rows, msgs := s.shownArchived(c, recs)
 	out := make([]archivedJSON, len(rows))
 	for i := range rows {

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -188,20 +189,27 @@ func (f *fakeDLQ) Cancel(id string) error {
 	return nil
 }
 
-func (f *fakeDLQ) Jobs(_ context.Context, dlq string, limit int) ([]dlqreplay.Job, error) {
+// Jobs filters as the store does: by DLQ and Visible, then the limit.
+func (f *fakeDLQ) Jobs(_ context.Context, q dlqreplay.JobQuery) ([]dlqreplay.Job, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	var out []dlqreplay.Job
+	out := []dlqreplay.Job{}
 	for _, id := range f.order {
-		if j := f.jobs[id].Job; (dlq == "" || j.DLQ == dlq) && len(out) < limit {
+		if j := f.jobs[id].Job; (q.DLQ == "" || j.DLQ == q.DLQ) && (q.Visible == nil || q.Visible(j.DLQ)) && len(out) < q.Limit {
 			out = append(out, j)
 		}
 	}
 	return out, nil
 }
 
-func (f *fakeDLQ) Archived(_ context.Context, dlq string, limit int) ([]dlqreplay.Archived, error) {
-	return f.archived, nil
+func (f *fakeDLQ) Archived(_ context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
+	out := []dlqreplay.Archived{}
+	for _, a := range f.archived {
+		if (q.DLQ == "" || a.DLQ == q.DLQ) && (q.Visible == nil || q.Visible(a.DLQ)) && (q.IDs == nil || slices.Contains(q.IDs, a.ID)) {
+			out = append(out, a)
+		}
+	}
+	return out, nil
 }
 
 func (f *fakeDLQ) StartRestore(_ context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Job, error) {

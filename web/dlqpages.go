@@ -82,7 +82,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d.After = c.QueryParam("after")
 	status := s.loadMessages(c, &d)
 	d.Fanout = s.fanout(c, ref, d.Messages)
-	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), id, 5)
+	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
 	d.Targets = s.jobTargets(d.Jobs)
 	return render(c, status, components.DLQ(d))
 }
@@ -213,11 +213,11 @@ func (s *Server) replaysPage(c echo.Context) error {
 		}
 		return render(c, http.StatusServiceUnavailable, components.Replays(d))
 	}
-	jobs, err := s.opts.DLQs.Jobs(ctx, "", 1000)
+	seen := seenDLQs(c)
+	jobs, err := s.opts.DLQs.Jobs(ctx, dlqreplay.JobQuery{Visible: seen, Limit: 1000})
 	if err != nil {
 		d.Notice = "Could not read the audit log: " + err.Error()
 	}
-	jobs = visible(jobs, func(j dlqreplay.Job) string { return j.DLQ }, p)
 	d.Total = len(jobs)
 	d.NoCancel = map[string]bool{}
 	for _, j := range jobs {
@@ -251,16 +251,14 @@ func (s *Server) replaysPage(c echo.Context) error {
 			maps.Copy(d.Targets, s.jobTargets([]dlqreplay.Job{r.Job}))
 		}
 	}
-	d.Reads, err = s.opts.Inspect.Reads(ctx, "", components.PageSize)
+	d.Reads, err = s.opts.Inspect.Reads(ctx, audit.ReadQuery{Visible: seen, Limit: components.PageSize})
 	if err != nil {
 		d.Notice = "Could not read the body-read audit: " + err.Error()
 	}
-	d.Reads = visible(d.Reads, func(r audit.BodyRead) string { return r.DLQ }, p)
-	recs, err := s.opts.DLQs.Archived(ctx, "", components.PageSize)
+	recs, err := s.opts.DLQs.Archived(ctx, dlqreplay.ArchiveQuery{Visible: seen, Limit: components.PageSize})
 	if err != nil {
 		d.Notice = "Could not read the archive: " + err.Error()
 	}
-	recs = visible(recs, func(a dlqreplay.Archived) string { return a.DLQ }, p)
 	archived, shown := s.shownArchived(c, recs)
 	for i := range archived {
 		m := &shown[i]

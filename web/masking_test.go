@@ -204,7 +204,7 @@ func (failingReads) RecordBodyRead(context.Context, audit.BodyRead) error {
 	return errors.New("audit store down")
 }
 
-func (failingReads) BodyReads(context.Context, string, int) ([]audit.BodyRead, error) {
+func (failingReads) BodyReads(context.Context, audit.ReadQuery) ([]audit.BodyRead, error) {
 	return nil, nil
 }
 

@@ -147,7 +147,7 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 		!slices.Equal(del.Selection.IDs, []string{"m1"}) || !del.Finished.Equal(time.UnixMilli(1764000120000)) {
 		t.Fatalf("job-del = %+v, %v", del, err)
 	}
-	jobs, err := s.Jobs(ctx, "", 10)
+	jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{Limit: 10})
 	if err != nil || len(jobs) != 2 || jobs[0].ID != "job-del" {
 		t.Fatalf("jobs = %+v, %v", jobs, err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -25,6 +26,14 @@ type BodyRead struct {
 const maxReadIDs = 1000
 
 // RecordBodyRead appends r to the log.
+// ReadQuery selects body reads: of one DLQ (DLQ, when set) and of the
+// DLQs Visible accepts, filtered in the query before Limit (0 means 100).
+type ReadQuery struct {
+	DLQ     string
+	Visible func(dlqID string) bool
+	Limit   int
+}
+
 func (s *Store) RecordBodyRead(ctx context.Context, r BodyRead) error {
 	ids := r.Messages[:min(len(r.Messages), maxReadIDs)]
 	if ids == nil {
@@ -44,12 +53,24 @@ func (s *Store) RecordBodyRead(ctx context.Context, r BodyRead) error {
 
 // BodyReads lists the newest limit reads, newest first, of one DLQ (every
 // DLQ when dlq is empty).
-func (s *Store) BodyReads(ctx context.Context, dlq string, limit int) ([]BodyRead, error) {
+func (s *Store) BodyReads(ctx context.Context, q ReadQuery) ([]BodyRead, error) {
+	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	where, args := []string{"1=1"}, []any{}
+	if q.DLQ != "" {
+		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
+	}
+	if q.Visible != nil {
+		dlqs, err := s.visibleDLQs(ctx, "body_reads", q.Visible)
+		if err != nil || len(dlqs) == 0 {
+			return nil, err
+		}
+		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, who, dlq, surface, clear, messages
-		FROM body_reads WHERE (? = '' OR dlq = ?) ORDER BY id DESC LIMIT ?`, dlq, dlq, limit)
+		FROM body_reads WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list body reads: %w", err)
 	}

@@ -30,14 +30,14 @@ func testBodyReads(t *testing.T, e engine, db string) {
 			t.Fatal(err)
 		}
 	}
-	all, err := s.BodyReads(ctx, "", 0)
+	all, err := s.BodyReads(ctx, ReadQuery{})
 	if err != nil || len(all) != 3 || all[0].Who != "admin" || all[2].Who != "alice" {
 		t.Fatalf("all reads %+v, %v", all, err)
 	}
 	if len(all[1].Messages) != maxReadIDs {
 		t.Errorf("a read of %d messages kept %d ids, want the first %d", len(many), len(all[1].Messages), maxReadIDs)
 	}
-	got, err := s.BodyReads(ctx, "kafka:prod::orders.DLT", 10)
+	got, err := s.BodyReads(ctx, ReadQuery{DLQ: "kafka:prod::orders.DLT", Limit: 10})
 	if err != nil || len(got) != 2 {
 		t.Fatalf("orders.DLT reads %+v, %v", got, err)
 	}

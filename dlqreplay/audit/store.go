@@ -258,19 +258,24 @@ func (s *Store) Job(ctx context.Context, id string) (dlqreplay.Job, error) {
 	return j, nil
 }
 
-// Jobs lists the newest jobs first; dlq filters by DLQ ID when not empty.
-// limit 0 means 100.
-func (s *Store) Jobs(ctx context.Context, dlq string, limit int) ([]dlqreplay.Job, error) {
+// Jobs lists the jobs jq selects, newest first.
+func (s *Store) Jobs(ctx context.Context, jq dlqreplay.JobQuery) ([]dlqreplay.Job, error) {
+	limit := jq.Limit
 	if limit <= 0 {
 		limit = 100
 	}
-	q := `SELECT ` + jobCols + ` FROM jobs`
-	args := []any{}
-	if dlq != "" {
-		q += ` WHERE dlq = ?`
-		args = append(args, dlq)
+	where, args := []string{"1=1"}, []any{}
+	if jq.DLQ != "" {
+		where, args = append(where, "dlq = ?"), append(args, jq.DLQ)
 	}
-	q += ` ORDER BY created DESC, id DESC LIMIT ?`
+	if jq.Visible != nil {
+		dlqs, err := s.visibleDLQs(ctx, "jobs", jq.Visible)
+		if err != nil || len(dlqs) == 0 {
+			return nil, err
+		}
+		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
+	}
+	q := `SELECT ` + jobCols + ` FROM jobs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY created DESC, id DESC LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list jobs: %w", err)
@@ -458,6 +463,29 @@ func batches(ids []int64) [][]any {
 	return out
 }
 
+// visibleDLQs are the DLQ IDs in table's dlq column that visible accepts.
+// Scopes are patterns the database cannot run, and a store holds jobs of
+// some thousand DLQs at most: reading the distinct IDs (from the dlq
+// index) lets the list query filter before its LIMIT.
+func (s *Store) visibleDLQs(ctx context.Context, table string, visible func(string) bool) ([]any, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT dlq FROM `+table)
+	if err != nil {
+		return nil, fmt.Errorf("list the DLQs of %s: %w", table, err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []any
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("list the DLQs of %s: %w", table, err)
+		}
+		if visible(id) {
+			out = append(out, id)
+		}
+	}
+	return out, rows.Err()
+}
+
 func inList(n int) string { return "(?" + strings.Repeat(",?", n-1) + ")" }
 
 // Archived returns archived messages, oldest first. Many IDs are read in
@@ -490,6 +518,13 @@ func (s *Store) archived(ctx context.Context, q dlqreplay.ArchiveQuery, ids []an
 	}
 	if q.DLQ != "" {
 		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
+	}
+	if q.Visible != nil {
+		dlqs, err := s.visibleDLQs(ctx, "archive", q.Visible)
+		if err != nil || len(dlqs) == 0 {
+			return nil, err
+		}
+		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
 	}
 	if q.JobID != "" {
 		where, args = append(where, "job_id = ?"), append(args, q.JobID)

@@ -89,7 +89,7 @@ func testStoreSurvivesRestart(t *testing.T, e engine, db string) {
 	if _, err := s.Job(ctx, "nope"); !errors.Is(err, dlqreplay.ErrJobNotFound) {
 		t.Fatalf("missing job: %v", err)
 	}
-	jobs, err := s.Jobs(ctx, done.DLQ, 10)
+	jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{DLQ: done.DLQ, Limit: 10})
 	if err != nil || len(jobs) != 2 {
 		t.Fatalf("jobs = %d, %v", len(jobs), err)
 	}
@@ -184,5 +184,54 @@ func testArchiveQueriesTakeAnyNumberOfIDs(t *testing.T, e engine, db string) {
 	got, err := s.Archived(ctx, dlqreplay.ArchiveQuery{IDs: ids, Limit: 2})
 	if err != nil || len(got) != 2 || got[0].ID != stored[0] || got[1].ID != stored[1] || !got[0].Deleted || got[1].RestoredTo != "kafka:c::t" {
 		t.Fatalf("archived = %+v, %v", got, err)
+	}
+}
+
+// TestScopedListsFilterBeforeTheLimit: one who may read one DLQ gets its
+// newest jobs, archived messages and body reads, however many newer rows
+// other DLQs have.
+func TestScopedListsFilterBeforeTheLimit(t *testing.T) { forEngines(t, testScopedLists) }
+
+func testScopedLists(t *testing.T, e engine, db string) {
+	ctx := context.Background()
+	s := e.open(t, db)
+	defer func() { _ = s.Close() }()
+	const mine, theirs = "rabbitmq:c:/:team-a.dlq", "rabbitmq:c:/:team-b.dlq"
+	at := time.Now().Add(-time.Hour)
+	add := func(id, dlq string) {
+		at = at.Add(time.Second)
+		if err := s.CreateJob(ctx, dlqreplay.Job{ID: id, DLQ: dlq, Action: dlqreplay.ActionDelete, State: dlqreplay.StateSucceeded, Created: at}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Archive(ctx, []dlqreplay.Archived{{JobID: id, DLQ: dlq, MessageID: id + "-m"}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordBodyRead(ctx, BodyRead{At: at, Who: "x", DLQ: dlq, Surface: "page", Messages: []string{id + "-m"}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	add("a1", mine)
+	for i := range 5 {
+		add("b"+string(rune('0'+i)), theirs)
+	}
+	seen := func(id string) bool { return id == mine }
+	jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{Visible: seen, Limit: 2})
+	if err != nil || len(jobs) != 1 || jobs[0].ID != "a1" {
+		t.Errorf("team A's jobs = %v %v, want a1", jobs, err)
+	}
+	arch, err := s.Archived(ctx, dlqreplay.ArchiveQuery{Visible: seen, Limit: 1})
+	if err != nil || len(arch) != 1 || arch[0].DLQ != mine {
+		t.Errorf("team A's archive = %v %v", arch, err)
+	}
+	reads, err := s.BodyReads(ctx, ReadQuery{Visible: seen, Limit: 2})
+	if err != nil || len(reads) != 1 || reads[0].DLQ != mine {
+		t.Errorf("team A's body reads = %v %v", reads, err)
+	}
+	none := func(string) bool { return false }
+	if jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{Visible: none}); err != nil || len(jobs) != 0 {
+		t.Errorf("who sees no DLQ lists jobs %v %v", jobs, err)
+	}
+	if all, _ := s.Jobs(ctx, dlqreplay.JobQuery{Limit: 2}); len(all) != 2 || all[0].DLQ != theirs {
+		t.Errorf("unscoped, the newest two: %v", all)
 	}
 }

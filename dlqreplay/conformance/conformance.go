@@ -502,7 +502,7 @@ func restoreReplayConflict(t *testing.T, w World) {
 
 func archived(t *testing.T, svc *dlqreplay.Service, dlq string) []dlqreplay.Archived {
 	t.Helper()
-	as, err := svc.Archived(ctxT(t), dlq, 1000)
+	as, err := svc.Archived(ctxT(t), dlqreplay.ArchiveQuery{DLQ: dlq, Limit: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

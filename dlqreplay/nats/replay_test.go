@@ -126,7 +126,7 @@ func TestRestoreOfAnAlreadyStoredCopyMarksTheRow(t *testing.T) {
 	if err != nil || del.Job.Progress.Moved != 1 {
 		t.Fatalf("delete: %v %+v", err, del.Job)
 	}
-	arch, err := svc.Archived(ctx, w.DLQ(), 10)
+	arch, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{DLQ: w.DLQ(), Limit: 10})
 	if err != nil || len(arch) != 1 {
 		t.Fatalf("archived %+v, %v", arch, err)
 	}
@@ -142,7 +142,7 @@ func TestRestoreOfAnAlreadyStoredCopyMarksTheRow(t *testing.T) {
 	if err != nil || len(r.Outcomes) != 1 || r.Outcomes[0].Result != dlqreplay.ResultSkipped {
 		t.Fatalf("restore: %v %+v, want skipped as a duplicate", err, r.Outcomes)
 	}
-	arch, err = svc.Archived(ctx, w.DLQ(), 10)
+	arch, err = svc.Archived(ctx, dlqreplay.ArchiveQuery{DLQ: w.DLQ(), Limit: 10})
 	if err != nil || len(arch) != 1 || arch[0].RestoredAt.IsZero() || arch[0].RestoredTo != target {
 		t.Fatalf("archived %+v, %v; want the row restored to %s", arch, err, target)
 	}

@@ -269,7 +269,7 @@ func TestPoisonDryRunDeleteRestore(t *testing.T) {
 	if got := w.peekIDs("work.dlq"); !slices.Equal(got, []string{"a", "poison"}) {
 		t.Fatalf("after delete dlq = %v", got)
 	}
-	arch, err := w.svc.Archived(ctx, w.dlq, 10)
+	arch, err := w.svc.Archived(ctx, dlqreplay.ArchiveQuery{DLQ: w.dlq, Limit: 10})
 	if err != nil || len(arch) != 1 || arch[0].MessageID != "b" || !bytes.Equal(arch[0].Body, []byte{0xff, 0x00}) {
 		t.Fatalf("archive = %+v, %v", arch, err)
 	}
