@@ -37,7 +37,7 @@ test-short: ## the inner loop: every package without -race, skipping browsers, e
 test-kafka-quorum: ## failover on a three-node Apache Kafka cluster: three more JVMs, so not part of make test
 	QUEUEWATCH_KAFKA_QUORUM=1 $(GO) test -race -count=1 -timeout 15m -run '^TestQuorum$$' -v ./collectors/kafka/realkafka/
 
-bench: ## benchmarks behind the performance numbers in the README
+bench: ## benchmarks behind the performance numbers in docs/performance.md
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
 
 fmt: ## format the tree as the lint gate wants it (gofmt + gofumpt)
