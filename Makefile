@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo elasticmq build test test-helm test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated
+.PHONY: demo elasticmq build test test-helm test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated docs
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -37,7 +37,7 @@ test-short: ## the inner loop: every package without -race, skipping browsers, e
 test-kafka-quorum: ## failover on a three-node Apache Kafka cluster: three more JVMs, so not part of make test
 	QUEUEWATCH_KAFKA_QUORUM=1 $(GO) test -race -count=1 -timeout 15m -run '^TestQuorum$$' -v ./collectors/kafka/realkafka/
 
-bench: ## benchmarks behind the performance numbers in the README
+bench: ## benchmarks behind the performance numbers in docs/performance.md
 	$(GO) test -run '^$$' -bench . -benchmem -timeout 30m ./collectors/... ./alerts/... ./web/...
 
 fmt: ## format the tree as the lint gate wants it (gofmt + gofumpt)
@@ -58,3 +58,20 @@ check-generated: ## fail when generated files are stale
 
 bench-kminion: ## queuewatch side by side with kminion (.cache/bin/kminion, when installed) on one seeded kfake cluster; LARGE=1 for 100k group-partitions
 	$(GO) run ./internal/bench/kminion $(if $(LARGE),-large)
+
+# The documentation site: MkDocs Material, pinned, in a venv of its own under
+# .cache/ (made on first use; a changed pin installs into it). --strict turns
+# every warning into a failure: with mkdocs.yml's validation settings that is
+# a link to a missing page or anchor, or a page left out of the nav.
+# NO_MKDOCS_2_WARNING silences Material's end-of-life banner in the log.
+MKDOCS_MATERIAL ?= 9.8.2
+DOCS_VENV       ?= .cache/docs-venv
+DOCS_STAMP      := $(DOCS_VENV)/.mkdocs-material-$(MKDOCS_MATERIAL)
+
+$(DOCS_STAMP):
+	python3 -m venv $(DOCS_VENV)
+	$(DOCS_VENV)/bin/pip install -q 'mkdocs-material==$(MKDOCS_MATERIAL)'
+	touch $@
+
+docs: $(DOCS_STAMP) ## build the documentation site (docs/, mkdocs.yml) with --strict into .cache/site: a broken link or anchor fails
+	NO_MKDOCS_2_WARNING=1 $(DOCS_VENV)/bin/mkdocs build --strict --site-dir .cache/site

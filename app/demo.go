@@ -119,7 +119,7 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 func demoSQS(ctx context.Context, cfg *config.Config, endpoint string, log *slog.Logger) func() {
 	s, err := demo.StartSQS(ctx, demo.SQSOptions{Endpoint: endpoint, Logger: log.With("component", "demo")})
 	if err != nil {
-		log.Warn("no SQS demo queues: nothing answers; start ElasticMQ with `make elasticmq` (see README, Amazon SQS) or pass --sqs-endpoint", "endpoint", endpoint, "err", err)
+		log.Warn("no SQS demo queues: nothing answers; start ElasticMQ with `make elasticmq` (see docs/sqs.md) or pass --sqs-endpoint", "endpoint", endpoint, "err", err)
 		return func() {}
 	}
 	// queuewatch reads SQS with the AWS SDK's default credential chain;

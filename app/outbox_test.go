@@ -202,7 +202,7 @@ func TestCheckOutboxFailingTableKeepsOtherWarnings(t *testing.T) {
 
 // TestServeOutboxMissingSlot: a configured slot that does not exist has
 // no lag (null in the API, no series), and every status its stateset
-// exports is one the README lists for it.
+// exports is one docs/outbox.md lists for it.
 func TestServeOutboxMissingSlot(t *testing.T) {
 	db := testenv.Postgres(t)
 	cfg := testConfig(t)
@@ -223,12 +223,12 @@ func TestServeOutboxMissingSlot(t *testing.T) {
 	if strings.Contains(metrics, "queuewatch_outbox_replication_slot_lag_bytes{") {
 		t.Errorf("/metrics has a lag for the missing slot")
 	}
-	readme, err := os.ReadFile("../README.md")
+	doc, err := os.ReadFile("../docs/outbox.md")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var row string
-	for line := range strings.Lines(string(readme)) {
+	for line := range strings.Lines(string(doc)) {
 		if strings.HasPrefix(line, "| `queuewatch_outbox_replication_slot_status` |") {
 			row = line
 		}
@@ -239,7 +239,7 @@ func TestServeOutboxMissingSlot(t *testing.T) {
 	}
 	for _, m := range statuses {
 		if !regexp.MustCompile(`\b` + m[1] + `\b`).MatchString(row) {
-			t.Errorf("README's slot status row does not list %q, which /metrics exports:\n%s", m[1], row)
+			t.Errorf("docs/outbox.md's slot status row does not list %q, which /metrics exports:\n%s", m[1], row)
 		}
 	}
 }

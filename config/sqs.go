@@ -12,8 +12,8 @@ import (
 // AWS bills every request: one read of N queues makes about N+1 of them
 // (GetQueueAttributes per queue, ListQueues per 1,000 names), so at the
 // global 15 s default 1,000 queues would cost about $69 a month. Every
-// four minutes they cost about $4.32 (10,800 reads a month); the README's
-// cost table has the numbers. Four, not five: a source's last success is
+// four minutes they cost about $4.32 (10,800 reads a month); the cost
+// table in docs/sqs.md has the numbers. Four, not five: a source's last success is
 // its last read, and the default alerts.stale_after (5m) must not call an
 // account stale between two reads (see checkStale).
 const DefaultSQSPollInterval = 4 * time.Minute

@@ -15,7 +15,7 @@ import (
 
 // screenshot saves the DLQ page of id, with its first dead letter's
 // death history open, to $QUEUEWATCH_SCREENSHOTS/<name>.png: how the
-// README's pictures of real frameworks' dead letters are made. Without
+// pictures of real frameworks' dead letters in docs/tests.md are made. Without
 // the variable it does nothing.
 func screenshot(t *testing.T, q *queuewatch, id, name string) {
 	t.Helper()

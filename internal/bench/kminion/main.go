@@ -20,7 +20,7 @@
 //	go run ./internal/bench/kminion [-large] [-groups N] [-kminion .cache/bin/kminion] [-steady 60s]
 //
 // -groups N scales the large workload to N groups (N × 60 group-partitions
-// on the same 800 topics): the sizing runs of the README.
+// on the same 800 topics): the sizing runs of docs/performance.md.
 //
 // kminion is looked for at -kminion (default .cache/bin/kminion, an ignored
 // folder): a kminion v2.3.5 binary you built from its source yourself. When

@@ -1,7 +1,7 @@
 // Command loadcluster runs an in-process Kafka-protocol cluster seeded with
 // queuewatch's target workload (200 topics × 12 partitions, 500 groups × 3
 // topics) until interrupted, and writes a queuewatch config pointing at it.
-// It is how the soak numbers in the README are measured:
+// It is how the soak numbers in docs/performance.md are measured:
 //
 //	go run ./internal/kafkaload/loadcluster -config /tmp/load.yaml &
 //	queuewatch serve --config /tmp/load.yaml
