@@ -169,7 +169,9 @@ func (f failingDLQ) Browse(context.Context, string, dlqreplay.BrowseOptions) (dl
 	return dlqreplay.Page{}, f.err
 }
 
-func (f failingDLQ) Jobs(context.Context, dlqreplay.JobQuery) ([]dlqreplay.Job, error) { return nil, f.err }
+func (f failingDLQ) Jobs(context.Context, dlqreplay.JobQuery) ([]dlqreplay.Job, error) {
+	return nil, f.err
+}
 
 func (f failingDLQ) Archived(context.Context, dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error) {
 	return nil, f.err
