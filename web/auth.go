@@ -66,15 +66,6 @@ func roleRank(r config.Role) int {
 	return 0
 }
 
-// publicPath reports whether a path is served without authentication:
-// health checks must answer for orchestrators, Prometheus scrapes /metrics
-// without credentials (it exposes only what the metrics already export), and
-// static assets are the same public code for everyone, and the sign-in
-// endpoints (mode oidc) are how one gets credentials.
-func publicPath(p string) bool {
-	return p == "/healthz" || p == "/readyz" || p == "/metrics" || strings.HasPrefix(p, "/static/") || strings.HasPrefix(p, "/auth/")
-}
-
 // errUnauthenticated answers requests without valid credentials; the
 // challenge header depends on the mode.
 var errUnauthenticated = echo.NewHTTPError(http.StatusUnauthorized, "authentication required")
@@ -110,24 +101,28 @@ func newAuthenticator(cfg config.Auth) *authenticator {
 	return a
 }
 
-func (a *authenticator) middleware(next echo.HandlerFunc) echo.HandlerFunc {
-	return func(c echo.Context) error {
-		if publicPath(c.Request().URL.Path) {
+// middleware authenticates every request to a route that public does not
+// report as declared public.
+func (a *authenticator) middleware(public func(echo.Context) bool) echo.MiddlewareFunc {
+	return func(next echo.HandlerFunc) echo.HandlerFunc {
+		return func(c echo.Context) error {
+			if public(c) {
+				return next(c)
+			}
+			p, err := a.authenticate(c)
+			if err != nil {
+				if errors.Is(err, errUnauthenticated) {
+					if r := c.Request(); a.oidc != nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
+						// A page: to the sign-in page, and back here after.
+						return c.Redirect(http.StatusSeeOther, "/auth/login?next="+url.QueryEscape(r.URL.RequestURI()))
+					}
+					a.challenge(c)
+				}
+				return err
+			}
+			withPrincipal(c, p)
 			return next(c)
 		}
-		p, err := a.authenticate(c)
-		if err != nil {
-			if errors.Is(err, errUnauthenticated) {
-				if r := c.Request(); a.oidc != nil && r.Method == http.MethodGet && !strings.HasPrefix(r.URL.Path, "/api/") {
-					// A page: to the sign-in page, and back here after.
-					return c.Redirect(http.StatusSeeOther, "/auth/login?next="+url.QueryEscape(r.URL.RequestURI()))
-				}
-				a.challenge(c)
-			}
-			return err
-		}
-		withPrincipal(c, p)
-		return next(c)
 	}
 }
 
@@ -247,23 +242,6 @@ func (a *authenticator) proxy(r *http.Request) (Principal, error) {
 		return Principal{}, echo.NewHTTPError(http.StatusForbidden, "no role for this user")
 	}
 	return p, nil
-}
-
-// requireRole lets a request through only when its principal has at least
-// role; others get 403 (JSON on the API, through the error handler).
-func requireRole(role config.Role) echo.MiddlewareFunc {
-	return func(next echo.HandlerFunc) echo.HandlerFunc {
-		return func(c echo.Context) error {
-			p, ok := PrincipalFrom(c.Request().Context())
-			if !ok {
-				return errUnauthenticated
-			}
-			if roleRank(p.Role) < roleRank(role) {
-				return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("forbidden: needs role %s, %s is %s", role, p.Name, p.Role))
-			}
-			return next(c)
-		}
-	}
 }
 
 // CheckListenAuth refuses auth mode none on an address other people can

@@ -47,8 +47,8 @@ func authServer(t *testing.T, mode string) *Server {
 	s := testServer(true)
 	s = New(Options{Monitor: s.opts.Monitor, Metrics: s.opts.Metrics, Auth: authConfig(t, mode)})
 	ok := func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"ok": "yes"}) }
-	s.e.POST("/api/v1/test/any", ok)
-	s.e.POST("/api/v1/test/operator", ok, requireRole(config.RoleOperator))
+	s.e.POST("/api/v1/test/any", ok, s.authorize(viewer))
+	s.e.POST("/api/v1/test/operator", ok, s.authorize(operator))
 	return s
 }
 

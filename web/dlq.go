@@ -63,22 +63,6 @@ func (s *Server) dlqs() (DLQService, error) {
 	return s.opts.DLQs, nil
 }
 
-// routeDLQAPI adds the DLQ endpoints of the JSON API.
-func (s *Server) routeDLQAPI(api *echo.Group) {
-	operator := requireRole(config.RoleOperator)
-	api.GET("/dlqs/:id/messages", s.apiDLQMessages)
-	api.GET("/dlqs/:id/messages/:msg", s.apiDLQMessage)
-	api.GET("/dlqs/:id/messages/:msg/body", s.apiDLQBody)
-	// Replay and move need an operator; delete needs an admin, which the
-	// handler checks once it has read the action.
-	api.POST("/dlqs/:id/replay", s.apiDLQReplay, operator)
-	api.GET("/replays/:job", s.apiReplay)
-	api.DELETE("/replays/:job", s.apiCancelReplay, operator)
-	api.GET("/audit", s.apiAudit)
-	api.GET("/archive", s.apiArchive)
-	api.POST("/archive/restore", s.apiRestore, requireRole(config.RoleAdmin))
-}
-
 // dlqID reads and checks the :id parameter, a DLQ ID the principal may
 // read.
 func dlqID(c echo.Context) (string, error) {

@@ -31,18 +31,6 @@ type ConsumerActions interface {
 
 var errNoConsumerActions = echo.NewHTTPError(http.StatusServiceUnavailable, "consumer resets not configured")
 
-// routeConsumerActions adds a JetStream consumer's reset and pause
-// endpoints, under its URL space; operators only, but for the log.
-func (s *Server) routeConsumerActions(api *echo.Group) {
-	operator := requireRole(config.RoleOperator)
-	base := "/nats/consumers/:cluster/:stream/:consumer"
-	api.POST(base+"/offsets/plan", s.apiConsumerPlan, operator)
-	api.POST(base+"/offsets/apply", s.apiConsumerApply, operator)
-	api.GET(base+"/offsets/resets", s.apiConsumerResets)
-	api.POST(base+"/pause", s.apiConsumerPause, operator)
-	api.POST(base+"/resume", s.apiConsumerResume, operator)
-}
-
 // consumerActions returns the service, or the 503 its endpoints answer
 // without one.
 func (s *Server) consumerActions() (ConsumerActions, error) {

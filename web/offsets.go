@@ -33,16 +33,6 @@ type OffsetResets interface {
 
 var errNoResets = echo.NewHTTPError(http.StatusServiceUnavailable, "offset resets not configured")
 
-// routeOffsetsAPI adds the offset-reset endpoints. Planning reads offsets
-// only, but it is the first step of a change and names the group's
-// members, so it needs an operator like apply; the log is for everyone.
-func (s *Server) routeOffsetsAPI(api *echo.Group) {
-	operator := requireRole(config.RoleOperator)
-	api.POST("/groups/:cluster/:group/offsets/plan", s.apiOffsetsPlan, operator)
-	api.POST("/groups/:cluster/:group/offsets/apply", s.apiOffsetsApply, operator)
-	api.GET("/groups/:cluster/:group/offsets/resets", s.apiOffsetResets)
-}
-
 // resets returns the reset service or the 503 every offsets endpoint
 // answers without one.
 func (s *Server) resets() (OffsetResets, error) {

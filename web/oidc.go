@@ -129,14 +129,6 @@ func (o *oidcAuth) grants(groups []string) []config.Grant {
 	return groupGrants(groups, o.cfg.OIDC.GroupRoles, o.cfg.OIDC.DefaultRole)
 }
 
-// route adds the login endpoints, which need no session.
-func (o *oidcAuth) route(e *echo.Echo, s *Server) {
-	e.GET("/auth/login", func(c echo.Context) error { return o.loginPage(c, s, http.StatusOK, "") })
-	e.GET("/auth/start", o.start)
-	e.GET("/auth/callback", func(c echo.Context) error { return o.callback(c, s) })
-	e.POST("/auth/logout", o.logout)
-}
-
 func (o *oidcAuth) loginPage(c echo.Context, s *Server, status int, problem string) error {
 	host := o.cfg.OIDC.Issuer
 	if u, err := url.Parse(host); err == nil && u.Host != "" {

@@ -64,8 +64,11 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	}
 	team := func(x string) config.Grant {
 		return config.Grant{Role: config.RoleOperator, Scope: &config.Scope{
-			DLQs:    []string{`rabbitmq:main:/:team-` + x + `\..*`},
-			Readers: []string{`kafka:prod::team-` + x + `-.*`},
+			DLQs: []string{`rabbitmq:main:/:team-` + x + `\..*`},
+			Readers: []string{
+				`kafka:prod::team-` + x + `-.*`, `nats:nm:ORDERS:team-` + x + `-.*`, `sqs:aws::team-` + x + `-.*`,
+				`rabbitmq:main:/:team-` + x + `\..*`, `outbox:ob::team-` + x + `-.*`,
+			},
 		}}
 	}
 	cfg := config.Default()
@@ -86,8 +89,26 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	kafka := &queue.Snapshot{Broker: queue.Kafka, Cluster: "prod", Time: now, Partial: partialErrs, Groups: []queue.ConsumerGroup{
 		{Cluster: "prod", Name: "team-a-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "a-orders", Partition: 0, Lag: 3}}},
 		{Cluster: "prod", Name: "team-b-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "b-orders", Partition: 0, Lag: 9}}},
+	}, ShareGroups: []queue.ShareGroup{
+		{Cluster: "prod", Name: "team-a-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "a-orders", Partition: 0}}},
+		{Cluster: "prod", Name: "team-b-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "b-orders", Partition: 0}}},
 	}}
-	rabbit := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: now, DLQs: []queue.DLQ{
+	nats := &queue.Snapshot{Broker: queue.NATS, Cluster: "nm", Time: now,
+		Streams: []queue.Stream{{Cluster: "nm", Name: "ORDERS"}},
+		Consumers: []queue.StreamConsumer{
+			{Cluster: "nm", Stream: "ORDERS", Name: "team-a-shipper"},
+			{Cluster: "nm", Stream: "ORDERS", Name: "team-b-shipper"},
+		}}
+	sqs := &queue.Snapshot{Broker: queue.SQS, Cluster: "aws", Time: now, SQSQueues: []queue.SQSQueue{
+		{Cluster: "aws", Name: "team-a-q"}, {Cluster: "aws", Name: "team-b-q"},
+	}}
+	outbox := &queue.Snapshot{Broker: queue.Outbox, Cluster: "ob", Time: now,
+		OutboxTables: []queue.OutboxTable{{Source: "ob", Table: "team-a-outbox"}, {Source: "ob", Table: "team-b-outbox"}},
+		Slots:        []queue.ReplicationSlot{{Source: "ob", Slot: "team-a-slot"}, {Source: "ob", Slot: "team-b-slot"}},
+	}
+	rabbit := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: now, Queues: []queue.Queue{
+		{Cluster: "main", VHost: "/", Name: "team-a.orders"}, {Cluster: "main", VHost: "/", Name: "team-b.orders"},
+	}, DLQs: []queue.DLQ{
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "team-a.orders.dlq", Sources: []string{"team-a.orders"}, Messages: 2},
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "team-b.orders.dlq", Sources: []string{"team-b.orders"}, Messages: 5},
 	}}
@@ -100,7 +121,7 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	}
 	s := New(Options{
 		Metrics: http.NotFoundHandler(), DLQs: f, Auth: cfg.Auth, Offsets: fakeResets{},
-		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{kafka, rabbit}, statuses: []queue.SourceStatus{
+		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{kafka, rabbit, nats, sqs, outbox}, statuses: []queue.SourceStatus{
 			{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now, Partial: partialErrs},
 			{Broker: queue.RabbitMQ, Cluster: "main", Up: true, Polled: true, LastPoll: now},
 		}}},

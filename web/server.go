@@ -66,6 +66,9 @@ type Server struct {
 	e            *echo.Echo
 	opts         Options
 	assetVersion string
+	auth         *authenticator
+	// needs are the route table's needs by "METHOD path" (routes.go).
+	needs map[string]need
 	// plans are the offset-reset plans issued, for apply.
 	plans issuedPlans
 	// pauses are the consumer pauses made here since the last poll.
@@ -85,44 +88,9 @@ func New(opts Options) *Server {
 	// oversized requests are refused, then cross-origin browser requests
 	// are refused before anything looks at the credentials the browser
 	// attached, then who is asking.
-	auth := newAuthenticator(opts.Auth)
-	e.Use(securityHeaders, limitHeaders, crossOrigin(), auth.middleware, compress(), s.shardElsewhere)
-	if auth.oidc != nil {
-		auth.oidc.route(e, s)
-	}
-
-	e.GET("/", s.overview)
-	e.GET("/kafka/:cluster/groups/:group", s.groupPage)
-	e.GET("/nats/:cluster/streams/:stream/consumers/:consumer", s.natsConsumerPage)
-	e.GET("/dlq/:id", s.dlqPage)
-	e.GET("/replays", s.replaysPage)
-	e.GET("/outbox/:source", s.outboxPage)
-	e.GET("/sqs/:cluster/queues/:queue", s.sqsQueuePage)
-	e.GET("/kafka/:cluster/share-groups/:group", s.shareGroupPage)
-	e.GET("/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") })
-	e.GET("/readyz", s.readyz)
-	e.GET("/metrics", echo.WrapHandler(opts.Metrics))
-	e.GET("/static/*", echo.WrapHandler(staticHandler()))
-
-	api := e.Group("/api/v1")
-	api.GET("/groups", s.apiGroups)
-	api.GET("/groups/:cluster/:group", s.apiGroup)
-	api.GET("/groups/:cluster/:group/history", s.apiGroupHistory)
-	api.GET("/dlqs", s.apiDLQs)
-	api.GET("/nats/consumers", s.apiNATSConsumers)
-	api.GET("/nats/consumers/:cluster/:stream/:consumer/history", s.apiNATSConsumerHistory)
-	api.GET("/sources", s.apiSources)
-	api.GET("/outbox", s.apiOutbox)
-	api.GET("/outbox/:source/history", s.apiOutboxHistory)
-	api.GET("/sqs/queues", s.apiSQSQueues)
-	api.GET("/kafka/share-groups", s.apiShareGroups)
-	api.GET("/kafka/share-groups/:cluster/:group/history", s.apiShareGroupHistory)
-	api.GET("/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory)
-	api.GET("/openapi.json", s.apiOpenAPI)
-	s.routeDLQAPI(api)
-	s.routeOffsetsAPI(api)
-	s.routeConsumerActions(api)
-	s.routeShareOffsetsAPI(api)
+	s.auth = newAuthenticator(opts.Auth)
+	e.Use(securityHeaders, limitHeaders, crossOrigin(), s.auth.middleware(s.isPublic), compress(), s.shardElsewhere)
+	s.addRoutes()
 	return s
 }
 
