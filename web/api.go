@@ -138,7 +138,7 @@ func (s *Server) apiGroup(c echo.Context) error {
 		}
 		out.Partitions = append(out.Partitions, pj)
 	}
-	for _, h := range s.groupHistory(g) {
+	for _, h := range s.groupHistory(s.mon(c), g) {
 		out.History = append(out.History, historyJSON{h.At, h.Backlog, h.LagSeconds})
 	}
 	return c.JSON(http.StatusOK, out)
@@ -151,7 +151,7 @@ func (s *Server) apiGroupHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	h := s.groupHistory(g)
+	h := s.groupHistory(s.mon(c), g)
 	out := make([]historyJSON, len(h))
 	for i, p := range h {
 		out[i] = historyJSON{p.At, p.Backlog, p.LagSeconds}
@@ -161,9 +161,9 @@ func (s *Server) apiGroupHistory(c echo.Context) error {
 
 // groupHistory is g's kept history: its reader's, since a group's chart
 // draws only its lag and lag seconds.
-func (s *Server) groupHistory(g *queue.ConsumerGroup) []queue.ReaderPoint {
+func (s *Server) groupHistory(m Monitor, g *queue.ConsumerGroup) []queue.ReaderPoint {
 	r := g.Reader()
-	return s.opts.Monitor.ReaderHistory(r.Key())
+	return m.ReaderHistory(r.Key())
 }
 
 func (s *Server) apiDLQs(c echo.Context) error {

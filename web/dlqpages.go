@@ -26,8 +26,8 @@ import (
 const dlqPageSize = 50
 
 // findDLQ returns the latest poll's view of a DLQ.
-func (s *Server) findDLQ(id string) *queue.DLQ {
-	for _, snap := range s.opts.Monitor.Snapshots() {
+func (s *Server) findDLQ(m Monitor, id string) *queue.DLQ {
+	for _, snap := range m.Snapshots() {
 		for i := range snap.DLQs {
 			if snap.DLQs[i].ID() == id {
 				return &snap.DLQs[i]
@@ -54,7 +54,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	p := principalOf(c.Request().Context())
 	d := components.DLQData{
 		Chrome: s.chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,
-		VHost: ref.VHost, Name: ref.Name, DLQ: s.findDLQ(id),
+		VHost: ref.VHost, Name: ref.Name, DLQ: s.findDLQ(s.mon(c), id),
 		CanReplay: s.opts.DLQs != nil && p.mayDLQ(config.RoleOperator, id),
 		CanDelete: s.opts.DLQs != nil && p.mayDLQ(config.RoleAdmin, id),
 		ReplayAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
@@ -67,9 +67,9 @@ func (s *Server) dlqPage(c echo.Context) error {
 		d.CanNative = nr.CanRedriveNatively(id)
 	}
 	if d.DLQ != nil {
-		h := s.opts.Monitor.DLQHistory(id)
+		h := s.mon(c).DLQHistory(id)
 		d.Inflow = growthPerMinute(h)
-		d.Trend = s.dlqSpark(d.DLQ)
+		d.Trend = s.dlqSpark(s.mon(c), d.DLQ)
 	}
 	if partial(c) {
 		return render(c, http.StatusOK, components.DLQPartial(d))
@@ -83,7 +83,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 	status := s.loadMessages(c, &d)
 	d.Fanout = s.fanout(c, ref, d.Messages)
 	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
-	d.Targets = s.jobTargets(d.Jobs)
+	d.Targets = s.jobTargets(s.mon(c), d.Jobs)
 	return render(c, status, components.DLQ(d))
 }
 
@@ -230,7 +230,7 @@ func (s *Server) replaysPage(c echo.Context) error {
 		return []string{j.ID, j.DLQ, j.Who, string(j.Action), string(j.State), j.Target.Name}
 	})
 	d.Jobs = d.Jobs[:min(len(d.Jobs), components.PageSize)]
-	d.Targets = s.jobTargets(append(d.Running, d.Jobs...))
+	d.Targets = s.jobTargets(s.mon(c), append(d.Running, d.Jobs...))
 	if partial(c) {
 		return render(c, http.StatusOK, components.ReplaysPartial(d))
 	}
@@ -248,7 +248,7 @@ func (s *Server) replaysPage(c echo.Context) error {
 			d.ReceiptMore = max(len(r.Outcomes)-components.ReceiptLimit, 0)
 			r.Outcomes = r.Outcomes[:min(len(r.Outcomes), components.ReceiptLimit)]
 			d.Receipt = &r
-			maps.Copy(d.Targets, s.jobTargets([]dlqreplay.Job{r.Job}))
+			maps.Copy(d.Targets, s.jobTargets(s.mon(c), []dlqreplay.Job{r.Job}))
 		}
 	}
 	d.Reads, err = s.opts.Inspect.Reads(ctx, audit.ReadQuery{Visible: seen, Limit: components.PageSize})
@@ -276,13 +276,13 @@ func (s *Server) replaysPage(c echo.Context) error {
 
 // jobTargets names the queue a replay to the "original queue" went to
 // when its DLQ has a single source, so the log says "orders", not a rule.
-func (s *Server) jobTargets(jobs []dlqreplay.Job) map[string]string {
+func (s *Server) jobTargets(m Monitor, jobs []dlqreplay.Job) map[string]string {
 	out := map[string]string{}
 	for _, j := range jobs {
 		if j.Action != dlqreplay.ActionReplay || (j.Target.Kind != "" && j.Target.Kind != dlqreplay.TargetOriginal) {
 			continue
 		}
-		if d := s.findDLQ(j.DLQ); d != nil && len(d.Sources) == 1 {
+		if d := s.findDLQ(m, j.DLQ); d != nil && len(d.Sources) == 1 {
 			out[j.ID] = d.Sources[0] + " (original)"
 		}
 	}

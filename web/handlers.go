@@ -68,7 +68,8 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	// allocations and 8.9 MB before, 32.4k and 10.2 MB with them).
 	var all []queue.Reader
 	dlqIDs := map[string]bool{}
-	for _, snap := range s.mon(c).Snapshots() {
+	m := s.mon(c)
+	for _, snap := range m.Snapshots() {
 		all = append(all, snap.Readers()...)
 		consumers = append(consumers, consumerRows(snap)...)
 		sqs = append(sqs, sqsRows(snap)...)
@@ -90,7 +91,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 			dlqIDs[snap.DLQs[i].ID()] = true
 		}
 	}
-	for _, snap := range s.mon(c).Snapshots() {
+	for _, snap := range m.Snapshots() {
 		for i := range snap.Queues {
 			q := &snap.Queues[i]
 			row := components.QueueRow{Q: q}
@@ -112,11 +113,11 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs), Shares: len(shares)}}
-	d.Summary = s.summary(all, readers, len(groups)+len(consumers)+len(sqs)+len(shares), dlqs)
+	d.Summary = s.summary(m, all, readers, len(groups)+len(consumers)+len(sqs)+len(shares), dlqs)
 	d.Outboxes = s.outboxCards(c, true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)
-	d.Attention, d.AttentionMore = s.attention(append(readers, outbox...), dlqs)
+	d.Attention, d.AttentionMore = s.attention(m, append(readers, outbox...), dlqs)
 
 	switch tab {
 	case components.TabQueues:
@@ -138,7 +139,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		})
 		d.DLQs = page(&d.Table, dlqs)
 		for i := range d.DLQs {
-			d.DLQs[i].Trend = s.dlqSpark(d.DLQs[i].D)
+			d.DLQs[i].Trend = s.dlqSpark(m, d.DLQs[i].D)
 		}
 	case components.TabNATS:
 		d.Table = tableState(c, "/", tab, consumerSorts, "status")
@@ -148,7 +149,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		sortRows(consumers, consumerSorts[d.Table.Sort], d.Table.Dir, compareConsumerNames)
 		d.Consumers = page(&d.Table, consumers)
 		for i := range d.Consumers {
-			d.Consumers[i].Trend = s.readerSpark(d.Consumers[i].C.Reader(), "pending")
+			d.Consumers[i].Trend = s.readerSpark(m, d.Consumers[i].C.Reader(), "pending")
 		}
 	case components.TabSQS:
 		s.sqsTab(c, &d, sqs)
@@ -162,7 +163,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		sortRows(groups, groupSorts[d.Table.Sort], d.Table.Dir, compareGroupNames)
 		d.Groups = page(&d.Table, groups)
 		for i := range d.Groups {
-			d.Groups[i].Trend = s.readerSpark(d.Groups[i].G.Reader(), "lag")
+			d.Groups[i].Trend = s.readerSpark(m, d.Groups[i].G.Reader(), "lag")
 		}
 	}
 	return d

@@ -133,7 +133,7 @@ func (s *Server) apiNATSConsumerHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	points := s.consumerHistory(con)
+	points := s.consumerHistory(s.mon(c), con)
 	out := make([]consumerPointJSON, len(points))
 	for i, p := range points {
 		out[i] = consumerPointJSON{At: p.At, Pending: p.Pending, AckPending: p.AckPending}
@@ -206,8 +206,8 @@ type consumerHistorian interface {
 
 // consumerHistory is c's kept history, or none when the monitor keeps no
 // consumer history.
-func (s *Server) consumerHistory(c *queue.StreamConsumer) []queue.ConsumerPoint {
-	h, ok := s.opts.Monitor.(consumerHistorian)
+func (s *Server) consumerHistory(m Monitor, c *queue.StreamConsumer) []queue.ConsumerPoint {
+	h, ok := m.(consumerHistorian)
 	if !ok {
 		return nil
 	}

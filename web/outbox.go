@@ -41,7 +41,7 @@ func (s *Server) outboxCards(c echo.Context, withTrends bool) []components.Outbo
 			c.Down, c.LastError, c.Status = true, st.LastError, queue.StatusError
 		}
 	}
-	hist := s.opts.Monitor
+	hist := s.mon(c)
 	for _, snap := range s.mon(c).Snapshots() {
 		if len(snap.OutboxTables) == 0 && len(snap.Slots) == 0 {
 			continue
@@ -259,7 +259,7 @@ func (s *Server) apiOutboxHistory(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	hist := s.opts.Monitor
+	hist := s.mon(c)
 	tables, slots := []tableHistoryJSON{}, []slotHistoryJSON{}
 	for _, t := range card.Tables {
 		th := tableHistoryJSON{Table: t.T.Table, History: []outboxPointJSON{}}

@@ -157,3 +157,13 @@ func (m scopedMonitor) SlotHistory(source, slot string) []queue.SlotPoint {
 	}
 	return m.Monitor.SlotHistory(source, slot)
 }
+
+// ConsumerHistory is the JetStream consumer history of a consumer the
+// principal sees (consumerHistorian, when the Monitor keeps it).
+func (m scopedMonitor) ConsumerHistory(cluster, stream, consumer string) []queue.ConsumerPoint {
+	h, ok := m.Monitor.(consumerHistorian)
+	if !ok || !m.sees(queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: consumer}) {
+		return nil
+	}
+	return h.ConsumerHistory(cluster, stream, consumer)
+}

@@ -110,7 +110,7 @@ func TestAttentionBySeverity(t *testing.T) {
 	for i := range groups {
 		readers[i] = groups[i].Reader()
 	}
-	items, more := s.attention(readers, dlqs)
+	items, more := s.attention(s.opts.Monitor, readers, dlqs)
 	var got []string
 	for _, a := range items {
 		got = append(got, a.Class)

@@ -52,7 +52,7 @@ func (s *Server) shareTab(c echo.Context, d *components.OverviewData, rows []com
 	sortRows(rows, shareSorts[d.Table.Sort], d.Table.Dir, compareShareNames)
 	d.Shares = page(&d.Table, rows)
 	for i := range d.Shares {
-		d.Shares[i].Trend = s.readerSpark(d.Shares[i].G.Reader(), "lag")
+		d.Shares[i].Trend = s.readerSpark(s.mon(c), d.Shares[i].G.Reader(), "lag")
 	}
 }
 
@@ -199,7 +199,7 @@ func (s *Server) apiShareGroupHistory(c echo.Context) error {
 		return err
 	}
 	r := g.Reader()
-	h := s.opts.Monitor.ReaderHistory(r.Key())
+	h := s.mon(c).ReaderHistory(r.Key())
 	out := make([]sharePointJSON, len(h))
 	for i, p := range h {
 		out[i] = sharePointJSON{At: p.At, Lag: p.Backlog}

@@ -67,7 +67,7 @@ func (s *Server) sqsTab(c echo.Context, d *components.OverviewData, rows []compo
 	sortRows(rows, sqsSorts[d.Table.Sort], d.Table.Dir, compareSQSNames)
 	d.SQS = page(&d.Table, rows)
 	for i := range d.SQS {
-		d.SQS[i].Trend = s.readerSpark(d.SQS[i].Q.Reader(), "visible messages")
+		d.SQS[i].Trend = s.readerSpark(s.mon(c), d.SQS[i].Q.Reader(), "visible messages")
 	}
 }
 
@@ -197,7 +197,7 @@ func (s *Server) apiSQSQueueHistory(c echo.Context) error {
 		return err
 	}
 	r := q.Reader()
-	h := s.opts.Monitor.ReaderHistory(r.Key())
+	h := s.mon(c).ReaderHistory(r.Key())
 	out := make([]sqsPointJSON, len(h))
 	for i, p := range h {
 		out[i] = sqsPointJSON{At: p.At, Visible: p.Backlog}

@@ -21,19 +21,19 @@ const attentionLimit = 8
 // cards and the banner count, out of total; all is every reader of every
 // broker (queue.Snapshot.Readers), over which the worst lag and the
 // lagging backlog's trend are found.
-func (s *Server) summary(all, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
+func (s *Server) summary(m Monitor, all, readers []queue.Reader, total int, dlqs []components.DLQRow) components.Summary {
 	sum := components.Summary{Groups: total, DLQs: len(dlqs)}
 	sum.Lagging, sum.Stopped = tally(readers)
 	if w := worstLag(all); w != nil {
 		sum.WorstLagSeconds, sum.WorstReader, sum.WorstURL = w.LagSeconds, w.Title, w.Page
-		h := s.opts.Monitor.ReaderHistory(w.Key())
+		h := m.ReaderHistory(w.Key())
 		vals := make([]float64, len(h))
 		for i, p := range h {
 			vals[i] = p.LagSeconds
 		}
 		sum.WorstTrend = components.NewSpark(vals, "lag time of "+w.Title+", kept history")
 	}
-	sum.LagTrend = components.NewSpark(s.laggingTrend(all), "total backlog of the lagging readers, kept history")
+	sum.LagTrend = components.NewSpark(s.laggingTrend(m, all), "total backlog of the lagging readers, kept history")
 	var nonEmpty []components.DLQRow
 	for _, d := range dlqs {
 		sum.DeadLetters += d.D.Messages
@@ -45,7 +45,7 @@ func (s *Server) summary(all, readers []queue.Reader, total int, dlqs []componen
 	slices.SortFunc(nonEmpty, func(a, b components.DLQRow) int { return cmpInt(b.D.Messages, a.D.Messages) })
 	var dlqSeries [][]float64
 	for _, d := range nonEmpty[:min(len(nonEmpty), trendLimit)] {
-		h := s.opts.Monitor.DLQHistory(d.D.ID())
+		h := m.DLQHistory(d.D.ID())
 		dlqSeries = append(dlqSeries, values(h, func(p queue.DLQPoint) int64 { return p.Messages }))
 	}
 	sum.DLQTrend = components.NewSpark(sumAligned(dlqSeries), "dead letters in the non-empty DLQs, kept history")
@@ -69,7 +69,7 @@ func worstLag(all []queue.Reader) *queue.Reader {
 // laggingTrend sums the kept backlog history of the biggest lagging
 // readers. A slot's backlog is bytes of WAL, which do not add up with
 // messages and rows, so slots are left out.
-func (s *Server) laggingTrend(all []queue.Reader) []float64 {
+func (s *Server) laggingTrend(m Monitor, all []queue.Reader) []float64 {
 	var lagging []*queue.Reader
 	for i := range all {
 		if r := &all[i]; r.Lagging() && r.BacklogKnown && r.BacklogUnit != queue.UnitBytes {
@@ -79,7 +79,7 @@ func (s *Server) laggingTrend(all []queue.Reader) []float64 {
 	slices.SortFunc(lagging, func(a, b *queue.Reader) int { return cmpInt(b.Backlog, a.Backlog) })
 	var series [][]float64
 	for _, r := range lagging[:min(len(lagging), trendLimit)] {
-		series = append(series, values(s.opts.Monitor.ReaderHistory(r.Key()), func(p queue.ReaderPoint) int64 { return p.Backlog }))
+		series = append(series, values(m.ReaderHistory(r.Key()), func(p queue.ReaderPoint) int64 { return p.Backlog }))
 	}
 	return sumAligned(series)
 }
@@ -103,13 +103,13 @@ func sumAligned(series [][]float64) []float64 {
 
 // readerSpark is the sparkline of a reader's backlog over its kept
 // history, for a row of the overview's reader tabs: "what of name".
-func (s *Server) readerSpark(r queue.Reader, what string) components.Spark {
-	h := s.opts.Monitor.ReaderHistory(r.Key())
+func (s *Server) readerSpark(m Monitor, r queue.Reader, what string) components.Spark {
+	h := m.ReaderHistory(r.Key())
 	return countSpark(h, func(p queue.ReaderPoint) int64 { return p.Backlog }, what+" of "+r.Name, r.Backlog)
 }
 
-func (s *Server) dlqSpark(d *queue.DLQ) components.Spark {
-	vals := values(s.opts.Monitor.DLQHistory(d.ID()), func(p queue.DLQPoint) int64 { return p.Messages })
+func (s *Server) dlqSpark(m Monitor, d *queue.DLQ) components.Spark {
+	vals := values(m.DLQHistory(d.ID()), func(p queue.DLQPoint) int64 { return p.Messages })
 	return components.NewSpark(vals, "messages in "+d.Name+" · now "+components.Exact(d.Messages))
 }
 
@@ -133,7 +133,7 @@ type attentionItem struct {
 // attention lists what needs a person, worst and biggest first, and how
 // many more items did not fit: every reader that is not ok and every
 // non-empty DLQ.
-func (s *Server) attention(readers []queue.Reader, dlqs []components.DLQRow) ([]components.Attention, int) {
+func (s *Server) attention(m Monitor, readers []queue.Reader, dlqs []components.DLQRow) ([]components.Attention, int) {
 	items := readerAttention(readers)
 	for _, d := range dlqs {
 		if d.D.Messages <= 0 {
@@ -150,7 +150,7 @@ func (s *Server) attention(readers []queue.Reader, dlqs []components.DLQRow) ([]
 			a.AgeTitle = "the oldest dead letter is " + components.Seconds(d.D.OldestAge.Seconds()) + " old"
 		}
 		var parts []string
-		if rate := growthPerMinute(s.opts.Monitor.DLQHistory(d.D.ID())); rate != "" {
+		if rate := growthPerMinute(m.DLQHistory(d.D.ID())); rate != "" {
 			parts = append(parts, rate)
 		}
 		if src := d.D.Source(); src != "" {
