@@ -601,8 +601,10 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 	return c.JSON(http.StatusAccepted, map[string]any{"job": s.jobView(c, j)})
 }
 
-// apiAudit lists jobs newest first: who did what to which DLQ, and how it
-// ended.
+// apiAudit lists, newest first, the one audit feed of every action
+// (events: jobs, body reads and unmasks, resets, pauses and resumes,
+// filtered by who, object, action and dlq), and the jobs and body reads
+// alone as before.
 func (s *Server) apiAudit(c echo.Context) error {
 	svc, err := s.dlqs()
 	if err != nil {
@@ -627,7 +629,15 @@ func (s *Server) apiAudit(c echo.Context) error {
 	if reads == nil {
 		reads = []audit.BodyRead{} // [] in the API, not null
 	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads})
+	f := auditFilter{who: c.QueryParam("who"), object: c.QueryParam("object"), action: c.QueryParam("action"), dlq: dlq}
+	events, err := s.auditFeed(c, f, limit)
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	if events == nil {
+		events = []auditEvent{}
+	}
+	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads, "events": events})
 }
 
 // archivedJSON is a message a delete archived.

@@ -50,6 +50,11 @@ func (fakeResets) Resets(_ context.Context, cluster, group string, _ int) ([]aud
 			out = append(out, audit.OffsetReset{ID: 1, At: time.Now(), Who: "someone", Broker: "kafka", Cluster: "prod", Group: g, PlanID: "p-" + g, Result: "ok", Entry: json.RawMessage(`{}`)})
 		}
 	}
+	if group == "" {
+		for _, c := range []string{"team-a-shipper", "team-b-shipper"} {
+			out = append(out, audit.OffsetReset{ID: 2, At: time.Now(), Who: "pat", Broker: "nats", Cluster: "nm", Group: "ORDERS/" + c, Result: "paused", Entry: json.RawMessage(`{"action":"pause"}`)})
+		}
+	}
 	return out, nil
 }
 
@@ -309,5 +314,45 @@ func TestReaderScopeEscapesVHosts(t *testing.T) {
 	evil := queue.Reader{Broker: queue.RabbitMQ, Cluster: "rmq", Scope: "qwp:team-a.evil", Name: "orders"}
 	if !p.mayReader(config.RoleViewer, own) || p.mayReader(config.RoleViewer, evil) {
 		t.Errorf("team A sees its queue: %v, team B's queue in vhost %q: %v", p.mayReader(config.RoleViewer, own), evil.Scope, p.mayReader(config.RoleViewer, evil))
+	}
+}
+
+// TestAuditFeed: /api/v1/audit's events are one feed of every action —
+// jobs, resets, pauses — that the viewer may read, filterable by who,
+// object and action.
+func TestAuditFeed(t *testing.T) {
+	s, _ := scopedServer(t)
+	type feed struct {
+		Events []auditEvent `json:"events"`
+	}
+	events := func(c *client, query string) []auditEvent {
+		rec := c.do(http.MethodGet, "/api/v1/audit"+query, "")
+		if rec.Code != http.StatusOK {
+			t.Fatalf("GET /api/v1/audit%s = %d %s", query, rec.Code, rec.Body)
+		}
+		return decode[feed](t, rec).Events
+	}
+	ana, vic := newClient(t, s, basic("ana", "a")), newClient(t, s, basic("vic", "v"))
+	got := map[string]string{}
+	for _, e := range events(ana, "") {
+		got[e.Action+" "+e.Object] = e.Who
+		if strings.Contains(e.Object, "team-b") {
+			t.Errorf("ana's feed holds team B's %+v", e)
+		}
+	}
+	for _, want := range []string{"replay " + dlqA, "reset kafka:prod::team-a-billing", "pause nats:nm:ORDERS:team-a-shipper"} {
+		if _, ok := got[want]; !ok {
+			t.Errorf("ana's feed lacks %q: %v", want, got)
+		}
+	}
+	if all := events(vic, ""); len(all) != 7 {
+		t.Errorf("vic, a viewer everywhere, reads %d events, want 7 (both teams and an older job): %+v", len(all), all)
+	}
+	for query, want := range map[string]int{
+		"?action=pause": 2, "?who=ben": 1, "?object=team-b": 3, "?dlq=" + url.QueryEscape(dlqA): 1, "?action=pause&object=team-a": 1, "?limit=2": 2,
+	} {
+		if n := len(events(vic, query)); n != want {
+			t.Errorf("vic's feed %s: %d events, want %d", query, n, want)
+		}
 	}
 }
