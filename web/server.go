@@ -66,10 +66,6 @@ type Server struct {
 	e            *echo.Echo
 	opts         Options
 	assetVersion string
-	// plans are the offset-reset plans issued, for apply.
-	plans issuedPlans
-	// pauses are the consumer pauses made here since the last poll.
-	pauses recentPauses
 }
 
 // New builds the server and its routes.
