@@ -24,8 +24,10 @@ func testOffsetPlans(t *testing.T, e engine, db string) {
 	now := time.Date(2026, 12, 5, 9, 0, 0, 0, time.UTC)
 	const ttl, maxPlans = 15 * time.Minute, 5
 	plan := func(id, group string, at time.Time) OffsetPlan {
-		return OffsetPlan{ID: id, Broker: "kafka", Cluster: "prod", Group: group,
-			Plan: json.RawMessage(fmt.Sprintf(`{"id":%q,"group":%q}`, id, group)), Created: at}
+		return OffsetPlan{
+			ID: id, Broker: "kafka", Cluster: "prod", Group: group,
+			Plan: json.RawMessage(fmt.Sprintf(`{"id":%q,"group":%q}`, id, group)), Created: at,
+		}
 	}
 
 	if err := a.PutOffsetPlan(ctx, plan("p1", "billing", now), ttl, maxPlans); err != nil {
