@@ -268,6 +268,60 @@ func (s *resetService) Resets(ctx context.Context, cluster, group string, limit 
 	return s.store.OffsetResets(ctx, cluster, group, limit)
 }
 
+// KeepPlan keeps plan, issued through the API, in the audit store, so its
+// apply (which names only its ID) works through any replica sharing the
+// store: for offsets.PlanTTL, under offsets.MaxPlans.
+func (s *resetService) KeepPlan(ctx context.Context, plan offsets.Plan) error {
+	js, err := json.Marshal(plan)
+	if err != nil {
+		return fmt.Errorf("keep plan %s: %w", plan.ID, err)
+	}
+	return s.store.PutOffsetPlan(ctx, audit.OffsetPlan{
+		ID: plan.ID, Broker: plan.Broker, Cluster: plan.Cluster, Group: plan.Group, Plan: js, Created: time.Now(),
+	}, offsets.PlanTTL, offsets.MaxPlans)
+}
+
+// IssuedPlan returns the kept plan id of cluster's group, whichever
+// replica issued it: offsets.ErrUnknownPlan when the store keeps none of
+// that group, offsets.ErrPlanExpired past offsets.PlanTTL.
+func (s *resetService) IssuedPlan(ctx context.Context, id, cluster, group string) (offsets.Plan, error) {
+	kept, err := s.store.OffsetPlan(ctx, id, cluster, group, time.Now(), offsets.PlanTTL)
+	switch {
+	case errors.Is(err, audit.ErrNoPlan):
+		return offsets.Plan{}, offsets.ErrUnknownPlan
+	case errors.Is(err, audit.ErrPlanExpired):
+		return offsets.Plan{}, offsets.ErrPlanExpired
+	case err != nil:
+		return offsets.Plan{}, err
+	}
+	var plan offsets.Plan
+	if err := json.Unmarshal(kept.Plan, &plan); err != nil {
+		return offsets.Plan{}, fmt.Errorf("read plan %s: %w", id, err)
+	}
+	return plan, nil
+}
+
+// DropPlan forgets plan id once applied: a plan commits once.
+func (s *resetService) DropPlan(ctx context.Context, id string) error {
+	return s.store.DropOffsetPlan(ctx, id)
+}
+
+// pauseKeep is how long the audit store keeps a pause made through serve
+// for the consumer pages: far longer than any poll interval, so every
+// snapshot polled since has seen it.
+const pauseKeep = 24 * time.Hour
+
+// RecentPause returns the last pause or resume of group of brokerName's
+// cluster made through any replica sharing the store, when it was made
+// after polled (a snapshot polled at or after it shows it already).
+func (s *resetService) RecentPause(ctx context.Context, brokerName, cluster, group string, polled time.Time) (offsets.PauseState, bool, error) {
+	p, ok, err := s.store.ConsumerPause(ctx, brokerName, cluster, group)
+	if err != nil || !ok || !polled.Before(p.At) {
+		return offsets.PauseState{}, false, err
+	}
+	return offsets.PauseState{Paused: p.Paused, Until: p.Until}, true, nil
+}
+
 // eachReset builds the offset-reset access of every item of a config
 // section; the returned func closes what was built.
 func eachReset[C any, R interface {
@@ -325,7 +379,9 @@ type pauseEntry struct {
 }
 
 // pause runs a pause or resume on a broker that has them and records it,
-// failures included, with result "paused", "resumed" or "failed".
+// failures included, with result "paused", "resumed" or "failed". One that
+// took effect is also kept for the consumer pages (RecentPause); when the
+// store takes neither, ErrAudit says it took effect all the same.
 func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, who, action string,
 	do func(offsets.Pauser) (offsets.PauseState, error),
 ) (offsets.PauseState, error) {
@@ -339,6 +395,16 @@ func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, wh
 	}
 	at := time.Now().UTC()
 	st, err := do(p)
+	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
+	defer cancel()
+	var kerr error
+	if err == nil {
+		// Kept for every replica's consumer page until a poll shows it;
+		// made at this instant, after the broker took it.
+		kerr = s.store.PutConsumerPause(actx, audit.ConsumerPause{
+			Broker: b.Broker(), Cluster: cluster, Group: group, Paused: st.Paused, Until: st.Until, At: time.Now(),
+		}, pauseKeep)
+	}
 	e := pauseEntry{Action: action, State: st}
 	result := action + "d"
 	if err != nil {
@@ -348,12 +414,12 @@ func (s *resetService) pause(ctx context.Context, brokerName, cluster, group, wh
 	if merr != nil {
 		return st, merr
 	}
-	actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
-	defer cancel()
 	_, aerr := s.store.RecordOffsetReset(actx, audit.OffsetReset{
 		At: at, Who: who, Broker: b.Broker(), Cluster: cluster, Group: group, Result: result, Entry: entry,
 	})
 	switch {
+	case aerr == nil && kerr != nil:
+		return st, fmt.Errorf("%w: the %s took effect but the consumer pages show it only after the next poll: %w", offsets.ErrAudit, action, kerr)
 	case aerr == nil:
 		return st, err
 	case err != nil:

@@ -39,9 +39,13 @@
 // Offset resets (Options.Offsets, the OffsetResets declared here; nil
 // answers 503 and hides the group page's button) plan and apply through
 // package offsets' broker-neutral types; app passes the Kafka access in.
-// The server keeps the plans it issued (15 minutes, 256 at most) and apply
-// takes only a plan_id, so what is committed is what the operator
-// reviewed. Planning and applying need an operator.
+// Apply takes only a plan_id, so what is committed is what the operator
+// reviewed: the reset service keeps each plan the API issued (15 minutes,
+// 256 at most) in the store every replica shares, so a plan made through
+// one replica applies through any other; the server keeps none itself.
+// Likewise a JetStream consumer's pause or resume is kept by the service
+// and every replica's consumer page shows it until a poll does. Planning,
+// applying and pausing need an operator.
 //
 // Cross-site request forgery: net/http.CrossOriginProtection refuses every
 // POST, PUT, PATCH and DELETE that a browser marks as coming from another

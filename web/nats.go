@@ -53,7 +53,7 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	shown := s.pauses.apply(*con, snap.Time)
+	shown := s.recentPause(c.Request().Context(), *con, snap.Time)
 	con = &shown
 	d := components.NATSConsumerData{
 		Chrome: s.chrome(c, con.Name, "overview"), Consumer: con, Status: con.EffectiveStatus(),

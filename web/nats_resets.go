@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -27,6 +26,11 @@ type ConsumerActions interface {
 	Pause(ctx context.Context, broker, cluster, group string, until time.Time, who string) (offsets.PauseState, error)
 	// Resume resumes group at once, audited.
 	Resume(ctx context.Context, broker, cluster, group, who string) (offsets.PauseState, error)
+	// RecentPause is the last pause or resume of group made through any
+	// replica sharing the service's store, if it was made after polled:
+	// the consumer page lays it over a snapshot that cannot show it yet
+	// (polls may be minutes apart).
+	RecentPause(ctx context.Context, broker, cluster, group string, polled time.Time) (offsets.PauseState, bool, error)
 }
 
 var errNoConsumerActions = echo.NewHTTPError(http.StatusServiceUnavailable, "consumer resets not configured")
@@ -96,7 +100,10 @@ func (s *Server) apiConsumerPlan(c echo.Context) error {
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}
-	s.plans.put(plan, time.Now())
+	// ca is Options.Offsets, an OffsetResets: the plans' keeper.
+	if err := keepPlan(c.Request().Context(), s.opts.Offsets, plan); err != nil {
+		return s.offsetsFail(c, err)
+	}
 	return c.JSON(http.StatusOK, plan)
 }
 
@@ -113,9 +120,9 @@ func (s *Server) apiConsumerApply(c echo.Context) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	plan, err := s.plans.get(body.PlanID, cluster, group, time.Now())
+	plan, err := issuedPlan(c, svc, body.PlanID, cluster, group)
 	if err != nil {
-		return err
+		return s.offsetsFail(c, err)
 	}
 	if plan.Broker != string(queue.NATS) {
 		return echo.NewHTTPError(http.StatusNotFound, "unknown plan_id for this consumer: re-plan")
@@ -176,7 +183,7 @@ func (s *Server) apiConsumerPause(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	st, err := ca.Pause(ctx, string(queue.NATS), cluster, group, body.PauseUntil, who(ctx))
-	return s.pauseAnswer(c, cluster, group, st, err)
+	return s.pauseAnswer(c, st, err)
 }
 
 func (s *Server) apiConsumerResume(c echo.Context) error {
@@ -190,62 +197,43 @@ func (s *Server) apiConsumerResume(c echo.Context) error {
 	}
 	ctx := c.Request().Context()
 	st, err := ca.Resume(ctx, string(queue.NATS), cluster, group, who(ctx))
-	return s.pauseAnswer(c, cluster, group, st, err)
+	return s.pauseAnswer(c, st, err)
 }
 
 // pauseAnswer answers a pause or resume: the state, or the error's status
 // (a deadline in the past is 400, an old server 501). A pause that took
-// effect but was not audited (the service's only ErrAudit) is answered
-// with its state and logged.
-func (s *Server) pauseAnswer(c echo.Context, cluster, group string, st offsets.PauseState, err error) error {
+// effect but was not recorded (the service's only ErrAudit: not in the
+// audit log, or not kept for the consumer pages) is answered with its
+// state and logged. The service keeps the pause for every replica's
+// consumer page (ConsumerActions.RecentPause).
+func (s *Server) pauseAnswer(c echo.Context, st offsets.PauseState, err error) error {
 	switch {
 	case err == nil:
 	case errors.Is(err, offsets.ErrAudit):
-		s.opts.Logger.Error("consumer pause not recorded in the audit log", "path", c.Request().URL.Path, "err", err)
+		s.opts.Logger.Error("consumer pause not recorded", "path", c.Request().URL.Path, "err", err)
 	case errors.Is(err, offsets.ErrPauseInPast):
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	default:
 		return s.offsetsFail(c, err)
 	}
-	s.pauses.put(cluster, group, st, time.Now())
 	return c.JSON(http.StatusOK, st)
 }
 
-// recentPauses are the pauses and resumes made through this server, so
-// the consumer page shows them before the next poll does (polls may be
-// minutes apart).
-type recentPauses struct {
-	mu sync.Mutex
-	m  map[[2]string]recentPause
-}
-
-type recentPause struct {
-	st offsets.PauseState
-	at time.Time
-}
-
-func (p *recentPauses) put(cluster, group string, st offsets.PauseState, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.m == nil {
-		p.m = map[[2]string]recentPause{}
+// recentPause returns con with the last pause or resume made through any
+// replica after its snapshot was polled laid over it. The page shows the
+// poll's state when the store does not answer.
+func (s *Server) recentPause(ctx context.Context, con queue.StreamConsumer, polled time.Time) queue.StreamConsumer {
+	ca, err := s.consumerActions()
+	if err != nil {
+		return con
 	}
-	p.m[[2]string{cluster, group}] = recentPause{st: st, at: now}
-}
-
-// apply returns c with a pause made after its poll (polled) laid over it;
-// a pause the poll already saw is forgotten.
-func (p *recentPauses) apply(c queue.StreamConsumer, polled time.Time) queue.StreamConsumer {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	k := [2]string{c.Cluster, c.Stream + "/" + c.Name}
-	r, ok := p.m[k]
-	switch {
-	case !ok:
-	case !polled.Before(r.at):
-		delete(p.m, k)
-	default:
-		c.Paused, c.PauseUntil = r.st.Paused, r.st.Until
+	st, ok, err := ca.RecentPause(ctx, string(queue.NATS), con.Cluster, con.Stream+"/"+con.Name, polled)
+	if err != nil {
+		s.opts.Logger.Warn("recent consumer pause not read; the page shows the last poll's", "cluster", con.Cluster,
+			"stream", con.Stream, "consumer", con.Name, "err", err)
 	}
-	return c
+	if ok {
+		con.Paused, con.PauseUntil = st.Paused, st.Until
+	}
+	return con
 }

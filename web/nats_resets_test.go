@@ -53,17 +53,34 @@ func (a *natsActions) Apply(ctx context.Context, plan offsets.Plan, who string) 
 
 func (a *natsActions) Pause(ctx context.Context, _, _, group string, until time.Time, who string) (offsets.PauseState, error) {
 	st, err := a.n.Pause(ctx, group, until)
-	a.record(ctx, group, who, "paused", err)
+	a.record(ctx, group, who, "paused", st, err)
 	return st, err
 }
 
 func (a *natsActions) Resume(ctx context.Context, _, _, group, who string) (offsets.PauseState, error) {
 	st, err := a.n.Resume(ctx, group)
-	a.record(ctx, group, who, "resumed", err)
+	a.record(ctx, group, who, "resumed", st, err)
 	return st, err
 }
 
-func (a *natsActions) record(ctx context.Context, group, who, result string, err error) {
+// RecentPause is the store's last pause of group, made after polled, as
+// app's reset service answers it.
+func (a *natsActions) RecentPause(ctx context.Context, broker, cluster, group string, polled time.Time) (offsets.PauseState, bool, error) {
+	p, ok, err := a.store.ConsumerPause(ctx, broker, cluster, group)
+	if err != nil || !ok || !polled.Before(p.At) {
+		return offsets.PauseState{}, false, err
+	}
+	return offsets.PauseState{Paused: p.Paused, Until: p.Until}, true, nil
+}
+
+// record logs a pause or resume and keeps one that took effect for the
+// consumer page, as app's reset service does.
+func (a *natsActions) record(ctx context.Context, group, who, result string, st offsets.PauseState, err error) {
+	if err == nil {
+		_ = a.store.PutConsumerPause(ctx, audit.ConsumerPause{
+			Broker: "nats", Cluster: a.n.Cluster(), Group: group, Paused: st.Paused, Until: st.Until, At: time.Now(),
+		}, 24*time.Hour)
+	}
 	if err != nil {
 		result = "failed"
 	}

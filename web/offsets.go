@@ -4,8 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
-	"sync"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -29,6 +29,20 @@ type OffsetResets interface {
 	// Resets lists the newest limit applies of one cluster's group, newest
 	// first (either may be "" for all).
 	Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error)
+
+	// The plans the API issued are kept by the service, in the store every
+	// replica shares, not by the server: apply takes only a plan_id, and
+	// may reach another replica than the plan did.
+
+	// KeepPlan keeps plan, just issued, for its apply.
+	KeepPlan(ctx context.Context, plan offsets.Plan) error
+	// IssuedPlan returns the kept plan id of cluster's group:
+	// offsets.ErrUnknownPlan when none is kept (never issued, applied,
+	// pushed out, another group's), offsets.ErrPlanExpired past
+	// offsets.PlanTTL.
+	IssuedPlan(ctx context.Context, id, cluster, group string) (offsets.Plan, error)
+	// DropPlan forgets plan id once applied.
+	DropPlan(ctx context.Context, id string) error
 }
 
 var errNoResets = echo.NewHTTPError(http.StatusServiceUnavailable, "offset resets not configured")
@@ -103,15 +117,27 @@ func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	return c.JSON(http.StatusOK, plan)
 }
 
-// planOffsets plans req and keeps the plan for apply.
+// planOffsets plans req and has the service keep the plan for apply.
 func (s *Server) planOffsets(ctx context.Context, svc OffsetResets, cluster string, req offsets.Request) (offsets.Plan, error) {
 	plan, err := svc.Plan(ctx, cluster, req)
 	if err != nil {
 		return offsets.Plan{}, err
 	}
-	s.plans.put(plan, time.Now())
-	return plan, nil
+	return plan, keepPlan(ctx, svc, plan)
 }
+
+// keepPlan has the service keep plan, just issued, for its apply. A plan
+// nobody can apply is no answer: a failure is the request's.
+func keepPlan(ctx context.Context, svc OffsetResets, plan offsets.Plan) error {
+	if err := svc.KeepPlan(ctx, plan); err != nil {
+		return fmt.Errorf("%w: the plan could not be kept for its apply: %w", errPlanStore, err)
+	}
+	return nil
+}
+
+// errPlanStore is wrapped around a failure to keep, read or drop an
+// issued plan in the service's store: a 500, logged.
+var errPlanStore = errors.New("plan store")
 
 // request is the offsets request of group that b asks for; 400 when the
 // spec or a topic is malformed.
@@ -147,9 +173,9 @@ func (s *Server) offsetsApply(c echo.Context, kind string) error {
 	if err := decodeJSON(c, &body); err != nil {
 		return err
 	}
-	plan, err := s.plans.get(body.PlanID, cluster, group, time.Now())
+	plan, err := issuedPlan(c, svc, body.PlanID, cluster, group)
 	if err != nil {
-		return err
+		return s.offsetsFail(c, err)
 	}
 	if plan.Kind != kind {
 		// A share group's plan under a consumer group's URL, or back.
@@ -179,9 +205,22 @@ func (s *Server) applyOffsets(ctx context.Context, svc OffsetResets, plan offset
 		s.opts.Logger.Error("offset reset applied but its result was not recorded in the audit log",
 			"cluster", r.Cluster, "group", r.Group, "plan_id", r.PlanID, "who", r.Who, "result", r.Result, "err", err)
 	}
-	// A plan commits once: applied again it could only be stale.
-	s.plans.drop(plan.ID)
+	// A plan commits once: applied again it could only be stale (and the
+	// apply would say so), so a drop that fails is logged, not answered.
+	if err := svc.DropPlan(ctx, plan.ID); err != nil {
+		s.opts.Logger.Warn("applied plan not dropped; it expires by itself", "plan_id", plan.ID, "err", err)
+	}
 	return r, nil
+}
+
+// issuedPlan is the plan id of cluster's group that the service kept when
+// it was issued, through whichever replica.
+func issuedPlan(c echo.Context, svc OffsetResets, id, cluster, group string) (offsets.Plan, error) {
+	plan, err := svc.IssuedPlan(c.Request().Context(), id, cluster, group)
+	if err != nil && !errors.Is(err, offsets.ErrUnknownPlan) && !errors.Is(err, offsets.ErrPlanExpired) {
+		return plan, fmt.Errorf("%w: %w", errPlanStore, err)
+	}
+	return plan, err
 }
 
 func (s *Server) apiOffsetResets(c echo.Context) error {
@@ -222,7 +261,11 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusNotFound, err.Error())
 	case errors.Is(err, offsets.ErrUnsupported):
 		return echo.NewHTTPError(http.StatusNotImplemented, err.Error())
-	case errors.Is(err, offsets.ErrAudit):
+	case errors.Is(err, offsets.ErrUnknownPlan):
+		return echo.NewHTTPError(http.StatusNotFound, offsets.ErrUnknownPlan.Error())
+	case errors.Is(err, offsets.ErrPlanExpired):
+		return echo.NewHTTPError(http.StatusGone, offsets.ErrPlanExpired.Error())
+	case errors.Is(err, offsets.ErrAudit), errors.Is(err, errPlanStore):
 		s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
 		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
@@ -230,72 +273,6 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 	}
 	s.opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
 	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
-}
-
-// Limits of the plans the server keeps for apply.
-const (
-	// planTTL is how long a plan may be applied after it was made: past
-	// it, the review the operator did is too old to trust.
-	planTTL = 15 * time.Minute
-	// maxPlans bounds the plans kept; the oldest goes first.
-	maxPlans = 256
-)
-
-// issuedPlans are the plans the server made, by ID: apply takes a plan_id,
-// never a plan, so what is committed is exactly what was reviewed.
-type issuedPlans struct {
-	mu    sync.Mutex
-	plans map[string]issuedPlan
-}
-
-type issuedPlan struct {
-	plan offsets.Plan
-	at   time.Time
-}
-
-func (p *issuedPlans) put(plan offsets.Plan, now time.Time) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.plans == nil {
-		p.plans = map[string]issuedPlan{}
-	}
-	for id, ip := range p.plans {
-		if now.Sub(ip.at) > planTTL {
-			delete(p.plans, id)
-		}
-	}
-	if _, ok := p.plans[plan.ID]; !ok && len(p.plans) >= maxPlans {
-		var oldest string
-		for id, ip := range p.plans {
-			if oldest == "" || ip.at.Before(p.plans[oldest].at) {
-				oldest = id
-			}
-		}
-		delete(p.plans, oldest)
-	}
-	p.plans[plan.ID] = issuedPlan{plan: plan, at: now}
-}
-
-// get returns the plan id of cluster's group: 404 when the server did not
-// issue it (or forgot it), 410 when it expired.
-func (p *issuedPlans) get(id, cluster, group string, now time.Time) (offsets.Plan, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	ip, ok := p.plans[id]
-	if !ok || ip.plan.Cluster != cluster || ip.plan.Group != group {
-		return offsets.Plan{}, echo.NewHTTPError(http.StatusNotFound, "unknown plan_id for this group: re-plan")
-	}
-	if now.Sub(ip.at) > planTTL {
-		delete(p.plans, id)
-		return offsets.Plan{}, echo.NewHTTPError(http.StatusGone, "plan expired after 15 minutes: re-plan")
-	}
-	return ip.plan, nil
-}
-
-func (p *issuedPlans) drop(id string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	delete(p.plans, id)
 }
 
 // resetViews fills d's offset resets from the audit log.

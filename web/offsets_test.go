@@ -12,7 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/labstack/echo/v4"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	"github.com/twmb/franz-go/pkg/kadm"
@@ -50,6 +49,36 @@ func (k *kafkaResets) Apply(ctx context.Context, plan offsets.Plan, who string) 
 
 func (k *kafkaResets) Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error) {
 	return k.store.OffsetResets(ctx, cluster, group, limit)
+}
+
+// KeepPlan, IssuedPlan and DropPlan keep issued plans in the store, as
+// app's reset service does.
+func (k *kafkaResets) KeepPlan(ctx context.Context, plan offsets.Plan) error {
+	js, err := json.Marshal(plan)
+	if err != nil {
+		return err
+	}
+	return k.store.PutOffsetPlan(ctx, audit.OffsetPlan{
+		ID: plan.ID, Broker: plan.Broker, Cluster: plan.Cluster, Group: plan.Group, Plan: js, Created: time.Now(),
+	}, offsets.PlanTTL, offsets.MaxPlans)
+}
+
+func (k *kafkaResets) IssuedPlan(ctx context.Context, id, cluster, group string) (offsets.Plan, error) {
+	kept, err := k.store.OffsetPlan(ctx, id, cluster, group, time.Now(), offsets.PlanTTL)
+	switch {
+	case errors.Is(err, audit.ErrNoPlan):
+		return offsets.Plan{}, offsets.ErrUnknownPlan
+	case errors.Is(err, audit.ErrPlanExpired):
+		return offsets.Plan{}, offsets.ErrPlanExpired
+	case err != nil:
+		return offsets.Plan{}, err
+	}
+	var plan offsets.Plan
+	return plan, json.Unmarshal(kept.Plan, &plan)
+}
+
+func (k *kafkaResets) DropPlan(ctx context.Context, id string) error {
+	return k.store.DropOffsetPlan(ctx, id)
 }
 
 func (k *kafkaResets) Begin(ctx context.Context, e offsets.Entry) (int64, error) {
@@ -292,26 +321,31 @@ func TestOffsetsAPIGuards(t *testing.T) {
 	}
 }
 
-func TestIssuedPlansExpire(t *testing.T) {
-	var ps issuedPlans
-	now := time.Now()
-	ps.put(offsets.Plan{ID: "a", Cluster: "prod", Group: "g"}, now)
-	if _, err := ps.get("a", "prod", "g", now.Add(planTTL-time.Second)); err != nil {
+// TestOffsetsAPIExpiredPlan: a plan kept for longer than offsets.PlanTTL
+// is 410 once, then unknown (404), and commits nothing.
+func TestOffsetsAPIExpiredPlan(t *testing.T) {
+	e := newResetEnv(t)
+	p := e.plan("billing", `{"to":"earliest"}`)
+	ctx := context.Background()
+	kept, err := e.resets.store.OffsetPlan(ctx, p.ID, "prod", "billing", time.Now(), offsets.PlanTTL)
+	if err != nil {
+		t.Fatalf("the plan was not kept: %v", err)
+	}
+	// Made 15 minutes and a second ago, as far as the store knows.
+	kept.Created = time.Now().Add(-offsets.PlanTTL - time.Second)
+	if err := e.resets.store.PutOffsetPlan(ctx, kept, offsets.PlanTTL, offsets.MaxPlans); err != nil {
 		t.Fatal(err)
 	}
-	_, err := ps.get("a", "prod", "g", now.Add(planTTL+time.Second))
-	var he *echo.HTTPError
-	if !errors.As(err, &he) || he.Code != http.StatusGone {
-		t.Errorf("expired plan: %v", err)
+	alice := newClient(t, e.s, basic("alice", alicePW))
+	apply := `{"plan_id":"` + p.ID + `"}`
+	if rec := alice.do("POST", "/api/v1/groups/prod/billing/offsets/apply", apply); rec.Code != http.StatusGone || !strings.Contains(rec.Body.String(), "expired after 15 minutes") {
+		t.Fatalf("apply of an expired plan: %d %s", rec.Code, rec.Body.String())
 	}
-	for i := range maxPlans + 1 {
-		ps.put(offsets.Plan{ID: string(rune('A' + i)), Cluster: "prod", Group: "g"}, now.Add(time.Duration(i)*time.Millisecond))
+	if rec := alice.do("POST", "/api/v1/groups/prod/billing/offsets/apply", apply); rec.Code != http.StatusNotFound {
+		t.Fatalf("apply of an expired plan again: %d %s", rec.Code, rec.Body.String())
 	}
-	if len(ps.plans) != maxPlans {
-		t.Errorf("kept %d plans, want %d", len(ps.plans), maxPlans)
-	}
-	if _, err := ps.get("A", "prod", "g", now); err == nil {
-		t.Error("the oldest plan was kept past the bound")
+	if got, _ := e.adm.FetchOffsets(ctx, "billing"); got["orders"][0].At != 4 || len(e.logged("billing")) != 0 {
+		t.Errorf("an expired plan changed or logged something: %+v", got)
 	}
 }
 

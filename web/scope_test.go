@@ -43,6 +43,14 @@ func (fakeResets) Apply(context.Context, offsets.Plan, string) (offsets.Receipt,
 	return offsets.Receipt{}, errFakePlan
 }
 
+func (fakeResets) KeepPlan(context.Context, offsets.Plan) error { return errFakePlan }
+
+func (fakeResets) IssuedPlan(context.Context, string, string, string) (offsets.Plan, error) {
+	return offsets.Plan{}, offsets.ErrUnknownPlan
+}
+
+func (fakeResets) DropPlan(context.Context, string) error { return nil }
+
 func (fakeResets) Resets(_ context.Context, cluster, group string, _ int) ([]audit.OffsetReset, error) {
 	var out []audit.OffsetReset
 	for _, g := range []string{"team-a-billing", "team-b-billing"} {

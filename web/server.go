@@ -69,10 +69,6 @@ type Server struct {
 	auth         *authenticator
 	// needs are the route table's needs by "METHOD path" (routes.go).
 	needs map[string]need
-	// plans are the offset-reset plans issued, for apply.
-	plans issuedPlans
-	// pauses are the consumer pauses made here since the last poll.
-	pauses recentPauses
 }
 
 // New builds the server and its routes.

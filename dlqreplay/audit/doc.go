@@ -49,4 +49,12 @@
 // which marks interrupted the jobs whose heartbeat is older than the lease
 // TTL. A flush on a job another replica marked interrupted fails with
 // dlqreplay.ErrLeaseLost, so its owner stops it.
+//
+// What a replica hands out for a later request lives here too, so the
+// request may reach another replica: the offset-reset plans it issued
+// (plans.go: apply takes only a plan_id; kept until applied, for a TTL and
+// under a bound the caller gives, expired and surplus rows deleted as
+// plans are kept) and the last pause or resume of each consumer
+// (pauses.go: laid over a snapshot polled before it, deleted after a
+// while as pauses are kept).
 package audit

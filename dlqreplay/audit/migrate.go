@@ -127,6 +127,24 @@ CREATE TABLE body_reads (
 	dlq TEXT NOT NULL, surface TEXT NOT NULL, clear BOOLEAN NOT NULL, messages TEXT NOT NULL);
 CREATE INDEX body_reads_dlq ON body_reads(dlq, id);
 `},
+	// The offset-reset plans a replica issued, so their apply works
+	// through any replica (see plans.go); rows older than the plans' TTL
+	// and beyond their bound are deleted as plans are kept. Plain SQL:
+	// SQLite and PostgreSQL both run it.
+	{version: 11, what: "issued offset-reset plans", sql: `
+CREATE TABLE offset_plans (
+	id TEXT PRIMARY KEY, broker TEXT NOT NULL, cluster TEXT NOT NULL, grp TEXT NOT NULL,
+	plan TEXT NOT NULL, created BIGINT NOT NULL);
+CREATE INDEX offset_plans_created ON offset_plans(created);
+`},
+	// The last pause or resume of each consumer made through any replica,
+	// laid over the consumer page until a poll shows it (see pauses.go).
+	{version: 12, what: "recent consumer pauses", sql: `
+CREATE TABLE consumer_pauses (
+	broker TEXT NOT NULL, cluster TEXT NOT NULL, grp TEXT NOT NULL,
+	paused BOOLEAN NOT NULL, paused_until BIGINT NOT NULL, at BIGINT NOT NULL,
+	PRIMARY KEY (broker, cluster, grp));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,
