@@ -535,8 +535,8 @@ func TestReplayJobAPI(t *testing.T) {
 		{"cancel a finished job", alice, "DELETE", "/api/v1/replays/job-old", 409, "not running (interrupted)", ""},
 		{"cancel a missing job", alice, "DELETE", "/api/v1/replays/job-nope", 404, "", ""},
 		{"cancel", alice, "DELETE", "/api/v1/replays/job-1", 202, `"state":"cancelled"`, ""},
-		{"audit newest first", victor, "GET", "/api/v1/audit", 200, `{"jobs":[{"id":"job-1"`, ""},
-		{"audit of one DLQ", victor, "GET", "/api/v1/audit?dlq=" + url.QueryEscape(hostileDLQ), 200, `{"jobs":[],"reads":[]}`, ""},
+		{"audit newest first", victor, "GET", "/api/v1/audit", 200, `"jobs":[{"id":"job-1"`, ""},
+		{"audit of one DLQ", victor, "GET", "/api/v1/audit?dlq=" + url.QueryEscape(hostileDLQ), 200, `{"events":[],"jobs":[],"reads":[]}`, ""},
 		{"audit bad limit", victor, "GET", "/api/v1/audit?limit=-1", 400, "limit", ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
