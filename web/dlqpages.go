@@ -48,9 +48,6 @@ func (s *Server) dlqPage(c echo.Context) error {
 	if err != nil {
 		return echo.NewHTTPError(http.StatusNotFound, "no such DLQ")
 	}
-	if err := checkDLQ(c, config.RoleViewer, id); err != nil {
-		return err
-	}
 	p := principalOf(c.Request().Context())
 	d := components.DLQData{
 		Chrome: s.chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,

@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -45,9 +44,10 @@ func (s *Server) consumerActions() (ConsumerActions, error) {
 	return ca, nil
 }
 
-// consumerGroup reads :cluster, :stream and :consumer, a consumer the
-// principal holds role for, and names it as package offsets does.
-func consumerGroup(c echo.Context, role config.Role) (cluster, group string, err error) {
+// consumerGroup reads :cluster, :stream and :consumer (the route's need
+// checked the principal's role on the consumer) and names the consumer as
+// package offsets does.
+func consumerGroup(c echo.Context) (cluster, group string, err error) {
 	var names [3]string
 	for i, p := range []string{"cluster", "stream", "consumer"} {
 		if names[i], err = pathParam(c, p); err != nil {
@@ -56,10 +56,6 @@ func consumerGroup(c echo.Context, role config.Role) (cluster, group string, err
 		if names[i] == "" && i > 0 {
 			return "", "", echo.NewHTTPError(http.StatusBadRequest, p+" name is empty")
 		}
-	}
-	r := queue.Reader{Broker: queue.NATS, Cluster: names[0], Scope: names[1], Name: names[2]}
-	if err := checkReader(c, role, r); err != nil {
-		return "", "", err
 	}
 	return names[0], names[1] + "/" + names[2], nil
 }
@@ -80,7 +76,7 @@ func (s *Server) apiConsumerPlan(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c, config.RoleOperator)
+	cluster, group, err := consumerGroup(c)
 	if err != nil {
 		return err
 	}
@@ -112,7 +108,7 @@ func (s *Server) apiConsumerApply(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c, config.RoleOperator)
+	cluster, group, err := consumerGroup(c)
 	if err != nil {
 		return err
 	}
@@ -139,7 +135,7 @@ func (s *Server) apiConsumerResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c, config.RoleViewer)
+	cluster, group, err := consumerGroup(c)
 	if err != nil {
 		return err
 	}
@@ -170,7 +166,7 @@ func (s *Server) apiConsumerPause(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c, config.RoleOperator)
+	cluster, group, err := consumerGroup(c)
 	if err != nil {
 		return err
 	}
@@ -191,7 +187,7 @@ func (s *Server) apiConsumerResume(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := consumerGroup(c, config.RoleOperator)
+	cluster, group, err := consumerGroup(c)
 	if err != nil {
 		return err
 	}

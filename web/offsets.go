@@ -67,9 +67,9 @@ type applyRequest struct {
 	PlanID string `json:"plan_id"`
 }
 
-// groupParams reads the :cluster and :group path parameters, a group the
-// principal holds role for.
-func groupParams(c echo.Context, role config.Role) (cluster, group string, err error) {
+// groupParams reads the :cluster and :group path parameters (the route's
+// need checked the principal's role on the group).
+func groupParams(c echo.Context) (cluster, group string, err error) {
 	if cluster, err = pathParam(c, "cluster"); err != nil {
 		return "", "", err
 	}
@@ -78,10 +78,6 @@ func groupParams(c echo.Context, role config.Role) (cluster, group string, err e
 	}
 	if group == "" {
 		return "", "", echo.NewHTTPError(http.StatusBadRequest, "group name is empty")
-	}
-	// Consumer and share groups are Kafka's: the reader the scope names.
-	if err := checkReader(c, role, queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}); err != nil {
-		return "", "", err
 	}
 	return cluster, group, nil
 }
@@ -94,7 +90,7 @@ func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c, config.RoleOperator)
+	cluster, group, err := groupParams(c)
 	if err != nil {
 		return err
 	}
@@ -165,7 +161,7 @@ func (s *Server) offsetsApply(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c, config.RoleOperator)
+	cluster, group, err := groupParams(c)
 	if err != nil {
 		return err
 	}
@@ -228,7 +224,7 @@ func (s *Server) apiOffsetResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	cluster, group, err := groupParams(c, config.RoleViewer)
+	cluster, group, err := groupParams(c)
 	if err != nil {
 		return err
 	}
