@@ -22,10 +22,23 @@
 // compares the SHA-256 of a bearer token with every configured hash in
 // constant time; proxy trusts the user and groups headers only when the TCP
 // peer is in trusted_cidrs. Bearer tokens are accepted in every mode that
-// has them, for API clients. The Principal (name, role) is in the request
-// context; requireRole guards state-changing routes (403 JSON on the API).
-// /healthz, /readyz, /metrics and /static/ are never authenticated: probes
-// and Prometheus scrape them without credentials, and assets are public code.
+// has them, for API clients. The Principal (name, grants) is in the request
+// context.
+//
+// Authorization is declared at the route: routes.go is the one route
+// table, and each line names its need — public (/healthz, /readyz,
+// /metrics, /static/ and the sign-in endpoints: probes and Prometheus
+// scrape without credentials, assets are public code, signing in is how
+// one gets credentials), or a role anywhere (a list or a form) or on the
+// DLQ, job or reader its path names. One middleware checks it before the
+// handler: an object the principal may not see answers 404 naming nothing,
+// one it sees with too low a role 403 with the reason. A route without a
+// need does not start. What a request names in its body (a replay's
+// target, a restore's archive IDs, a plan's group: and topics) is checked
+// in access.go, and handlers read data only through the principal's view
+// (s.mon, scope.go): lists, pages and histories hold what its grants
+// cover, filtered in the read (the store's list queries take the DLQ
+// filter before their limit).
 //
 // DLQ tools (Options.DLQs, the DLQService declared here; nil answers 503)
 // back /dlq/{id}, /replays and the DLQ API. A DLQ ID is one path segment,
