@@ -264,8 +264,8 @@ func (s *resetService) Apply(ctx context.Context, plan offsets.Plan, who string)
 
 // Resets lists the newest limit applies of one cluster's group (either may
 // be "" for all).
-func (s *resetService) Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error) {
-	return s.store.OffsetResets(ctx, cluster, group, limit)
+func (s *resetService) Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+	return s.store.FindOffsetResets(ctx, q)
 }
 
 // KeepPlan keeps plan, issued through the API, in the audit store, so its

@@ -230,6 +230,17 @@ func (s *Server) visibleTopics(c echo.Context, own queue.Reader) map[string]bool
 	return seen
 }
 
+// seenResets is seenDLQs for the resets log: the filter of the readers
+// whose resets and pauses the principal may read; nil for one who reads
+// every one.
+func seenResets(ctx context.Context) func(broker, cluster, group string) bool {
+	p := principalOf(ctx)
+	if !p.scoped() {
+		return nil
+	}
+	return func(broker, cluster, group string) bool { return p.mayReset(config.RoleViewer, broker, cluster, group) }
+}
+
 // checkReplay answers 403 unless the principal may run req on DLQ id: an
 // operator (admin for delete) of the DLQ and of a named target. A
 // principal without operator on the whole cluster is also held, message

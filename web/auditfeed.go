@@ -11,7 +11,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
@@ -90,16 +89,12 @@ func (s *Server) resetEvents(ctx context.Context, limit int) ([]auditEvent, erro
 	if s.opts.Offsets == nil {
 		return nil, nil
 	}
-	list, err := s.opts.Offsets.Resets(ctx, "", "", limit)
+	list, err := s.opts.Offsets.Resets(ctx, audit.ResetQuery{Visible: seenResets(ctx), Limit: limit})
 	if err != nil {
 		return nil, err
 	}
-	p := principalOf(ctx)
 	var out []auditEvent
 	for _, r := range list {
-		if !p.mayReset(config.RoleViewer, r.Broker, r.Cluster, r.Group) {
-			continue
-		}
 		out = append(out, auditEvent{
 			At: r.At, Who: r.Who, Action: cmp.Or(pauseAction(r.Entry), "reset"),
 			Object: resetReader(r).ID(), Result: r.Result, Ref: r.PlanID,

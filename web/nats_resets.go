@@ -10,6 +10,7 @@ import (
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -143,7 +144,7 @@ func (s *Server) apiConsumerResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := svc.Resets(c.Request().Context(), cluster, group, limit)
+	list, err := svc.Resets(c.Request().Context(), audit.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}

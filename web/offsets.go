@@ -10,7 +10,6 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
@@ -26,9 +25,8 @@ type OffsetResets interface {
 	Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error)
 	// Apply applies plan as who, audited and counted whatever its result.
 	Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error)
-	// Resets lists the newest limit applies of one cluster's group, newest
-	// first (either may be "" for all).
-	Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error)
+	// Resets lists the newest resets (and pauses) q selects, newest first.
+	Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error)
 
 	// The plans the API issued are kept by the service, in the store every
 	// replica shares, not by the server: apply takes only a plan_id, and
@@ -232,7 +230,7 @@ func (s *Server) apiOffsetResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := svc.Resets(c.Request().Context(), cluster, group, limit)
+	list, err := svc.Resets(c.Request().Context(), audit.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}
@@ -277,15 +275,11 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 		d.ResetsOff = true
 		return nil
 	}
-	list, err := s.opts.Offsets.Resets(ctx, "", "", components.PageSize)
+	list, err := s.opts.Offsets.Resets(ctx, audit.ResetQuery{Visible: seenResets(ctx), Limit: components.PageSize})
 	if err != nil {
 		return err
 	}
-	p := principalOf(ctx)
 	for _, r := range list {
-		if !p.mayReset(config.RoleViewer, r.Broker, r.Cluster, r.Group) {
-			continue
-		}
 		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
 		var e offsets.Entry
 		var pause struct {

@@ -47,8 +47,8 @@ func (k *kafkaResets) Apply(ctx context.Context, plan offsets.Plan, who string) 
 	return offsets.Apply(ctx, k.b, plan, offsets.ApplyOptions{Who: who, Audit: k, Metrics: k.metrics})
 }
 
-func (k *kafkaResets) Resets(ctx context.Context, cluster, group string, limit int) ([]audit.OffsetReset, error) {
-	return k.store.OffsetResets(ctx, cluster, group, limit)
+func (k *kafkaResets) Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+	return k.store.FindOffsetResets(ctx, q)
 }
 
 // KeepPlan, IssuedPlan and DropPlan keep issued plans in the store, as

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,9 @@ func (fakeResets) IssuedPlan(context.Context, string, string, string) (offsets.P
 
 func (fakeResets) DropPlan(context.Context, string) error { return nil }
 
-func (fakeResets) Resets(_ context.Context, cluster, group string, _ int) ([]audit.OffsetReset, error) {
+// Resets filters as the store does: by group and Visible, before any limit.
+func (fakeResets) Resets(_ context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+	group := q.Group
 	var out []audit.OffsetReset
 	for _, g := range []string{"team-a-billing", "team-b-billing"} {
 		if group == "" || group == g {
@@ -62,6 +65,9 @@ func (fakeResets) Resets(_ context.Context, cluster, group string, _ int) ([]aud
 		for _, c := range []string{"team-a-shipper", "team-b-shipper"} {
 			out = append(out, audit.OffsetReset{ID: 2, At: time.Now(), Who: "pat", Broker: "nats", Cluster: "nm", Group: "ORDERS/" + c, Result: "paused", Entry: json.RawMessage(`{"action":"pause"}`)})
 		}
+	}
+	if q.Visible != nil {
+		out = slices.DeleteFunc(out, func(r audit.OffsetReset) bool { return !q.Visible(r.Broker, r.Cluster, r.Group) })
 	}
 	return out, nil
 }
@@ -106,16 +112,19 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 		{Cluster: "prod", Name: "team-a-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "a-orders", Partition: 0}}},
 		{Cluster: "prod", Name: "team-b-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "b-orders", Partition: 0}}},
 	}}
-	nats := &queue.Snapshot{Broker: queue.NATS, Cluster: "nm", Time: now,
+	nats := &queue.Snapshot{
+		Broker: queue.NATS, Cluster: "nm", Time: now,
 		Streams: []queue.Stream{{Cluster: "nm", Name: "ORDERS"}},
 		Consumers: []queue.StreamConsumer{
 			{Cluster: "nm", Stream: "ORDERS", Name: "team-a-shipper"},
 			{Cluster: "nm", Stream: "ORDERS", Name: "team-b-shipper"},
-		}}
+		},
+	}
 	sqs := &queue.Snapshot{Broker: queue.SQS, Cluster: "aws", Time: now, SQSQueues: []queue.SQSQueue{
 		{Cluster: "aws", Name: "team-a-q"}, {Cluster: "aws", Name: "team-b-q"},
 	}}
-	outbox := &queue.Snapshot{Broker: queue.Outbox, Cluster: "ob", Time: now,
+	outbox := &queue.Snapshot{
+		Broker: queue.Outbox, Cluster: "ob", Time: now,
 		OutboxTables: []queue.OutboxTable{{Source: "ob", Table: "team-a-outbox"}, {Source: "ob", Table: "team-b-outbox"}},
 		Slots:        []queue.ReplicationSlot{{Source: "ob", Slot: "team-a-slot"}, {Source: "ob", Slot: "team-b-slot"}},
 	}

@@ -25,7 +25,6 @@ type BodyRead struct {
 // 1,000 messages.
 const maxReadIDs = 1000
 
-// RecordBodyRead appends r to the log.
 // ReadQuery selects body reads: of one DLQ (DLQ, when set) and of the
 // DLQs Visible accepts, filtered in the query before Limit (0 means 100).
 type ReadQuery struct {
@@ -34,6 +33,7 @@ type ReadQuery struct {
 	Limit   int
 }
 
+// RecordBodyRead appends r to the log.
 func (s *Store) RecordBodyRead(ctx context.Context, r BodyRead) error {
 	ids := r.Messages[:min(len(r.Messages), maxReadIDs)]
 	if ids == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 )
 
@@ -42,12 +43,37 @@ func (s *Store) RecordOffsetReset(ctx context.Context, r OffsetReset) (int64, er
 // OffsetResets lists the newest limit resets, newest first, of one
 // cluster's group (cluster and group may be empty for every one).
 func (s *Store) OffsetResets(ctx context.Context, cluster, group string, limit int) ([]OffsetReset, error) {
+	return s.FindOffsetResets(ctx, ResetQuery{Cluster: cluster, Group: group, Limit: limit})
+}
+
+// ResetQuery selects offset resets (and pauses): of one cluster and group
+// when set, and of the readers Visible accepts (broker, cluster, group as
+// recorded), filtered in the query before Limit (0 means 100).
+type ResetQuery struct {
+	Cluster, Group string
+	Visible        func(broker, cluster, group string) bool
+	Limit          int
+}
+
+// FindOffsetResets lists the resets q selects, newest first.
+func (s *Store) FindOffsetResets(ctx context.Context, q ResetQuery) ([]OffsetReset, error) {
+	limit := q.Limit
 	if limit <= 0 {
 		limit = 100
 	}
+	where := []string{"(? = '' OR cluster = ?)", "(? = '' OR grp = ?)"}
+	args := []any{q.Cluster, q.Cluster, q.Group, q.Group}
+	if q.Visible != nil {
+		keys, err := s.visibleReaders(ctx, q.Visible)
+		if err != nil || len(keys) == 0 {
+			return nil, err
+		}
+		// Neither a broker nor a cluster name holds ':', so the key reads
+		// back one way whatever the group's name.
+		where, args = append(where, "broker || ':' || cluster || ':' || grp IN "+inList(len(keys))), append(args, keys...)
+	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, who, broker, cluster, grp, plan_id, result, entry
-		FROM offset_resets WHERE (? = '' OR cluster = ?) AND (? = '' OR grp = ?) ORDER BY id DESC LIMIT ?`,
-		cluster, cluster, group, group, limit)
+		FROM offset_resets WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)
 	if err != nil {
 		return nil, fmt.Errorf("list offset resets: %w", err)
 	}
@@ -62,6 +88,27 @@ func (s *Store) OffsetResets(ctx context.Context, cluster, group string, limit i
 		}
 		r.At, r.Entry = time.UnixMilli(at).UTC(), json.RawMessage(entry)
 		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// visibleReaders are the "broker:cluster:group" keys of the resets log that
+// visible accepts, as visibleDLQs is for DLQs.
+func (s *Store) visibleReaders(ctx context.Context, visible func(broker, cluster, group string) bool) ([]any, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT DISTINCT broker, cluster, grp FROM offset_resets`)
+	if err != nil {
+		return nil, fmt.Errorf("list the readers of offset_resets: %w", err)
+	}
+	defer func() { _ = rows.Close() }()
+	var out []any
+	for rows.Next() {
+		var b, c, g string
+		if err := rows.Scan(&b, &c, &g); err != nil {
+			return nil, fmt.Errorf("list the readers of offset_resets: %w", err)
+		}
+		if visible(b, c, g) {
+			out = append(out, b+":"+c+":"+g)
+		}
 	}
 	return out, rows.Err()
 }

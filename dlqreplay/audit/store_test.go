@@ -3,7 +3,9 @@ package audit
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 	"time"
 
@@ -209,6 +211,10 @@ func testScopedLists(t *testing.T, e engine, db string) {
 		if err := s.RecordBodyRead(ctx, BodyRead{At: at, Who: "x", DLQ: dlq, Surface: "page", Messages: []string{id + "-m"}}); err != nil {
 			t.Fatal(err)
 		}
+		group := strings.TrimSuffix(strings.TrimPrefix(dlq, "rabbitmq:c:/:"), ".dlq") + ":billing" // a ':' in a group name reads back one way
+		if _, err := s.RecordOffsetReset(ctx, OffsetReset{At: at, Who: "x", Broker: "kafka", Cluster: "prod", Group: group, Result: "ok", Entry: json.RawMessage(`{}`)}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	add("a1", mine)
 	for i := range 5 {
@@ -226,6 +232,10 @@ func testScopedLists(t *testing.T, e engine, db string) {
 	reads, err := s.BodyReads(ctx, ReadQuery{Visible: seen, Limit: 2})
 	if err != nil || len(reads) != 1 || reads[0].DLQ != mine {
 		t.Errorf("team A's body reads = %v %v", reads, err)
+	}
+	resets, err := s.FindOffsetResets(ctx, ResetQuery{Visible: func(b, c, g string) bool { return b == "kafka" && c == "prod" && g == "team-a:billing" }, Limit: 2})
+	if err != nil || len(resets) != 1 || resets[0].Group != "team-a:billing" {
+		t.Errorf("team A's resets = %v %v", resets, err)
 	}
 	none := func(string) bool { return false }
 	if jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{Visible: none}); err != nil || len(jobs) != 0 {
