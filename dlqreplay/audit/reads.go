@@ -58,16 +58,9 @@ func (s *Store) BodyReads(ctx context.Context, q ReadQuery) ([]BodyRead, error) 
 	if limit <= 0 {
 		limit = 100
 	}
-	where, args := []string{"1=1"}, []any{}
-	if q.DLQ != "" {
-		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
-	}
-	if q.Visible != nil {
-		dlqs, err := s.visibleDLQs(ctx, "body_reads", q.Visible)
-		if err != nil || len(dlqs) == 0 {
-			return nil, err
-		}
-		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
+	where, args, none, err := s.dlqWhere(ctx, "body_reads", q.DLQ, q.Visible)
+	if err != nil || none {
+		return nil, err
 	}
 	rows, err := s.db.QueryContext(ctx, `SELECT id, at, who, dlq, surface, clear, messages
 		FROM body_reads WHERE `+strings.Join(where, " AND ")+` ORDER BY id DESC LIMIT ?`, append(args, limit)...)

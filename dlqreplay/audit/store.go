@@ -264,16 +264,9 @@ func (s *Store) Jobs(ctx context.Context, jq dlqreplay.JobQuery) ([]dlqreplay.Jo
 	if limit <= 0 {
 		limit = 100
 	}
-	where, args := []string{"1=1"}, []any{}
-	if jq.DLQ != "" {
-		where, args = append(where, "dlq = ?"), append(args, jq.DLQ)
-	}
-	if jq.Visible != nil {
-		dlqs, err := s.visibleDLQs(ctx, "jobs", jq.Visible)
-		if err != nil || len(dlqs) == 0 {
-			return nil, err
-		}
-		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
+	where, args, none, err := s.dlqWhere(ctx, "jobs", jq.DLQ, jq.Visible)
+	if err != nil || none {
+		return nil, err
 	}
 	q := `SELECT ` + jobCols + ` FROM jobs WHERE ` + strings.Join(where, " AND ") + ` ORDER BY created DESC, id DESC LIMIT ?`
 	rows, err := s.db.QueryContext(ctx, q, append(args, limit)...)
@@ -463,6 +456,24 @@ func batches(ids []int64) [][]any {
 	return out
 }
 
+// dlqWhere is the condition of a list of table by its dlq column: that one
+// DLQ when dlq is set, and the DLQs visible accepts when it is set; none
+// when visible accepts no DLQ of the table, so the list is empty.
+func (s *Store) dlqWhere(ctx context.Context, table, dlq string, visible func(string) bool) (where []string, args []any, none bool, err error) {
+	where, args = []string{"1=1"}, []any{}
+	if dlq != "" {
+		where, args = append(where, "dlq = ?"), append(args, dlq)
+	}
+	if visible != nil {
+		dlqs, err := s.visibleDLQs(ctx, table, visible)
+		if err != nil || len(dlqs) == 0 {
+			return nil, nil, true, err
+		}
+		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
+	}
+	return where, args, false, nil
+}
+
 // visibleDLQs are the DLQ IDs in table's dlq column that visible accepts.
 // Scopes are patterns the database cannot run, and a store holds jobs of
 // some thousand DLQs at most: reading the distinct IDs (from the dlq
@@ -516,16 +527,11 @@ func (s *Store) archived(ctx context.Context, q dlqreplay.ArchiveQuery, ids []an
 	if len(ids) > 0 {
 		where, args = append(where, "id IN "+inList(len(ids))), append(args, ids...)
 	}
-	if q.DLQ != "" {
-		where, args = append(where, "dlq = ?"), append(args, q.DLQ)
+	dlqs, dlqArgs, none, err := s.dlqWhere(ctx, "archive", q.DLQ, q.Visible)
+	if err != nil || none {
+		return nil, err
 	}
-	if q.Visible != nil {
-		dlqs, err := s.visibleDLQs(ctx, "archive", q.Visible)
-		if err != nil || len(dlqs) == 0 {
-			return nil, err
-		}
-		where, args = append(where, "dlq IN "+inList(len(dlqs))), append(args, dlqs...)
-	}
+	where, args = append(where, dlqs...), append(args, dlqArgs...)
 	if q.JobID != "" {
 		where, args = append(where, "job_id = ?"), append(args, q.JobID)
 	}
