@@ -243,9 +243,11 @@ func newResetService(access opened, store *audit.Store, reg prometheus.Registere
 	return &resetService{all: all, close: closeAll, store: store, metrics: m}, nil
 }
 
-// Plan plans req on cluster; it changes nothing.
+// Plan plans req on Kafka cluster cluster (a consumer group, or a share
+// group by req.Kind); it changes nothing. A cluster is named by broker and
+// name: a NATS cluster of the same name (the demo has one) is another.
 func (s *resetService) Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error) {
-	b, err := pickReset(s.all, "", req.Kind, cluster)
+	b, err := pickReset(s.all, string(queue.Kafka), req.Kind, cluster)
 	if err != nil {
 		return offsets.Plan{}, err
 	}

@@ -20,8 +20,9 @@ import (
 // reset service implements it over package offsets, recording applies in
 // the audit store the replays use.
 type OffsetResets interface {
-	// Plan plans req on cluster; it changes nothing. An unknown cluster
-	// is a queue.ErrNotFound.
+	// Plan plans req on a Kafka cluster (a consumer group, or a share
+	// group by req.Kind); it changes nothing. An unknown cluster is a
+	// queue.ErrNotFound.
 	Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error)
 	// Apply applies plan as who, audited and counted whatever its result.
 	Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error)

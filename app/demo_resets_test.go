@@ -1,0 +1,69 @@
+package app
+
+import (
+	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestDemoResetsAStoppedGroup: in the demo, whose Kafka and NATS clusters
+// are both named "demo", a reset of the stopped group billing-stopped is
+// planned and applied through the API (a cluster is its broker and name:
+// the plan is Kafka's, not an ambiguity).
+func TestDemoResetsAStoppedGroup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the whole demo")
+	}
+	addr := make(chan string, 1)
+	done := make(chan error, 1)
+	go func() {
+		done <- Demo(t.Context(), DemoOptions{Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
+	}()
+	var base string
+	select {
+	case a := <-addr:
+		base = "http://" + a
+	case err := <-done:
+		t.Fatalf("the demo stopped before listening: %v", err)
+	case <-time.After(30 * time.Second):
+		t.Fatal("the demo did not listen")
+	}
+	post := func(path, body string) (int, string) {
+		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer func() { _ = resp.Body.Close() }()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	eventually(t, "the demo's groups polled", func() bool {
+		resp, err := http.Get(base + "/api/v1/groups/demo/billing-stopped")
+		if err != nil {
+			return false
+		}
+		_ = resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	code, body := post("/api/v1/groups/demo/billing-stopped/offsets/plan", `{"to":"earliest"}`)
+	if code != http.StatusOK {
+		t.Fatalf("plan = %d %s", code, body)
+	}
+	var plan struct {
+		ID string `json:"plan_id"`
+	}
+	if err := json.Unmarshal([]byte(body), &plan); err != nil || plan.ID == "" {
+		t.Fatalf("plan %s: %v", body, err)
+	}
+	code, body = post("/api/v1/groups/demo/billing-stopped/offsets/apply", `{"plan_id":"`+plan.ID+`"}`)
+	if code != http.StatusOK || !strings.Contains(body, `"committed"`) {
+		t.Fatalf("apply = %d %s", code, body)
+	}
+	// A plan for a cluster that is not a Kafka one is the request's fault.
+	if code, body := post("/api/v1/groups/nope/billing-stopped/offsets/plan", `{"to":"earliest"}`); code < 400 || code >= 500 {
+		t.Errorf("plan on an unknown cluster = %d %s, want a 4xx", code, body)
+	}
+}
