@@ -148,7 +148,13 @@ func Resolve(spec Spec, p Position) PartitionPlan {
 	case Latest:
 		target = p.LogEnd
 	case Timestamp:
-		if p.AfterTime == nil {
+		if spec.Time.Before(time.Unix(0, 0)) {
+			// Kafka reads negative times as its special offsets (-1 the
+			// end, -2 the start): a time before 1970 is before every
+			// record, so every record is read again.
+			target = p.LogStart
+			out.Warning = "timestamp " + spec.Time.Format(time.RFC3339Nano) + " is before 1970, before every record: set to the log start"
+		} else if p.AfterTime == nil {
 			target = p.LogEnd
 			out.Warning = "no record at or after " + spec.Time.Format(time.RFC3339) + ": set to the log end"
 		} else {

@@ -39,6 +39,11 @@ func TestResolve(t *testing.T) {
 		{"offset without a commit", Spec{Kind: Offset, N: 120}, with(func(p *Position) { p.Current = nil }), "120", "-", 0, 0, 80, ""},
 		{"timestamp between records", Spec{Kind: Timestamp, Time: nine}, with(func(p *Position) { p.AfterTime = ptr(130) }), "130", "-20", 20, 0, 70, ""},
 		{"timestamp after the last record", Spec{Kind: Timestamp, Time: nine}, base, "200", "50", 0, 50, 0, "no record at or after 2026-12-05T09:00:00Z: set to the log end"},
+		// Before 1970 Kafka would read the time as a special offset: the
+		// last millisecond of 1969 is -1 (the end), and a broker answers
+		// any AfterTime; every record is after it.
+		{"timestamp before 1970", Spec{Kind: Timestamp, Time: time.UnixMilli(-1)}, with(func(p *Position) { p.AfterTime = ptr(200) }), "100", "-50", 50, 0, 100, "before 1970, before every record: set to the log start"},
+		{"timestamp long before 1970", Spec{Kind: Timestamp, Time: time.Date(1900, 1, 1, 0, 0, 0, 0, time.UTC)}, base, "100", "-50", 50, 0, 100, "set to the log start"},
 		{"group copy", Spec{Kind: Group, Group: "old"}, with(func(p *Position) { p.Other = ptr(110) }), "110", "-40", 40, 0, 90, ""},
 		{"group copy clamped", Spec{Kind: Group, Group: "old"}, with(func(p *Position) { p.Other = ptr(20) }), "100", "-50", 50, 0, 100, "before the log start"},
 		{"group without a commit there", Spec{Kind: Group, Group: "old"}, base, "-", "-", 0, 0, 50, "group old has no committed offset here: left as it is"},

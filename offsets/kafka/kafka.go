@@ -168,7 +168,7 @@ func (r *Resets) Positions(ctx context.Context, req offsets.Request) ([]offsets.
 	switch req.To.Kind {
 	case offsets.Timestamp:
 		afterTime, err = r.list("offset after "+req.To.Time.String(), scope, func() (kadm.ListedOffsets, error) {
-			return r.adm.ListOffsetsAfterMilli(ctx, req.To.Time.UnixMilli(), topics...)
+			return r.adm.ListOffsetsAfterMilli(ctx, max(req.To.Time.UnixMilli(), 0), topics...) // < 0 is a special offset
 		})
 		if err != nil {
 			return nil, err

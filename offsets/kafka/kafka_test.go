@@ -188,6 +188,10 @@ func TestPlanEverySpec(t *testing.T) {
 		{"timestamp:2026-12-05T09:00:00Z", "2 0 0", nil},
 		{"timestamp:2026-12-05T10:00:00Z", "10 10 10", []string{"orders[0]: no record at or after 2026-12-05T10:00:00Z: set to the log end", "orders[1]", "orders[2]"}},
 		{"group:old", "3 - 8", []string{"orders[1]: group old has no committed offset here: left as it is"}},
+		// Kafka reads -1 and -3 ms as the log end and the last record:
+		// before 1970 is before every record.
+		{"timestamp:1969-12-31T23:59:59.999Z", "2 0 0", []string{"orders[0]: timestamp 1969-12-31T23:59:59.999Z is before 1970", "orders[1]", "orders[2]"}},
+		{"timestamp:1969-12-31T23:59:59.997Z", "2 0 0", []string{"orders[0]: timestamp 1969-12-31T23:59:59.997Z is before 1970", "orders[1]", "orders[2]"}},
 	} {
 		t.Run(tc.spec, func(t *testing.T) {
 			p := e.mustPlan("g", tc.spec)

@@ -141,7 +141,7 @@ func (s *ShareResets) Positions(ctx context.Context, req offsets.Request) ([]off
 	var afterTime map[offsets.TP]int64
 	if req.To.Kind == offsets.Timestamp {
 		afterTime, err = s.list("offset after "+req.To.Time.String(), scope, func() (kadm.ListedOffsets, error) {
-			return s.adm.ListOffsetsAfterMilli(ctx, req.To.Time.UnixMilli(), topics...)
+			return s.adm.ListOffsetsAfterMilli(ctx, max(req.To.Time.UnixMilli(), 0), topics...) // < 0 is a special offset
 		})
 		if err != nil {
 			return nil, err
