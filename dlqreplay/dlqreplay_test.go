@@ -3,6 +3,7 @@ package dlqreplay
 import (
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -201,6 +202,16 @@ func TestRequestValidation(t *testing.T) {
 	}
 }
 
+// ids are n distinct ids of size bytes each.
+func ids(n, size int) []string {
+	out := make([]string, n)
+	for i := range out {
+		id := fmt.Sprintf("%0*d", size, i)
+		out[i] = id[len(id)-size:]
+	}
+	return out
+}
+
 func TestSelectionValidate(t *testing.T) {
 	tests := []struct {
 		name string
@@ -213,6 +224,9 @@ func TestSelectionValidate(t *testing.T) {
 		{"negative limit", Selection{All: true, Limit: -1}, false},
 		{"an empty id", Selection{IDs: []string{""}}, false},
 		{"an empty id among others", Selection{IDs: []string{"a", ""}}, false},
+		{"as many ids as allowed", Selection{IDs: ids(MaxSelectionIDs, 8)}, true},
+		{"one id too many", Selection{IDs: ids(MaxSelectionIDs+1, 8)}, false},
+		{"ids too long", Selection{IDs: ids(100, MaxSelectionIDBytes/100+1)}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -125,8 +125,25 @@ type Selection struct {
 	Limit int `json:"limit,omitempty"`
 }
 
-// Validate reports a selection that would select nothing by accident.
+// Bounds of a selection by ids: a page of the DLQ page holds at most 1,000
+// messages, and "all", a group, headers or a time range select more
+// without naming each. A job's selection is stored with it and shown in
+// every audit list, so an unbounded one (100,000 ids, 500 KB) would be
+// sent to every viewer of the log.
+const (
+	MaxSelectionIDs     = 10_000
+	MaxSelectionIDBytes = 256 << 10
+)
+
+// Validate reports a selection that would select nothing by accident, or
+// that is past the bounds.
 func (s Selection) Validate() error {
+	if len(s.IDs) > MaxSelectionIDs {
+		return fmt.Errorf("selection names %d ids, more than %d: select by all, group, headers or a time range instead: %w", len(s.IDs), MaxSelectionIDs, ErrInvalidRequest)
+	}
+	if n := idBytes(s.IDs); n > MaxSelectionIDBytes {
+		return fmt.Errorf("selection ids take %d bytes, more than %d: %w", n, MaxSelectionIDBytes, ErrInvalidRequest)
+	}
 	if !s.All && len(s.IDs) == 0 && s.Group == "" && len(s.Headers) == 0 && s.Since.IsZero() && s.Until.IsZero() {
 		return fmt.Errorf("selection is empty (set all, ids, group, headers or a time range): %w", ErrInvalidRequest)
 	}
@@ -137,6 +154,14 @@ func (s Selection) Validate() error {
 		return fmt.Errorf("selection ids contain an empty id: %w", ErrInvalidRequest)
 	}
 	return nil
+}
+
+func idBytes(ids []string) int {
+	n := 0
+	for _, id := range ids {
+		n += len(id)
+	}
+	return n
 }
 
 // Match reports whether m meets every criterion (Limit aside).
