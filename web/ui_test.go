@@ -162,6 +162,14 @@ func TestSourceDownShowsErrorAndLastSuccess(t *testing.T) {
 	if strings.Contains(body, "<script>alert") {
 		t.Error("source error rendered as markup")
 	}
+	// No all-clear while blind: nothing that was read needs attention, but
+	// what kafka:eu holds is unknown, so no card is green.
+	if strings.Contains(body, "Nothing needs you") || !strings.Contains(body, "1 of 2 sources was not read: what it holds is unknown") {
+		t.Error("an all-clear while a source is down")
+	}
+	if strings.Contains(body, `class="card good"`) || !strings.Contains(body, `class="card unknown"`) {
+		t.Error("a green card while a source is down")
+	}
 }
 
 func TestGroupPageListState(t *testing.T) {

@@ -135,6 +135,19 @@ type DLQRow struct {
 	Trend Spark
 }
 
+// Blind reports whether a source could not be read: what it holds is
+// unknown, so no card may say all is well and there is no all-clear.
+func (s Summary) Blind() bool { return s.SourcesUp < s.Sources }
+
+// good is the class of a card with nothing wrong in what was read: green
+// only when every source was read, grey (unknown) otherwise.
+func (s Summary) good() string {
+	if s.Blind() {
+		return "card unknown"
+	}
+	return "card good"
+}
+
 func (s Summary) lagClass() string {
 	switch {
 	case s.Stopped > 0:
@@ -142,14 +155,14 @@ func (s Summary) lagClass() string {
 	case s.Lagging > 0:
 		return "card warn"
 	}
-	return "card good"
+	return s.good()
 }
 
 func (s Summary) dlqClass() string {
 	if s.DeadLetters > 0 {
 		return "card bad"
 	}
-	return "card good"
+	return s.good()
 }
 
 func (s Summary) sourceClass() string {
