@@ -16,6 +16,7 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/components"
 )
 
 // Monitor is what the web server reads: the collectors' latest state.
@@ -215,7 +216,33 @@ func (s *Server) handleError(err error, c echo.Context) {
 		_ = c.JSON(code, body)
 		return
 	}
+	if s.pageRequest(c, code) {
+		_ = render(c, code, components.ErrorPage(s.chrome(c, errorTitle(code), ""), code, body.Error))
+		return
+	}
 	_ = c.String(code, body.Error+"\n")
+}
+
+// pageRequest reports whether an error answers a signed-in person's page
+// request, which gets the product's error page; probes, assets, scripts
+// and the sign-in challenge get plain text.
+func (s *Server) pageRequest(c echo.Context, code int) bool {
+	_, signedIn := PrincipalFrom(c.Request().Context())
+	return signedIn && code != http.StatusUnauthorized && c.Request().Method == http.MethodGet &&
+		!partial(c) && !s.isPublic(c)
+}
+
+// errorTitle names an error page by its status.
+func errorTitle(code int) string {
+	switch {
+	case code == http.StatusNotFound:
+		return "Not found"
+	case code == http.StatusForbidden:
+		return "Not allowed"
+	case code < 500:
+		return "Cannot show this page"
+	}
+	return "Something failed"
 }
 
 // routeDetail explains echo's own answers for a path or method the API

@@ -117,8 +117,12 @@ func TestGroupPage(t *testing.T) {
 	}
 	for _, target := range []string{"/kafka/prod/groups/nope", "/kafka/nope/groups/ok-group", "/kafka/prod/groups/" + url.PathEscape(hostile+"x")} {
 		rec := do(t, s, "GET", target)
-		if rec.Code != 404 || strings.Contains(rec.Body.String(), "<script") {
-			t.Errorf("%s: %d %q", target, rec.Code, rec.Body.String())
+		// The product's page with the sentence and the way back, nothing
+		// of the URL rendered as markup.
+		body := rec.Body.String()
+		if rec.Code != 404 || strings.Contains(body, "<script>alert") || strings.Contains(body, "<img") ||
+			!strings.Contains(body, "no such consumer group") || !strings.Contains(body, `href="/">Back to the overview`) {
+			t.Errorf("%s: %d %q", target, rec.Code, body)
 		}
 	}
 }
