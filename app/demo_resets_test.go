@@ -14,9 +14,6 @@ import (
 // planned and applied through the API (a cluster is its broker and name:
 // the plan is Kafka's, not an ambiguity).
 func TestDemoResetsAStoppedGroup(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the whole demo")
-	}
 	addr := make(chan string, 1)
 	done := make(chan error, 1)
 	go func() {
