@@ -101,7 +101,7 @@ func (s *Service) startRestore(ctx context.Context, req RestoreRequest) (*job, J
 	info := Job{
 		ID: newJobID(), DLQ: ref.ID(), Action: ActionRestore, Who: req.Who, State: StateRunning,
 		Created: time.Now(), Target: Target{Kind: TargetNamed, Name: ref.Name},
-		Selection: Selection{IDs: archiveIDs(msgs)},
+		Selection: Selection{IDs: archiveIDs(msgs)}.Counted(),
 	}
 	info.Progress.ToMove = int64(len(msgs))
 	info.Progress.Remaining = info.Progress.ToMove // until the first outcome recounts it

@@ -235,6 +235,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	if err := req.validate(extraTargetKinds(b)); err != nil {
 		return Job{}, err
 	}
+	req.Selection = req.Selection.Counted()
 	info := Job{
 		ID: newJobID(), DLQ: ref.ID(), Action: req.Action, Who: req.Who, DryRun: req.DryRun,
 		Selection: req.Selection, Target: req.Target, State: StateRunning, Created: time.Now(),
@@ -508,7 +509,7 @@ func (s *Service) Cancel(id string) error {
 }
 
 // Jobs lists the jobs q selects, newest first, running ones with live
-// progress.
+// progress, each selection as its Summary (Job has the ids).
 func (s *Service) Jobs(ctx context.Context, q JobQuery) ([]Job, error) {
 	out, err := s.opts.Store.Jobs(ctx, q)
 	if err != nil {
@@ -524,6 +525,7 @@ func (s *Service) Jobs(ctx context.Context, q JobQuery) ([]Job, error) {
 		if j != nil {
 			out[i] = j.snapshot()
 		}
+		out[i].Selection = out[i].Selection.Summary()
 	}
 	return out, nil
 }

@@ -111,6 +111,10 @@ type Target struct {
 type Selection struct {
 	All bool     `json:"all,omitempty"`
 	IDs []string `json:"ids,omitempty"`
+	// IDCount is how many ids the selection names. The service sets it
+	// (a request's own is ignored); lists of jobs carry it without the
+	// ids, which only the job itself returns (see Summary).
+	IDCount int `json:"id_count,omitempty"`
 	// Group is a failure signature key (queue.FailureSignature.Key).
 	Group string `json:"group,omitempty"`
 	// Headers must all be present with exactly these values (compared with
@@ -127,9 +131,9 @@ type Selection struct {
 
 // Bounds of a selection by ids: a page of the DLQ page holds at most 1,000
 // messages, and "all", a group, headers or a time range select more
-// without naming each. A job's selection is stored with it and shown in
-// every audit list, so an unbounded one (100,000 ids, 500 KB) would be
-// sent to every viewer of the log.
+// without naming each. A job's ids are stored once, apart from the rest of
+// its row, and lists carry only their count, but one job's detail still
+// returns them whole.
 const (
 	MaxSelectionIDs     = 10_000
 	MaxSelectionIDBytes = 256 << 10
@@ -154,6 +158,23 @@ func (s Selection) Validate() error {
 		return fmt.Errorf("selection ids contain an empty id: %w", ErrInvalidRequest)
 	}
 	return nil
+}
+
+// Counted is the selection with IDCount set from its ids, as a job
+// records it.
+func (s Selection) Counted() Selection {
+	s.IDCount = len(s.IDs)
+	return s
+}
+
+// Summary is the selection as lists show it: the ids' count, not the ids
+// (up to MaxSelectionIDBytes per job, times every job of a list).
+func (s Selection) Summary() Selection {
+	if len(s.IDs) > 0 {
+		s.IDCount = len(s.IDs)
+	}
+	s.IDs = nil
+	return s
 }
 
 func idBytes(ids []string) int {

@@ -44,43 +44,58 @@ func (f auditFilter) keeps(e auditEvent) bool {
 // action; without a filter it reads only the limit of each.
 const auditWindow = 1000
 
-// auditFeed is what the principal may read of every action, newest first,
-// cut to limit after f.
-func (s *Server) auditFeed(c echo.Context, f auditFilter, limit int) ([]auditEvent, error) {
+// auditLog is what the principal may read of the audit log: the newest
+// jobs and body reads (of the filter's DLQ, when it names one), and the one
+// feed of every action the filter keeps.
+type auditLog struct {
+	jobs   []dlqreplay.Job
+	reads  []audit.BodyRead
+	events []auditEvent
+}
+
+// auditFeed reads the audit log once for both of its shapes, each newest
+// first and cut to limit.
+func (s *Server) auditFeed(c echo.Context, f auditFilter, limit int) (auditLog, error) {
 	ctx, seen := c.Request().Context(), seenDLQs(c)
 	window := limit
-	if f != (auditFilter{}) {
+	if f != (auditFilter{dlq: f.dlq}) {
 		window = max(limit, auditWindow)
 	}
-	var out []auditEvent
+	var log auditLog
 	if s.opts.DLQs != nil {
-		jobs, err := s.opts.DLQs.Jobs(ctx, dlqreplay.JobQuery{Visible: seen, Limit: window})
+		jobs, err := s.opts.DLQs.Jobs(ctx, dlqreplay.JobQuery{DLQ: f.dlq, Visible: seen, Limit: window})
 		if err != nil {
-			return nil, err
+			return log, err
 		}
-		for _, j := range jobs {
-			out = append(out, auditEvent{At: j.Created, Who: j.Who, Action: string(j.Action), Object: j.DLQ, Result: string(j.State), Ref: j.ID})
+		for i, j := range jobs {
+			jobs[i] = s.jobView(c, j)
+			log.events = append(log.events, auditEvent{At: j.Created, Who: j.Who, Action: string(j.Action), Object: j.DLQ, Result: string(j.State), Ref: j.ID})
 		}
+		log.jobs = jobs[:min(len(jobs), limit)]
 	}
-	reads, err := s.opts.Inspect.Reads(ctx, audit.ReadQuery{Visible: seen, Limit: window})
+	reads, err := s.opts.Inspect.Reads(ctx, audit.ReadQuery{DLQ: f.dlq, Visible: seen, Limit: window})
 	if err != nil {
-		return nil, err
+		return log, err
 	}
 	for _, r := range reads {
 		action := "read"
 		if r.Clear {
 			action = "unmask"
 		}
-		out = append(out, auditEvent{At: r.At, Who: r.Who, Action: action, Object: r.DLQ, Result: r.Surface, Ref: strconv.FormatInt(r.ID, 10)})
+		log.events = append(log.events, auditEvent{At: r.At, Who: r.Who, Action: action, Object: r.DLQ, Result: r.Surface, Ref: strconv.FormatInt(r.ID, 10)})
 	}
-	resets, err := s.resetEvents(ctx, window)
-	if err != nil {
-		return nil, err
+	log.reads = reads[:min(len(reads), limit)]
+	if f.dlq == "" { // resets and pauses act on readers, never on a DLQ
+		resets, err := s.resetEvents(ctx, window)
+		if err != nil {
+			return log, err
+		}
+		log.events = append(log.events, resets...)
 	}
-	out = append(out, resets...)
-	out = slices.DeleteFunc(out, func(e auditEvent) bool { return !f.keeps(e) })
-	slices.SortStableFunc(out, func(a, b auditEvent) int { return b.At.Compare(a.At) })
-	return out[:min(len(out), limit)], nil
+	log.events = slices.DeleteFunc(log.events, func(e auditEvent) bool { return !f.keeps(e) })
+	slices.SortStableFunc(log.events, func(a, b auditEvent) int { return b.At.Compare(a.At) })
+	log.events = log.events[:min(len(log.events), limit)]
+	return log, nil
 }
 
 // resetEvents are the offset resets, pauses and resumes of readers the

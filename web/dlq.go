@@ -15,7 +15,6 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -595,38 +594,27 @@ func (s *Server) apiCancelReplay(c echo.Context) error {
 // filtered by who, object, action and dlq), and the jobs and body reads
 // alone as before.
 func (s *Server) apiAudit(c echo.Context) error {
-	svc, err := s.dlqs()
-	if err != nil {
+	if _, err := s.dlqs(); err != nil {
 		return err
 	}
 	limit, err := intQuery(c, "limit", 100, 1, 1000)
 	if err != nil {
 		return err
 	}
-	ctx, dlq, seen := c.Request().Context(), c.QueryParam("dlq"), seenDLQs(c)
-	jobs, err := svc.Jobs(ctx, dlqreplay.JobQuery{DLQ: dlq, Visible: seen, Limit: limit})
+	f := auditFilter{who: c.QueryParam("who"), object: c.QueryParam("object"), action: c.QueryParam("action"), dlq: c.QueryParam("dlq")}
+	log, err := s.auditFeed(c, f, limit)
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
-	for i := range jobs {
-		jobs[i] = s.jobView(c, jobs[i])
+	return c.JSON(http.StatusOK, map[string]any{"jobs": list(log.jobs), "reads": list(log.reads), "events": list(log.events)})
+}
+
+// list is s, or an empty list where s is nil: [] in the API, not null.
+func list[T any](s []T) []T {
+	if s == nil {
+		return []T{}
 	}
-	reads, err := s.opts.Inspect.Reads(ctx, audit.ReadQuery{DLQ: dlq, Visible: seen, Limit: limit})
-	if err != nil {
-		return s.dlqFail(c, err)
-	}
-	if reads == nil {
-		reads = []audit.BodyRead{} // [] in the API, not null
-	}
-	f := auditFilter{who: c.QueryParam("who"), object: c.QueryParam("object"), action: c.QueryParam("action"), dlq: dlq}
-	events, err := s.auditFeed(c, f, limit)
-	if err != nil {
-		return s.dlqFail(c, err)
-	}
-	if events == nil {
-		events = []auditEvent{}
-	}
-	return c.JSON(http.StatusOK, map[string]any{"jobs": jobs, "reads": reads, "events": events})
+	return s
 }
 
 // archivedJSON is a message a delete archived.

@@ -145,6 +145,13 @@ CREATE TABLE consumer_pauses (
 	paused BOOLEAN NOT NULL, paused_until BIGINT NOT NULL, at BIGINT NOT NULL,
 	PRIMARY KEY (broker, cluster, grp));
 `},
+	// A selection's ids (up to 256 KB) live apart from the rest of the
+	// selection, so lists of jobs, which show their count, never read
+	// them; only one job's detail does. Rows before this version keep
+	// their ids inside selection, which lists cut to a count as they read.
+	{version: 13, what: "a job's selected ids apart from its selection", sql: `
+ALTER TABLE jobs ADD COLUMN selection_ids TEXT NOT NULL DEFAULT '';
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

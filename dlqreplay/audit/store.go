@@ -141,15 +141,15 @@ func (s *Store) markInterrupted(ctx context.Context) error {
 func (s *Store) Close() error { return s.db.db.Close() }
 
 // CreateJob records a job before it starts. Selection and Target are
-// kept as their JSON.
+// kept as their JSON, the selection's ids in a column of their own.
 func (s *Store) CreateJob(ctx context.Context, j dlqreplay.Job) error {
-	sel, tgt, err := jobJSON(j)
+	sel, ids, tgt, err := jobJSON(j)
 	if err != nil {
 		return err
 	}
-	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, target, state, created, owner, heartbeat)
-		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		j.ID, j.DLQ, string(j.Action), string(j.Mode), j.Who, j.DryRun, sel, tgt, string(j.State), j.Created.UnixMilli(),
+	_, err = s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, selection_ids, target, state, created, owner, heartbeat)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		j.ID, j.DLQ, string(j.Action), string(j.Mode), j.Who, j.DryRun, sel, ids, tgt, string(j.State), j.Created.UnixMilli(),
 		s.replica, time.Now().UnixMilli())
 	if err != nil {
 		return fmt.Errorf("record job %s: %w", j.ID, err)
@@ -157,16 +157,23 @@ func (s *Store) CreateJob(ctx context.Context, j dlqreplay.Job) error {
 	return nil
 }
 
-func jobJSON(j dlqreplay.Job) (sel, tgt string, err error) {
-	s, err := json.Marshal(j.Selection)
+func jobJSON(j dlqreplay.Job) (sel, ids, tgt string, err error) {
+	s, err := json.Marshal(j.Selection.Summary())
 	if err != nil {
-		return "", "", fmt.Errorf("record job %s selection: %w", j.ID, err)
+		return "", "", "", fmt.Errorf("record job %s selection: %w", j.ID, err)
+	}
+	if len(j.Selection.IDs) > 0 {
+		b, err := json.Marshal(j.Selection.IDs)
+		if err != nil {
+			return "", "", "", fmt.Errorf("record job %s selection: %w", j.ID, err)
+		}
+		ids = string(b)
 	}
 	t, err := json.Marshal(j.Target)
 	if err != nil {
-		return "", "", fmt.Errorf("record job %s target: %w", j.ID, err)
+		return "", "", "", fmt.Errorf("record job %s target: %w", j.ID, err)
 	}
-	return string(s), string(t), nil
+	return string(s), ids, string(t), nil
 }
 
 // UpdateJob stores a job's counts, state and error, and appends outcomes
@@ -221,13 +228,16 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, note, created, finished,
 	depth, to_move, moved, would_move, failed, skipped, remaining, duplicates, mode`
 
-func scanJob(sc interface{ Scan(...any) error }) (dlqreplay.Job, error) {
+// scanJob reads a row of jobCols, then of more.
+func scanJob(sc interface{ Scan(...any) error }, more ...any) (dlqreplay.Job, error) {
 	var j dlqreplay.Job
 	var action, state, sel, tgt, mode string
 	var created, finished int64
 	p := &j.Progress
-	err := sc.Scan(&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &j.Note, &created, &finished,
-		&p.Depth, &p.ToMove, &p.Moved, &p.WouldMove, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates, &mode)
+	err := sc.Scan(append([]any{
+		&j.ID, &j.DLQ, &action, &j.Who, &j.DryRun, &sel, &tgt, &state, &j.Error, &j.Note, &created, &finished,
+		&p.Depth, &p.ToMove, &p.Moved, &p.WouldMove, &p.Failed, &p.Skipped, &p.Remaining, &p.Duplicates, &mode,
+	}, more...)...)
 	if err != nil {
 		return j, err
 	}
@@ -245,15 +255,21 @@ func scanJob(sc interface{ Scan(...any) error }) (dlqreplay.Job, error) {
 	return j, nil
 }
 
-// Job returns one job; the error wraps dlqreplay.ErrJobNotFound when
-// there is none.
+// Job returns one job with its selection's ids; the error wraps
+// dlqreplay.ErrJobNotFound when there is none.
 func (s *Store) Job(ctx context.Context, id string) (dlqreplay.Job, error) {
-	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+` FROM jobs WHERE id = ?`, id))
+	var ids string
+	j, err := scanJob(s.db.QueryRowContext(ctx, `SELECT `+jobCols+`, selection_ids FROM jobs WHERE id = ?`, id), &ids)
 	if errors.Is(err, sql.ErrNoRows) {
 		return j, fmt.Errorf("job %s: %w", id, dlqreplay.ErrJobNotFound)
 	}
 	if err != nil {
 		return j, fmt.Errorf("read job %s: %w", id, err)
+	}
+	if ids != "" {
+		if err := json.Unmarshal([]byte(ids), &j.Selection.IDs); err != nil {
+			return j, fmt.Errorf("job %s selection: %w", id, err)
+		}
 	}
 	return j, nil
 }
@@ -280,6 +296,7 @@ func (s *Store) Jobs(ctx context.Context, jq dlqreplay.JobQuery) ([]dlqreplay.Jo
 		if err != nil {
 			return nil, fmt.Errorf("list jobs: %w", err)
 		}
+		j.Selection = j.Selection.Summary() // a row from before selection_ids holds its ids inline
 		out = append(out, j)
 	}
 	return out, rows.Err()

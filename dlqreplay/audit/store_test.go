@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -243,5 +245,51 @@ func testScopedLists(t *testing.T, e engine, db string) {
 	}
 	if all, _ := s.Jobs(ctx, dlqreplay.JobQuery{Limit: 2}); len(all) != 2 || all[0].DLQ != theirs {
 		t.Errorf("unscoped, the newest two: %v", all)
+	}
+}
+
+// TestListsCarryTheCountOfSelectedIDs: a job's selected ids (10,000 here)
+// come back whole from the job itself and as a count in lists, whose rows
+// do not read them; a row written before selection_ids (ids inline) is
+// listed the same way.
+func TestListsCarryTheCountOfSelectedIDs(t *testing.T) { forEngines(t, testListsCarryTheCount) }
+
+func testListsCarryTheCount(t *testing.T, e engine, db string) {
+	ctx := context.Background()
+	s := e.open(t, db)
+	defer func() { _ = s.Close() }()
+	ids := make([]string, dlqreplay.MaxSelectionIDs)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("kafka:c::t.DLT/0/%d", i)
+	}
+	j := dlqreplay.Job{
+		ID: "big", DLQ: "kafka:c::t.DLT", Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning,
+		Created: time.Now(), Selection: dlqreplay.Selection{IDs: ids}.Counted(),
+	}
+	if err := s.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	var inline string
+	if err := s.db.QueryRowContext(ctx, `SELECT selection FROM jobs WHERE id = ?`, "big").Scan(&inline); err != nil || len(inline) > 100 {
+		t.Fatalf("selection column holds %d bytes (%v): the ids belong in selection_ids", len(inline), err)
+	}
+	got, err := s.Job(ctx, "big")
+	if err != nil || !slices.Equal(got.Selection.IDs, ids) || got.Selection.IDCount != len(ids) {
+		t.Fatalf("job has %d ids, count %d, %v; want all %d", len(got.Selection.IDs), got.Selection.IDCount, err, len(ids))
+	}
+	old, _ := json.Marshal(dlqreplay.Selection{IDs: []string{"a", "b"}})
+	if _, err := s.db.ExecContext(ctx, `INSERT INTO jobs (id, dlq, action, mode, who, dry_run, selection, target, state, created, owner, heartbeat)
+		VALUES ('old', 'kafka:c::t.DLT', 'replay', '', 'ana', ?, ?, '{}', 'succeeded', 1, '', 0)`, false, string(old)); err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := s.Jobs(ctx, dlqreplay.JobQuery{})
+	if err != nil || len(jobs) != 2 {
+		t.Fatalf("jobs = %+v, %v", jobs, err)
+	}
+	for _, j := range jobs {
+		want := map[string]int{"big": len(ids), "old": 2}[j.ID]
+		if j.Selection.IDs != nil || j.Selection.IDCount != want {
+			t.Errorf("listed job %s: %d ids, count %d; want no ids and count %d", j.ID, len(j.Selection.IDs), j.Selection.IDCount, want)
+		}
 	}
 }

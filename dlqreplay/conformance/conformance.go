@@ -262,6 +262,14 @@ func selectedIDs(t *testing.T, w World) {
 	if got := w.InDLQ(t); !slices.Equal(got, []string{"s-0000", "s-0001", "s-0003", "s-0004"}) {
 		t.Fatalf("dlq holds %v", got)
 	}
+	// The job keeps its ids; a list of jobs carries only their count.
+	if j, err := svc.Job(ctxT(t), r.Job.ID); err != nil || !slices.Equal(j.Selection.IDs, sel.IDs) || j.Selection.IDCount != 2 {
+		t.Fatalf("job's selection = %+v, %v; want ids %v", j.Selection, err, sel.IDs)
+	}
+	jobs, err := svc.Jobs(ctxT(t), dlqreplay.JobQuery{DLQ: w.DLQ()})
+	if err != nil || len(jobs) == 0 || jobs[0].ID != r.Job.ID || jobs[0].Selection.IDs != nil || jobs[0].Selection.IDCount != 2 {
+		t.Fatalf("listed jobs = %+v, %v; want the job with id_count 2 and no ids", jobs, err)
+	}
 }
 
 func poison(t *testing.T, w World) {

@@ -276,7 +276,7 @@ func JobSelection(s dlqreplay.Selection) string {
 	if s.All {
 		parts = append(parts, "all")
 	}
-	if n := len(s.IDs); n > 0 {
+	if n := max(len(s.IDs), s.IDCount); n > 0 {
 		parts = append(parts, Exact(int64(n))+" "+Plural(n, "id", "ids"))
 	}
 	if s.Group != "" {
