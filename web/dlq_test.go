@@ -637,8 +637,14 @@ func TestDLQPage(t *testing.T) {
 	if !strings.Contains(hostilePage.Body.String(), "orders&lt;script&gt;alert(3)&lt;/script&gt;.dlq") {
 		t.Error("hostile DLQ name missing (escaped)")
 	}
-	if rec := c.do("GET", "/dlq/not-an-id", ""); rec.Code != 404 {
-		t.Errorf("bad id page: %d", rec.Code)
+	for _, missing := range []string{"not-an-id", "rabbitmq:gone:%2F:orders.dlq"} {
+		// A DLQ neither the poll nor the broker knows: the product's page
+		// with the sentence and the way back, not a DLQ page with buttons.
+		rec := c.do("GET", "/dlq/"+missing, "")
+		body := rec.Body.String()
+		if rec.Code != 404 || !strings.Contains(body, "no such DLQ") || !strings.Contains(body, `href="/">Back to the overview`) || strings.Contains(body, "Dry run") {
+			t.Errorf("page of missing DLQ %s: %d %q", missing, rec.Code, body)
+		}
 	}
 	f.running = "job-9"
 	body = c.do("GET", "/dlq/"+url.PathEscape(testDLQ), "").Body.String()

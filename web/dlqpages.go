@@ -78,6 +78,12 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d.Limit, _ = intQuery(c, "limit", dlqPageSize, 1, 1000)
 	d.After = c.QueryParam("after")
 	status := s.loadMessages(c, &d)
+	if status == http.StatusNotFound && d.DLQ == nil {
+		// Neither the poll nor the broker knows it: the product's page for
+		// what is not there (a stale alert link lands here), not a DLQ page
+		// with buttons for nothing.
+		return echo.NewHTTPError(http.StatusNotFound, "no such DLQ")
+	}
 	d.Fanout = s.fanout(c, ref, d.Messages)
 	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
 	d.Targets = s.jobTargets(s.mon(c), d.Jobs)

@@ -144,7 +144,12 @@ func (b *Backend) spans(ctx context.Context, topic string) ([]span, lease, error
 	var held lease
 	var ferr error
 	ends.Each(func(e kadm.ListedOffset) {
-		if e.Err != nil {
+		switch {
+		case errors.Is(e.Err, kerr.UnknownTopicOrPartition):
+			// The broker answers for a missing topic with one error entry.
+			ferr = fmt.Errorf("topic %q: %w", topic, dlqreplay.ErrUnknownDLQ)
+			return
+		case e.Err != nil:
 			ferr = fmt.Errorf("end offset of %s/%d: %w", topic, e.Partition, e.Err)
 			return
 		}

@@ -460,3 +460,15 @@ func TestLeaseHoldsBetweenTransactions(t *testing.T) {
 		t.Fatalf("after the job ended its lease is released, yet: %v", err)
 	}
 }
+
+// TestBrowseMissingTopic: a DLQ whose topic is not there is an unknown
+// DLQ (a 404 on the page and the API, where a stale alert link lands),
+// not a broker failure carrying UNKNOWN_TOPIC_OR_PARTITION.
+func TestBrowseMissingTopic(t *testing.T) {
+	w := newWorld(t, 2)
+	missing := dlqreplay.Ref{Broker: queue.Kafka, Cluster: "k", Name: "nope.DLT"}.ID()
+	_, err := w.svc.Browse(context.Background(), missing, dlqreplay.BrowseOptions{Limit: 10})
+	if !errors.Is(err, dlqreplay.ErrUnknownDLQ) {
+		t.Fatalf("browse of a missing topic = %v, want ErrUnknownDLQ", err)
+	}
+}
