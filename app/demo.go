@@ -77,7 +77,7 @@ func Demo(ctx context.Context, opts DemoOptions) error {
 	if opts.RabbitMQURL != "" {
 		r, err := demo.StartRabbitMQ(ctx, opts.RabbitMQURL, log.With("component", "demo"))
 		if err != nil {
-			log.Warn("no RabbitMQ demo queues: broker not reachable; continuing with Kafka only", "url", redact(opts.RabbitMQURL), "err", err)
+			log.Warn("no RabbitMQ demo queues: broker not reachable; continuing without RabbitMQ", "url", redact(opts.RabbitMQURL), "err", err)
 		} else {
 			defer r.Close()
 			// Only the demo's vhost: a shared broker's other vhosts are

@@ -59,6 +59,18 @@ type Header struct {
 // hex prefixed with "0x" so that no byte is lost or misread.
 func (h Header) Text() string { return PrintableBytes(h.Value) }
 
+// Number is the value of a numeric dead-letter header (Spring's binary
+// big-endian partition, offset and timestamp, Connect's decimal ones) as
+// the Deaths tab reads it, in decimal; ok is false for any other header.
+func (h Header) Number() (n int64, ok bool) {
+	switch h.Key {
+	case "kafka_dlt-original-partition", "kafka_dlt-original-offset", "kafka_dlt-original-timestamp",
+		"__connect.errors.partition", "__connect.errors.offset", "dead-letter-partition", "dead-letter-offset":
+		return headerInt(h.Key, h.Value)
+	}
+	return 0, false
+}
+
 // PrintableBytes is b as text when it is valid UTF-8 without control
 // characters other than tab and newline, else "0x" and its hex.
 func PrintableBytes(b []byte) string {

@@ -82,7 +82,7 @@ func TestAuthModes(t *testing.T) {
 		who       string // shown in the header on success
 		challenge string // WWW-Authenticate on 401
 	}{
-		{name: "none lets everyone in", mode: config.AuthNone, code: 200, who: "no login"},
+		{name: "none lets everyone in", mode: config.AuthNone, code: 200, who: "open access"},
 		{name: "basic good password", mode: config.AuthBasic, opts: []reqOpt{basic("alice", "wonderland")}, code: 200, who: `alice</span> <span class="muted">(operator)`},
 		{name: "basic bad password", mode: config.AuthBasic, opts: []reqOpt{basic("alice", "nope")}, code: 401, challenge: "Basic"},
 		{name: "basic unknown user", mode: config.AuthBasic, opts: []reqOpt{basic("mallory", "wonderland")}, code: 401, challenge: "Basic"},

@@ -637,12 +637,12 @@ func TestDLQPage(t *testing.T) {
 	if !strings.Contains(hostilePage.Body.String(), "orders&lt;script&gt;alert(3)&lt;/script&gt;.dlq") {
 		t.Error("hostile DLQ name missing (escaped)")
 	}
-	for _, missing := range []string{"not-an-id", "rabbitmq:gone:%2F:orders.dlq"} {
+	for missing, says := range map[string]string{"not-an-id": "no such DLQ", "rabbitmq:gone:%2F:orders.dlq": "This DLQ cannot be read: dlq rabbitmq:gone:/:orders.dlq: no cluster"} {
 		// A DLQ neither the poll nor the broker knows: the product's page
 		// with the sentence and the way back, not a DLQ page with buttons.
 		rec := c.do("GET", "/dlq/"+missing, "")
 		body := rec.Body.String()
-		if rec.Code != 404 || !strings.Contains(body, "no such DLQ") || !strings.Contains(body, `href="/">Back to the overview`) || strings.Contains(body, "Dry run") {
+		if rec.Code != 404 || !strings.Contains(body, says) || !strings.Contains(body, `href="/">Back to the overview`) || strings.Contains(body, "Dry run") {
 			t.Errorf("page of missing DLQ %s: %d %q", missing, rec.Code, body)
 		}
 	}

@@ -82,7 +82,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 		// Neither the poll nor the broker knows it: the product's page for
 		// what is not there (a stale alert link lands here), not a DLQ page
 		// with buttons for nothing.
-		return echo.NewHTTPError(http.StatusNotFound, "no such DLQ")
+		return echo.NewHTTPError(http.StatusNotFound, d.Notice)
 	}
 	d.Fanout = s.fanout(c, ref, d.Messages)
 	d.Jobs, _ = s.opts.DLQs.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})

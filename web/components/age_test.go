@@ -49,3 +49,48 @@ func TestDLQPageMarksEstimatedAge(t *testing.T) {
 		t.Errorf("DLQ head does not mark the estimate:\n%s", html)
 	}
 }
+
+// TestEmptyDLQHasNoOldest: an empty DLQ whose last reading carried an age
+// shows "—" for its oldest message, not "0s".
+func TestEmptyDLQHasNoOldest(t *testing.T) {
+	d := DLQData{
+		ID: "kafka:main::t.DLT", Broker: "kafka", Cluster: "main", Name: "t.DLT",
+		DLQ: &queue.DLQ{Broker: queue.Kafka, Cluster: "main", Name: "t.DLT", HasOldestAge: true, OldestAgeBasis: queue.AgeExact},
+	}
+	var b strings.Builder
+	if err := dlqHead(d, false).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	if html := b.String(); !strings.Contains(html, `<dt>oldest</dt><dd class="num"><span class="muted">—</span>`) || strings.Contains(html, ">0s<") {
+		t.Errorf("empty DLQ's head dates a message:\n%s", html)
+	}
+	if deadLetterAge(d.DLQ) != "" {
+		t.Errorf("empty DLQ's age in a consumer sentence: %q", deadLetterAge(d.DLQ))
+	}
+}
+
+// TestHeadersTabDecodesSpringNumbers: Spring's binary partition and
+// offset headers read as numbers in the Headers tab, as in the Deaths tab,
+// with their bytes beside; other binary headers stay hex.
+func TestHeadersTabDecodesSpringNumbers(t *testing.T) {
+	m := &queue.Message{ID: "m", Headers: []queue.Header{
+		{Key: "kafka_dlt-original-offset", Value: []byte{0, 0, 0, 0, 0, 0, 0x01, 0x2c}, Kind: "bytes"},
+		{Key: "kafka_dlt-original-partition", Value: []byte{0, 0, 0, 2}, Kind: "bytes"},
+		{Key: "other", Value: []byte{0, 0, 0, 2}, Kind: "bytes"},
+		{Key: "__connect.errors.offset", Value: []byte("77"), Kind: "bytes"},
+	}}
+	var b strings.Builder
+	if err := inspector(MessageView{M: m}, DLQData{}).Render(context.Background(), &b); err != nil {
+		t.Fatal(err)
+	}
+	html := b.String()
+	for _, want := range []string{
+		`<td class="mono">300 <span class="muted small">0x000000000000012c</span></td>`,
+		`<td class="mono">2 <span class="muted small">0x00000002</span></td>`,
+		`<td class="mono">0x00000002</td>`, `<td class="mono">77</td>`, `<td class="kind muted small">bytes</td>`,
+	} {
+		if !strings.Contains(html, want) {
+			t.Errorf("headers tab lacks %s", want)
+		}
+	}
+}

@@ -270,6 +270,20 @@ func jobTarget(j dlqreplay.Job, targets map[string]string) string {
 	return JobTarget(j)
 }
 
+// headerNumber is a numeric dead-letter header in decimal where its
+// bytes are not (Spring's binary ints), as the Deaths tab reads it; ""
+// for any other header.
+func headerNumber(h queue.Header) string {
+	n, ok := h.Number()
+	if !ok {
+		return ""
+	}
+	if d := strconv.FormatInt(n, 10); d != h.Text() {
+		return d
+	}
+	return ""
+}
+
 // JobSelection describes what a job selected.
 func JobSelection(s dlqreplay.Selection) string {
 	var parts []string

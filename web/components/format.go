@@ -92,6 +92,10 @@ func lastPoll(sources []queue.SourceStatus) time.Time {
 	return t
 }
 
+// HasOldest reports whether d has a head message to date: an empty DLQ
+// has no oldest message, whatever its last reading said ("—", not "0s").
+func HasOldest(d *queue.DLQ) bool { return d.HasOldestAge && d.Messages > 0 }
+
 // OldestAge renders a DLQ's oldest age, prefixed with "≈" when it is an
 // estimate rather than read from the broker.
 func OldestAge(d *queue.DLQ) string {

@@ -293,7 +293,7 @@ func Page(c Chrome, chart bool) templ.Component {
 			return templ_7745c5c3_Err
 		}
 		if c.AuthOff {
-			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<span class=\"muted\" title=\"auth.mode is none: anyone who can reach this address has full access\">no login</span>")
+			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 24, "<span class=\"muted\" title=\"auth.mode is none: anyone who can reach this address has full access\">open access</span>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}

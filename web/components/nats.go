@@ -99,7 +99,7 @@ func atMaxAck(c *queue.StreamConsumer) bool {
 // deadLetterAge writes how old a consumer's oldest dead letter is, when
 // known: "oldest 2h".
 func deadLetterAge(d *queue.DLQ) string {
-	if !d.HasOldestAge {
+	if !HasOldest(d) {
 		return ""
 	}
 	return " · oldest " + OldestAge(d)

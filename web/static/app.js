@@ -186,6 +186,27 @@
     } };
   }
 
+  // timeLabels is the x axis: clock times one line high, spaced so they
+  // never run into each other (uPlot's own stack a date under some of
+  // them and collide once a chart spans ten minutes or more); the date
+  // comes in only where the day changes.
+  function timeLabels(axis) {
+    function pad(n) { return n < 10 ? '0' + n : '' + n; }
+    return Object.assign({}, axis, { space: 64, values: function (u, splits) {
+      var day = '';
+      return splits.map(function (t) {
+        var d = new Date(t * 1000);
+        var clock = pad(d.getHours()) + ':' + pad(d.getMinutes());
+        var span = u.scales.x.max - u.scales.x.min;
+        if (span < 180) clock += ':' + pad(d.getSeconds());
+        var today = d.toDateString();
+        if (day && today !== day) clock = (d.getMonth() + 1) + '/' + d.getDate() + ' ' + clock;
+        day = today;
+        return clock;
+      });
+    } });
+  }
+
   function HistoryChart(el) {
     this.el = el;
     this.url = el.getAttribute('data-url');
@@ -214,7 +235,7 @@
       scales: { x: timeAxis(), lag: fromZero, sec: fromZero },
       series: series,
       axes: [
-        Object.assign({}, axis),
+        timeLabels(axis),
         Object.assign({}, axis, { scale: 'lag', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } })
       ]
     };
@@ -358,7 +379,7 @@
         { label: 'oldest pending', scale: 'sec', stroke: cssVar('--warn'), width: 1.5, dash: [4, 3], value: function (u, v) { return humanSeconds(v); } }
       ],
       axes: [
-        Object.assign({}, axis),
+        timeLabels(axis),
         Object.assign({}, axis, { scale: 'rows', size: 56, incrs: COUNT_INCRS, values: function (u, vals) { return vals.map(humanCount); } }),
         Object.assign({}, axis, { scale: 'sec', side: 1, size: 72, incrs: SECOND_INCRS, grid: { show: false }, values: function (u, vals) { return vals.map(humanSeconds); } })
       ]
@@ -372,7 +393,7 @@
           return { label: n, scale: 'bytes', stroke: cssVar(SLOT_COLOURS[i % SLOT_COLOURS.length]), width: 1.5, value: function (u, v) { return humanBytes(v); } };
         }),
         axes: [
-          Object.assign({}, axis),
+          timeLabels(axis),
           Object.assign({}, axis, { scale: 'bytes', size: 72, incrs: BYTE_INCRS, values: function (u, vals) { return vals.map(humanBytes); } })
         ]
       };
