@@ -19,12 +19,12 @@ func kafkaSpecs(p ruleParams) []alertSpec {
 	w := promDuration(p.window)
 	return []alertSpec{
 		groups.backlogHigh(p, alertText{
-			name: "KafkaConsumerLagHigh", severity: SeverityWarning,
+			name: "QueuewatchKafkaConsumerLagHigh", severity: SeverityWarning,
 			summary:     `Consumer group {{ $labels.group }} is far behind`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, for ` + p.hw + `.`,
 		}),
 		{
-			name: "KafkaConsumerLagGrowing", severity: SeverityCritical, forDur: p.window, kind: lagHigh, page: groupPage,
+			name: "QueuewatchKafkaConsumerLagGrowing", severity: SeverityWarning, forDur: p.window, kind: lagHigh, page: groupPage,
 			summary:     `Consumer group {{ $labels.group }} is falling further behind`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} is {{ $value | humanize }} messages behind, over the threshold of <threshold>, and its lag kept rising over ` + p.hw + `: it consumes slower than producers produce.`,
 			expr: func(m, t string) string {
@@ -33,17 +33,17 @@ func kafkaSpecs(p ruleParams) []alertSpec {
 			},
 		},
 		groups.lagSecondsHigh(p, alertText{
-			name: "KafkaConsumerLagSecondsHigh", severity: SeverityCritical,
+			name: "QueuewatchKafkaConsumerLagSecondsHigh", severity: SeverityCritical,
 			summary:     `Consumer group {{ $labels.group }} processes old records`,
 			description: `The next record consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} will read is {{ $value | humanizeDuration }} old, over the threshold of <threshold>: data reaches its consumers late.`,
 		}),
 		groups.inStatus(p, queue.StatusStall, alertText{
-			name: "KafkaConsumerGroupStalled", severity: SeverityCritical,
+			name: "QueuewatchKafkaConsumerGroupStalled", severity: SeverityCritical,
 			summary:     `Consumer group {{ $labels.group }} is stalled`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has members, but its committed offset has not moved for ` + p.hw + ` while it is {{ $value | humanize }} messages behind: the consumer is alive but stuck.`,
 		}),
 		groups.inStatus(p, queue.StatusStop, alertText{
-			name: "KafkaConsumerGroupStopped", severity: SeverityCritical,
+			name: "QueuewatchKafkaConsumerGroupStopped", severity: SeverityCritical,
 			summary:     `Consumer group {{ $labels.group }} has no members`,
 			description: `Consumer group {{ $labels.group }} on Kafka cluster {{ $labels.cluster }} has no members and is {{ $value | humanize }} messages behind: nobody is consuming.`,
 		}),

@@ -20,17 +20,17 @@ func outboxSpecs(p ruleParams) []alertSpec {
 	}
 	return []alertSpec{
 		tables.inStatus(p, queue.StatusWarn, alertText{
-			name: "OutboxBacklogGrowing", severity: SeverityWarning,
+			name: "QueuewatchOutboxBacklogGrowing", severity: SeverityWarning,
 			summary:     `Outbox table {{ $labels.table }} is falling behind`,
 			description: `Outbox table {{ $labels.table }} of {{ $labels.source }} has {{ $value | humanize }} pending rows and its backlog grew over ` + p.hw + `: rows are written faster than its publisher sends them.`,
 		}),
 		tables.inStatus(p, queue.StatusStall, alertText{
-			name: "OutboxPublisherStalled", severity: SeverityCritical,
+			name: "QueuewatchOutboxPublisherStalled", severity: SeverityCritical,
 			summary:     `Outbox publisher of {{ $labels.table }} is stalled`,
 			description: `Outbox table {{ $labels.table }} of {{ $labels.source }} has {{ $value | humanize }} pending rows and none was published for ` + p.hw + `: the worker (or relay) that sends them is stuck or gone, and the events are late.`,
 		}),
 		{
-			name: "OutboxPendingRowsOld", severity: SeverityCritical, forDur: p.twoPolls, page: outboxPage,
+			name: "QueuewatchOutboxPendingRowsOld", severity: SeverityCritical, forDur: p.twoPolls, page: outboxPage,
 			summary:     `Outbox table {{ $labels.table }} holds old unsent rows`,
 			description: `The oldest pending row of outbox table {{ $labels.table }} ({{ $labels.source }}) is {{ $value | humanizeDuration }} old, over the threshold of ` + queue.HumanDuration(a.PendingAgeHigh) + `: its event reaches consumers that late.`,
 			expr: func(string, string) string {
@@ -38,7 +38,7 @@ func outboxSpecs(p ruleParams) []alertSpec {
 			},
 		},
 		{
-			name: "OutboxReplicationSlotInactive", severity: SeverityCritical, forDur: p.window, page: outboxPage,
+			name: "QueuewatchOutboxReplicationSlotInactive", severity: SeverityCritical, forDur: p.window, page: outboxPage,
 			summary:     `Replication slot {{ $labels.slot }} has no client`,
 			description: `Nobody has streamed from replication slot {{ $labels.slot }} of {{ $labels.source }} for ` + p.hw + `; it holds back {{ $value | humanize1024 }}B of WAL, which PostgreSQL keeps on disk until the CDC connector (Debezium) comes back.`,
 			expr: func(string, string) string {
@@ -46,7 +46,7 @@ func outboxSpecs(p ruleParams) []alertSpec {
 			},
 		},
 		{
-			name: "OutboxReplicationSlotLagHigh", severity: SeverityWarning, forDur: p.window, page: outboxPage,
+			name: "QueuewatchOutboxReplicationSlotLagHigh", severity: SeverityWarning, forDur: p.window, page: outboxPage,
 			summary:     `Replication slot {{ $labels.slot }} is far behind`,
 			description: `Replication slot {{ $labels.slot }} of {{ $labels.source }} has not confirmed {{ $value | humanize1024 }}B of WAL, over the threshold of ` + HumanBytes(a.SlotLagBytesHigh) + `, for ` + p.hw + `: CDC events are late and WAL piles up on the server.`,
 			expr: func(string, string) string {

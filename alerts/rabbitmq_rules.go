@@ -20,7 +20,7 @@ const (
 func rabbitMQSpecs(p ruleParams) []alertSpec {
 	return []alertSpec{
 		{
-			name: "RabbitMQQueueNoConsumers", severity: SeverityCritical, forDur: p.window, page: overviewPage,
+			name: "QueuewatchRabbitMQQueueNoConsumers", severity: SeverityCritical, forDur: p.window, page: overviewPage,
 			summary:     `Queue {{ $labels.queue }} has messages but no consumers`,
 			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages and no consumer for ` + p.hw + `. Dead-letter queues are excluded.`,
 			expr: func(string, string) string {
@@ -29,7 +29,7 @@ func rabbitMQSpecs(p ruleParams) []alertSpec {
 			},
 		},
 		{
-			name: "RabbitMQQueueBacklogHigh", severity: SeverityWarning, forDur: p.window, page: overviewPage,
+			name: "QueuewatchRabbitMQQueueBacklogHigh", severity: SeverityWarning, forDur: p.window, page: overviewPage,
 			summary:     `Queue {{ $labels.queue }} has a large backlog`,
 			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has {{ $value | humanize }} ready messages, over the threshold of ` + queue.ExactCount(p.cfg.Alerts.BacklogHigh) + `, for ` + p.hw + `. Dead-letter queues are excluded.`,
 			expr: func(string, string) string {

@@ -199,7 +199,7 @@ func dlqSpecs(p ruleParams) []alertSpec {
 			},
 		},
 		{
-			name: "QueuewatchDLQGrowing", severity: SeverityCritical, forDur: p.twoPolls, page: dlqPage,
+			name: "QueuewatchDLQGrowing", severity: SeverityWarning, forDur: p.twoPolls, page: dlqPage,
 			summary:     `Dead-letter queue {{ $labels.dlq }} is still receiving messages`,
 			description: `{{ $labels.broker }} DLQ {{ $labels.dlq }} (cluster {{ $labels.cluster }}{{ with $labels.vhost }}, vhost {{ . }}{{ end }}, source {{ $labels.source }}) grew by about {{ printf "%.0f" $value }} messages in the last ` + queue.HumanDuration(p.cfg.Alerts.DLQGrowingWindow) + `: its consumer is failing messages right now.`,
 			expr: func(string, string) string {

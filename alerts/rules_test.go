@@ -41,12 +41,12 @@ const (
 // wantAlerts is every alert the issue asks for.
 var wantAlerts = []string{
 	"QueuewatchDLQNotEmpty", "QueuewatchDLQGrowing", "QueuewatchDLQMessagesOld",
-	"KafkaConsumerLagHigh", "KafkaConsumerLagGrowing", "KafkaConsumerLagSecondsHigh",
-	"KafkaConsumerGroupStalled", "KafkaConsumerGroupStopped",
-	"RabbitMQQueueNoConsumers", "RabbitMQQueueBacklogHigh",
+	"QueuewatchKafkaConsumerLagHigh", "QueuewatchKafkaConsumerLagGrowing", "QueuewatchKafkaConsumerLagSecondsHigh",
+	"QueuewatchKafkaConsumerGroupStalled", "QueuewatchKafkaConsumerGroupStopped",
+	"QueuewatchRabbitMQQueueNoConsumers", "QueuewatchRabbitMQQueueBacklogHigh",
 	"QueuewatchCollectorDown", "QueuewatchCollectorPartial", "QueuewatchCollectorStale",
-	"OutboxBacklogGrowing", "OutboxPublisherStalled", "OutboxPendingRowsOld",
-	"OutboxReplicationSlotInactive", "OutboxReplicationSlotLagHigh",
+	"QueuewatchOutboxBacklogGrowing", "QueuewatchOutboxPublisherStalled", "QueuewatchOutboxPendingRowsOld",
+	"QueuewatchOutboxReplicationSlotInactive", "QueuewatchOutboxReplicationSlotLagHigh",
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
@@ -291,8 +291,8 @@ func TestRulesShape(t *testing.T) {
 	for _, r := range rules {
 		names = append(names, r.Alert)
 		t.Run(r.Alert, func(t *testing.T) {
-			if !regexp.MustCompile(`^[A-Z][A-Za-z]+$`).MatchString(r.Alert) {
-				t.Errorf("name %q is not CamelCase", r.Alert)
+			if !regexp.MustCompile(`^Queuewatch[A-Z][A-Za-z]+$`).MatchString(r.Alert) {
+				t.Errorf("name %q is not Queuewatch and CamelCase", r.Alert)
 			}
 			if d, err := time.ParseDuration(r.For); err != nil || d <= 0 {
 				t.Errorf("for %q: want a positive duration", r.For)
@@ -325,6 +325,33 @@ func TestRulesShape(t *testing.T) {
 	}
 	if !slices.Equal(names, wantAlerts) {
 		t.Errorf("alerts\n got %v\nwant %v", names, wantAlerts)
+	}
+}
+
+// TestSeveritiesDocumented: docs/metrics-alerts.md's table gives every
+// alert the severity the rules give it, with the reason, so what pages is
+// a choice written down rule by rule.
+func TestSeveritiesDocumented(t *testing.T) {
+	data, err := Rules(config.Default())
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := os.ReadFile("../docs/metrics-alerts.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]string{}
+	for _, m := range regexp.MustCompile(`(?m)^\| (Queuewatch[A-Za-z]+) \| (critical|warning) \| [^|]+ \|$`).FindAllSubmatch(doc, -1) {
+		documented[string(m[1])] = string(m[2])
+	}
+	rules := parseRules(t, data)
+	for _, r := range rules {
+		if got := documented[r.Alert]; got != r.Labels["severity"] {
+			t.Errorf("%s is %s; docs/metrics-alerts.md says %q", r.Alert, r.Labels["severity"], got)
+		}
+	}
+	if len(documented) != len(rules) {
+		t.Errorf("docs/metrics-alerts.md documents %d alerts, the rules have %d", len(documented), len(rules))
 	}
 }
 
@@ -385,12 +412,12 @@ func TestOverrideRules(t *testing.T) {
 		got[r.Alert] = append(got[r.Alert], r.Expr)
 	}
 	want := map[string][]string{
-		"KafkaConsumerLagSecondsHigh": {
+		"QueuewatchKafkaConsumerLagSecondsHigh": {
 			`queuewatch_kafka_consumergroup_max_lag_seconds{group!~"batch-.*", group!~".*-payments|billing"} > 300`,
 			`queuewatch_kafka_consumergroup_max_lag_seconds{group=~"batch-.*"} > 3600`,
 			`queuewatch_kafka_consumergroup_max_lag_seconds{group=~".*-payments|billing", group!~"batch-.*"} > 30`,
 		},
-		"KafkaConsumerLagHigh": {
+		"QueuewatchKafkaConsumerLagHigh": {
 			`sum by (cluster, group) (queuewatch_kafka_consumergroup_topic_lag{group!~"batch-.*", group!~".*-payments|billing"}) > 10000`,
 			`sum by (cluster, group) (queuewatch_kafka_consumergroup_topic_lag{group=~"batch-.*"}) > 500000`,
 			`sum by (cluster, group) (queuewatch_kafka_consumergroup_topic_lag{group=~".*-payments|billing", group!~"batch-.*"}) > 10000`,
@@ -406,8 +433,8 @@ func TestOverrideRules(t *testing.T) {
 			t.Errorf("%s:\n got %q\nwant %q", name, got[name], exprs)
 		}
 	}
-	if n := len(got["KafkaConsumerLagGrowing"]); n != 3 {
-		t.Errorf("KafkaConsumerLagGrowing has %d rules, want 3 (default and two group overrides)", n)
+	if n := len(got["QueuewatchKafkaConsumerLagGrowing"]); n != 3 {
+		t.Errorf("QueuewatchKafkaConsumerLagGrowing has %d rules, want 3 (default and two group overrides)", n)
 	}
 }
 

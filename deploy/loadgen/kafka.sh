@@ -4,7 +4,7 @@
 # queuewatch reports and a filling dead-letter topic:
 #   - orders-processor keeps up with orders (status ok);
 #   - billing-stopped read part of a payments backlog and left (status stop,
-#     lag over lag_high: KafkaConsumerGroupStopped, KafkaConsumerLagHigh);
+#     lag over lag_high: QueuewatchKafkaConsumerGroupStopped, QueuewatchKafkaConsumerLagHigh);
 #   - orders.DLT gets dead letters with Spring Kafka's DLT headers
 #     (QueuewatchDLQNotEmpty, QueuewatchDLQGrowing).
 set -eu

@@ -7,7 +7,7 @@
 #     rejects the fifth without requeue, so RabbitMQ dead-letters it to
 #     orders.dlq (QueuewatchDLQNotEmpty, QueuewatchDLQGrowing); orders left
 #     unprocessed for 60s expire into orders.dlq too;
-#   - payments: published to but never consumed (RabbitMQQueueNoConsumers).
+#   - payments: published to but never consumed (QueuewatchRabbitMQQueueNoConsumers).
 set -eu
 
 admin() {
