@@ -177,10 +177,16 @@ func TestDepthReadSentence(t *testing.T) {
 	}{
 		{"read at every poll", DepthRead{}, ""},
 		{"the account's read", DepthRead{At: now.Add(-192 * time.Second), Every: 4 * time.Minute}, "depth read 3m 12s ago (account read every 4m)"},
-		{"re-read after a job", DepthRead{At: time.Date(2026, 5, 4, 5, 12, 3, 0, time.UTC), Every: 4 * time.Minute, AfterJob: "job-1"},
-			"depth re-read after job job-1 at 05:12:03 UTC, 3m 12s ago (account read every 4m)"},
-		{"a local time shown in UTC", DepthRead{At: time.Date(2026, 5, 4, 7, 15, 0, 0, time.FixedZone("CEST", 2*3600)), AfterJob: "job-2"},
-			"depth re-read after job job-2 at 05:15:00 UTC, 15s ago"},
+		{
+			"re-read after a job",
+			DepthRead{At: time.Date(2026, 5, 4, 5, 12, 3, 0, time.UTC), Every: 4 * time.Minute, AfterJob: "job-1"},
+			"depth re-read after job job-1 at 05:12:03 UTC, 3m 12s ago (account read every 4m)",
+		},
+		{
+			"a local time shown in UTC",
+			DepthRead{At: time.Date(2026, 5, 4, 7, 15, 0, 0, time.FixedZone("CEST", 2*3600)), AfterJob: "job-2"},
+			"depth re-read after job job-2 at 05:15:00 UTC, 15s ago",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
