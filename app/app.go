@@ -105,7 +105,7 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	stop := startPolling(ctx, col)
 	s.stopPolling = func() { stop(); release() }
 
-	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log, shared)
+	dlqs, store, closeDLQs, err := dlqServiceAndStore(ctx, cfg, access, log, shared, rereadAfterJobs(col, log))
 	if err != nil {
 		return nil, err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	qwcollectors "github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/dlqreplay/audit"
@@ -18,7 +19,7 @@ import (
 // lost), then closes the backends' clients and, last, the store the jobs
 // wrote their outcomes to.
 func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger) (*dlqreplay.Service, func(), error) {
-	svc, _, closeAll, err := dlqServiceAndStore(ctx, cfg, access, log, nil)
+	svc, _, closeAll, err := dlqServiceAndStore(ctx, cfg, access, log, nil, nil)
 	return svc, closeAll, err
 }
 
@@ -26,8 +27,11 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 // serve to record offset resets in the same one (the returned func closes
 // it after the jobs). It opens the store unless serve already did (store
 // not nil: the shared PostgreSQL store, opened before polling); either
-// way it closes it, on an error too.
-func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger, store *audit.Store) (*dlqreplay.Service, *audit.Store, func(), error) {
+// way it closes it, on an error too. finished, when set, is told of every
+// job that touched queues (dlqreplay.Options.Finished).
+func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger, store *audit.Store,
+	finished func(context.Context, dlqreplay.Touched),
+) (*dlqreplay.Service, *audit.Store, func(), error) {
 	if store == nil {
 		var err error
 		if store, err = openAudit(ctx, cfg); err != nil {
@@ -47,6 +51,7 @@ func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, 
 	}
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: store, Backends: backends, NoReplay: noReplay(), MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
+		Finished: finished,
 	})
 	if err != nil {
 		closeBackends(backends)
@@ -60,6 +65,17 @@ func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, 
 			log.Error("close audit store", "err", err)
 		}
 	}, nil
+}
+
+// rereadAfterJobs has the collector read the queues a finished job touched
+// again, so that a source read rarely (an SQS account, every few minutes)
+// shows the job's effect at once; sources read at every poll need nothing.
+func rereadAfterJobs(col *qwcollectors.Collector, log *slog.Logger) func(context.Context, dlqreplay.Touched) {
+	return func(ctx context.Context, t dlqreplay.Touched) {
+		if err := col.Reread(ctx, t.Broker, t.Cluster, t.Names, t.Job.ID); err != nil {
+			log.Warn("re-read the queues a job touched", "job", t.Job.ID, "dlq", t.Job.DLQ, "err", err)
+		}
+	}
 }
 
 // closeBackends closes the backends that hold a client of their own (the

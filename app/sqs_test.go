@@ -245,3 +245,80 @@ func TestSQSOldestAgeServed(t *testing.T) {
 		return !strings.Contains(m, series)
 	})
 }
+
+// TestSQSDepthAfterReplay: on an account read every 4 minutes, a replay
+// of a DLQ of 3 messages shows in /metrics soon after the job ended — the
+// DLQ at 0, its source at 3 — rather than at the next read, from a re-read
+// of the two queues the job touched (two GetQueueAttributes, no listing),
+// and the queue page says the counts were re-read after that job.
+func TestSQSDepthAfterReplay(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("reread")
+	const n = 3
+	source, dlq := sqsPair(t, s, p, n)
+	cfg := testConfig(t)
+	acct := sqsAccount(t, s, "local", p)
+	acct.PollInterval = 4 * time.Minute
+	cfg.SQS = []config.SQS{acct}
+	r := start(t, cfg)
+	id := "sqs:local::" + dlq
+	eventually(t, "the SQS DLQ listed", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 3 })
+	_, before := r.get(t, "/metrics")
+	lists := sqsRequests(before, "ListQueues")
+
+	resp, err := http.Post(r.base+"/api/v1/dlqs/"+url.PathEscape(id)+"/replay", "application/json", strings.NewReader(`{"selection":{"all":true}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var accepted struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	err = json.NewDecoder(resp.Body).Decode(&accepted)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusAccepted {
+		t.Fatalf("POST replay: %d %v, want 202 and a job", resp.StatusCode, err)
+	}
+	eventually(t, "the replay succeeded", func() bool {
+		_, body := r.get(t, "/api/v1/replays/"+accepted.Job.ID)
+		return strings.Contains(body, `"state":"succeeded"`)
+	})
+	// eventually's deadline (30 s) is far below the account's 4 minutes:
+	// only a re-read after the job can show these.
+	want := []string{
+		`queuewatch_dlq_messages{broker="sqs",cluster="local",dlq="` + dlq + `",source="` + source + `",vhost=""} 0`,
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + source + `",state="visible"} 3`,
+		`queuewatch_sqs_queue_messages{cluster="local",queue="` + dlq + `",state="visible"} 0`,
+	}
+	var metrics string
+	eventually(t, "the DLQ at 0 and its source at 3 in /metrics", func() bool {
+		_, metrics = r.get(t, "/metrics")
+		for _, w := range want {
+			if !strings.Contains(metrics, w) {
+				return false
+			}
+		}
+		return true
+	})
+	if got := sqsRequests(metrics, "ListQueues"); got != lists {
+		t.Errorf("ListQueues went from %d to %d: the account was read again, not the two queues", lists, got)
+	}
+	_, page := r.get(t, "/sqs/local/queues/"+url.PathEscape(source))
+	if !strings.Contains(page, "re-read after job "+accepted.Job.ID) {
+		t.Errorf("the source's page does not say its depth was re-read after %s", accepted.Job.ID)
+	}
+}
+
+// sqsRequests is the value of queuewatch_sqs_api_requests_total for
+// action in a /metrics exposition (0 when absent).
+func sqsRequests(metrics, action string) int {
+	prefix := `queuewatch_sqs_api_requests_total{action="` + action + `",cluster="local"} `
+	for line := range strings.SplitSeq(metrics, "\n") {
+		if v, ok := strings.CutPrefix(line, prefix); ok {
+			n, _ := strconv.Atoi(v)
+			return n
+		}
+	}
+	return 0
+}

@@ -190,6 +190,40 @@ func (c *Collector) finish(ctx context.Context, s *sourceState) bool {
 	return true
 }
 
+// Rereader is a source that reads its cluster less often than it is
+// polled (an SQS account: AWS bills every request) and can read a few of
+// its queues again at once, after a DLQ job changed them. Reread reads
+// the named queues (names it does not watch are left out) and reports
+// whether its next Poll serves anything new.
+type Rereader interface {
+	Reread(ctx context.Context, names []string, job string) (bool, error)
+}
+
+// Reread has the source of broker and cluster read the named queues again
+// after job ended, when it is a Rereader, and publishes what it read at
+// once, as a poll of its own, rather than at its next read: a drained DLQ
+// then shows 0 on the pages and in /metrics right after the job. Another
+// source does nothing: it reads everything at every poll anyway.
+func (c *Collector) Reread(ctx context.Context, broker queue.Broker, cluster string, names []string, job string) error {
+	for _, s := range c.sources {
+		if s.src.Broker() != broker || s.src.Cluster() != cluster {
+			continue
+		}
+		r, ok := s.src.(Rereader)
+		if !ok {
+			return nil
+		}
+		rctx, cancel := context.WithTimeout(ctx, c.opts.Timeout)
+		read, err := r.Reread(rctx, names, job)
+		cancel()
+		if read {
+			c.poll(ctx, s)
+		}
+		return err
+	}
+	return nil
+}
+
 // backoff doubles the interval for each consecutive failure after the first.
 func backoff(interval time.Duration, failures int) time.Duration {
 	d := interval

@@ -614,3 +614,58 @@ func TestMayRouteKeepsWhatItRefuses(t *testing.T) {
 		t.Fatalf("allowed: %+v, %v", r.Job.Progress, err)
 	}
 }
+
+// TestFinishedNamesTheTouchedQueues: Options.Finished hears of a job that
+// moved messages, with its DLQ and where they went, and of a delete with
+// its DLQ alone; a dry run changed nothing and is not told.
+func TestFinishedNamesTheTouchedQueues(t *testing.T) {
+	st, err := audit.Open(context.Background(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	touched := make(chan dlqreplay.Touched, 10)
+	b := &fakeBackend{s: newFake(3)}
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{b}, Finished: func(_ context.Context, t dlqreplay.Touched) {
+		touched <- t
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := func() dlqreplay.Touched {
+		t.Helper()
+		select {
+		case tt := <-touched:
+			return tt
+		case <-time.After(10 * time.Second):
+			t.Fatal("Finished was not called")
+		}
+		return dlqreplay.Touched{}
+	}
+	ctx := context.Background()
+	all := dlqreplay.Selection{All: true}
+	if _, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: all, DryRun: true}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got.Job.ID != r.Job.ID || got.Broker != queue.NATS || got.Cluster != "fake" || !slices.Equal(got.Names, []string{"dlq", "orders"}) {
+		t.Errorf("after the replay: %+v, want job %s on nats:fake touching dlq and orders", got, r.Job.ID)
+	}
+	b.s = newFake(2)
+	r, err = svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: all})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := next(); got.Job.ID != r.Job.ID || !slices.Equal(got.Names, []string{"dlq"}) {
+		t.Errorf("after the delete: %+v, want job %s touching dlq alone", got, r.Job.ID)
+	}
+	svc.Close()
+	select {
+	case tt := <-touched:
+		t.Errorf("Finished called once more, for %+v", tt.Job)
+	default:
+	}
+}

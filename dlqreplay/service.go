@@ -38,8 +38,30 @@ type Options struct {
 	// NativePoll is how often a native job reads its move's progress
 	// from the broker (default 2s; each read is a billed request at SQS).
 	NativePoll time.Duration
-	Logger     *slog.Logger
+	// Finished, when set, is told of every job that may have changed
+	// queues (not a dry run, nor a job that moved nothing), once its end
+	// is recorded, with the queues it touched: a source that reads its
+	// counts rarely (SQS) reads those again at once. It runs on the job's
+	// goroutine after Wait returned; Close waits for it.
+	Finished func(ctx context.Context, t Touched)
+	Logger   *slog.Logger
 }
+
+// Touched is what a finished job changed: the DLQ it took messages from
+// and the queues or topics it sent them to, all of one broker cluster.
+type Touched struct {
+	Job     Job
+	Broker  queue.Broker
+	Cluster string
+	// Names are the DLQ's name and every destination a message went to, in
+	// the backend's words (Outcome.Target: a queue or topic name, or for
+	// RabbitMQ "exchange/routing-key"), each once; a restore's is its
+	// target. A source leaves out a name that is none of its queues.
+	Names []string
+}
+
+// finishedTimeout bounds Options.Finished: a few requests to the broker.
+const finishedTimeout = 30 * time.Second
 
 // Service runs DLQ browsing and jobs over the configured backends. It is
 // safe for concurrent use; one job per DLQ runs at a time.
@@ -332,6 +354,7 @@ func (s *Service) launch(ctx context.Context, j *job, release func(), run func(c
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		defer s.finished(j) // after done: waiting for a job never waits for it
 		defer close(j.done)
 		defer j.cancel()
 		ok := s.execute(jctx, j, run)
@@ -343,6 +366,45 @@ func (s *Service) launch(ctx context.Context, j *job, release func(), run func(c
 			s.mu.Unlock()
 		}
 	}()
+}
+
+// finished tells Options.Finished what the ended job j touched, unless it
+// changed nothing.
+func (s *Service) finished(j *job) {
+	if s.opts.Finished == nil {
+		return
+	}
+	j.mu.Lock()
+	info := j.info
+	names := touchedNames(info, j.outcomes)
+	j.mu.Unlock()
+	if info.DryRun || (info.Progress.Moved == 0 && info.Mode != ModeNative) {
+		return
+	}
+	ref, err := ParseID(info.DLQ)
+	if err != nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), finishedTimeout)
+	defer cancel()
+	s.opts.Finished(ctx, Touched{Job: info, Broker: ref.Broker, Cluster: ref.Cluster, Names: names})
+}
+
+// touchedNames are the queues a job touched: its DLQ (a restore's
+// target), a native move's destination and where its moved messages went,
+// each once, in that order.
+func touchedNames(info Job, outcomes []Outcome) []string {
+	ref, _ := ParseID(info.DLQ)
+	names := []string{ref.Name}
+	if info.Mode == ModeNative && info.Target.Name != "" {
+		names = append(names, info.Target.Name)
+	}
+	for _, o := range outcomes {
+		if o.Result == ResultMoved && o.Target != "" && !slices.Contains(names, o.Target) {
+			names = append(names, o.Target)
+		}
+	}
+	return names
 }
 
 func (s *Service) rate(r float64) float64 {

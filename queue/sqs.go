@@ -45,9 +45,13 @@ type SQSQueue struct {
 	OldestAgeBasis SQSAgeBasis
 
 	// Status and StatusReason are SQSStatus over the previous read and
-	// this one, filled by the collector.
+	// this one, filled by the collector (SQSRereadStatus after a re-read).
 	Status       Status
 	StatusReason string
+
+	// Read says when the counts were read: at the account's last read, or
+	// by a re-read after a job.
+	Read DepthRead
 }
 
 // SQSAgeBasis says where an SQS queue's oldest age comes from: SQS's
@@ -101,6 +105,26 @@ func SQSStatus(prev, cur *SQSQueue) (Status, string) {
 	return StatusOK, ExactCount(cur.Visible) + " visible, " + ExactCount(cur.InFlight) + " in flight"
 }
 
+// SQSRereadStatus judges a queue re-read after a job (see DepthRead)
+// from the status the account's last read gave it, read, and the counts
+// read now, cur. A job's own sends are no sign of a missing consumer, so
+// a backlog that grew since the read is not judged stop for that; the
+// next account read compares its counts with the read before the job
+// again. What the read found stays true while the counts still show it:
+//
+//   - stall: cur's in-flight count is at SQSInFlightLimit;
+//   - stop: the read found no consumer, and cur still has visible messages
+//     and none in flight (read stop, 10 visible and 0 in flight now:
+//     still stop);
+//
+// and ok otherwise, with the counts as the reason.
+func SQSRereadStatus(read Status, cur *SQSQueue) (Status, string) {
+	if cur.InFlight < SQSInFlightLimit && read == StatusStop && cur.Visible > 0 && cur.InFlight == 0 {
+		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible and none in flight, as at the last account read"
+	}
+	return SQSStatus(nil, cur)
+}
+
 // EffectiveStatus is the status q shows everywhere (see EffectiveStatus).
 // A queue whose attributes were read keeps its status when only its
 // redrive policy is unknown.
@@ -148,6 +172,9 @@ func SQSQueuePage(cluster, name string) string {
 // SQSAccount is what a poll of an SQS account learned besides its queues:
 // what it costs to read.
 type SQSAccount struct {
+	// ReadAt is when the account was last read (listed and every watched
+	// queue's attributes read); a re-read after a job does not move it.
+	ReadAt time.Time
 	// ReadEvery is how often the account is read (config
 	// sqs[].poll_interval, at least the top-level poll_interval); polls in
 	// between serve the last read.

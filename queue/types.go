@@ -271,6 +271,10 @@ type DLQ struct {
 	HasOldestAge   bool
 	OldestAgeBasis AgeBasis
 	Err            string
+	// Read says when Messages was read, for a source that reads its
+	// counts less often than it is polled (an SQS account); the zero
+	// value for one read at every poll.
+	Read DepthRead
 }
 
 // AgeBasis says how a DLQ's oldest age was obtained. Reading the head

@@ -41,6 +41,15 @@ type sqsStack struct {
 
 func newSQSStack(t *testing.T) *sqsStack {
 	t.Helper()
+	return newSQSStackEvery(t, 0, nil)
+}
+
+// newSQSStackEvery is newSQSStack reading the account every interval (0:
+// at every poll), with setup run once the queues exist, before the first
+// read. As in app, a finished job has the collector re-read the queues it
+// touched.
+func newSQSStackEvery(t *testing.T, interval time.Duration, setup func(*sqsStack)) *sqsStack {
+	t.Helper()
 	// The SDK's default chain reads these; ElasticMQ checks none.
 	for k, v := range map[string]string{
 		"AWS_ACCESS_KEY_ID": "x", "AWS_SECRET_ACCESS_KEY": "x",
@@ -58,7 +67,10 @@ func newSQSStack(t *testing.T) *sqsStack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	src, err := colsqs.New(colsqs.Options{Cluster: cluster})
+	if setup != nil {
+		setup(st)
+	}
+	src, err := colsqs.New(colsqs.Options{Cluster: cluster, Interval: interval, Tick: time.Second})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,6 +88,11 @@ func newSQSStack(t *testing.T) *sqsStack {
 	}
 	st.svc, err = dlqreplay.New(dlqreplay.Options{
 		Store: store, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond, NativePoll: 100 * time.Millisecond,
+		Finished: func(ctx context.Context, tt dlqreplay.Touched) {
+			if err := st.col.Reread(ctx, tt.Broker, tt.Cluster, tt.Names, tt.Job.ID); err != nil {
+				t.Errorf("re-read after %s: %v", tt.Job.ID, err)
+			}
+		},
 	})
 	if err != nil {
 		t.Fatal(err)

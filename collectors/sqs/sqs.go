@@ -47,10 +47,13 @@ type Source struct {
 	now  func() time.Time
 
 	mu sync.Mutex
-	// last is the last snapshot read and lastRead when; a poll within
-	// Interval returns it.
-	last     *queue.Snapshot
-	lastRead time.Time
+	// last is the snapshot a poll returns until the next read is due:
+	// the last read's, or a copy with the queues a job touched read again
+	// (Reread). accountRead is the last read's own, whose counts the next read
+	// judges growth against, and lastRead when it was taken.
+	last        *queue.Snapshot
+	accountRead *queue.Snapshot
+	lastRead    time.Time
 	// known are the DLQs found so far and their sources, kept listed
 	// after their queue or policy is gone.
 	known map[string][]string
@@ -98,8 +101,70 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.last, s.lastRead = snap, now
+	s.last, s.accountRead, s.lastRead = snap, snap, now
 	return snap, nil
+}
+
+// Reread reads the attributes of the named queues again, one
+// GetQueueAttributes each, between two reads of the account: a DLQ job
+// (job) just changed their counts, and at the account's interval the
+// pages and /metrics would show the old ones for minutes. The next Poll
+// returns a copy of the last snapshot with those queues, the DLQs among
+// them, and the snapshot's time, updated; the account's read time
+// (queue.SQSAccount.ReadAt) and when the next read is due stay as they
+// were. Names that are not among the last read's queues are left out (not
+// watched, or the backend's name of a destination that is no queue); a
+// queue that cannot be read keeps its counts and is in the returned
+// error. It reports whether anything was read.
+func (s *Source) Reread(ctx context.Context, names []string, job string) (bool, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.last == nil {
+		return false, nil // the first read is still to come
+	}
+	now := s.now()
+	next := *s.last
+	next.SQSQueues = slices.Clone(s.last.SQSQueues)
+	account := *s.last.SQS
+	next.SQS = &account
+	var errs []error
+	read := map[string]bool{}
+	for _, name := range names {
+		i := slices.IndexFunc(next.SQSQueues, func(q queue.SQSQueue) bool { return q.Name == name })
+		if i < 0 || read[name] {
+			continue
+		}
+		old := next.SQSQueues[i]
+		q := s.readQueue(ctx, old.URL)
+		if q.ARN == "" {
+			errs = append(errs, fmt.Errorf("re-read %s after job %s: %s", name, job, q.Err))
+			continue
+		}
+		read[name] = true
+		q.Status, q.StatusReason = queue.SQSRereadStatus(old.Status, &q)
+		if old.OldestAgeBasis == queue.SQSAgeCloudWatch && q.Messages() > 0 {
+			// CloudWatch is asked at the account's reads only.
+			q.OldestAge, q.OldestAgeBasis = old.OldestAge, old.OldestAgeBasis
+		} else {
+			s.estimateAge(&q, now) // an empty queue has no age, and forgets it
+		}
+		q.Read = queue.DepthRead{At: now, Every: account.ReadEvery, AfterJob: job}
+		next.SQSQueues[i] = q
+	}
+	if len(read) == 0 {
+		return false, errors.Join(errs...)
+	}
+	// A queue read whole now is no longer the read's partial failure.
+	next.Partial = slices.DeleteFunc(slices.Clone(s.last.Partial), func(p string) bool {
+		name, _, ok := strings.Cut(strings.TrimPrefix(p, "queue "), ": ")
+		return strings.HasPrefix(p, "queue ") && ok && read[name]
+	})
+	next.Time = now
+	next.DLQs = s.dlqs(next.SQSQueues)
+	next.SQS.Requests = s.requests()
+	s.last = &next
+	s.log.Debug("re-read after a job", "job", job, "queues", len(read))
+	return true, errors.Join(errs...)
 }
 
 // read lists and reads the watched queues and derives the DLQs.
@@ -116,11 +181,12 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 	}
 	snap := &queue.Snapshot{
 		Broker: queue.SQS, Cluster: s.name, Time: now,
-		SQS: &queue.SQSAccount{ReadEvery: max(s.opts.Interval, s.opts.Tick), Listed: len(urls)},
+		SQS: &queue.SQSAccount{ReadAt: now, ReadEvery: max(s.opts.Interval, s.opts.Tick), Listed: len(urls)},
 	}
 	snap.SQSQueues = s.readQueues(ctx, watched)
 	for i := range snap.SQSQueues {
 		q := &snap.SQSQueues[i]
+		q.Read = queue.DepthRead{At: now, Every: snap.SQS.ReadEvery}
 		if q.Err != "" {
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
@@ -132,12 +198,19 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 		snap.Partial = append(snap.Partial, err.Error())
 	}
 	snap.DLQs = s.dlqs(snap.SQSQueues)
-	counts := s.opts.Cluster.Requests()
-	for _, a := range brokersqs.Actions(counts) {
-		snap.SQS.Requests = append(snap.SQS.Requests, queue.SQSRequests{Action: a, Count: counts[a]})
-	}
+	snap.SQS.Requests = s.requests()
 	snap.Duration = s.now().Sub(now)
 	return snap, nil
+}
+
+// requests are the requests sent to the account so far, per action.
+func (s *Source) requests() []queue.SQSRequests {
+	counts := s.opts.Cluster.Requests()
+	var out []queue.SQSRequests
+	for _, a := range brokersqs.Actions(counts) {
+		out = append(out, queue.SQSRequests{Action: a, Count: counts[a]})
+	}
+	return out
 }
 
 // estimateAge fills q's oldest age from the oldest send time the replay
@@ -185,13 +258,14 @@ func (s *Source) readCloudWatch(ctx context.Context, snap *queue.Snapshot, now t
 	return err
 }
 
-// previous is the queue named name as the last read saw it, if it was
-// read then.
+// previous is the queue named name as the last read of the account saw
+// it, if it was read then: a re-read after a job does not count, so that
+// a job's target nobody consumes from is still found by the next read.
 func (s *Source) previous(name string) *queue.SQSQueue {
-	if s.last == nil {
+	if s.accountRead == nil {
 		return nil
 	}
-	q, ok := s.last.SQSQueue(name)
+	q, ok := s.accountRead.SQSQueue(name)
 	if !ok || q.ARN == "" {
 		return nil
 	}
@@ -268,7 +342,7 @@ func (s *Source) dlqs(queues []queue.SQSQueue) []queue.DLQ {
 		case i >= 0 && queues[i].Err != "" && queues[i].ARN == "":
 			d.Err = queues[i].Err
 		case i >= 0:
-			d.Messages = queues[i].Messages()
+			d.Messages, d.Read = queues[i].Messages(), queues[i].Read
 		case sources[name] != nil:
 			// Named by a policy but not read: left out by prefix, include or
 			// exclude, or deleted while its sources still point at it.

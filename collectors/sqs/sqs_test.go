@@ -317,3 +317,75 @@ func TestSQSStatusElasticMQ(t *testing.T) {
 	send("d")
 	read("a consumer holds one", queue.StatusOK, "3 visible, 1 in flight")
 }
+
+// TestSQSReread: after a job, a re-read of the queues it touched reads
+// only those (one GetQueueAttributes each, no listing) and the next poll
+// serves their new counts, the DLQ's depth with them, marked as re-read
+// after the job, while the account's read time and interval stay. A name
+// that is no watched queue is left out. The next account read judges
+// growth against the read before the job: a replay's target that nobody
+// consumes from is still "no consumer".
+func TestSQSReread(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("reread")
+	source, dlq := p+"-orders", p+"-orders-dlq"
+	createQueue(t, s, dlq, nil)
+	createQueue(t, s, source, redrive(s, dlq, "3"))
+	for range 2 {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(dlq), "--message-body", "dead")
+	}
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p}}
+	cl := account(t, s, cfg)
+	src, err := New(Options{Cluster: cl, Include: cfg.Queues.Match, Interval: 4 * time.Minute, Tick: 15 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t0 := time.Now()
+	now := t0
+	src.now = func() time.Time { return now }
+	if _, err := src.Poll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	// What a replay does: the DLQ's messages go back to the source.
+	s.AWS(t, "sqs", "purge-queue", "--queue-url", s.QueueURL(dlq))
+	for range 2 {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(source), "--message-body", "again")
+	}
+	before := cl.Requests()
+	now = t0.Add(time.Minute)
+	ok, err := src.Reread(t.Context(), []string{dlq, source, dlq, "/" + source, "elsewhere"}, "job-1")
+	if !ok || err != nil {
+		t.Fatalf("Reread = %v, %v", ok, err)
+	}
+	after := cl.Requests()
+	if after["GetQueueAttributes"]-before["GetQueueAttributes"] != 2 || after["ListQueues"] != before["ListQueues"] {
+		t.Errorf("requests went from %v to %v, want two GetQueueAttributes more and nothing else", before, after)
+	}
+	snap, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	reread := queue.DepthRead{At: now, Every: 4 * time.Minute, AfterJob: "job-1"}
+	sq, _ := snap.SQSQueue(source)
+	dq, _ := snap.SQSQueue(dlq)
+	if sq.Visible != 2 || sq.Read != reread || sq.Status != queue.StatusOK || dq.Visible != 0 || dq.Read != reread {
+		t.Errorf("after the re-read: source %d visible, %+v, %s; dlq %d visible, %+v; want 2, 0, re-read after job-1 and ok",
+			sq.Visible, sq.Read, sq.Status, dq.Visible, dq.Read)
+	}
+	if len(snap.DLQs) != 1 || snap.DLQs[0].Messages != 0 || snap.DLQs[0].Read != reread {
+		t.Errorf("DLQs after the re-read: %+v, want %s at 0, re-read after job-1", snap.DLQs, dlq)
+	}
+	if !snap.Time.Equal(now) || !snap.SQS.ReadAt.Equal(t0) {
+		t.Errorf("snapshot time %v and account read %v, want %v and %v", snap.Time, snap.SQS.ReadAt, now, t0)
+	}
+	now = t0.Add(4 * time.Minute)
+	snap, err = src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sq, _ = snap.SQSQueue(source)
+	if sq.Read.AfterJob != "" || !sq.Read.At.Equal(now) || sq.Status != queue.StatusStop {
+		t.Errorf("the next account read: %+v, %s %q; want read now, and stop (0 → 2 since the read before the job, none in flight)",
+			sq.Read, sq.Status, sq.StatusReason)
+	}
+}

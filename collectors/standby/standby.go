@@ -226,6 +226,21 @@ func (s *Source) Finish(ctx context.Context) bool {
 	return owner && ok && f.Finish(ctx)
 }
 
+// Reread re-reads queues after a job (collectors.Rereader) when this
+// replica polls the broker: its next poll stores the result for the
+// standbys. A standby re-reads nothing; the owner's next read shows the
+// job.
+func (s *Source) Reread(ctx context.Context, names []string, job string) (bool, error) {
+	s.mu.Lock()
+	owner := s.owner
+	s.mu.Unlock()
+	r, ok := s.inner.(collectors.Rereader)
+	if !owner || !ok {
+		return false, nil
+	}
+	return r.Reread(ctx, names, job)
+}
+
 // Release stops renewing and gives the lease up, so that a standby takes
 // over at its next poll rather than after the TTL: what a replica does
 // once it stopped polling.

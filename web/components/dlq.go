@@ -148,6 +148,16 @@ func Preview(kind string, body []byte) string {
 	return s
 }
 
+// depthReadTitle is the hover text of a DepthRead's sentence: why the
+// counts may be older than the page.
+func depthReadTitle(r queue.DepthRead) string {
+	s := "read at " + Stamp(r.At) + "; "
+	if r.AfterJob != "" {
+		return s + "read again when job " + r.AfterJob + " ended, between two reads of the whole account (every " + queue.HumanDuration(r.Every) + ")"
+	}
+	return s + "the whole account is read every " + queue.HumanDuration(r.Every) + " to keep its request bill low; the queues a DLQ job touches are read again when it ends"
+}
+
 // Stamp is a time's exact value for a hover title.
 func Stamp(t time.Time) string {
 	if t.IsZero() {
