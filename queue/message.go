@@ -166,7 +166,10 @@ type Death struct {
 	Exchange    string
 	RoutingKeys []string
 	Count       int64
-	Time        time.Time
+	// Own is how many of Count were queuewatch's own (an SQS receive
+	// count rises at every browse; this process counts its receives).
+	Own  int64
+	Time time.Time
 }
 
 // DeathInfo is everything the broker and the failing framework recorded

@@ -203,6 +203,7 @@ type deathJSON struct {
 	Exchange    string    `json:"exchange"`
 	RoutingKeys []string  `json:"routing_keys"`
 	Count       int64     `json:"count"`
+	Own         int64     `json:"own_receives,omitempty"` // of count, queuewatch's own (SQS browses)
 	Time        time.Time `json:"time,omitzero"`
 }
 
@@ -264,7 +265,7 @@ func toMessageJSON(dlq, after string, m *queue.Message) messageJSON {
 		OriginalRoutingKey: d.OriginalRoutingKey, OriginalTopic: d.OriginalTopic,
 	}
 	for _, x := range d.Deaths {
-		out.Failure.Deaths = append(out.Failure.Deaths, deathJSON{x.Queue, x.Reason, x.Exchange, x.RoutingKeys, x.Count, x.Time})
+		out.Failure.Deaths = append(out.Failure.Deaths, deathJSON{x.Queue, x.Reason, x.Exchange, x.RoutingKeys, x.Count, x.Own, x.Time})
 	}
 	frameworkFailure(&out.Failure, d)
 	return out

@@ -156,7 +156,7 @@ func (s *session) fetch(ctx context.Context) ([]*entry, error) {
 	defer s.mu.Unlock()
 	for i, m := range ms {
 		e := &entry{m: m}
-		e.d = &dlqreplay.Delivery{Message: s.q.message(m, s.read), Handle: e}
+		e.d = &dlqreplay.Delivery{Message: s.q.message(m, s.read, s.b.own.of(aws.ToString(m.MessageId))), Handle: e}
 		s.read++
 		out[i] = e
 		s.held = append(s.held, e)

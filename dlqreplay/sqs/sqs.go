@@ -42,6 +42,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -80,6 +81,37 @@ type Options struct {
 type Backend struct {
 	opts Options
 	c    *sdk.Client
+	own  ownReceives
+}
+
+// ownReceives counts, per message ID, the receives of this process: SQS
+// raises a message's ApproximateReceiveCount at every receive, browses
+// too, so the count a DLQ message shows is its consumers' receives plus
+// queuewatch's. Another replica's or an earlier process's are not known.
+type ownReceives struct {
+	mu sync.Mutex
+	n  map[string]int64
+}
+
+// maxOwnReceives bounds the counted messages; past it the count starts
+// over (the pages then say fewer receives were queuewatch's).
+const maxOwnReceives = 100_000
+
+func (o *ownReceives) add(ms []types.Message) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.n == nil || len(o.n) >= maxOwnReceives {
+		o.n = map[string]int64{}
+	}
+	for _, m := range ms {
+		o.n[aws.ToString(m.MessageId)]++
+	}
+}
+
+func (o *ownReceives) of(id string) int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return o.n[id]
 }
 
 // New builds a Backend over the account's SDK client.
@@ -199,6 +231,7 @@ func (b *Backend) receive(ctx context.Context, url string, n int, vis time.Durat
 		}
 		if len(out.Messages) > 0 {
 			b.sawSent(url, out.Messages)
+			b.own.add(out.Messages)
 			return out.Messages, nil
 		}
 	}
@@ -311,7 +344,7 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 	}
 	var page dlqreplay.Page
 	for i, m := range got {
-		page.Messages = append(page.Messages, d.message(m, int64(shown+i)))
+		page.Messages = append(page.Messages, d.message(m, int64(shown+i), b.own.of(aws.ToString(m.MessageId))))
 	}
 	if shown+len(got) < depth && len(got) > 0 {
 		page.Next = strconv.Itoa(shown + len(got))
@@ -321,8 +354,9 @@ func (b *Backend) Browse(ctx context.Context, ref dlqreplay.Ref, opts dlqreplay.
 
 // message converts a received message: its system attributes are its
 // properties, its message attributes its headers (Kind is the data type),
-// and its death names the source queue.
-func (d *dlq) message(m types.Message, pos int64) queue.Message {
+// and its death names the source queue and counts its receives, own of
+// them this process's.
+func (d *dlq) message(m types.Message, pos, own int64) queue.Message {
 	qm := queue.Message{
 		ID: aws.ToString(m.MessageId), Position: pos, Body: []byte(aws.ToString(m.Body)),
 		Properties: maps.Clone(m.Attributes),
@@ -346,7 +380,7 @@ func (d *dlq) message(m types.Message, pos int64) queue.Message {
 		source = d.sources[0]
 	}
 	received, _ := strconv.ParseInt(m.Attributes["ApproximateReceiveCount"], 10, 64)
-	qm.Death.Deaths = []queue.Death{{Queue: source, Reason: "max_receive_count", Count: received}}
+	qm.Death.Deaths = []queue.Death{{Queue: source, Reason: "max_receive_count", Count: received, Own: min(own, received)}}
 	return qm
 }
 

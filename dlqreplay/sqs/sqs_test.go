@@ -74,6 +74,19 @@ func TestBrowse(t *testing.T) {
 	if in := w.InDLQ(t); !slices.Equal(in, got) {
 		t.Fatalf("dlq holds %v after browsing, want %v", in, got)
 	}
+	// Each browse raised the receive count; the death says how many of
+	// the receives were this queuewatch's (two browses), apart from the
+	// rest (the redrive's and the test's own look).
+	p, err := svc.Browse(context.Background(), w.DLQ(), dlqreplay.BrowseOptions{Limit: 10})
+	if err != nil || len(p.Messages) != 4 {
+		t.Fatalf("browse again: %d messages, %v", len(p.Messages), err)
+	}
+	for _, m := range p.Messages {
+		d := m.Death.Deaths[0]
+		if d.Own != 2 || d.Count < 3 {
+			t.Errorf("%s: %d receives, %d of them queuewatch's; want 2 of at least 3", m.ID, d.Count, d.Own)
+		}
+	}
 }
 
 // TestChainedDLQRefused: a DLQ with a redrive policy of its own is

@@ -96,6 +96,8 @@ func (d DLQData) NativeTarget() string {
 // shown again; "" when looking spends nothing limited.
 func (d DLQData) LookNote() string {
 	switch {
+	case d.Broker == string(queue.SQS) && len(d.Messages) > 0:
+		return "each look receives these messages (their receive count rises) and puts them at the back of the queue: SQS has no read-only browse and no order, so the next look starts further on"
 	case !d.CachedAt.IsZero():
 		return "as read at " + Stamp(d.CachedAt) + ": reading again would spend a message's last safe delivery"
 	case d.SafeBrowsesLeft == nil:
@@ -292,6 +294,16 @@ func headerNumber(h queue.Header) string {
 		return d
 	}
 	return ""
+}
+
+// receivesText is a death's count: "×5", and for SQS "×5 · 2 of them
+// queuewatch's browses" when this queuewatch received it too.
+func receivesText(x queue.Death) string {
+	s := "×" + strconv.FormatInt(x.Count, 10)
+	if x.Own > 0 {
+		s += " · " + strconv.FormatInt(x.Own, 10) + " of them queuewatch's own"
+	}
+	return s
 }
 
 // JobSelection describes what a job selected.
