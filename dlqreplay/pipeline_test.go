@@ -57,13 +57,14 @@ func (b *fakeBackend) Restore(ctx context.Context, _ dlqreplay.Ref, msgs []dlqre
 }
 
 // fakeSession is a DLQ of ids m1…mN. Remove call number failRemove (from
-// 1) and every later one fail; Settle call number failSettle settles what
-// is pending, the last of it failed, and returns an error.
+// 1) and every later one fail; the failSettle-th Settle that has anything
+// pending settles it, the last of it failed, and returns an error.
 type fakeSession struct {
 	ids        []string
 	logLike    bool // KeepsHandled
 	failRemove int
 	failSettle int
+	failScan   int // the scan fails after reading this many (0: never)
 
 	replays map[string]int64 // a message's replay count header, by id
 	counts  []int64          // the replay count of each Publish
@@ -75,6 +76,7 @@ type fakeSession struct {
 }
 
 var (
+	errScan   = errors.New("connection lost while reading")
 	errRemove = errors.New("remove refused by the broker")
 	errSettle = errors.New("connection lost while settling")
 )
@@ -92,6 +94,9 @@ func (s *fakeSession) KeepsHandled() bool { return s.logLike }
 
 func (s *fakeSession) Scan(_ context.Context, each func(*dlqreplay.Delivery) error) error {
 	for _, id := range s.ids {
+		if s.failScan > 0 && len(s.read) == s.failScan {
+			return errScan
+		}
 		s.read = append(s.read, id)
 		m := queue.Message{ID: id}
 		if n, ok := s.replays[id]; ok {
@@ -129,10 +134,12 @@ func (s *fakeSession) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Settle(context.Context, bool) ([]dlqreplay.Settled, error) {
-	s.settles++
+func (s *fakeSession) Settle(context.Context, dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
 	out := s.pending
 	s.pending = nil
+	if len(out) > 0 {
+		s.settles++
+	}
 	var err error
 	if s.settles == s.failSettle && len(out) > 0 {
 		out[len(out)-1].Err, err = errSettle, errSettle
@@ -278,13 +285,17 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 			jobErr: errArchive,
 		},
 		{
+			// The five are recorded in flight and published in one batch,
+			// settled by the first Settle.
 			name: "replay: settle returns outcomes and an error",
-			fake: func() *fakeSession { s := newFake(5); s.failSettle = 3; return s },
+			fake: func() *fakeSession { s := newFake(5); s.failSettle = 1; return s },
 			req:  dlqreplay.Request{Selection: dlqreplay.Selection{All: true}},
 			outcomes: map[string]want{
 				"m1": {dlqreplay.ResultMoved, ""},
 				"m2": {dlqreplay.ResultMoved, ""},
-				"m3": {dlqreplay.ResultFailed, errSettle.Error()},
+				"m3": {dlqreplay.ResultMoved, ""},
+				"m4": {dlqreplay.ResultMoved, ""},
+				"m5": {dlqreplay.ResultFailed, errSettle.Error()},
 			},
 			jobErr: errSettle,
 		},
@@ -438,7 +449,7 @@ func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(10)
-			s.failSettle = 2
+			s.failScan = 2
 			svc, _ := newFakeService(t, &fakeBackend{s: s})
 			r, err := svc.Run(context.Background(), dlqreplay.Request{
 				DLQ: fakeDLQ, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "other"}, Selection: tc.selection,
@@ -447,7 +458,7 @@ func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := r.Job.Progress
-			if r.Job.State != dlqreplay.StateFailed || p.Moved != 1 || p.Failed != 1 || p.ToMove != tc.toMove || p.Remaining != tc.toMove-2 {
+			if r.Job.State != dlqreplay.StateFailed || p.Moved != 2 || p.ToMove != tc.toMove || p.Remaining != tc.toMove-2 {
 				t.Fatalf("stopped after two messages: %s %+v, want to_move %d", r.Job.State, p, tc.toMove)
 			}
 		})

@@ -145,6 +145,16 @@ CREATE TABLE consumer_pauses (
 	paused BOOLEAN NOT NULL, paused_until BIGINT NOT NULL, at BIGINT NOT NULL,
 	PRIMARY KEY (broker, cluster, grp));
 `},
+	// The DLQ ids a job recorded before publishing their copies (see
+	// inflight.go): a job interrupted before it settled them leaves the
+	// next job on the DLQ to mark them possible duplicates. Plain SQL:
+	// SQLite and PostgreSQL both run it.
+	{version: 13, what: "messages in flight", sql: `
+CREATE TABLE inflight (
+	job_id TEXT NOT NULL, dlq TEXT NOT NULL, message_id TEXT NOT NULL,
+	PRIMARY KEY (job_id, message_id));
+CREATE INDEX inflight_dlq ON inflight(dlq);
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -173,6 +173,19 @@ func (w *conformanceWorld) Arrived(t *testing.T, name string) []conformance.Arri
 	return out
 }
 
+// Copies counts the records produced to topic past what Arrived took,
+// committed or not (and the transaction markers among them): the crash
+// case's sign that a job is half done, since Arrived waits for a quiet
+// topic.
+func (w *conformanceWorld) Copies(t *testing.T, topic string) int {
+	ends, err := w.adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, 0)
+	return int(end.Offset - w.read[topic])
+}
+
 // records reads the committed records of a one-partition topic from an
 // offset.
 func (w *conformanceWorld) records(t *testing.T, topic string, from int64) []*kgo.Record {
