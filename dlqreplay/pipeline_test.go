@@ -65,6 +65,7 @@ type fakeSession struct {
 	failRemove int
 	failSettle int
 	failScan   int // the scan fails after reading this many (0: never)
+	batchy     bool // SettleBatch settles nothing, as a batch never fills
 
 	replays map[string]int64 // a message's replay count header, by id
 	counts  []int64          // the replay count of each Publish
@@ -134,7 +135,10 @@ func (s *fakeSession) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Settle(context.Context, dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
+func (s *fakeSession) Settle(_ context.Context, mode dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
+	if s.batchy && mode == dlqreplay.SettleBatch {
+		return nil, nil
+	}
 	out := s.pending
 	s.pending = nil
 	if len(out) > 0 {
@@ -623,5 +627,71 @@ func TestMayRouteKeepsWhatItRefuses(t *testing.T) {
 	})
 	if err != nil || r.Job.Progress.Moved != 3 {
 		t.Fatalf("allowed: %+v, %v", r.Job.Progress, err)
+	}
+}
+
+// TestJobAfterACrashNamesItsDuplicates: a job that died with messages in
+// flight (recorded, never settled) leaves the next job on the DLQ to mark
+// them possible duplicates; a job after that, which finds them moved, does
+// not.
+func TestJobAfterACrashNamesItsDuplicates(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(5)}
+	svc, store := newFakeService(t, b)
+	dead := dlqreplay.Job{ID: "job-dead", DLQ: fakeDLQ, Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now().Add(-time.Minute)}
+	if err := store.CreateJob(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordInFlight(ctx, dead.ID, fakeDLQ, []string{"m2", "m4"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.Progress.Moved != 5 || r.Job.Progress.Duplicates != 2 {
+		t.Fatalf("progress %+v, want 5 moved, 2 duplicates", r.Job.Progress)
+	}
+	for _, o := range r.Outcomes {
+		flagged := o.MessageID == "m2" || o.MessageID == "m4"
+		if o.PossibleDuplicate != flagged || flagged && !strings.Contains(o.Reason, "job-dead was interrupted") {
+			t.Errorf("%s: possible duplicate %v %q, want %v", o.MessageID, o.PossibleDuplicate, o.Reason, flagged)
+		}
+	}
+	// The same ids again (dead-lettered anew): the job before moved them.
+	b.s = newFake(5)
+	r, err = svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || r.Job.Progress.Moved != 5 || r.Job.Progress.Duplicates != 0 {
+		t.Fatalf("second job: %v %+v, want 5 moved, no duplicates", err, r.Job.Progress)
+	}
+}
+
+// TestSlowJobSettlesWhileItWaits: a job whose rate keeps it waiting
+// settles what is due meanwhile, so its progress moves before a batch of
+// the session's would fill (issue 37: at rate 1 a RabbitMQ replay showed
+// 0 moved for 100 s, and a crash left all of that in two places).
+func TestSlowJobSettlesWhileItWaits(t *testing.T) {
+	s := newFake(3)
+	s.batchy = true
+	svc, _ := newFakeService(t, &fakeBackend{s: s})
+	j, err := svc.Start(context.Background(), dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}, Rate: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := svc.Job(context.Background(), j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Progress.Moved > 0 {
+			break
+		}
+		if got.State != dlqreplay.StateRunning {
+			t.Fatalf("the job moved nothing until it ended: %+v", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r, err := svc.Wait(context.Background(), j.ID); err != nil || r.Job.Progress.Moved != 3 {
+		t.Fatalf("job: %v %+v", err, r.Job)
 	}
 }
