@@ -64,7 +64,7 @@ type fakeSession struct {
 	logLike    bool // KeepsHandled
 	failRemove int
 	failSettle int
-	failScan   int // the scan fails after reading this many (0: never)
+	failScan   int  // the scan fails after reading this many (0: never)
 	batchy     bool // SettleBatch settles nothing, as a batch never fills
 
 	replays map[string]int64 // a message's replay count header, by id
