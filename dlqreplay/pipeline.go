@@ -196,6 +196,13 @@ func (p *pipeline) execute(ctx context.Context) error {
 		err = nil
 	} else if err != nil {
 		p.r.Stopped(p.s.Depth() - p.read)
+		// Nothing more is published once the job stopped (a failed
+		// commit, a cancel): the copies still queued stay in the DLQ
+		// without an outcome, like the messages the scan never read.
+		for _, sd := range p.sends {
+			err = errors.Join(err, p.s.Keep(sd.d))
+		}
+		p.sends = nil
 	}
 	if u, ok := p.s.(unreader); ok && p.r.DryRun {
 		p.r.Note(u.Unread())

@@ -318,6 +318,7 @@ func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.
 	uncertain := !refused(err)
 	e.unsure = e.unsure || uncertain
 	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
+	e.keepBatch(batch)
 	err = fmt.Errorf("commit transaction: %w", err)
 	out := failed(batch, err)
 	for i := range out {
@@ -344,7 +345,16 @@ func failed(batch []*pending, err error) []dlqreplay.Settled {
 
 func (e *session) abortBatch(ctx context.Context, batch []*pending, err error) []dlqreplay.Settled {
 	e.abortTxn(ctx)
+	e.keepBatch(batch)
 	return failed(batch, err)
+}
+
+// keepBatch stops the cursors at a failed batch's records: they stay in
+// the DLQ, and no later commit may move the cursor past them.
+func (e *session) keepBatch(batch []*pending) {
+	for _, p := range batch {
+		e.blocked[p.part] = true
+	}
 }
 
 func (e *session) abortTxn(ctx context.Context) {
