@@ -36,7 +36,14 @@
 // while the original may still be in the DLQ. A job still running when the
 // process dies is reported as interrupted when the audit store is next
 // opened, with the counts and outcomes flushed until then (every
-// FlushInterval).
+// FlushInterval). What it had published but not settled may be in two
+// places then, and its receipt can no longer say so: the pipeline records
+// the DLQ ids of copies in the store before it publishes them (one write
+// per batch) and settles what the broker confirmed at least twice per
+// FlushInterval, and the next job on the DLQ over that store marks every
+// message the dead job recorded and did not settle a possible duplicate
+// (Store.InFlight). A crash thus gives at most duplicates, each named by
+// that receipt; a message marked may also have been sent once only.
 //
 // Errors callers branch on are sentinels: ErrJobRunning (as a
 // *ConflictError naming the running job), ErrUnknownDLQ, ErrInvalidRequest,

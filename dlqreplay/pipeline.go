@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strconv"
+	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -67,16 +68,34 @@ type Session interface {
 	// Like Publish, it is final only once Settle reports it.
 	Remove(ctx context.Context, d *Delivery) error
 	// Settle reports the published and removed messages whose fate is now
-	// known: the copy confirmed and the DLQ copy removed, or not. With all
-	// set it waits for every one in flight; otherwise it settles what the
-	// broker already confirmed, or what the session's batching wants
-	// settled now. A non-nil error stops the job after the returned
-	// outcomes are recorded.
-	Settle(ctx context.Context, all bool) ([]Settled, error)
+	// known: the copy confirmed and the DLQ copy removed, or not. mode
+	// says how much it settles (see SettleMode). A non-nil error stops the
+	// job after the returned outcomes are recorded.
+	Settle(ctx context.Context, mode SettleMode) ([]Settled, error)
 	// Close gives back every kept message (in order) and releases the
 	// DLQ. It is called once, after the last Settle.
 	Close(ctx context.Context) error
 }
+
+// SettleMode says how much a Session's Settle settles.
+type SettleMode int
+
+// Settle modes.
+const (
+	// SettleBatch settles what the session's batching wants settled now
+	// (a full batch, a full confirm window), of what the broker already
+	// confirmed; the pipeline asks after every message.
+	SettleBatch SettleMode = iota
+	// SettleDue settles everything the broker already confirmed, whatever
+	// the batching: the pipeline asks at least twice per progress flush
+	// (Options.FlushInterval), also while the rate keeps it waiting, so
+	// the progress is never more than that behind the broker and what a
+	// crash can leave in two places is bounded by time, not only by the
+	// batch size.
+	SettleDue
+	// SettleAll waits for every message in flight (the job's end).
+	SettleAll
+)
 
 // unreader is a Session that may leave messages unread in a dry run
 // because reading them would change them (on a RabbitMQ quorum queue a
@@ -135,6 +154,17 @@ var errSatisfied = errors.New("selection satisfied")
 // archiveBatch is how many deletes are archived in one audit-store write.
 const archiveBatch = 500
 
+// sendBatch is how many copies are recorded in flight in one audit-store
+// write before they are published (see flushSends).
+const sendBatch = 500
+
+// send is a selected message waiting to be recorded in flight, then
+// published to route.
+type send struct {
+	d     *Delivery
+	route Route
+}
+
 // pipeline runs one job over a session.
 type pipeline struct {
 	r      *jobRun
@@ -146,6 +176,16 @@ type pipeline struct {
 	// deletes are selected messages waiting to be archived (in one batch)
 	// before the session is told to remove them.
 	deletes []*Delivery
+	// sends are selected messages waiting to be recorded in flight (in one
+	// batch) before they are published; sendsAt is when the first came.
+	sends   []send
+	sendsAt time.Time
+	// settledAt is when the session last settled everything due.
+	settledAt time.Time
+	// prior are the messages of this DLQ that an interrupted job may have
+	// copied already (DLQ message id → that job's id): whatever this job
+	// does with them, but delete them, they may be in two places.
+	prior map[string]string
 }
 
 // execute runs the job to its end and closes the session. It returns the
@@ -156,6 +196,13 @@ func (p *pipeline) execute(ctx context.Context) error {
 		err = nil
 	} else if err != nil {
 		p.r.Stopped(p.s.Depth() - p.read)
+		// Nothing more is published once the job stopped (a failed
+		// commit, a cancel): the copies still queued stay in the DLQ
+		// without an outcome, like the messages the scan never read.
+		for _, sd := range p.sends {
+			err = errors.Join(err, p.s.Keep(sd.d))
+		}
+		p.sends = nil
 	}
 	if u, ok := p.s.(unreader); ok && p.r.DryRun {
 		p.r.Note(u.Unread())
@@ -166,7 +213,10 @@ func (p *pipeline) execute(ctx context.Context) error {
 	if derr := p.flushDeletes(settleCtx); err == nil {
 		err = derr
 	}
-	if serr := p.settle(settleCtx, true); err == nil {
+	if serr := p.flushSends(settleCtx); err == nil {
+		err = serr
+	}
+	if serr := p.settle(settleCtx, SettleAll); err == nil {
 		err = serr
 	}
 	if cerr := p.s.Close(settleCtx); err == nil {
@@ -176,6 +226,11 @@ func (p *pipeline) execute(ctx context.Context) error {
 }
 
 func (p *pipeline) scan(ctx context.Context) error {
+	p.settledAt = time.Now()
+	var err error
+	if p.prior, err = p.r.Prior(ctx); err != nil {
+		return err
+	}
 	if p.s.KeepsHandled() {
 		var err error
 		if p.done, err = p.r.Done(ctx, nil); err != nil {
@@ -242,26 +297,128 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 	if r.DryRun {
 		return p.report(ctx, d, ResultWouldMove, "")
 	}
-	if err := r.Wait(ctx); err != nil {
+	if err := p.wait(ctx); err != nil {
 		// Cancelled before its turn: kept without an outcome, like the
 		// messages the scan never read (the job's Remaining counts it).
 		return errors.Join(err, p.keep(ctx, d))
 	}
-	p.seq++
 	d.out.Result = ResultMoved
-	rp := Replay{ID: r.ID + "." + strconv.Itoa(p.seq), Count: m.ReplayCount() + 1}
-	if err := p.s.Publish(ctx, d, route, rp); err != nil {
-		return errors.Join(err, p.fail(err.Error(), d))
+	p.sends = append(p.sends, send{d: d, route: route})
+	if len(p.sends) == 1 {
+		p.sendsAt = time.Now()
 	}
-	return p.settle(ctx, false)
+	if len(p.sends) >= sendBatch || time.Since(p.sendsAt) >= r.settleEvery {
+		return p.flushSends(ctx)
+	}
+	return p.settle(ctx, p.mode())
+}
+
+// wait waits for the rate's next turn. Meanwhile it does what falls due:
+// the queued copies are recorded and published, and what the broker
+// confirmed is settled, so a slow rate holds neither up.
+func (p *pipeline) wait(ctx context.Context) error {
+	res := p.r.Reserve()
+	if res == nil {
+		return ctx.Err()
+	}
+	turn := time.Now().Add(res.Delay())
+	for {
+		left := time.Until(turn)
+		if left <= 0 {
+			return nil
+		}
+		if len(p.sends) > 0 && time.Since(p.sendsAt)+left >= p.r.settleEvery {
+			if err := p.flushSends(ctx); err != nil {
+				res.Cancel()
+				return err
+			}
+		} else if p.mode() == SettleDue {
+			if err := p.settle(ctx, SettleDue); err != nil {
+				res.Cancel()
+				return err
+			}
+		}
+		step := min(time.Until(turn), time.Until(p.settledAt.Add(p.r.settleEvery)))
+		t := time.NewTimer(max(step, time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			res.Cancel()
+			return ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// mode is SettleDue once settleEvery passed since everything due was
+// last settled, SettleBatch before.
+func (p *pipeline) mode() SettleMode {
+	if time.Since(p.settledAt) >= p.r.settleEvery {
+		return SettleDue
+	}
+	return SettleBatch
+}
+
+// flushSends records the queued copies in flight, in one audit-store
+// write, and only then publishes them. A crash from then on until they
+// settle leaves their originals in the DLQ, some perhaps with a copy in
+// the target: the record is how the next job on the DLQ knows to mark
+// them possible duplicates (see Store.InFlight). They were taken before
+// any cancel, so they are published whatever ctx says. A failed record
+// leaves them all in the DLQ, failed; a failed publish fails its message
+// and gives the rest back without an outcome, as the scan stops.
+func (p *pipeline) flushSends(ctx context.Context) error {
+	if len(p.sends) == 0 {
+		return nil
+	}
+	ctx = context.WithoutCancel(ctx)
+	batch := p.sends
+	p.sends = nil
+	ids := make([]string, len(batch))
+	ds := make([]*Delivery, len(batch))
+	for i, sd := range batch {
+		ids[i], ds[i] = sd.d.Message.ID, sd.d
+	}
+	if err := p.r.RecordInFlight(ctx, ids); err != nil {
+		return errors.Join(err, p.fail("not sent: "+err.Error(), ds...))
+	}
+	for i, sd := range batch {
+		p.seq++
+		rp := Replay{ID: p.r.ID + "." + strconv.Itoa(p.seq), Count: sd.d.Message.ReplayCount() + 1}
+		if err := p.s.Publish(ctx, sd.d, sd.route, rp); err != nil {
+			err = errors.Join(err, p.fail(err.Error(), sd.d))
+			for _, d := range ds[i+1:] {
+				err = errors.Join(err, p.s.Keep(d))
+			}
+			return err
+		}
+	}
+	return p.settle(ctx, p.mode())
 }
 
 // report records an outcome decided before anything was sent and leaves
 // the message in the DLQ.
 func (p *pipeline) report(ctx context.Context, d *Delivery, res Result, reason string) error {
 	d.out.Result, d.out.Reason = res, reason
-	p.r.Report(d.out)
+	p.record(d, d.out)
 	return p.keep(ctx, d)
+}
+
+// record reports a message's outcome, marked a possible duplicate when an
+// interrupted job may have copied the message already: that copy may be
+// in the target whatever this job does with the original, unless it
+// deletes it.
+func (p *pipeline) record(d *Delivery, o Outcome) {
+	if job, ok := p.prior[d.Message.ID]; ok && o.Result != ResultDeleted && o.Result != ResultWouldDelete {
+		o.PossibleDuplicate = true
+		note := "job " + job + " was interrupted with this message in flight: its copy may be in the target too"
+		if o.Reason == "" {
+			o.Reason = note
+		} else {
+			o.Reason += "; " + note
+		}
+	}
+	p.r.Report(o)
 }
 
 // keep leaves a message in the DLQ; deletes selected before it are
@@ -269,20 +426,20 @@ func (p *pipeline) report(ctx context.Context, d *Delivery, res Result, reason s
 // is kept even when they fail: the session gives back only what it was
 // told to keep.
 func (p *pipeline) keep(ctx context.Context, d *Delivery) error {
-	return errors.Join(p.flushDeletes(ctx), p.s.Keep(d))
+	return errors.Join(p.flushDeletes(ctx), p.flushSends(ctx), p.s.Keep(d))
 }
 
 // remove removes a message an earlier job already sent; one that cannot
 // be removed is still in the DLQ, so it fails and is kept.
 func (p *pipeline) remove(ctx context.Context, d *Delivery) error {
-	err := p.flushDeletes(ctx)
+	err := errors.Join(p.flushDeletes(ctx), p.flushSends(ctx))
 	if err == nil {
 		err = p.s.Remove(ctx, d)
 	}
 	if err != nil {
 		return errors.Join(err, p.fail(d.out.Reason+"; not removed: "+err.Error(), d))
 	}
-	return p.settle(ctx, false)
+	return p.settle(ctx, p.mode())
 }
 
 // fail reports messages that stay in the DLQ as failed and keeps them, in
@@ -291,7 +448,7 @@ func (p *pipeline) fail(reason string, ds ...*Delivery) error {
 	var err error
 	for _, d := range ds {
 		d.out.Result, d.out.Reason = ResultFailed, reason
-		p.r.Report(d.out)
+		p.record(d, d.out)
 		err = errors.Join(err, p.s.Keep(d))
 	}
 	return err
@@ -339,15 +496,18 @@ func (p *pipeline) flushDeletes(ctx context.Context) error {
 			return errors.Join(err, p.fail("archived, not removed: "+err.Error(), batch[i:]...))
 		}
 	}
-	return p.settle(ctx, false)
+	return p.settle(ctx, p.mode())
 }
 
 // settle records what the session settled, and marks the archive rows of
 // the deletes it settled as deleted. A failure to mark stops the job:
 // those messages are gone from the DLQ, but a restore will skip them until
 // their rows say so.
-func (p *pipeline) settle(ctx context.Context, all bool) error {
-	done, err := p.s.Settle(ctx, all)
+func (p *pipeline) settle(ctx context.Context, mode SettleMode) error {
+	if mode != SettleBatch {
+		p.settledAt = time.Now()
+	}
+	done, err := p.s.Settle(ctx, mode)
 	var deleted []int64
 	for _, st := range done {
 		if st.Err == nil && st.Delivery.archiveID != 0 {
@@ -361,7 +521,7 @@ func (p *pipeline) settle(ctx context.Context, all bool) error {
 			o.Reason = st.Note
 		}
 		o.PossibleDuplicate = st.PossibleDuplicate
-		p.r.Report(o)
+		p.record(st.Delivery, o)
 	}
 	// The removals happened: record them even when the job was just
 	// cancelled.

@@ -57,13 +57,15 @@ func (b *fakeBackend) Restore(ctx context.Context, _ dlqreplay.Ref, msgs []dlqre
 }
 
 // fakeSession is a DLQ of ids m1…mN. Remove call number failRemove (from
-// 1) and every later one fail; Settle call number failSettle settles what
-// is pending, the last of it failed, and returns an error.
+// 1) and every later one fail; the failSettle-th Settle that has anything
+// pending settles it, the last of it failed, and returns an error.
 type fakeSession struct {
 	ids        []string
 	logLike    bool // KeepsHandled
 	failRemove int
 	failSettle int
+	failScan   int  // the scan fails after reading this many (0: never)
+	batchy     bool // SettleBatch settles nothing, as a batch never fills
 
 	replays map[string]int64 // a message's replay count header, by id
 	counts  []int64          // the replay count of each Publish
@@ -75,6 +77,7 @@ type fakeSession struct {
 }
 
 var (
+	errScan   = errors.New("connection lost while reading")
 	errRemove = errors.New("remove refused by the broker")
 	errSettle = errors.New("connection lost while settling")
 )
@@ -92,6 +95,9 @@ func (s *fakeSession) KeepsHandled() bool { return s.logLike }
 
 func (s *fakeSession) Scan(_ context.Context, each func(*dlqreplay.Delivery) error) error {
 	for _, id := range s.ids {
+		if s.failScan > 0 && len(s.read) == s.failScan {
+			return errScan
+		}
 		s.read = append(s.read, id)
 		m := queue.Message{ID: id}
 		if n, ok := s.replays[id]; ok {
@@ -129,10 +135,15 @@ func (s *fakeSession) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 	return nil
 }
 
-func (s *fakeSession) Settle(context.Context, bool) ([]dlqreplay.Settled, error) {
-	s.settles++
+func (s *fakeSession) Settle(_ context.Context, mode dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
+	if s.batchy && mode == dlqreplay.SettleBatch {
+		return nil, nil
+	}
 	out := s.pending
 	s.pending = nil
+	if len(out) > 0 {
+		s.settles++
+	}
 	var err error
 	if s.settles == s.failSettle && len(out) > 0 {
 		out[len(out)-1].Err, err = errSettle, errSettle
@@ -278,13 +289,17 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 			jobErr: errArchive,
 		},
 		{
+			// The five are recorded in flight and published in one batch,
+			// settled by the first Settle.
 			name: "replay: settle returns outcomes and an error",
-			fake: func() *fakeSession { s := newFake(5); s.failSettle = 3; return s },
+			fake: func() *fakeSession { s := newFake(5); s.failSettle = 1; return s },
 			req:  dlqreplay.Request{Selection: dlqreplay.Selection{All: true}},
 			outcomes: map[string]want{
 				"m1": {dlqreplay.ResultMoved, ""},
 				"m2": {dlqreplay.ResultMoved, ""},
-				"m3": {dlqreplay.ResultFailed, errSettle.Error()},
+				"m3": {dlqreplay.ResultMoved, ""},
+				"m4": {dlqreplay.ResultMoved, ""},
+				"m5": {dlqreplay.ResultFailed, errSettle.Error()},
 			},
 			jobErr: errSettle,
 		},
@@ -438,7 +453,7 @@ func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newFake(10)
-			s.failSettle = 2
+			s.failScan = 2
 			svc, _ := newFakeService(t, &fakeBackend{s: s})
 			r, err := svc.Run(context.Background(), dlqreplay.Request{
 				DLQ: fakeDLQ, Action: dlqreplay.ActionMove, Target: dlqreplay.Target{Name: "other"}, Selection: tc.selection,
@@ -447,7 +462,10 @@ func TestStoppedJobCountsWhatItDidNotRead(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := r.Job.Progress
-			if r.Job.State != dlqreplay.StateFailed || p.Moved != 1 || p.Failed != 1 || p.ToMove != tc.toMove || p.Remaining != tc.toMove-2 {
+			// The two it read were queued, not yet published: they stay
+			// in the DLQ without an outcome.
+			if r.Job.State != dlqreplay.StateFailed || p.Moved != 0 || p.ToMove != tc.toMove || p.Remaining != tc.toMove ||
+				len(s.kept) != 2 {
 				t.Fatalf("stopped after two messages: %s %+v, want to_move %d", r.Job.State, p, tc.toMove)
 			}
 		})
@@ -667,5 +685,71 @@ func TestFinishedNamesTheTouchedQueues(t *testing.T) {
 	case tt := <-touched:
 		t.Errorf("Finished called once more, for %+v", tt.Job)
 	default:
+	}
+}
+
+// TestJobAfterACrashNamesItsDuplicates: a job that died with messages in
+// flight (recorded, never settled) leaves the next job on the DLQ to mark
+// them possible duplicates; a job after that, which finds them moved, does
+// not.
+func TestJobAfterACrashNamesItsDuplicates(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(5)}
+	svc, store := newFakeService(t, b)
+	dead := dlqreplay.Job{ID: "job-dead", DLQ: fakeDLQ, Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now().Add(-time.Minute)}
+	if err := store.CreateJob(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.RecordInFlight(ctx, dead.ID, fakeDLQ, []string{"m2", "m4"}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Job.Progress.Moved != 5 || r.Job.Progress.Duplicates != 2 {
+		t.Fatalf("progress %+v, want 5 moved, 2 duplicates", r.Job.Progress)
+	}
+	for _, o := range r.Outcomes {
+		flagged := o.MessageID == "m2" || o.MessageID == "m4"
+		if o.PossibleDuplicate != flagged || flagged && !strings.Contains(o.Reason, "job-dead was interrupted") {
+			t.Errorf("%s: possible duplicate %v %q, want %v", o.MessageID, o.PossibleDuplicate, o.Reason, flagged)
+		}
+	}
+	// The same ids again (dead-lettered anew): the job before moved them.
+	b.s = newFake(5)
+	r, err = svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || r.Job.Progress.Moved != 5 || r.Job.Progress.Duplicates != 0 {
+		t.Fatalf("second job: %v %+v, want 5 moved, no duplicates", err, r.Job.Progress)
+	}
+}
+
+// TestSlowJobSettlesWhileItWaits: a job whose rate keeps it waiting
+// settles what is due meanwhile, so its progress moves before a batch of
+// the session's would fill (issue 37: at rate 1 a RabbitMQ replay showed
+// 0 moved for 100 s, and a crash left all of that in two places).
+func TestSlowJobSettlesWhileItWaits(t *testing.T) {
+	s := newFake(3)
+	s.batchy = true
+	svc, _ := newFakeService(t, &fakeBackend{s: s})
+	j, err := svc.Start(context.Background(), dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}, Rate: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		got, err := svc.Job(context.Background(), j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Progress.Moved > 0 {
+			break
+		}
+		if got.State != dlqreplay.StateRunning {
+			t.Fatalf("the job moved nothing until it ended: %+v", got)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if r, err := svc.Wait(context.Background(), j.ID); err != nil || r.Job.Progress.Moved != 3 {
+		t.Fatalf("job: %v %+v", err, r.Job)
 	}
 }

@@ -71,14 +71,36 @@ type jobRun struct {
 	limiter *rate.Limiter
 	store   Store
 	j       *job
+	// settleEvery is how often the pipeline settles everything due and
+	// publishes the copies it queued: half the progress flush interval.
+	settleEvery time.Duration
 }
 
-// Wait blocks until the rate limit allows one more message.
-func (r *jobRun) Wait(ctx context.Context) error {
+// Reserve takes the rate's next turn for one message; nil when the job
+// has no rate. The caller waits for its Delay, or cancels it.
+func (r *jobRun) Reserve() *rate.Reservation {
 	if r.limiter == nil {
-		return ctx.Err()
+		return nil
 	}
-	return r.limiter.Wait(ctx)
+	return r.limiter.Reserve()
+}
+
+// RecordInFlight records in the audit store, before they are published,
+// the DLQ ids of messages the job is about to copy.
+func (r *jobRun) RecordInFlight(ctx context.Context, ids []string) error {
+	if err := r.store.RecordInFlight(ctx, r.ID, r.DLQ.ID(), ids); err != nil {
+		return fmt.Errorf("record %d messages in flight: %w", len(ids), err)
+	}
+	return nil
+}
+
+// Prior returns the messages of the DLQ that interrupted jobs may have
+// copied already, each with the job's id.
+func (r *jobRun) Prior(ctx context.Context) (map[string]string, error) {
+	if r.Action == ActionDelete && !r.DryRun {
+		return nil, nil // a delete leaves only the copy, if there is one
+	}
+	return r.store.InFlight(ctx, r.DLQ.ID(), r.ID)
 }
 
 // SetDepth records the depth snapshotted at the start: the most messages

@@ -273,7 +273,7 @@ func (s *Service) Start(ctx context.Context, req Request) (Job, error) {
 	run := &jobRun{
 		ID: info.ID, DLQ: ref, Action: req.Action, Selection: req.Selection, Target: req.Target,
 		DryRun: req.DryRun, MaxReplays: s.opts.MaxReplays, Logger: s.log.With("job", info.ID, "dlq", ref.ID()),
-		MayRoute: req.MayRoute, store: s.opts.Store, j: j,
+		MayRoute: req.MayRoute, store: s.opts.Store, j: j, settleEvery: s.opts.FlushInterval / 2,
 	}
 	if r := s.rate(req.Rate); r > 0 {
 		run.limiter = rate.NewLimiter(rate.Limit(r), max(1, int(r/10)))

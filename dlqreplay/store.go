@@ -37,6 +37,16 @@ type Store interface {
 	// MarkRestored records that archived messages were published to target
 	// (a DLQ-style ID).
 	MarkRestored(ctx context.Context, ids []int64, target string) error
+	// RecordInFlight records, durably and before they are published, the
+	// DLQ ids of messages job is about to copy out of dlqID.
+	RecordInFlight(ctx context.Context, job, dlqID string, ids []string) error
+	// InFlight returns the messages of dlqID that a job other than job
+	// may have left in two places (DLQ message id → that job's id): ones
+	// it recorded in flight while running, that it stopped without
+	// settling (interrupted, or still running although job holds the
+	// DLQ: its replica died and is not yet found out), that have no
+	// outcome of it, and that no later job moved or deleted since.
+	InFlight(ctx context.Context, dlqID, job string) (map[string]string, error)
 }
 
 // ArchiveQuery selects archived messages. The criteria that are set

@@ -6,9 +6,12 @@
 // The store is written before the broker is told anything irreversible: a
 // job row exists before its first message moves, per-message outcomes are
 // flushed in batches while it runs, and a deleted message is archived (and
-// fsynced, synchronous=FULL) before its DLQ copy is acknowledged. A job that
-// was still running when the process died is marked interrupted the next
-// time the store is opened; its counts and outcomes are what was flushed.
+// fsynced, synchronous=FULL) before its DLQ copy is acknowledged; the DLQ
+// ids of copies are recorded (table inflight) before they are published. A
+// job that was still running when the process died is marked interrupted
+// the next time the store is opened; its counts and outcomes are what was
+// flushed, and InFlight names the messages it recorded and never settled,
+// which the next job on the DLQ marks possible duplicates.
 //
 // # Schema versions
 //

@@ -152,6 +152,16 @@ CREATE TABLE consumer_pauses (
 	{version: 13, what: "a job's selected ids apart from its selection", sql: `
 ALTER TABLE jobs ADD COLUMN selection_ids TEXT NOT NULL DEFAULT '';
 `},
+	// The DLQ ids a job recorded before publishing their copies (see
+	// inflight.go): a job interrupted before it settled them leaves the
+	// next job on the DLQ to mark them possible duplicates. Plain SQL:
+	// SQLite and PostgreSQL both run it.
+	{version: 14, what: "messages in flight", sql: `
+CREATE TABLE inflight (
+	job_id TEXT NOT NULL, dlq TEXT NOT NULL, message_id TEXT NOT NULL,
+	PRIMARY KEY (job_id, message_id));
+CREATE INDEX inflight_dlq ON inflight(dlq);
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -17,10 +17,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 )
 
 // TestIDHeader names the header that carries a test message's id.
@@ -68,6 +70,16 @@ type World interface {
 	Arrived(t *testing.T, name string) []Arrival
 	// Faults are the faults this broker can suffer while a job runs.
 	Faults() []Fault
+	// ServiceOn is a Service like Service's (no max_replays) over store
+	// instead of a store of its own, with its crash: called while a job
+	// runs, crash makes the service's process die as kill -9 would — its
+	// broker I/O stops at once, nothing in flight is settled, and the
+	// broker gives back what it held the way it does for a dead client
+	// (RabbitMQ: its connections cut; SQS: its requests cut off until the
+	// visibility timeout; NATS: its connection dropped; Kafka: nothing it
+	// had not committed ever commits). Writes to store are the case's to
+	// stop.
+	ServiceOn(t *testing.T, store dlqreplay.Store) (svc *dlqreplay.Service, crash func(t *testing.T))
 }
 
 // Fault is one way a broker fails in the middle of a job.
@@ -99,6 +111,7 @@ func Run(t *testing.T, newWorld func(t *testing.T) World) {
 		{"cancel keeps every message", cancel},
 		{"one job per dlq across instances", conflict},
 		{"faults lose nothing", faults},
+		{"jobs after a crash name its duplicates", crash},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) { c.run(t, newWorld(t)) })
@@ -657,4 +670,166 @@ func missing(all []string, arrived map[string]int, inDLQ []string) []string {
 		}
 	}
 	return out
+}
+
+// crash: queuewatch dies (kill -9) in the middle of a rate-limited replay,
+// with copies on the target whose originals it had not acknowledged. It
+// writes nothing more; its store, opened again (as the restarted process,
+// or another replica sharing it, does), marks the job interrupted; and the
+// jobs run after it on that store must name, as possible duplicates in
+// their receipts, every message that reached the target twice. A false
+// possible duplicate is allowed; a missed one is not.
+func crash(t *testing.T, w World) {
+	dir := t.TempDir()
+	st, err := audit.Open(ctxT(t), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	dying := &dyingStore{Store: st}
+	svc, kill := w.ServiceOn(t, dying)
+	all := messages("crash", 300)
+	w.DeadLetter(t, all...)
+	byTest := messageIDs(t, svc, w.DLQ())
+	j, err := svc.Start(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}, Rate: 100})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Half the copies on the target, then the crash.
+	arrived := map[string]int{}
+	n := 0
+	sent := func() int {
+		if c, ok := w.(copyCounter); ok {
+			return c.Copies(t, w.Source())
+		}
+		for _, a := range w.Arrived(t, w.Source()) {
+			arrived[a.ID]++
+			n++
+		}
+		return n
+	}
+	for deadline := time.Now().Add(60 * time.Second); sent() < 150; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d copies arrived", sent())
+		}
+		if jj, err := svc.Job(ctxT(t), j.ID); err != nil || jj.State != dlqreplay.StateRunning {
+			t.Fatalf("job ended before the crash: %v %+v", err, jj)
+		}
+	}
+	dying.die()
+	kill(t)
+
+	survivor, err := audit.Open(ctxT(t), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = survivor.Close() })
+	if !slices.Contains(survivor.Interrupted, j.ID) {
+		t.Fatalf("the reopened store did not find job %s interrupted: %v", j.ID, survivor.Interrupted)
+	}
+	again, _ := w.ServiceOn(t, survivor)
+	flagged := map[string]bool{}
+	var jobs []dlqreplay.Progress
+	// Jobs run until the DLQ is empty: what the dead job held may come
+	// back only after the broker's timeout (SQS: the visibility timeout).
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		r, err := again.Run(ctxT(t), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+		if err != nil && !errors.Is(err, dlqreplay.ErrJobRunning) {
+			t.Fatalf("job after the crash: %v", err)
+		}
+		if err == nil {
+			jobs = append(jobs, r.Job.Progress)
+			for _, o := range r.Outcomes {
+				if o.PossibleDuplicate {
+					flagged[o.MessageID] = true
+				}
+			}
+		}
+		for _, a := range w.Arrived(t, w.Source()) {
+			arrived[a.ID]++
+		}
+		if err == nil && len(missing(ids(all), arrived, nil)) == 0 && len(w.InDLQ(t)) == 0 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("after the crash, jobs %+v left %v in the dlq and never sent %v", jobs, w.InDLQ(t), missing(ids(all), arrived, nil))
+		}
+	}
+	var dups, unnamed []string
+	for _, id := range ids(all) {
+		if arrived[id] > 1 {
+			dups = append(dups, id)
+			if !flagged[byTest[id]] {
+				unnamed = append(unnamed, id)
+			}
+		}
+	}
+	if len(unnamed) > 0 {
+		t.Errorf("%d of the %d messages that arrived twice are named by no receipt after the crash: %v", len(unnamed), len(dups), unnamed)
+	}
+	t.Logf("%d duplicates after the crash, %d flagged; jobs after it: %+v", len(dups), len(flagged), jobs)
+}
+
+// copyCounter is a World whose Arrived waits for the copies to stop
+// coming (Kafka: a quiet poll ends the read), so it cannot watch a running
+// job's copies arrive. Copies counts the copies sent to name so far,
+// without taking them; they may not be readable yet (an open
+// transaction's).
+type copyCounter interface {
+	Copies(t *testing.T, name string) int
+}
+
+// dyingStore is a process's store that stops taking writes when the
+// process dies: the job it ran stays running in the store until another
+// process finds it interrupted. It hides the store's replica methods, so
+// the dead process holds no lease in it either.
+type dyingStore struct {
+	dlqreplay.Store
+	dead atomic.Bool
+}
+
+var errDead = errors.New("the process died")
+
+func (s *dyingStore) die() { s.dead.Store(true) }
+
+func (s *dyingStore) alive() error {
+	if s.dead.Load() {
+		return errDead
+	}
+	return nil
+}
+
+func (s *dyingStore) CreateJob(ctx context.Context, j dlqreplay.Job) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.Store.CreateJob(ctx, j)
+}
+
+func (s *dyingStore) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, outcomes []dlqreplay.Outcome) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.Store.UpdateJob(ctx, j, firstSeq, outcomes)
+}
+
+func (s *dyingStore) Archive(ctx context.Context, msgs []dlqreplay.Archived) ([]int64, error) {
+	if err := s.alive(); err != nil {
+		return nil, err
+	}
+	return s.Store.Archive(ctx, msgs)
+}
+
+func (s *dyingStore) MarkDeleted(ctx context.Context, ids []int64) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.Store.MarkDeleted(ctx, ids)
+}
+
+func (s *dyingStore) MarkRestored(ctx context.Context, ids []int64, target string) error {
+	if err := s.alive(); err != nil {
+		return err
+	}
+	return s.Store.MarkRestored(ctx, ids, target)
 }

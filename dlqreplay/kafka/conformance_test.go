@@ -33,7 +33,7 @@ type conformanceWorld struct {
 	cl     *kgo.Client
 	adm    *kadm.Client
 	dlq    string
-	stores []*audit.Store
+	stores []dlqreplay.Store
 	read   map[string]int64 // next offset to take from a target topic
 }
 
@@ -67,6 +67,24 @@ func (w *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 	// Open until the world ends: InDLQ asks every instance's store.
 	w.t.Cleanup(func() { _ = st.Close() })
 	w.stores = append(w.stores, st)
+	return w.service(t, maxReplays, st)
+}
+
+// ServiceOn's crash refuses every transaction commit from then on and
+// waits for the service to stop: nothing the dead job had not committed
+// commits, as when a producer dies and its transaction is aborted. The
+// store is also asked by InDLQ.
+func (w *conformanceWorld) ServiceOn(t *testing.T, st dlqreplay.Store) (*dlqreplay.Service, func(t *testing.T)) {
+	w.stores = append(w.stores, st)
+	svc := w.service(t, 0, st)
+	return svc, func(t *testing.T) {
+		h := w.c.Fault(kfake.Fault{Keys: []kmsg.Key{kmsg.EndTxn}, Err: kerr.TransactionalIDAuthorizationFailed, Count: -1})
+		svc.Close()
+		h.Remove()
+	}
+}
+
+func (w *conformanceWorld) service(t *testing.T, maxReplays int, st dlqreplay.Store) *dlqreplay.Service {
 	be, err := New(Options{
 		Cluster:   testenv.KafkaCluster(t, "k", w.c.ListenAddrs(), kgo.MetadataMinAge(10*time.Millisecond)),
 		BatchSize: 10, TransactionTimeout: 5 * time.Second,
@@ -153,6 +171,19 @@ func (w *conformanceWorld) Arrived(t *testing.T, name string) []conformance.Arri
 		})
 	}
 	return out
+}
+
+// Copies counts the records produced to topic past what Arrived took,
+// committed or not (and the transaction markers among them): the crash
+// case's sign that a job is half done, since Arrived waits for a quiet
+// topic.
+func (w *conformanceWorld) Copies(t *testing.T, topic string) int {
+	ends, err := w.adm.ListEndOffsets(context.Background(), topic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	end, _ := ends.Lookup(topic, 0)
+	return int(end.Offset - w.read[topic])
 }
 
 // records reads the committed records of a one-partition topic from an

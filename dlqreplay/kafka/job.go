@@ -225,15 +225,15 @@ func (e *session) add(d *dlqreplay.Delivery) *pending {
 	return p
 }
 
-// Settle commits the open batch once it holds BatchSize records (or with
-// all, or when half a transaction timeout passed since the last commit):
-// the copies and the cursor in one transaction, or the cursor alone for
-// removed records.
-func (e *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, error) {
+// Settle commits the open batch once it holds BatchSize records (or for
+// SettleDue and SettleAll, or when half a transaction timeout passed since
+// the last commit): the copies and the cursor in one transaction, or the
+// cursor alone for removed records.
+func (e *session) Settle(ctx context.Context, mode dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
 	// A slow job commits before its transaction or its lease could run
 	// out, whatever the batch size.
-	due := time.Since(e.renewed) >= e.b.opts.TransactionTimeout/2
-	if len(e.batch) == 0 || (!all && !due && len(e.batch) < e.b.opts.BatchSize) {
+	due := mode != dlqreplay.SettleBatch || time.Since(e.renewed) >= e.b.opts.TransactionTimeout/2
+	if len(e.batch) == 0 || (!due && len(e.batch) < e.b.opts.BatchSize) {
 		return nil, nil
 	}
 	batch := e.batch
@@ -318,6 +318,7 @@ func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.
 	uncertain := !refused(err)
 	e.unsure = e.unsure || uncertain
 	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
+	e.keepBatch(batch)
 	err = fmt.Errorf("commit transaction: %w", err)
 	out := failed(batch, err)
 	for i := range out {
@@ -344,7 +345,16 @@ func failed(batch []*pending, err error) []dlqreplay.Settled {
 
 func (e *session) abortBatch(ctx context.Context, batch []*pending, err error) []dlqreplay.Settled {
 	e.abortTxn(ctx)
+	e.keepBatch(batch)
 	return failed(batch, err)
+}
+
+// keepBatch stops the cursors at a failed batch's records: they stay in
+// the DLQ, and no later commit may move the cursor past them.
+func (e *session) keepBatch(batch []*pending) {
+	for _, p := range batch {
+		e.blocked[p.part] = true
+	}
 }
 
 func (e *session) abortTxn(ctx context.Context) {

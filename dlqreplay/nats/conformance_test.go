@@ -115,6 +115,37 @@ func (w *world) Service(t *testing.T, maxReplays int) *dlqreplay.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return w.service(t, maxReplays, st)
+}
+
+// ServiceOn's crash drops the replay connections as the "queuewatch
+// killed" fault does (they never reconnect); a later job takes the DLQ
+// once the dead one's lease runs out.
+func (w *world) ServiceOn(t *testing.T, st dlqreplay.Store) (*dlqreplay.Service, func(t *testing.T)) {
+	return w.service(t, 0, st), w.killReplays
+}
+
+// killReplays drops every replay connection without a goodbye.
+func (w *world) killReplays(t *testing.T) {
+	cz, err := w.server().Connz(&server.ConnzOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	killed := 0
+	for _, c := range cz.Conns {
+		if c.Name == "queuewatch dlq replay" {
+			if err := w.server().DisconnectClientByID(c.Cid); err != nil {
+				t.Fatal(err)
+			}
+			killed++
+		}
+	}
+	if killed == 0 {
+		t.Fatal("no replay connection to kill")
+	}
+}
+
+func (w *world) service(t *testing.T, maxReplays int, st dlqreplay.Store) *dlqreplay.Service {
 	be, err := New(Options{Cluster: w.cl, LeaseTTL: 2 * time.Second})
 	if err != nil {
 		t.Fatal(err)
@@ -378,25 +409,8 @@ func (w *world) Faults() []conformance.Fault {
 			},
 		},
 		{
-			Name: "queuewatch killed",
-			Inject: func(t *testing.T) {
-				cz, err := w.server().Connz(&server.ConnzOptions{})
-				if err != nil {
-					t.Fatal(err)
-				}
-				killed := 0
-				for _, c := range cz.Conns {
-					if c.Name == "queuewatch dlq replay" {
-						if err := w.server().DisconnectClientByID(c.Cid); err != nil {
-							t.Fatal(err)
-						}
-						killed++
-					}
-				}
-				if killed == 0 {
-					t.Fatal("no replay connection to kill")
-				}
-			},
+			Name:   "queuewatch killed",
+			Inject: w.killReplays,
 		},
 	}
 }

@@ -231,8 +231,8 @@ func (s *session) held() error {
 }
 
 // Settle reports what Publish and Remove did; every call is final when it
-// returns, so all changes nothing.
-func (s *session) Settle(context.Context, bool) ([]dlqreplay.Settled, error) {
+// returns, so the mode changes nothing.
+func (s *session) Settle(context.Context, dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
 	out := s.settled
 	s.settled = nil
 	return out, s.stop

@@ -37,8 +37,20 @@ func (c *conformanceWorld) Service(t *testing.T, maxReplays int) *dlqreplay.Serv
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
+	return c.service(t, maxReplays, st, c.proxy)
+}
+
+// ServiceOn reaches the broker through a proxy of its own: its crash
+// stops that proxy for good, which cuts the service's connections, and
+// RabbitMQ gives back what they held unacknowledged.
+func (c *conformanceWorld) ServiceOn(t *testing.T, st dlqreplay.Store) (*dlqreplay.Service, func(t *testing.T)) {
+	p := newProxy(t)
+	return c.service(t, 0, st, p), func(t *testing.T) { p.Stop() }
+}
+
+func (c *conformanceWorld) service(t *testing.T, maxReplays int, st dlqreplay.Store, p *toxiproxy.Proxy) *dlqreplay.Service {
 	be, err := New(Options{
-		Cluster:        access(t, testCluster, "amqp://guest:guest@"+c.proxy.Listen+"/", testenv.ManagementURLWithAuth),
+		Cluster:        access(t, testCluster, "amqp://guest:guest@"+p.Listen+"/", testenv.ManagementURLWithAuth),
 		ConfirmTimeout: 5 * time.Second,
 	})
 	if err != nil {

@@ -304,27 +304,31 @@ func (e *session) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 }
 
 // Settle acks the DLQ copies of confirmed publishes and removed messages
-// and reports them once the acks are proven. Without all it settles only
-// what the broker already confirmed, in batches, and waits only when the
+// and reports them once the acks are proven. Short of SettleAll it
+// settles only what the broker already confirmed, and waits only when the
 // confirm window is full, so publishing never pauses for confirms that are
-// on their way.
-func (e *session) Settle(_ context.Context, all bool) ([]dlqreplay.Settled, error) {
+// on their way: SettleBatch in batches of 100, SettleDue all of it, and
+// proves the acks at once, so that a slow job's progress moves and a crash
+// finds few copies confirmed but not acked.
+func (e *session) Settle(_ context.Context, mode dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
 	var err error
 	switch {
 	case e.pub == nil:
-		if all || len(e.done) >= e.b.opts.ConfirmWindow {
+		if mode != dlqreplay.SettleBatch || len(e.done) >= e.b.opts.ConfirmWindow {
 			err = e.ack()
 		}
-	case all:
+	case mode == dlqreplay.SettleAll:
 		err = e.settleSome(len(e.pub.inflight))
 	case e.pub.full():
 		err = e.settleSome(max(e.pub.ready(), e.b.opts.ConfirmWindow/4))
+	case mode == dlqreplay.SettleDue:
+		err = e.settleSome(e.pub.ready())
 	default:
 		if n := e.pub.ready(); n >= 100 {
 			err = e.settleSome(n)
 		}
 	}
-	if all {
+	if mode != dlqreplay.SettleBatch {
 		if perr := e.prove(nil); err == nil {
 			err = perr
 		}

@@ -154,7 +154,24 @@ func (w *world) Service(t *testing.T, maxReplays int) *dlqreplay.Service {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	be, err := New(Options{Cluster: access(t, w.front), VisibilityTimeout: w.vis})
+	return w.service(t, maxReplays, st, w.front)
+}
+
+// ServiceOn reaches the server through a proxy of its own: its crash
+// stops that proxy for good, so the service's requests never arrive
+// again, and what it held comes back after the visibility timeout.
+func (w *world) ServiceOn(t *testing.T, st dlqreplay.Store) (*dlqreplay.Service, func(t *testing.T)) {
+	srv := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), zerolog.Nop())
+	p := toxiproxy.NewProxy(srv, "sqs-crash", "127.0.0.1:0", strings.TrimPrefix(w.s.URL(), "http://"))
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(p.Stop)
+	return w.service(t, 0, st, "http://"+p.Listen), func(t *testing.T) { p.Stop() }
+}
+
+func (w *world) service(t *testing.T, maxReplays int, st dlqreplay.Store, endpoint string) *dlqreplay.Service {
+	be, err := New(Options{Cluster: access(t, endpoint), VisibilityTimeout: w.vis})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -367,10 +367,12 @@ func (s *session) Remove(_ context.Context, d *dlqreplay.Delivery) error {
 }
 
 // Settle deletes the pending messages from the DLQ once there are ten of
-// them (or all of them when all is set) and reports their fate.
-func (s *session) Settle(ctx context.Context, all bool) ([]dlqreplay.Settled, error) {
+// them (or all of them for SettleDue and SettleAll, so a slow job never
+// leaves a sent message's original in the DLQ for long) and reports
+// their fate.
+func (s *session) Settle(ctx context.Context, mode dlqreplay.SettleMode) ([]dlqreplay.Settled, error) {
 	// A FIFO DLQ deletes at once: a message in flight holds its group.
-	if len(s.pending) >= batchSize || (all || brokersqs.IsFIFO(s.q.name)) && len(s.pending) > 0 {
+	if len(s.pending) >= batchSize || (mode != dlqreplay.SettleBatch || brokersqs.IsFIFO(s.q.name)) && len(s.pending) > 0 {
 		s.flush(ctx)
 	}
 	out := s.settled

@@ -66,11 +66,11 @@ func TestDeletedNotHeld(t *testing.T) {
 		if err := s.Remove(ctx, d); err != nil {
 			return err
 		}
-		_, err := s.Settle(ctx, false)
+		_, err := s.Settle(ctx, dlqreplay.SettleBatch)
 		return err
 	})
 	if err == nil {
-		_, err = s.Settle(ctx, true)
+		_, err = s.Settle(ctx, dlqreplay.SettleAll)
 	}
 	close(stop)
 	wg.Wait()
