@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -234,6 +235,16 @@ type Outcome struct {
 	// PossibleDuplicate: the copy is in the target, but after a fault the
 	// original may also still be in the DLQ.
 	PossibleDuplicate bool `json:"possible_duplicate,omitempty"`
+}
+
+// PoisonReason starts the reason of a message the poison guard left in
+// the DLQ: it was replayed max_replays times already.
+const PoisonReason = "poison: "
+
+// Poisoned reports whether the poison guard left o's message in the DLQ
+// (a skip of its own, apart from "already sent by an earlier job").
+func (o Outcome) Poisoned() bool {
+	return o.Result == ResultSkipped && strings.HasPrefix(o.Reason, PoisonReason)
 }
 
 // BrowseOptions pages through a DLQ without changing it.
