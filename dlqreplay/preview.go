@@ -67,11 +67,25 @@ func (s *Service) Preview(ctx context.Context, req Request) (Preview, error) {
 		_ = sess.Close(context.WithoutCancel(ctx)) // the prepare error is the one to report
 		return Preview{}, fmt.Errorf("preview %s of %s: %w", req.Action, ref.ID(), err)
 	}
-	// A Close of the service stops the preview like a job.
+	// A Close of the service stops the preview like a job, and a shared
+	// store's lease is renewed while it reads, as a job's is.
 	pctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	context.AfterFunc(j.stop, cancel)
+	beat := time.NewTicker(s.opts.FlushInterval)
+	defer beat.Stop()
+	go func() {
+		for {
+			select {
+			case <-pctx.Done():
+				return
+			case <-beat.C:
+				s.heartbeat(j, nil)
+			}
+		}
+	}()
 	err = p.execute(pctx)
+	cancel()
 	stopped := errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled)
 	if err != nil && !stopped {
 		return Preview{}, fmt.Errorf("preview %s of %s: %w", req.Action, ref.ID(), err)
