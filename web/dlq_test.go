@@ -119,7 +119,9 @@ func (f *fakeDLQ) Browse(_ context.Context, id string, o dlqreplay.BrowseOptions
 	if to < len(f.msgs) {
 		p.Next = strconv.Itoa(to)
 	}
-	p.Groups = queue.GroupFailures(p.Messages)
+	p.Groups, p.GroupsOf = queue.GroupFailures(p.Messages), len(p.Messages)
+	p.GroupsHead = o.After == ""
+	p.GroupsWhole = p.GroupsHead && p.Next == ""
 	return p, nil
 }
 
