@@ -2651,7 +2651,7 @@ func confirmDialog(d DLQData) templ.Component {
 				return templ_7745c5c3_Err
 			}
 		}
-		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 253, "<p id=\"c-receipt\" class=\"receipt\">Checking what would happen…</p><p id=\"c-sum\" class=\"c-sum num\" hidden></p><ul id=\"c-detail\" class=\"small\"></ul><div id=\"c-outcomes\" class=\"c-outcomes\" hidden><table class=\"grid data small\"><thead><tr><th>message</th><th>would</th><th>where / why</th></tr></thead> <tbody id=\"c-outcome-rows\"></tbody></table><p id=\"c-outcomes-more\" class=\"small muted\" hidden></p></div><p id=\"c-recorded\" class=\"small muted\" hidden>Recorded in the audit log as <a id=\"c-job\" class=\"mono\" href=\"/replays\"></a>.</p><label id=\"c-move\" class=\"field\" hidden>Move to ")
+		templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 253, "<p id=\"c-receipt\" class=\"receipt\">Checking what would happen…</p><p id=\"c-sum\" class=\"c-sum\" hidden></p><ul id=\"c-detail\" class=\"small\"></ul><div id=\"c-outcomes\" class=\"c-outcomes\" hidden><table class=\"grid data small\"><thead><tr><th>message</th><th>outcome</th><th>where / why</th></tr></thead> <tbody id=\"c-outcome-rows\"></tbody></table><p id=\"c-outcomes-more\" class=\"small muted\" hidden></p></div><p id=\"c-recorded\" class=\"small muted\" hidden>Recorded in the audit log as <a id=\"c-job\" class=\"mono\" href=\"/replays\"></a>.</p><label id=\"c-move\" class=\"field\" hidden>Move to ")
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
