@@ -140,7 +140,7 @@ func TestBrowserDLQDryRunAndGroups(t *testing.T) {
 	})
 
 	t.Run("Replay group… names the group and its count, and records nothing", func(t *testing.T) {
-		b.run(t, chromedp.Click(chromedp.CSS(`#groups button[data-group-label^="expired"]`)))
+		b.run(t, chromedp.Evaluate[chromedp.Void](`Array.from(document.querySelectorAll('#groups tbody tr')).find(tr => tr.querySelector('.reason').textContent.trim() === 'expired').querySelector('button[data-group]').click()`))
 		b.waitJS(t, "the group's receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
 		title := evalJS[string](t, b, `document.getElementById('c-title').textContent`)
 		if want := "Replay failure group expired ← orders · 15 messages in the DLQ"; title != want {
@@ -176,9 +176,9 @@ func TestBrowserDLQDryRunAndGroups(t *testing.T) {
 			chromedp.Click(chromedp.CSS(`#messages tr[data-id="poison-1"] input.pick`)),
 			chromedp.Click(chromedp.CSS(`#actions button[data-action="dryrun"]`)),
 		)
-		b.waitJS(t, "the dry run's result", `!document.getElementById('c-recorded').hidden`, 20*time.Second)
+		b.waitJS(t, "the dry run's result", `!document.getElementById('c-ok').disabled`, 20*time.Second)
 		text := func(id string) string {
-			return evalJS[string](t, b, `document.getElementById(`+jsQuote(id)+`).textContent.trim()`)
+			return evalJS[string](t, b, `((document.getElementById(`+jsQuote(id)+`) || {}).textContent || '').trim()`)
 		}
 		if got, want := text("c-title"), "Dry run: replay 3 selected messages"; got != want {
 			t.Errorf("title %q, want %q", got, want)
