@@ -257,7 +257,7 @@ func (p *pipeline) handle(ctx context.Context, d *Delivery) error {
 	}
 	d.out = Outcome{MessageID: m.ID, Source: m.Death.Source()}
 	if limit := r.MaxReplays; limit > 0 && m.ReplayCount() >= int64(limit) {
-		return p.report(ctx, d, ResultSkipped, fmt.Sprintf("poison: replayed %d times (max_replays %d)", m.ReplayCount(), limit))
+		return p.report(ctx, d, ResultSkipped, PoisonReason+fmt.Sprintf("replayed %d times (max_replays %d)", m.ReplayCount(), limit))
 	}
 	if p.done[m.ID] {
 		// Removed through the session like any other, so a log's

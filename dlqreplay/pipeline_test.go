@@ -186,7 +186,7 @@ func (s *failingArchive) Archive(ctx context.Context, msgs []dlqreplay.Archived)
 	return s.Store.Archive(ctx, msgs)
 }
 
-func newFakeService(t *testing.T, b *fakeBackend) (*dlqreplay.Service, *failingArchive) {
+func newFakeService(t *testing.T, b dlqreplay.Backend) (*dlqreplay.Service, *failingArchive) {
 	t.Helper()
 	st, err := audit.Open(context.Background(), t.TempDir())
 	if err != nil {

@@ -156,8 +156,43 @@ func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) 
 	if err != nil {
 		return Page{}, fmt.Errorf("browse %s: %w", dlqID, err)
 	}
-	p.Groups = queue.GroupFailures(p.Messages)
+	p.Groups, p.GroupsOf = queue.GroupFailures(p.Messages), len(p.Messages)
+	p.GroupsHead = opts.After == ""
+	p.GroupsWhole = p.GroupsHead && p.Next == ""
+	s.groupOverHead(ctx, ref, b, opts, &p)
 	return p, nil
+}
+
+// rotatingBrowse is a Backend whose Browse sends what it read to the back
+// of the DLQ (SQS orders a queue by when a message became visible again),
+// so one more read from the head would move the pages a user walks
+// through.
+type rotatingBrowse interface {
+	BrowseRotates() bool
+}
+
+// groupOverHead replaces the page's failure groups with those of the
+// DLQ's first opts.GroupOver messages, when the page is not them and one
+// more read costs nothing a look must not spend. A failed read keeps the
+// page's groups, which say what they are.
+func (s *Service) groupOverHead(ctx context.Context, ref Ref, b Backend, opts BrowseOptions, p *Page) {
+	n := min(opts.GroupOver, MaxGroupOver)
+	if n <= 0 || p.GroupsWhole || (p.GroupsHead && p.GroupsOf >= n) {
+		return
+	}
+	if r, ok := b.(rotatingBrowse); ok && r.BrowseRotates() {
+		return
+	}
+	if p.SafeBrowsesLeft != nil || !p.CachedAt.IsZero() {
+		return // a quorum queue: each look spends a limited delivery
+	}
+	head, err := b.Browse(ctx, ref, BrowseOptions{Limit: n})
+	if err != nil {
+		s.log.Warn("read the dlq's head for its failure groups", "dlq", ref.ID(), "err", err)
+		return
+	}
+	p.Groups, p.GroupsOf = queue.GroupFailures(head.Messages), len(head.Messages)
+	p.GroupsHead, p.GroupsWhole = true, head.Next == ""
 }
 
 // Request asks for a job.

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -236,21 +237,49 @@ type Outcome struct {
 	PossibleDuplicate bool `json:"possible_duplicate,omitempty"`
 }
 
+// PoisonReason starts the reason of a message the poison guard left in
+// the DLQ: it was replayed max_replays times already.
+const PoisonReason = "poison: "
+
+// Poisoned reports whether the poison guard left o's message in the DLQ
+// (a skip of its own, apart from "already sent by an earlier job").
+func (o Outcome) Poisoned() bool {
+	return o.Result == ResultSkipped && strings.HasPrefix(o.Reason, PoisonReason)
+}
+
 // BrowseOptions pages through a DLQ without changing it.
 type BrowseOptions struct {
 	// Limit is the page size (default 50, at most 1000).
 	Limit int
 	// After is the Next token of the previous page ("" for the head).
 	After string
+	// GroupOver asks for the failure groups of the DLQ's first GroupOver
+	// messages (at most MaxGroupOver), read from its head, rather than of
+	// the page alone: a group then counts its messages beyond the page.
+	// The service reads the head once more when the page is not it, and
+	// keeps the page's groups when one more read would cost what a look
+	// must not (Page.SafeBrowsesLeft, Page.CachedAt, a backend whose
+	// Browse moves what it read). Backends ignore it.
+	GroupOver int
 }
+
+// MaxGroupOver bounds BrowseOptions.GroupOver: one read of a page.
+const MaxGroupOver = 1000
 
 // Page is one page of a DLQ.
 type Page struct {
 	Messages []queue.Message `json:"messages"`
 	// Next is the After token for the next page; empty at the end.
 	Next string `json:"next,omitempty"`
-	// Groups are the failure groups of this page's messages.
+	// Groups are the failure groups of this page's messages, or with
+	// GroupsHead those of the DLQ's first GroupsOf messages.
 	Groups []queue.FailureGroup `json:"groups"`
+	// GroupsOf is how many messages Groups counted; GroupsHead says they
+	// were the DLQ's first ones (BrowseOptions.GroupOver), and GroupsWhole
+	// that they were all the DLQ held when read.
+	GroupsOf    int  `json:"groups_of"`
+	GroupsHead  bool `json:"groups_head,omitempty"`
+	GroupsWhole bool `json:"groups_whole,omitempty"`
 	// SafeBrowsesLeft is how many more times this page can be read before
 	// a read would bring one of its messages to the queue's delivery
 	// limit (a quorum queue spends one delivery per look); nil when

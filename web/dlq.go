@@ -32,6 +32,7 @@ type DLQService interface {
 	Jobs(ctx context.Context, q dlqreplay.JobQuery) ([]dlqreplay.Job, error)
 	Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error)
 	StartRestore(ctx context.Context, req dlqreplay.RestoreRequest) (dlqreplay.Job, error)
+	Preview(ctx context.Context, req dlqreplay.Request) (dlqreplay.Preview, error)
 }
 
 // Limits of the DLQ API.
@@ -534,6 +535,76 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
 	return c.JSON(http.StatusAccepted, map[string]any{"job": s.jobView(c, job)})
+}
+
+// previewRequest is the body of POST /api/v1/dlqs/{id}/preview: what a
+// job would be asked, without what only a job has (a dry run, a mode, a
+// rate).
+type previewRequest struct {
+	Action    dlqreplay.Action    `json:"action"`
+	Selection dlqreplay.Selection `json:"selection"`
+	Target    targetRequest       `json:"target"`
+}
+
+// previewJSON is a preview's answer: the request as the service read it,
+// the counts, and every message's outcome. Complete is false when the
+// preview stopped at its deadline (progress.remaining were not read).
+type previewJSON struct {
+	DLQ       string              `json:"dlq"`
+	Action    dlqreplay.Action    `json:"action"`
+	Selection dlqreplay.Selection `json:"selection"`
+	Target    dlqreplay.Target    `json:"target"`
+	Note      string              `json:"note,omitempty"`
+	Complete  bool                `json:"complete"`
+	Progress  dlqreplay.Progress  `json:"progress"`
+	Outcomes  []dlqreplay.Outcome `json:"outcomes"`
+}
+
+// apiDLQPreview answers what a replay, move or delete would do, found by
+// the pipeline's dry run, and records nothing: no job, no line in the
+// audit log. The confirmation dialog asks it when it opens; a dry run
+// someone asks for is POST …/replay with dry_run, and is recorded.
+func (s *Server) apiDLQPreview(c echo.Context) error {
+	svc, err := s.dlqs()
+	if err != nil {
+		return err
+	}
+	id, err := dlqID(c)
+	if err != nil {
+		return err
+	}
+	var pr previewRequest
+	if err := decodeJSON(c, &pr); err != nil {
+		return err
+	}
+	req := replayRequest{Action: pr.Action, Selection: pr.Selection, Target: pr.Target}
+	if err := req.check(); err != nil {
+		return err
+	}
+	if err := s.checkMaskedSelection(c, id, req.Selection); err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
+		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
+	}
+	mayRoute, err := checkReplay(c, id, req)
+	if err != nil {
+		return err
+	}
+	pctx, cancel := context.WithTimeout(ctx, dryRunWait)
+	defer cancel()
+	p, err := svc.Preview(pctx, dlqreplay.Request{
+		DLQ: id, Action: req.Action, Selection: req.Selection, Target: req.Target.target(), Who: who(ctx), MayRoute: mayRoute,
+	})
+	if err != nil {
+		return s.dlqFail(c, err)
+	}
+	j := s.jobView(c, p.Job)
+	return c.JSON(http.StatusOK, previewJSON{
+		DLQ: j.DLQ, Action: j.Action, Selection: j.Selection, Target: j.Target, Note: j.Note,
+		Complete: p.Complete, Progress: j.Progress, Outcomes: list(p.Outcomes),
+	})
 }
 
 // apiReplay returns a job with every message's outcome, or only the job

@@ -294,15 +294,15 @@ func TestBrowserDLQReplay(t *testing.T) {
 	t.Run("replay one message", func(t *testing.T) {
 		b.run(t,
 			chromedp.Click(chromedp.CSS(`#messages tr[data-id="m-1"] input.pick`)),
-			chromedp.Click(chromedp.CSS(`#actions button[data-action="dryrun"]`)),
+			chromedp.Click(chromedp.CSS(`#actions button[data-action="replay"]`)),
 		)
-		b.waitJS(t, "dry-run receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
+		b.waitJS(t, "the receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
 		receipt := evalJS[string](t, b, `document.getElementById('c-receipt').textContent`)
 		if want := "Replay 1 message from orders.dlq → orders (default exchange), at most 200/s"; receipt != want {
 			t.Errorf("receipt %q, want %q", receipt, want)
 		}
 		if w.depth("orders.dlq") != 5 || w.depth("orders") != 0 {
-			t.Fatal("the dry run moved something")
+			t.Fatal("the dialog's check moved something")
 		}
 		b.run(t, chromedp.Click(chromedp.ID("c-ok")))
 		b.waitJS(t, "progress bar", `document.getElementById('jobbar') && !document.getElementById('jobbar').hidden`, 10*time.Second)
@@ -464,8 +464,8 @@ func dlqScreenshots(t *testing.T, b *browser, st *stack, w *rabbitWorld, base, d
 			chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`),
 			chromedp.Sleep(300*time.Millisecond))
 		shot("dlq-" + theme)
-		b.run(t, chromedp.Click(chromedp.CSS(`#actions button[data-action="dryrun"]`)))
-		b.waitJS(t, "dry-run receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
+		b.run(t, chromedp.Click(chromedp.CSS(`#actions button[data-action="replay"]`)))
+		b.waitJS(t, "the receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
 		shot("dlq-confirm-" + theme)
 		b.run(t, chromedp.Click(chromedp.ID("c-cancel")))
 		b.run(t, chromedp.Navigate(base+"/replays?job="+url.QueryEscape(replayJob)), chromedp.Sleep(500*time.Millisecond))

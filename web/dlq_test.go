@@ -119,7 +119,9 @@ func (f *fakeDLQ) Browse(_ context.Context, id string, o dlqreplay.BrowseOptions
 	if to < len(f.msgs) {
 		p.Next = strconv.Itoa(to)
 	}
-	p.Groups = queue.GroupFailures(p.Messages)
+	p.Groups, p.GroupsOf = queue.GroupFailures(p.Messages), len(p.Messages)
+	p.GroupsHead = o.After == ""
+	p.GroupsWhole = p.GroupsHead && p.Next == ""
 	return p, nil
 }
 
@@ -155,6 +157,40 @@ func (f *fakeDLQ) Start(_ context.Context, req dlqreplay.Request) (dlqreplay.Job
 	}
 	f.add(r)
 	return j, nil
+}
+
+// Preview answers as the real service's preview: every message would
+// move, nothing is recorded; the errors are Start's.
+func (f *fakeDLQ) Preview(_ context.Context, req dlqreplay.Request) (dlqreplay.Preview, error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if err := f.check(req.DLQ); err != nil {
+		return dlqreplay.Preview{}, err
+	}
+	if f.running != "" {
+		return dlqreplay.Preview{}, &dlqreplay.ConflictError{DLQ: req.DLQ, JobID: f.running}
+	}
+	if req.Action == "" {
+		req.Action = dlqreplay.ActionReplay
+	}
+	if req.Target.Name == "missing" {
+		return dlqreplay.Preview{}, fmt.Errorf("queue missing: %w", dlqreplay.ErrTargetMissing)
+	}
+	if err := req.Selection.Validate(); err != nil {
+		return dlqreplay.Preview{}, err
+	}
+	p := dlqreplay.Preview{Complete: true, Job: dlqreplay.Job{
+		DLQ: req.DLQ, Action: req.Action, DryRun: true, Selection: req.Selection, Target: req.Target,
+		State: dlqreplay.StateSucceeded, Created: time.Now(),
+	}}
+	for _, m := range f.msgs {
+		if req.Selection.All || req.Selection.Match(&m) {
+			p.Outcomes = append(p.Outcomes, dlqreplay.Outcome{MessageID: m.ID, Result: dlqreplay.ResultWouldMove, Target: "/orders"})
+		}
+	}
+	n := int64(len(p.Outcomes))
+	p.Job.Progress = dlqreplay.Progress{Depth: int64(len(f.msgs)), ToMove: n, WouldMove: n}
+	return p, nil
 }
 
 func (f *fakeDLQ) Wait(_ context.Context, id string) (dlqreplay.Receipt, error) {

@@ -52,10 +52,11 @@ func (s *Server) dlqPage(c echo.Context) error {
 	d := components.DLQData{
 		Chrome: s.chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,
 		VHost: ref.VHost, Name: ref.Name, DLQ: s.findDLQ(s.mon(c), id),
-		CanReplay: s.opts.DLQs != nil && p.mayDLQ(config.RoleOperator, id),
-		CanDelete: s.opts.DLQs != nil && p.mayDLQ(config.RoleAdmin, id),
-		ReplayAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
-		Limit:     dlqPageSize,
+		CanReplay:  s.opts.DLQs != nil && p.mayDLQ(config.RoleOperator, id),
+		CanDelete:  s.opts.DLQs != nil && p.mayDLQ(config.RoleAdmin, id),
+		ReplayAPI:  "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
+		PreviewAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/preview",
+		Limit:      dlqPageSize,
 	}
 	if s.opts.ReplayRate > 0 {
 		d.Rate = strconv.FormatFloat(s.opts.ReplayRate, 'f', -1, 64)
@@ -93,7 +94,7 @@ func (s *Server) dlqPage(c echo.Context) error {
 // loadMessages reads the page of messages into d, or explains in d.Notice
 // why it cannot, and returns the page's HTTP status.
 func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
-	p, err := s.opts.DLQs.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After})
+	p, err := s.opts.DLQs.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After, GroupOver: dlqreplay.MaxGroupOver})
 	var ce *dlqreplay.ConflictError
 	switch {
 	case errors.As(err, &ce):
@@ -117,6 +118,7 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 		return http.StatusOK
 	}
 	d.Next, d.Groups = p.Next, p.Groups
+	d.GroupsOf, d.GroupsHead, d.GroupsWhole = p.GroupsOf, p.GroupsHead, p.GroupsWhole
 	d.SafeBrowsesLeft, d.CachedAt = p.SafeBrowsesLeft, p.CachedAt
 	shown, err := s.shownPage(c, d, p.Messages)
 	if err != nil {

@@ -113,13 +113,13 @@ func TestBrowserHostileNames(t *testing.T) {
 		}
 		noMarkupFrom(t, b)
 
-		// The page's own dry run and replay: same-origin POSTs to the
-		// hostile DLQ's API path.
+		// The page's own preview and replay: same-origin POSTs to the
+		// hostile DLQ's API paths.
 		b.run(t,
 			chromedp.Click(chromedp.CSS(`#messages tr[data-id="m-1"] input.pick`)),
-			chromedp.Click(chromedp.CSS(`#actions button[data-action="dryrun"]`)),
+			chromedp.Click(chromedp.CSS(`#actions button[data-action="replay"]`)),
 		)
-		b.waitJS(t, "dry-run receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
+		b.waitJS(t, "the receipt", `!document.getElementById('c-ok').disabled`, 20*time.Second)
 		receipt := evalJS[string](t, b, `document.getElementById('c-receipt').textContent`)
 		if !strings.Contains(receipt, "Replay 1 message from "+dlqName+" → "+src) {
 			t.Errorf("receipt %q", receipt)

@@ -292,6 +292,20 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(basicS, "GET", one, msgs+"/m-1", "")
 	a.check(down, "GET", one, msgs+"/m-1", "")
 
+	preview, pv := "/dlqs/{id}/preview", apiDLQ(testDLQ)+"/preview"
+	a.check(s, "POST", preview, pv, `{"selection":{"all":true}}`)
+	a.check(s, "POST", preview, pv, `{"action":"move","selection":{"ids":["m-1"]},"target":{"name":"elsewhere"}}`)
+	a.check(s, "POST", preview, pv, `{"selection":{"ids":["m-1"]},"target":{"kind":"queue","name":"missing"}}`)
+	a.check(s, "POST", preview, pv, `{"selection":{"all":true},"dry_run":true}`)
+	a.check(s, "POST", preview, pv, `{"selection":{}}`)
+	a.check(s, "POST", preview, unknown+"/preview", `{"selection":{"all":true}}`)
+	a.check(basicS, "POST", preview, pv, `{"selection":{"all":true}}`, victor)
+	a.check(basicS, "POST", preview, pv, `{"action":"delete","selection":{"all":true}}`, alice)
+	a.check(none, "POST", preview, pv, `{"selection":{"all":true}}`)
+	if n := len(f.started); n != 0 {
+		t.Errorf("previews started %d jobs, want none", n)
+	}
+
 	replay := "/dlqs/{id}/replay"
 	rp := apiDLQ(testDLQ) + "/replay"
 	a.check(s, "POST", replay, rp, `{"selection":{"all":true},"dry_run":true}`)

@@ -93,6 +93,7 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/dlqs/:id/messages/:msg", s.apiDLQMessage, viewer.on(dlqObject)},
 		{"GET", "/api/v1/dlqs/:id/messages/:msg/body", s.apiDLQBody, viewer.on(dlqObject)},
 		{"POST", "/api/v1/dlqs/:id/replay", s.apiDLQReplay, operator.on(dlqObject)},
+		{"POST", "/api/v1/dlqs/:id/preview", s.apiDLQPreview, operator.on(dlqObject)},
 		{"GET", "/api/v1/replays/:job", s.apiReplay, viewer.on(jobObject)},
 		{"DELETE", "/api/v1/replays/:job", s.apiCancelReplay, operator.on(jobObject)},
 		{"GET", "/api/v1/audit", s.apiAudit, viewer},

@@ -456,3 +456,7 @@ func groupID(props map[string]string) string {
 	}
 	return "queuewatch"
 }
+
+// BrowseRotates tells the service that Browse sends the page it read to
+// the back of the queue (see Browse), so it reads no more than the page.
+func (b *Backend) BrowseRotates() bool { return true }

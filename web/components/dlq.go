@@ -27,6 +27,9 @@ type DLQData struct {
 	// shown; ReplayAPI is where they are posted.
 	CanReplay, CanDelete bool
 	ReplayAPI            string
+	// PreviewAPI answers what a request would do, recording nothing: the
+	// confirmation dialog asks it when it opens.
+	PreviewAPI string
 	// Rate prefills the rate field (messages per second, "" unlimited).
 	Rate string
 	// Notice says why messages are not listed; RunningJob is the job that
@@ -35,6 +38,11 @@ type DLQData struct {
 	RunningJob string
 	Messages   []MessageView
 	Groups     []queue.FailureGroup
+	// GroupsOf, GroupsHead and GroupsWhole say which messages Groups
+	// count (dlqreplay.Page): the first GroupsOf of the DLQ, all of it,
+	// or the page's.
+	GroupsOf                int
+	GroupsHead, GroupsWhole bool
 	// GroupSample is an exception message of each failure group, by key.
 	GroupSample map[string]string
 	// Targets names where jobs went when the job itself does not say
@@ -193,6 +201,37 @@ func (d DLQData) NextURL() string {
 
 // FirstURL is the head of the DLQ.
 func (d DLQData) FirstURL() string { return DLQURL(d.ID) }
+
+// GroupsScope says which messages the failure groups count: the whole
+// DLQ, its first messages (when it holds more than the bound), or only
+// the page shown (where one more look would cost: a quorum queue's
+// delivery limit, SQS). A group's replay always covers the whole DLQ, and
+// its dialog counts it.
+func (d DLQData) GroupsScope() string {
+	n := Exact(int64(d.GroupsOf)) + " " + Plural(d.GroupsOf, "message", "messages")
+	switch {
+	case d.GroupsWhole:
+		return "of all " + n + " in the DLQ"
+	case d.GroupsHead && d.DLQ != nil && d.DLQ.Messages > int64(d.GroupsOf):
+		return "of the first " + n + " (the DLQ holds " + Exact(d.DLQ.Messages) + "); a group's replay covers the whole DLQ and its dialog counts it"
+	case d.GroupsHead:
+		return "of the first " + n + "; a group's replay covers the whole DLQ and its dialog counts it"
+	}
+	return "of the " + n + " shown; a group's replay covers the whole DLQ and its dialog counts it"
+}
+
+// GroupName names a failure group for people: its reason, exception class
+// and source, "rejected · java.lang.IllegalStateException ← orders".
+func GroupName(s queue.FailureSignature) string {
+	out := groupLabel(s)
+	if s.ExceptionClass != "" {
+		out += " · " + s.ExceptionClass
+	}
+	if s.Source != "" {
+		out += " ← " + s.Source
+	}
+	return out
+}
 
 func groupLabel(s queue.FailureSignature) string {
 	r := s.Reason

@@ -736,9 +736,15 @@
     applyOrder();
     applyFilter();
 
-    // actions: every one is checked by a dry run first, then confirmed
+    // actions: the dialog says what would happen — a preview, which
+    // records nothing — and the job runs once confirmed. A dry run is what
+    // someone asks for (the Dry run buttons): it is recorded once in the
+    // audit log, labelled as such, and lists every message's outcome.
     var dlg = byId('confirm');
     if (!dlg) return;
+    var previewAPI = root.getAttribute('data-preview');
+    var VERB = { replay: 'Replay', move: 'Move', delete: 'Delete' };
+    var OUTCOME_ROWS = 200;
     var pending = null;
 
     function rate() {
@@ -746,9 +752,17 @@
       var n = Number(v);
       return v === '' || !isFinite(n) || n <= 0 ? -1 : n;
     }
+    function target() {
+      return pending.action === 'move' ? { kind: 'queue', name: byId('c-target').value.trim() } : null;
+    }
     function request(dry) {
       var body = { action: pending.action, selection: pending.selection, dry_run: dry, rate: rate() };
-      if (pending.action === 'move') body.target = { kind: 'queue', name: byId('c-target').value.trim() };
+      if (target()) body.target = target();
+      return body;
+    }
+    function previewRequest() {
+      var body = { action: pending.action, selection: pending.selection };
+      if (target()) body.target = target();
       return body;
     }
     function showError(msg) {
@@ -761,49 +775,166 @@
       if (ok && pending.action === 'delete') ok = byId('c-typed').value === name;
       byId('c-ok').disabled = !ok;
     }
+    function detail(text) {
+      var li = document.createElement('li');
+      li.textContent = text;
+      byId('c-detail').appendChild(li);
+    }
+    function clearResult() {
+      byId('c-detail').textContent = '';
+      byId('c-sum').hidden = true;
+      byId('c-outcomes').hidden = true;
+      byId('c-outcome-rows').textContent = '';
+      byId('c-outcomes-more').hidden = true;
+      byId('c-recorded').hidden = true;
+    }
+    // setTitle names what the dialog is about: the dry run, the action,
+    // the selection (a failure group by name) and, once counted, how many
+    // messages it holds in the whole DLQ.
+    function setTitle() {
+      var t = VERB[pending.action] + ' ' + pending.label;
+      if (pending.dry) t = 'Dry run: ' + VERB[pending.action].toLowerCase() + ' ' + pending.label;
+      if (pending.inDLQ != null) t += ' · ' + exact(pending.inDLQ) + ' ' + plural(pending.inDLQ, 'message', 'messages') + ' in the DLQ';
+      setText(byId('c-title'), t);
+    }
+    function refused(what, r) {
+      setText(byId('c-receipt'), what);
+      var msg = (r.body && r.body.error) || ('HTTP ' + r.status);
+      if (r.status === 409 && r.body.job) msg += ' (job ' + r.body.job + ')';
+      showError(msg);
+    }
+    // showReceipt puts the sentence to confirm, from a preview's or a dry
+    // run's outcomes, and arms the confirm button with its count.
     function showReceipt(action, outcomes) {
       var r = receiptText(action, name, broker, outcomes || [], rate());
       pending.checked = true;
       pending.count = r.count;
       setText(byId('c-receipt'), r.count > 0 ? r.text : 'Nothing to ' + action + ': no selected message can be ' + (action === 'delete' ? 'deleted' : 'sent') + '.');
-      var ul = byId('c-detail');
-      ul.textContent = '';
-      r.detail.forEach(function (d) { var li = document.createElement('li'); li.textContent = d; ul.appendChild(li); });
-      byId('c-ok').textContent = { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] + ' ' + exact(r.count) + ' ' + plural(r.count, 'message', 'messages');
+      r.detail.forEach(detail);
+      byId('c-ok').textContent = VERB[action] + ' ' + exact(r.count) + ' ' + plural(r.count, 'message', 'messages');
+      updateOK();
+      return r;
+    }
+    function showPreview(p) {
+      showReceipt(pending.action, p.outcomes);
+      if (p.complete && pending.group) {
+        pending.inDLQ = p.progress.to_move;
+        setTitle();
+      }
+      if (!p.complete) detail('The check stopped before reading the whole DLQ (' + exact(p.progress.remaining) + ' not read): the job takes every selected message, those too.');
+      if (p.note) detail(p.note);
+    }
+    function tally(outcomes) {
+      var t = { would: 0, skip: 0, poison: 0, fail: 0 };
+      outcomes.forEach(function (o) {
+        if (o.result === 'would_move' || o.result === 'would_delete') t.would++;
+        else if (o.result === 'skipped' && (o.reason || '').indexOf('poison: ') === 0) t.poison++;
+        else if (o.result === 'skipped') t.skip++;
+        else if (o.result === 'failed') t.fail++;
+      });
+      return t;
+    }
+    function outcomeRow(o) {
+      var tr = document.createElement('tr'), what, why = o.reason || '';
+      if (o.result === 'would_move') { what = 'would move'; why = '→ ' + targetLabel(o.target || '', broker); }
+      else if (o.result === 'would_delete') { what = 'would delete'; why = 'archived first; restorable from Replays'; }
+      else if (o.result === 'skipped' && why.indexOf('poison: ') === 0) { what = 'poison-guarded'; why = why.slice('poison: '.length); }
+      else if (o.result === 'skipped') what = 'would skip';
+      else if (o.result === 'failed') what = 'would fail';
+      else what = o.result;
+      [[o.message_id, 'name mono'], [what, 'nowrap'], [why, '']].forEach(function (c) {
+        var td = document.createElement('td');
+        td.className = c[1];
+        td.textContent = c[0];
+        tr.appendChild(td);
+      });
+      tr.setAttribute('data-result', o.result);
+      return tr;
+    }
+    // showDry shows a dry run's result: labelled, its counts, every
+    // message's outcome, and the job the audit log recorded it as.
+    function showDry(job, outcomes) {
+      outcomes = outcomes || [];
+      var r = receiptText(pending.action, name, broker, outcomes, rate());
+      pending.checked = true;
+      pending.count = r.count;
+      if (pending.group && job.progress) {
+        pending.inDLQ = job.progress.to_move;
+        setTitle();
+      }
+      setText(byId('c-receipt'), 'Dry run — nothing ' + (job.action === 'delete' ? 'deleted' : 'moved'));
+      var t = tally(outcomes);
+      var s = (job.action === 'delete' ? 'would delete ' : 'would move ') + exact(t.would) + ' · would skip ' + exact(t.skip) + ' · poison-guarded ' + exact(t.poison);
+      if (t.fail > 0) s += ' · would fail ' + exact(t.fail);
+      setText(byId('c-sum'), s);
+      byId('c-sum').hidden = false;
+      if (r.count > 0) detail('Confirming runs it: ' + r.text + '.');
+      if (job.note) detail(job.note);
+      var rows = byId('c-outcome-rows');
+      outcomes.slice(0, OUTCOME_ROWS).forEach(function (o) { rows.appendChild(outcomeRow(o)); });
+      byId('c-outcomes').hidden = outcomes.length === 0;
+      if (outcomes.length > OUTCOME_ROWS) {
+        setText(byId('c-outcomes-more'), 'and ' + exact(outcomes.length - OUTCOME_ROWS) + ' more: the receipt lists every one.');
+        byId('c-outcomes-more').hidden = false;
+      }
+      var a = byId('c-job');
+      setText(a, job.id);
+      a.href = '/replays?job=' + encodeURIComponent(job.id);
+      byId('c-recorded').hidden = false;
+      byId('c-ok').textContent = VERB[pending.action] + ' ' + exact(r.count) + ' ' + plural(r.count, 'message', 'messages');
       updateOK();
     }
-    function waitDry(id) {
+    function waitDry(id, my) {
       api('GET', '/api/v1/replays/' + encodeURIComponent(id)).then(function (r) {
-        if (!pending) return;
-        if (r.ok && r.body.job && r.body.job.state === 'running') { window.setTimeout(function () { waitDry(id); }, 700); return; }
+        if (pending !== my) return;
+        if (r.ok && r.body.job && r.body.job.state === 'running') { window.setTimeout(function () { waitDry(id, my); }, 700); return; }
         if (!r.ok) { showError((r.body && r.body.error) || ('dry run failed: ' + r.status)); return; }
-        showReceipt(pending.action, r.body.outcomes);
+        showDry(r.body.job, r.body.outcomes);
       });
     }
-    function check() {
+    function needsTarget() {
+      if (pending.action !== 'move' || byId('c-target').value.trim()) return false;
+      setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.');
+      return true;
+    }
+    function reset(dry) {
       pending.checked = false;
+      pending.dry = dry;
       showError('');
+      clearResult();
       updateOK();
-      if (pending.action === 'move' && !byId('c-target').value.trim()) {
-        setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.');
-        return;
-      }
-      setText(byId('c-receipt'), 'Checking what would happen (dry run; nothing moves)…');
-      byId('c-detail').textContent = '';
-      api('POST', replayAPI, request(true)).then(function (r) {
-        if (!pending) return;
-        if (r.status === 200) { showReceipt(pending.action, r.body.outcomes); return; }
-        if (r.status === 202 && r.body.job) { waitDry(r.body.job.id); return; }
-        setText(byId('c-receipt'), 'The dry run was refused.');
-        var msg = (r.body && r.body.error) || ('HTTP ' + r.status);
-        if (r.status === 409 && r.body.job) msg += ' (job ' + r.body.job + ')';
-        showError(msg);
+      setTitle();
+    }
+    // check asks the preview: what would happen, recording nothing.
+    function check() {
+      reset(false);
+      byId('c-dry').hidden = false;
+      if (needsTarget()) return;
+      setText(byId('c-receipt'), 'Checking what would happen (nothing moves, nothing is recorded)…');
+      var my = pending;
+      api('POST', previewAPI, previewRequest()).then(function (r) {
+        if (pending !== my) return;
+        if (r.status === 200) { showPreview(r.body); return; }
+        refused('The check was refused.', r);
       }).catch(function (err) { showError(String(err)); });
     }
-    function open(action, selection, label) {
-      pending = { action: action, selection: selection, label: label, checked: false, count: 0 };
+    // runDry runs the dry run someone asked for: a job, recorded once.
+    function runDry() {
+      reset(true);
+      if (needsTarget()) return;
+      byId('c-dry').hidden = true;
+      setText(byId('c-receipt'), 'Running the dry run (nothing moves; it is recorded in the audit log)…');
+      var my = pending;
+      api('POST', replayAPI, request(true)).then(function (r) {
+        if (pending !== my) return;
+        if (r.status === 200) { showDry(r.body.job, r.body.outcomes); return; }
+        if (r.status === 202 && r.body.job) { waitDry(r.body.job.id, my); return; }
+        refused('The dry run was refused.', r);
+      }).catch(function (err) { showError(String(err)); });
+    }
+    function open(action, selection, label, dry, group) {
+      pending = { action: action, selection: selection, label: label, group: group, inDLQ: null, checked: false, count: 0 };
       if (byId('c-fanout')) byId('c-fanout').hidden = action !== 'replay';
-      setText(byId('c-title'), { replay: 'Replay', move: 'Move', delete: 'Delete' }[action] + ' ' + label);
       byId('c-move').hidden = action !== 'move';
       byId('c-delete').hidden = action !== 'delete';
       byId('c-check').hidden = action !== 'move';
@@ -811,24 +942,29 @@
       byId('c-ok').textContent = 'Confirm';
       byId('c-ok').classList.toggle('btn-danger', action === 'delete');
       byId('c-ok').classList.toggle('btn-primary', action !== 'delete');
-      byId('c-detail').textContent = '';
-      showError('');
       if (!dlg.open) dlg.showModal();
-      if (action === 'move') { setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.'); byId('c-target').focus(); updateOK(); return; }
       if (action === 'delete') byId('c-typed').focus();
-      check();
+      if (action === 'move' && !dry) {
+        reset(false);
+        byId('c-dry').hidden = false;
+        setText(byId('c-receipt'), 'Name the queue or topic to move the messages to, then check.');
+        byId('c-target').focus();
+        return;
+      }
+      if (dry) runDry(); else check();
     }
     root.addEventListener('click', function (e) {
       var b = e.target.closest('button[data-action]');
       if (!b || b.disabled) return;
       var action = b.getAttribute('data-action');
       if (action === 'native') { openNative(); return; }
-      if (action === 'dryrun') action = 'replay';
-      var sel, label;
-      if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'a failure group'; }
+      var dry = action === 'dryrun';
+      if (dry) action = 'replay';
+      var sel, label, group = false;
+      if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'failure group ' + (b.getAttribute('data-group-label') || b.getAttribute('data-group')); group = true; }
       else if (b.hasAttribute('data-all')) { sel = { all: true }; label = 'every message'; }
       else { var ids = picked(); sel = { ids: ids }; label = exact(ids.length) + ' selected ' + plural(ids.length, 'message', 'messages'); }
-      open(action, sel, label);
+      open(action, sel, label, dry, group);
     });
     // A native redrive has no dry run: its dialog says what the broker
     // will and will not do, and Start posts {mode: native} for everything.
@@ -864,7 +1000,8 @@
       });
     }
     byId('c-check').addEventListener('click', check);
-    if (byId('c-tomove')) byId('c-tomove').addEventListener('click', function () { if (pending) open('move', pending.selection, pending.label); });
+    byId('c-dry').addEventListener('click', function () { if (pending) runDry(); });
+    if (byId('c-tomove')) byId('c-tomove').addEventListener('click', function () { if (pending) open('move', pending.selection, pending.label, false, pending.group); });
     byId('c-typed').addEventListener('input', updateOK);
     byId('c-target').addEventListener('keydown', function (e) { if (e.key === 'Enter') { e.preventDefault(); check(); } });
     byId('c-cancel').addEventListener('click', function () { pending = null; dlg.close(); });
