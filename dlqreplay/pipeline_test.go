@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -751,5 +752,54 @@ func TestSlowJobSettlesWhileItWaits(t *testing.T) {
 	}
 	if r, err := svc.Wait(context.Background(), j.ID); err != nil || r.Job.Progress.Moved != 3 {
 		t.Fatalf("job: %v %+v", err, r.Job)
+	}
+}
+
+// TestRestoreAfterACrashNamesItsDuplicates: a restore that died with
+// archived messages in flight leaves the next restore into the same
+// target to mark them possible duplicates, and a message restored into
+// the target before is one too; the rest are not.
+func TestRestoreAfterACrashNamesItsDuplicates(t *testing.T) {
+	ctx := context.Background()
+	b := &fakeBackend{s: newFake(4)}
+	svc, store := newFakeService(t, b)
+	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
+	if err != nil || del.Job.Progress.Failed != 0 {
+		t.Fatalf("delete: %v %+v", err, del.Job.Progress)
+	}
+	archived, err := store.Archived(ctx, dlqreplay.ArchiveQuery{JobID: del.Job.ID, Limit: 10})
+	if err != nil || len(archived) != 4 {
+		t.Fatalf("archived %d, %v", len(archived), err)
+	}
+	target := "nats:fake::orders"
+	dead := dlqreplay.Job{ID: "restore-dead", DLQ: target, Action: dlqreplay.ActionRestore, State: dlqreplay.StateRunning, Created: time.Now().Add(-time.Minute)}
+	if err := store.CreateJob(ctx, dead); err != nil {
+		t.Fatal(err)
+	}
+	inFlight := map[string]bool{archived[1].MessageID: true}
+	if err := store.RecordInFlight(ctx, dead.ID, target, []string{"archive/" + strconv.FormatInt(archived[1].ID, 10)}); err != nil {
+		t.Fatal(err)
+	}
+	if err := store.MarkRestored(ctx, []int64{archived[2].ID}, target); err != nil {
+		t.Fatal(err)
+	}
+	before := map[string]bool{archived[2].MessageID: true}
+	r, err := svc.Restore(ctx, dlqreplay.RestoreRequest{JobID: del.Job.ID, Target: target})
+	if err != nil || r.Job.Progress.Moved != 4 || r.Job.Progress.Duplicates != 2 {
+		t.Fatalf("restore: %v %+v, want 4 moved, 2 possible duplicates", err, r.Job.Progress)
+	}
+	for _, o := range r.Outcomes {
+		switch {
+		case inFlight[o.MessageID]:
+			if !o.PossibleDuplicate || !strings.Contains(o.Reason, "restore job restore-dead was interrupted") {
+				t.Errorf("%s, in flight when a restore died: %v %q", o.MessageID, o.PossibleDuplicate, o.Reason)
+			}
+		case before[o.MessageID]:
+			if !o.PossibleDuplicate || !strings.Contains(o.Reason, "restored into this target before") {
+				t.Errorf("%s, restored before: %v %q", o.MessageID, o.PossibleDuplicate, o.Reason)
+			}
+		case o.PossibleDuplicate:
+			t.Errorf("%s flagged: %q", o.MessageID, o.Reason)
+		}
 	}
 }

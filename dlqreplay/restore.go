@@ -131,12 +131,25 @@ type restoreRun struct {
 	target  Ref
 	msgs    []Archived
 	limiter *rate.Limiter
+	// prior are the archived messages (inFlightKey) an interrupted
+	// restore into the same target may have published already, with that
+	// job's id.
+	prior map[string]string
 }
+
+// inFlightKey names an archived message in the in-flight record of a
+// restore: apart from DLQ message ids, which a target's own replays
+// record under the same target.
+func inFlightKey(id int64) string { return "archive/" + strconv.FormatInt(id, 10) }
 
 // run publishes the deleted messages chunk by chunk. Messages a stop
 // (cancel, error) left unpublished get no outcome: the job's Remaining
 // counts them, as it counts the messages a stopped replay never read.
 func (r *restoreRun) run(ctx context.Context) error {
+	var err error
+	if r.prior, err = r.s.opts.Store.InFlight(ctx, r.target.ID(), r.j.info.ID); err != nil {
+		return err
+	}
 	var pending []Archived
 	for _, m := range r.msgs {
 		if !m.Deleted {
@@ -198,6 +211,18 @@ func (r *restoreRun) chunk(ctx context.Context, msgs []Archived) error {
 	}
 	answered := map[int64]bool{}
 	var stored []int64
+	// Recorded before anything is published: a crash from here until the
+	// rows are marked restored leaves the next restore to flag them.
+	keys := make([]string, len(msgs))
+	for i, m := range msgs {
+		keys[i] = inFlightKey(m.ID)
+	}
+	if err := r.s.opts.Store.RecordInFlight(cctx, r.j.info.ID, r.target.ID(), keys); err != nil {
+		for _, m := range msgs {
+			r.report(m, Outcome{Result: ResultFailed, Reason: "not published: " + err.Error()})
+		}
+		return err
+	}
 	err := r.b.Restore(cctx, r.target, msgs, RestoreHooks{
 		Pace: r.pace(ctx),
 		Answered: func(d Restored) {
@@ -242,9 +267,23 @@ func (r *restoreRun) chunk(ctx context.Context, msgs []Archived) error {
 }
 
 // report records one message's outcome and counts it under the DLQ it was
-// deleted from.
+// deleted from. A published copy is a possible duplicate when the target
+// may hold one already: an interrupted restore had the message in flight,
+// or an earlier restore stored it (a restore publishes what it is asked
+// to, also again).
 func (r *restoreRun) report(m Archived, o Outcome) {
 	o.MessageID, o.Target = m.MessageID, r.target.Name
+	if o.Result == ResultMoved {
+		var note string
+		if job, ok := r.prior[inFlightKey(m.ID)]; ok {
+			note = "restore job " + job + " was interrupted with this message in flight: its copy may be in the target too"
+		} else if !m.RestoredAt.IsZero() && m.RestoredTo == r.target.ID() {
+			note = "restored into this target before, at " + m.RestoredAt.UTC().Format(time.RFC3339) + ": that copy may be there too"
+		}
+		if note != "" {
+			o.PossibleDuplicate, o.Reason = true, note
+		}
+	}
 	r.j.report(o, false)
 	if ref, err := ParseID(m.DLQ); err == nil {
 		r.s.count(ref, o)

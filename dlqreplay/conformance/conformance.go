@@ -397,6 +397,18 @@ func deleteRestore(t *testing.T, w World) {
 	if got := sorted(arrivedIDs(w.Arrived(t, w.Source()))); !slices.Equal(got, ids(all)) {
 		t.Fatalf("restored %v", got)
 	}
+	// Restored again into the same target: each copy the broker stores is
+	// named a possible duplicate (one dropped by its dedup id is skipped).
+	again, err := svc.Restore(ctxT(t), dlqreplay.RestoreRequest{JobID: r.Job.ID, Target: ref.ID()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, o := range again.Outcomes {
+		if o.Result == dlqreplay.ResultMoved && !o.PossibleDuplicate || o.Result != dlqreplay.ResultMoved && o.Result != dlqreplay.ResultSkipped {
+			t.Errorf("restored twice, %s: %s, possible duplicate %v (%s)", o.MessageID, o.Result, o.PossibleDuplicate, o.Reason)
+		}
+	}
+	_ = w.Arrived(t, w.Source()) // take the second copies
 }
 
 // slowJob starts a replay of n messages at 50 a second and waits until
