@@ -222,6 +222,7 @@ func TestSelectionValidate(t *testing.T) {
 		{"ids", Selection{IDs: []string{"a"}}, true},
 		{"empty", Selection{}, false},
 		{"negative limit", Selection{All: true, Limit: -1}, false},
+		{"negative id count", Selection{All: true, IDCount: -1}, false},
 		{"an empty id", Selection{IDs: []string{""}}, false},
 		{"an empty id among others", Selection{IDs: []string{"a", ""}}, false},
 		{"as many ids as allowed", Selection{IDs: ids(MaxSelectionIDs, 8)}, true},

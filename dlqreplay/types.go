@@ -155,6 +155,9 @@ func (s Selection) Validate() error {
 	if s.Limit < 0 {
 		return fmt.Errorf("selection limit %d is negative: %w", s.Limit, ErrInvalidRequest)
 	}
+	if s.IDCount < 0 {
+		return fmt.Errorf("selection id_count %d is negative (the server counts the ids; leave it out): %w", s.IDCount, ErrInvalidRequest)
+	}
 	if slices.Contains(s.IDs, "") {
 		return fmt.Errorf("selection ids contain an empty id: %w", ErrInvalidRequest)
 	}
