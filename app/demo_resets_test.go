@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestDemoResetsAStoppedGroup: in the demo, whose Kafka and NATS clusters
@@ -14,20 +13,7 @@ import (
 // planned and applied through the API (a cluster is its broker and name:
 // the plan is Kafka's, not an ambiguity).
 func TestDemoResetsAStoppedGroup(t *testing.T) {
-	addr := make(chan string, 1)
-	done := make(chan error, 1)
-	go func() {
-		done <- Demo(t.Context(), DemoOptions{Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
-	}()
-	var base string
-	select {
-	case a := <-addr:
-		base = "http://" + a
-	case err := <-done:
-		t.Fatalf("the demo stopped before listening: %v", err)
-	case <-time.After(30 * time.Second):
-		t.Fatal("the demo did not listen")
-	}
+	base := startDemo(t)
 	post := func(path, body string) (int, string) {
 		resp, err := http.Post(base+path, "application/json", strings.NewReader(body))
 		if err != nil {
@@ -37,14 +23,7 @@ func TestDemoResetsAStoppedGroup(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		return resp.StatusCode, string(b)
 	}
-	eventually(t, "the demo's groups polled", func() bool {
-		resp, err := http.Get(base + "/api/v1/groups/demo/billing-stopped")
-		if err != nil {
-			return false
-		}
-		_ = resp.Body.Close()
-		return resp.StatusCode == http.StatusOK
-	})
+	demoPolled(t, base)
 	code, body := post("/api/v1/groups/demo/billing-stopped/offsets/plan", `{"to":"earliest"}`)
 	if code != http.StatusOK {
 		t.Fatalf("plan = %d %s", code, body)
