@@ -152,6 +152,15 @@ CREATE TABLE consumer_pauses (
 	{version: 13, what: "a job's selected ids apart from its selection", sql: `
 ALTER TABLE jobs ADD COLUMN selection_ids TEXT NOT NULL DEFAULT '';
 `},
+	// When each reader's current non-ok condition began, so that a
+	// restart or another replica goes on from it (see onsets.go): a row
+	// per reader that is not ok, deleted when it is again. Plain SQL.
+	{version: 14, what: "status onsets", sql: `
+CREATE TABLE status_onsets (
+	broker TEXT NOT NULL, cluster TEXT NOT NULL, reader TEXT NOT NULL,
+	cond TEXT NOT NULL, since BIGINT NOT NULL,
+	PRIMARY KEY (broker, cluster, reader));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,
