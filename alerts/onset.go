@@ -122,7 +122,9 @@ func (o *sourceOnsets) see(reader string, status queue.Status, start time.Time) 
 		return time.Time{}
 	}
 	cond := string(status)
-	since := start
+	// To the millisecond, as the store keeps it: every replica, and this
+	// process after a restart, shows the same onset.
+	since := start.Truncate(time.Millisecond)
 	if cur, ok := o.current[reader]; ok && cur.Condition == cond {
 		since = cur.Since
 	} else if p, ok := o.pending[reader]; ok && p.Condition == cond && p.Since.Before(since) {
