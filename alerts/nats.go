@@ -73,8 +73,42 @@ func (e *Evaluator) evaluateConsumers(latest *queue.Snapshot) {
 		}
 		st := streams[c.Stream]
 		obs = append(obs, observeConsumer(latest.Time, c, st.LastSeq))
-		c.Status, c.StatusReason = judgeConsumer(c, st, obs, e.window)
+		j := judgeConsumer(c, st, obs, e.window)
+		c.Status = j.status
+		c.StatusSince = e.since(consumerOnset(c.Stream, c.Name), j.status, j.start)
+		c.StatusReason = j.reason(c.StatusSince, latest.Time)
 	}
+	for i := range latest.Consumers {
+		if c := &latest.Consumers[i]; c.Status == queue.StatusError {
+			c.StatusSince = e.since(consumerOnset(c.Stream, c.Name), c.Status, latest.Time)
+		}
+	}
+}
+
+// consumerVerdict is a consumer's status, when its condition began as far
+// as the window shows, and its sentence given the condition's onset.
+type consumerVerdict struct {
+	status queue.Status
+	start  time.Time
+	// lasting is the sentence around how long the condition lasted:
+	// lasting(" since 05:09 UTC (1h 14m)"); nil when it says no duration.
+	lasting func(d string) string
+	fixed   string
+}
+
+// reason is v's sentence, the condition having begun at since (zero when
+// not known) and lasted until now.
+func (v consumerVerdict) reason(since, now time.Time) string {
+	if v.lasting == nil {
+		return v.fixed
+	}
+	switch {
+	case !since.IsZero() && since.Before(now):
+		return v.lasting(" " + queue.HumanSince(since, now))
+	case since.IsZero():
+		return v.lasting(forSpan(now.Sub(v.start)))
+	}
+	return v.lasting("")
 }
 
 func lastSeqs(s *queue.Snapshot) map[string]queue.Stream {
@@ -104,33 +138,42 @@ func observeConsumer(t time.Time, c *queue.StreamConsumer, lastSeq uint64) consu
 
 // judgeConsumer applies the rules above to c, whose stream is st, over its
 // observations (oldest first, the latest last).
-func judgeConsumer(c *queue.StreamConsumer, st queue.Stream, obs []consumerObs, window int) (queue.Status, string) {
+func judgeConsumer(c *queue.StreamConsumer, st queue.Stream, obs []consumerObs, window int) consumerVerdict {
 	pending := queue.ExactCount(int64(c.Pending))
 	full := len(obs) >= window
+	now := obs[len(obs)-1].time
+	fixed := func(s queue.Status, reason string) consumerVerdict {
+		return consumerVerdict{status: s, start: now, fixed: reason}
+	}
 	switch {
 	case !c.Pull && !c.PushBound && c.Pending > 0:
 		span := trailing(obs, func(o consumerObs) bool { return !o.bound })
-		return queue.StatusStop, "no subscriber bound to its deliver subject" + forSpan(span) + ", " + pending + " pending"
+		return consumerVerdict{status: queue.StatusStop, start: now.Add(-span), lasting: func(d string) string {
+			return "no subscriber bound to its deliver subject" + d + ", " + pending + " pending"
+		}}
 	case c.MaxAckPending > 0 && c.AckPending >= c.MaxAckPending && c.Pending > 0:
-		return queue.StatusStall, "max_ack_pending reached: " + strconv.Itoa(c.AckPending) +
-			" delivered messages unacknowledged, so nothing more is delivered while " + pending + " are pending"
+		return fixed(queue.StatusStall, "max_ack_pending reached: "+strconv.Itoa(c.AckPending)+
+			" delivered messages unacknowledged, so nothing more is delivered while "+pending+" are pending")
 	case st.Name != "" && c.DeliveredSeq > st.LastSeq:
-		return queue.StatusStall, "delivered sequence " + strconv.FormatUint(c.DeliveredSeq, 10) +
-			" is past the stream's last sequence " + strconv.FormatUint(st.LastSeq, 10) +
-			" (purged or re-created): new messages up to it are skipped"
+		return fixed(queue.StatusStall, "delivered sequence "+strconv.FormatUint(c.DeliveredSeq, 10)+
+			" is past the stream's last sequence "+strconv.FormatUint(st.LastSeq, 10)+
+			" (purged or re-created): new messages up to it are skipped")
 	case st.Name != "" && c.Pending > 0 && st.FirstSeq > c.DeliveredSeq+1:
-		return queue.StatusStall, "delivered sequence " + strconv.FormatUint(c.DeliveredSeq, 10) +
-			" is below the stream's first sequence " + strconv.FormatUint(st.FirstSeq, 10) +
-			": " + queue.ExactCount(int64(st.FirstSeq-c.DeliveredSeq-1)) + " messages were removed by the stream's limits before delivery"
+		return fixed(queue.StatusStall, "delivered sequence "+strconv.FormatUint(c.DeliveredSeq, 10)+
+			" is below the stream's first sequence "+strconv.FormatUint(st.FirstSeq, 10)+
+			": "+queue.ExactCount(int64(st.FirstSeq-c.DeliveredSeq-1))+" messages were removed by the stream's limits before delivery")
 	case c.Pending == 0 || !full || touchedZero(obs):
-		return queue.StatusOK, ""
-	case c.Pull && !deliveredMoved(obs) && trailing(obs, func(o consumerObs) bool { return o.waiting == 0 }) == obs[len(obs)-1].time.Sub(obs[0].time):
-		return queue.StatusStall, "no pull request waiting and nothing delivered for " +
-			queue.HumanDuration(obs[len(obs)-1].time.Sub(obs[0].time)) + " while " + pending + " are pending"
+		return fixed(queue.StatusOK, "")
+	case c.Pull && !deliveredMoved(obs) && trailing(obs, func(o consumerObs) bool { return o.waiting == 0 }) == now.Sub(obs[0].time):
+		return consumerVerdict{status: queue.StatusStall, start: obs[0].time, lasting: func(d string) string {
+			return "no pull request waiting and nothing delivered" + d + " while " + pending + " are pending"
+		}}
 	case pendingRising(obs):
-		return queue.StatusWarn, "pending rising for " + strconv.Itoa(len(obs)) + " polls, now " + pending
+		v := fixed(queue.StatusWarn, "pending rising for "+strconv.Itoa(len(obs))+" polls, now "+pending)
+		v.start = obs[0].time
+		return v
 	}
-	return queue.StatusOK, ""
+	return fixed(queue.StatusOK, "")
 }
 
 // trailing is how long the trailing run of observations satisfying cond

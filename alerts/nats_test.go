@@ -83,7 +83,7 @@ func TestEvaluateConsumers(t *testing.T) {
 			name:       "push consumer without subscriber",
 			points:     []cpoint{{push: true, pending: 10, last: 10}, {push: true, pending: 10, last: 10}, {push: true, pending: 12, last: 12}},
 			wantStatus: queue.StatusStop,
-			wantReason: "no subscriber bound to its deliver subject for 2m, 12 pending",
+			wantReason: "no subscriber bound to its deliver subject since 12:00 UTC (2m), 12 pending",
 		},
 		{
 			name:       "push consumer bound",
@@ -106,7 +106,7 @@ func TestEvaluateConsumers(t *testing.T) {
 			name:       "pull consumer nobody pulls, full window",
 			points:     repeat(3, cpoint{pending: 5, delivered: 5, last: 10}, 0),
 			wantStatus: queue.StatusStall,
-			wantReason: "no pull request waiting and nothing delivered for 2m while 5 are pending",
+			wantReason: "no pull request waiting and nothing delivered since 12:00 UTC (2m) while 5 are pending",
 		},
 		{
 			name:       "pull consumer nobody pulls, window not full",

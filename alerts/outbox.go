@@ -37,17 +37,49 @@ func EvaluateOutbox(history []*queue.Snapshot, latest *queue.Snapshot, opts Stat
 		return
 	}
 	window := opts.window()
-	evaluateOutbox(outboxWindow(history, latest, window), latest, window)
+	evaluateOutbox(outboxWindow(history, latest, window), latest, window, windowOnset)
 }
 
-// evaluateOutbox is EvaluateOutbox over past, the window already chosen.
-func evaluateOutbox(past []*queue.Snapshot, latest *queue.Snapshot, window int) {
+// onsetFunc returns the onset of reader's condition, status, which began
+// at start as far as the window shows (Evaluator.since).
+type onsetFunc func(reader string, status queue.Status, start time.Time) time.Time
+
+// windowOnset is the onset without an Evaluator: where the window shows
+// the condition began.
+func windowOnset(_ string, status queue.Status, start time.Time) time.Time {
+	if status == queue.StatusOK {
+		return time.Time{}
+	}
+	return start
+}
+
+// evaluateOutbox is EvaluateOutbox over past, the window already chosen,
+// with onsets from since.
+func evaluateOutbox(past []*queue.Snapshot, latest *queue.Snapshot, window int, since onsetFunc) {
 	for i := range latest.OutboxTables {
-		evaluateTable(past, latest, &latest.OutboxTables[i], window)
+		t := &latest.OutboxTables[i]
+		start := evaluateTable(past, latest, t, window)
+		t.StatusSince = since(tableOnset(t.Table), t.Status, start)
+		if t.Status == queue.StatusStall {
+			t.StatusReason = stallReason(t, t.StatusSince, start, latest.Time)
+		}
 	}
 	for i := range latest.Slots {
-		evaluateSlot(past, latest, &latest.Slots[i], window)
+		sl := &latest.Slots[i]
+		start := evaluateSlot(past, latest, sl, window)
+		sl.StatusSince = since(slotOnset(sl.Slot), sl.Status, start)
 	}
+}
+
+// stallReason is a stalled table's sentence, its condition having begun at
+// since (start within the window when since is not known).
+func stallReason(t *queue.OutboxTable, since, start, now time.Time) string {
+	lasted := "for " + queue.HumanDuration(now.Sub(start))
+	if !since.IsZero() {
+		lasted = queue.HumanSince(since, now)
+	}
+	return fmt.Sprintf("%s pending and none published %s; the oldest is %s old",
+		rows(t.Pending), lasted, queue.HumanDuration(t.OldestPendingAge))
 }
 
 // outboxWindow returns the last window-1 usable snapshots of latest's
@@ -69,10 +101,12 @@ type tableObs struct {
 	t  *queue.OutboxTable
 }
 
-func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.OutboxTable, window int) {
+// evaluateTable sets t's status and reason, and returns when its condition
+// began as far as the window shows.
+func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.OutboxTable, window int) time.Time {
 	if t.Err != "" {
 		t.Status, t.StatusReason = queue.StatusError, t.Err
-		return
+		return latest.Time
 	}
 	var obs []tableObs
 	for _, s := range past {
@@ -85,7 +119,7 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 	obs = append(obs, tableObs{latest.Time, t})
 	t.Status, t.StatusReason = queue.StatusOK, tableSummary(t)
 	if t.Pending == 0 || len(obs) < window {
-		return
+		return latest.Time
 	}
 	first := obs[0]
 	span := latest.Time.Sub(first.at)
@@ -100,14 +134,14 @@ func evaluateTable(past []*queue.Snapshot, latest *queue.Snapshot, t *queue.Outb
 	}
 	switch {
 	case stalled:
+		// The sentence, which says since when, is stallReason's.
 		t.Status = queue.StatusStall
-		t.StatusReason = fmt.Sprintf("%s pending and none published for %s; the oldest is %s old",
-			rows(t.Pending), queue.HumanDuration(span), queue.HumanDuration(t.OldestPendingAge))
 	case backlogRising(obs):
 		t.Status = queue.StatusWarn
 		t.StatusReason = fmt.Sprintf("backlog growing from %s to %s rows over %s while %s rows/s are published",
 			queue.ExactCount(first.t.Pending), queue.ExactCount(t.Pending), queue.HumanDuration(span), rate(t.PublishRate))
 	}
+	return first.at
 }
 
 // backlogRising reports whether a table's backlog grew across the window,
@@ -163,21 +197,23 @@ func rows(n int64) string {
 	return queue.ExactCount(n) + " rows"
 }
 
-func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.ReplicationSlot, window int) {
+// evaluateSlot sets sl's status and reason, and returns when its condition
+// began as far as the window shows.
+func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.ReplicationSlot, window int) time.Time {
 	switch {
 	case sl.Err != "":
 		sl.Status, sl.StatusReason = queue.StatusError, sl.Err
-		return
+		return latest.Time
 	case !sl.Active && sl.LagUnknown != "":
 		sl.Status, sl.StatusReason = queue.StatusStop, "no client is streaming from the slot; its lag is unknown: "+sl.LagUnknown
-		return
+		return latest.Time
 	case !sl.Active:
 		sl.Status = queue.StatusStop
 		sl.StatusReason = "no client is streaming from the slot; the server retains " + HumanBytes(sl.LagBytes) + " of WAL for it"
-		return
+		return latest.Time
 	case sl.LagUnknown != "":
 		sl.Status, sl.StatusReason = queue.StatusOK, "active, lag is unknown: "+sl.LagUnknown
-		return
+		return latest.Time
 	}
 	sl.Status, sl.StatusReason = queue.StatusOK, "active, "+HumanBytes(sl.LagBytes)+" behind"
 	var lags []int64
@@ -195,10 +231,11 @@ func evaluateSlot(past []*queue.Snapshot, latest *queue.Snapshot, sl *queue.Repl
 	}
 	lags = append(lags, sl.LagBytes)
 	if len(lags) < window || !slotLagRising(lags) {
-		return
+		return latest.Time
 	}
 	sl.Status = queue.StatusWarn
 	sl.StatusReason = fmt.Sprintf("lag growing from %s to %s over %s", HumanBytes(lags[0]), HumanBytes(sl.LagBytes), queue.HumanDuration(latest.Time.Sub(since)))
+	return since
 }
 
 // walSegment is PostgreSQL's default WAL segment size (wal_segment_size).

@@ -42,7 +42,7 @@ func TestEvaluateOutboxTable(t *testing.T) {
 			"stalled worker",
 			[]tablePoll{{40, -1}, {40, 0}, {40, 0}},
 			queue.StatusStall,
-			"40 rows pending and none published for 2m; the oldest is 3m old",
+			"40 rows pending and none published since 12:00 UTC (2m); the oldest is 3m old",
 		},
 		{"stalled but window not full", []tablePoll{{40, -1}, {40, 0}}, queue.StatusOK, "40 rows pending"},
 		// 30 rows published and one more pending: progress, and jitter, not growth.

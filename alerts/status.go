@@ -2,6 +2,7 @@ package alerts
 
 import (
 	"cmp"
+	"log/slog"
 	"slices"
 	"strconv"
 	"strings"
@@ -70,6 +71,14 @@ type Evaluator struct {
 	idx  []map[string]*pastGroup
 	refs []*pastGroup // the evaluated group in each of past
 	obs  []observation
+
+	// onsets are the onsets of each source's readers (onset.go), kept in
+	// store when it is set; on is the evaluated source's while evaluation
+	// runs, nil when its onsets are left as they are (a failed poll).
+	onsets map[sourceKey]*sourceOnsets
+	on     *sourceOnsets
+	store  OnsetStore
+	log    *slog.Logger
 }
 
 // NewEvaluator returns an Evaluator with the given options.
@@ -150,11 +159,22 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 		polls = polls[:n-1]
 	}
 	e.selectWindow(polls, latest)
+	if latest.Err == nil {
+		// A poll that failed as a whole says nothing of its readers'
+		// conditions: their onsets stay as they were.
+		e.on = e.onsetsOf(key)
+	}
 	for i := range latest.Groups {
 		e.evaluateGroup(latest, &latest.Groups[i])
 	}
-	evaluateOutbox(e.past, latest, e.window)
+	evaluateOutbox(e.past, latest, e.window, e.since)
 	e.evaluateConsumers(latest)
+	e.shareOnsets(latest)
+	if e.on != nil {
+		put, del := e.on.finish(len(e.past) >= e.window-1)
+		e.save(key, e.on, put, del)
+		e.on = nil
+	}
 	e.polls[key] = e.remember(polls, latest)
 	// The scratch space must not keep a poll alive once it left the window.
 	clear(e.past[:cap(e.past)])
@@ -222,10 +242,10 @@ func comparePast(a, b pastPartition) int {
 func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup) {
 	switch {
 	case latest.Err != nil:
-		setError(g, latest.Err.Error())
+		e.setError(latest, g, latest.Err.Error())
 		return
 	case g.Err != "":
-		setError(g, g.Err)
+		e.setError(latest, g, g.Err)
 		return
 	}
 	e.refs = e.refs[:0]
@@ -255,14 +275,27 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 	}
 	total := g.TotalLag()
 	g.Status = cmp.Or(worst.status, queue.StatusOK)
+	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time.Add(-worst.span))
+	worst.since, worst.now = g.StatusSince, latest.Time
 	g.StatusReason = worst.reason(total, same)
 	g.ETA = r.eta(total)
 }
 
-func setError(g *queue.ConsumerGroup, reason string) {
+func (e *Evaluator) setError(latest *queue.Snapshot, g *queue.ConsumerGroup, reason string) {
 	g.Status = queue.StatusError
 	g.StatusReason = reason
 	g.ETA = queue.ETA{}
+	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time)
+}
+
+// since returns the onset of reader's condition, status, which began at
+// start as far as the window shows (see onset.go): zero when the reader
+// is ok, or while onsets are left as they are.
+func (e *Evaluator) since(reader string, status queue.Status, start time.Time) time.Time {
+	if e.on == nil {
+		return time.Time{}
+	}
+	return e.on.see(reader, status, start)
 }
 
 // observe returns the window of partition i of g: its observations in the
@@ -315,9 +348,13 @@ type verdict struct {
 	topic     string
 	partition int32
 	lag       int64
-	// span is how long the condition has lasted: no members for stop, no
-	// movement for stall.
+	// span is how long the condition has lasted within the window: no
+	// members for stop, no movement for stall, the window for warn.
 	span time.Duration
+	// since is the condition's onset, which may be before the window
+	// (onset.go), and now the latest poll's time; the sentence says the
+	// duration from the onset. A zero since falls back to span.
+	since, now time.Time
 	// polls is how many polls lag rose over, for warn.
 	polls int
 	// back is the largest step backwards of the committed offset, for rewind.
@@ -360,7 +397,7 @@ func judge(obs []observation, window int) verdict {
 	case !moved:
 		v.status, v.span = queue.StatusStall, last.time.Sub(obs[0].time)
 	case lagRising(obs):
-		v.status, v.polls = queue.StatusWarn, len(obs)
+		v.status, v.polls, v.span = queue.StatusWarn, len(obs), last.time.Sub(obs[0].time)
 	}
 	return v
 }
@@ -406,17 +443,17 @@ func (v verdict) reason(totalLag int64, same int) string {
 	switch v.status {
 	case queue.StatusStop:
 		// Membership is group-wide, so the sentence is too.
-		if v.span > 0 {
-			return "no members for " + queue.HumanDuration(v.span) + ", lag " + queue.ExactCount(totalLag)
+		if d := v.lasted(); d != "" {
+			return "no members " + d + ", lag " + queue.ExactCount(totalLag)
 		}
 		return "no members, lag " + queue.ExactCount(totalLag)
 	case queue.StatusRewind:
 		s = "committed offset went back by " + queue.ExactCount(v.back)
 	case queue.StatusStall:
 		if v.hasCommit {
-			s = "committed offset has not moved for " + queue.HumanDuration(v.span)
+			s = "committed offset has not moved " + v.lasted()
 		} else {
-			s = "nothing committed for " + queue.HumanDuration(v.span)
+			s = "nothing committed " + v.lasted()
 		}
 		s += " while lag is " + queue.ExactCount(v.lag)
 	case queue.StatusWarn:
@@ -433,4 +470,17 @@ func (v verdict) reason(totalLag int64, same int) string {
 		s += " and " + strconv.Itoa(same) + " more partitions"
 	}
 	return s
+}
+
+// lasted says how long v's condition has lasted: "since 05:09 UTC (1h
+// 14m)" from its onset, "for 2m" within the window when the onset is not
+// known, or "" when it began at this poll.
+func (v verdict) lasted() string {
+	switch {
+	case !v.since.IsZero() && v.since.Before(v.now):
+		return queue.HumanSince(v.since, v.now)
+	case v.since.IsZero() && v.span > 0:
+		return "for " + queue.HumanDuration(v.span)
+	}
+	return ""
 }

@@ -94,6 +94,10 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	sources, release := shareSources(ctx, cfg, shared, sources, log)
 
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window})
+	if shared != nil {
+		// Replicas share onsets from the first poll, as they share polls.
+		evaluator.Persist(shared, log)
+	}
 	col := qwcollectors.New(sources, qwcollectors.Options{
 		Interval: cfg.PollInterval, Timeout: cfg.PollTimeout, History: cfg.History,
 		Evaluator: evaluator, Logger: log,
@@ -110,6 +114,12 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 		return nil, err
 	}
 	s.closeDLQs = closeDLQs
+	if shared == nil {
+		// A store of this process's own opens after polling started: the
+		// onsets it kept before a restart are read at each source's next
+		// poll, and the older of the same condition wins.
+		evaluator.Persist(store, log)
+	}
 	process := processRegistry(opts.Version)
 	process.MustRegister(replayedCollector{dlqs})
 	resets, err := newResetService(access, store, process)

@@ -75,6 +75,12 @@ func TestReplicasShareThePolling(t *testing.T) {
 	if ga, gb := groupLags(t, a), groupLags(t, b); ga["prod/billing"] != 6 || gb["prod/billing"] != 6 {
 		t.Errorf("the API's groups: owner %v, standby %v; want billing's lag 6 on both", ga, gb)
 	}
+	// billing has no members: both replicas date its stop from the
+	// owner's first poll, the standby from the onset kept in the store.
+	since := groupSince(t, a, "billing")
+	if since == "" || groupSince(t, b, "billing") != since {
+		t.Errorf("billing's status_since: owner %q, standby %q; want the same onset on both", since, groupSince(t, b, "billing"))
+	}
 
 	// The owner stops (a rolling update): it gives its lease up and the
 	// standby polls at its next poll.
@@ -87,6 +93,23 @@ func TestReplicasShareThePolling(t *testing.T) {
 		return strings.Contains(m, lagSeries) && !strings.Contains(m, "collector_standby{")
 	})
 	t.Logf("the standby exported the lag %s after the owner stopped (poll interval 1s)", time.Since(stopped).Round(10*time.Millisecond))
+	if got := groupSince(t, b, "billing"); got != since {
+		t.Errorf("billing's status_since after the failover: %q; want the owner's %q", got, since)
+	}
+}
+
+// groupSince is the status_since of group in cluster prod in r's API.
+func groupSince(t *testing.T, r *running, group string) string {
+	t.Helper()
+	_, body := r.get(t, "/api/v1/groups/prod/"+group)
+	var g struct {
+		Status string `json:"status"`
+		Since  string `json:"status_since"`
+	}
+	if err := json.Unmarshal([]byte(body), &g); err != nil {
+		t.Fatalf("/api/v1/groups/prod/%s: %v\n%s", group, err, body)
+	}
+	return g.Since
 }
 
 // groupLags is /api/v1/groups as cluster/group → total lag.

@@ -215,3 +215,16 @@ func humanBytes(n uint64) string {
 	}
 	return s + " " + byteUnits[i:i+1] + "iB"
 }
+
+// HumanSince says when a condition that still lasts at now began and for
+// how long: "since 05:09 UTC (1h 14m)". Clock times are UTC, as everywhere
+// a sentence may be read far from the UI (alerts, the API); an onset more
+// than 20 hours before now carries its date, so that a clock time never
+// reads as today's: "since Dec 2 05:09 UTC (2d 3h)".
+func HumanSince(since, now time.Time) string {
+	layout := "15:04 UTC"
+	if now.Sub(since) > 20*time.Hour {
+		layout = "Jan 2 15:04 UTC"
+	}
+	return "since " + since.UTC().Format(layout) + " (" + HumanDuration(max(now.Sub(since), 0)) + ")"
+}

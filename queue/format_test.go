@@ -79,6 +79,27 @@ func TestHumanAgo(t *testing.T) {
 	}
 }
 
+func TestHumanSince(t *testing.T) {
+	now := time.Date(2026, 12, 3, 6, 23, 30, 0, time.UTC)
+	tests := []struct {
+		since time.Time
+		want  string
+	}{
+		{now.Add(-74 * time.Minute), "since 05:09 UTC (1h 14m)"},
+		{now.Add(-44 * time.Second), "since 06:22 UTC (44s)"},
+		{now.Add(-51 * time.Hour), "since Dec 1 03:23 UTC (2d 3h)"},
+		// Clocks of two replicas disagree: never a negative duration.
+		{now.Add(time.Second), "since 06:23 UTC (0s)"},
+		// The zone of the onset does not matter.
+		{now.Add(-74 * time.Minute).In(time.FixedZone("CET", 3600)), "since 05:09 UTC (1h 14m)"},
+	}
+	for _, tt := range tests {
+		if got := HumanSince(tt.since, now); got != tt.want {
+			t.Errorf("HumanSince(%v) = %q; want %q", tt.since, got, tt.want)
+		}
+	}
+}
+
 func TestHumanETA(t *testing.T) {
 	tests := []struct {
 		eta  ETA

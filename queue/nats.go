@@ -52,6 +52,9 @@ type StreamConsumer struct {
 
 	Status       Status
 	StatusReason string
+	// StatusSince is when the current non-ok condition began (see Onset);
+	// zero when ok.
+	StatusSince time.Time
 }
 
 // EffectiveStatus is the status c shows everywhere (see EffectiveStatus).

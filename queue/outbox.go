@@ -23,6 +23,9 @@ type OutboxTable struct {
 
 	Status       Status
 	StatusReason string
+	// StatusSince is when the current non-ok condition began (see Onset);
+	// zero when ok.
+	StatusSince time.Time
 }
 
 // ReplicationSlot is a PostgreSQL logical replication slot of a CDC
@@ -43,6 +46,9 @@ type ReplicationSlot struct {
 
 	Status       Status
 	StatusReason string
+	// StatusSince is when the current non-ok condition began (see Onset);
+	// zero when ok.
+	StatusSince time.Time
 }
 
 // OutboxPoint is one poll's backlog of an outbox table, kept for charts.

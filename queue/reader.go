@@ -26,6 +26,10 @@ type Reader struct {
 	// sentence: never empty for a reader that is not ok.
 	Status Status
 	Reason string
+	// StatusSince is when the reader's current non-ok condition began, as
+	// the status evaluation tracks it across polls, restarts and replicas
+	// (see Onset); zero when ok or unknown.
+	StatusSince time.Time
 
 	// Backlog is what waits to be read, in BacklogUnit; BacklogKnown is
 	// false when the broker cannot tell (a slot no client has used) or the
@@ -152,7 +156,7 @@ func (r *Reader) Stopped() bool { return r.Status.Stopped() }
 func (g *ConsumerGroup) Reader() Reader {
 	r := Reader{
 		Broker: Kafka, Cluster: g.Cluster, Name: g.Name, Title: g.Name,
-		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(),
+		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(), StatusSince: g.StatusSince,
 		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact,
 		Members: g.Members, Err: g.Err,
@@ -169,7 +173,7 @@ func (g *ConsumerGroup) Reader() Reader {
 func (c *StreamConsumer) Reader() Reader {
 	r := Reader{
 		Broker: NATS, Cluster: c.Cluster, Scope: c.Stream, Name: c.Name, Title: c.Name,
-		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(),
+		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(), StatusSince: c.StatusSince,
 		Backlog: int64(min(c.Pending, 1<<63-1)), BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: c.Err,
 		Page: ConsumerPage(c.Cluster, c.Stream, c.Name),
@@ -203,7 +207,7 @@ func (q *Queue) Reader() Reader {
 func (t *OutboxTable) Reader() Reader {
 	r := Reader{
 		Broker: Outbox, Cluster: t.Source, Name: t.Table, Title: t.Table,
-		Status: t.EffectiveStatus(), Reason: t.EffectiveReason(),
+		Status: t.EffectiveStatus(), Reason: t.EffectiveReason(), StatusSince: t.StatusSince,
 		Backlog: t.Pending, BacklogUnit: UnitRows, BacklogKnown: true,
 		LagSeconds: t.OldestPendingAge.Seconds(), LagBasis: LagExact,
 		Members: -1, Err: t.Err, Page: OutboxPage(t.Source),
@@ -223,7 +227,7 @@ func (t *OutboxTable) Reader() Reader {
 func (s *ReplicationSlot) Reader() Reader {
 	r := Reader{
 		Broker: Outbox, Cluster: s.Source, Name: s.Slot, Title: "slot " + s.Slot,
-		Status: s.EffectiveStatus(), Reason: s.EffectiveReason(),
+		Status: s.EffectiveStatus(), Reason: s.EffectiveReason(), StatusSince: s.StatusSince,
 		Backlog: s.LagBytes, BacklogUnit: UnitBytes, BacklogKnown: s.LagUnknown == "",
 		LagBasis: LagUnknown, Err: s.Err, Page: OutboxPage(s.Source),
 	}

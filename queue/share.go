@@ -1,6 +1,9 @@
 package queue
 
-import "net/url"
+import (
+	"net/url"
+	"time"
+)
 
 // ShareGroup is one Kafka share group (KIP-932, "queues for Kafka") as of a
 // poll. Its members share partitions: records are acquired, acknowledged
@@ -25,6 +28,9 @@ type ShareGroup struct {
 	// and this one, filled by the collector.
 	Status       Status
 	StatusReason string
+	// StatusSince is when the current non-ok condition began (see Onset),
+	// filled by alerts evaluation; zero when ok.
+	StatusSince time.Time
 }
 
 // ShareMember is one consumer of a share group and what it is assigned.
@@ -161,7 +167,7 @@ func members(n int) string {
 func (g *ShareGroup) Reader() Reader {
 	r := Reader{
 		Broker: Kafka, Cluster: g.Cluster, Name: g.Name, Title: "share " + g.Name,
-		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(),
+		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(), StatusSince: g.StatusSince,
 		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: len(g.Members), Err: g.Err,
 		Page: ShareGroupPage(g.Cluster, g.Name),

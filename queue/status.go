@@ -97,3 +97,17 @@ type ETA struct {
 	// In is the time to reach zero lag at current rates (0 when caught up).
 	In time.Duration
 }
+
+// Onset is when a reader's current non-ok condition began. Status
+// evaluation judges a window of polls, but remembers an onset for as long
+// as the condition lasts, and keeps it in the shared store so that a
+// restart or another replica goes on from it: "no members since 05:09 UTC
+// (1h 14m)" rather than the window's length.
+type Onset struct {
+	// Reader names the reader within its source (a broker's cluster), with
+	// its kind: "group:billing", "consumer:ORDERS/shipper".
+	Reader string
+	// Condition is what began: the reader's status.
+	Condition string
+	Since     time.Time
+}

@@ -118,6 +118,10 @@ type ConsumerGroup struct {
 	Status       Status
 	StatusReason string
 	ETA          ETA
+	// StatusSince is when the group's current non-ok condition began, as
+	// the evaluation tracks it beyond its window (see Onset); zero when
+	// the group is ok.
+	StatusSince time.Time
 }
 
 // TotalLag is the sum of lag over the group's partitions.

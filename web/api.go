@@ -20,6 +20,7 @@ type groupJSON struct {
 	Members       int             `json:"members"`
 	Status        queue.Status    `json:"status"`
 	StatusReason  string          `json:"status_reason,omitempty"`
+	StatusSince   *time.Time      `json:"status_since,omitempty"`
 	Lag           int64           `json:"lag"`
 	MaxLagSeconds *float64        `json:"max_lag_seconds"` // nil while pending
 	Pending       bool            `json:"lag_seconds_pending,omitempty"`
@@ -92,7 +93,7 @@ func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 	out := groupJSON{
 		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
 		Members: g.Members, Status: g.EffectiveStatus(), StatusReason: g.EffectiveReason(),
-		Lag: g.TotalLag(), Error: g.Err,
+		StatusSince: sinceJSON(g.StatusSince), Lag: g.TotalLag(), Error: g.Err,
 	}
 	out.MaxLagSeconds, out.Pending = knownSeconds(g.MaxLagSeconds(), g.LagSecondsPending())
 	if g.ETA.Known {
@@ -220,4 +221,14 @@ func knownSeconds(v float64, pending bool) (*float64, bool) {
 		return nil, true
 	}
 	return &v, false
+}
+
+// sinceJSON is a reader's status_since: when its current non-ok condition
+// began, omitted when the reader is ok (or the onset is not known).
+func sinceJSON(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	t = t.UTC()
+	return &t
 }

@@ -155,6 +155,7 @@ type consumerJSON struct {
 	Kind          string       `json:"kind"`
 	Status        queue.Status `json:"status"`
 	StatusReason  string       `json:"status_reason,omitempty"`
+	StatusSince   *time.Time   `json:"status_since,omitempty"`
 	Pending       uint64       `json:"pending"`
 	AckPending    int          `json:"ack_pending"`
 	MaxAckPending int          `json:"max_ack_pending"`
@@ -180,7 +181,7 @@ func (s *Server) apiNATSConsumers(c echo.Context) error {
 		k := r.C
 		out[i] = consumerJSON{
 			Cluster: k.Cluster, Stream: k.Stream, Consumer: k.Name, Kind: "push",
-			Status: r.Status, StatusReason: k.EffectiveReason(), Pending: k.Pending,
+			Status: r.Status, StatusReason: k.EffectiveReason(), StatusSince: sinceJSON(k.StatusSince), Pending: k.Pending,
 			AckPending: k.AckPending, MaxAckPending: k.MaxAckPending, Redelivered: k.Redelivered,
 			Waiting: k.Waiting, PushBound: k.PushBound, DeliveredSeq: k.DeliveredSeq,
 			AckFloorSeq: k.AckFloorSeq, Error: k.Err,

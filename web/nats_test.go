@@ -28,7 +28,7 @@ func natsServer() *Server {
 					DeliveredSeq: 3, LagSeconds: 90, HasLagSeconds: true, Status: queue.StatusStall,
 					StatusReason: "max_ack_pending reached: 3 delivered messages unacknowledged, so nothing more is delivered while 7 are pending",
 				},
-				{Cluster: "local", Stream: "ORDERS", Name: "mailer", Pending: 10, Status: queue.StatusStop, StatusReason: "no subscriber bound to its deliver subject, 10 pending"},
+				{Cluster: "local", Stream: "ORDERS", Name: "mailer", Pending: 10, Status: queue.StatusStop, StatusReason: "no subscriber bound to its deliver subject since 05:09 UTC (1h 14m), 10 pending", StatusSince: now.Add(-74 * time.Minute)},
 			},
 			DLQs: []queue.DLQ{{Broker: queue.NATS, Cluster: "local", Name: "notifier", Sources: []string{"ORDERS"}, Detection: queue.DetectedConfig, Messages: 3}},
 		}}, statuses: []queue.SourceStatus{{Broker: queue.NATS, Cluster: "local", Up: true, Polled: true, LastPoll: now}}},

@@ -171,6 +171,7 @@ type outboxTableJSON struct {
 	Table                   string       `json:"table"`
 	Status                  queue.Status `json:"status"`
 	StatusReason            string       `json:"status_reason,omitempty"`
+	StatusSince             *time.Time   `json:"status_since,omitempty"`
 	Pending                 int64        `json:"pending"`
 	OldestPendingAgeSeconds float64      `json:"oldest_pending_age_seconds"`
 	PublishRate             *float64     `json:"publish_rate"`
@@ -182,6 +183,7 @@ type slotJSON struct {
 	Slot         string       `json:"slot"`
 	Status       queue.Status `json:"status"`
 	StatusReason string       `json:"status_reason,omitempty"`
+	StatusSince  *time.Time   `json:"status_since,omitempty"`
 	LagBytes     *int64       `json:"lag_bytes"` // null when unknown
 	Active       bool         `json:"active"`
 	Error        string       `json:"error,omitempty"`
@@ -193,7 +195,7 @@ func (s *Server) apiOutbox(c echo.Context) error {
 	for _, card := range s.outboxCards(c, false) {
 		for _, t := range card.Tables {
 			tj := outboxTableJSON{
-				Source: card.Source, Table: t.T.Table, Status: t.Status, StatusReason: t.Reason,
+				Source: card.Source, Table: t.T.Table, Status: t.Status, StatusReason: t.Reason, StatusSince: sinceJSON(t.T.StatusSince),
 				Pending: t.T.Pending, OldestPendingAgeSeconds: t.T.OldestPendingAge.Seconds(), Error: t.T.Err,
 			}
 			if t.T.HasPublishRate {
@@ -204,7 +206,7 @@ func (s *Server) apiOutbox(c echo.Context) error {
 		}
 		for _, sl := range card.Slots {
 			sj := slotJSON{
-				Source: card.Source, Slot: sl.S.Slot, Status: sl.Status, StatusReason: sl.Reason,
+				Source: card.Source, Slot: sl.S.Slot, Status: sl.Status, StatusReason: sl.Reason, StatusSince: sinceJSON(sl.S.StatusSince),
 				Active: sl.S.Active, Error: sl.S.Err,
 			}
 			if sl.S.LagUnknown == "" {

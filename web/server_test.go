@@ -45,8 +45,8 @@ func testServer(ready bool) *Server {
 				{Cluster: "prod", Name: "ok-group", State: "Stable", Members: 1, Status: queue.StatusOK},
 				{
 					Cluster: "prod", Name: "stuck/group %2F", State: "Stable", Members: 2, Status: queue.StatusStall,
-					StatusReason: "committed offset has not moved for 6m",
-					Partitions:   []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
+					StatusReason: "committed offset has not moved for 6m", StatusSince: now.Add(-74 * time.Minute),
+					Partitions: []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
 				},
 				{
 					Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,

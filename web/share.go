@@ -130,6 +130,7 @@ type shareGroupJSON struct {
 	State        string               `json:"state"`
 	Status       queue.Status         `json:"status"`
 	StatusReason string               `json:"status_reason,omitempty"`
+	StatusSince  *time.Time           `json:"status_since,omitempty"`
 	Lag          int64                `json:"lag"`
 	LagEstimated bool                 `json:"lag_estimated"`
 	Members      []shareMemberJSON    `json:"members"`
@@ -156,7 +157,7 @@ func (s *Server) apiShareGroups(c echo.Context) error {
 func shareGroupOut(r components.ShareRow) shareGroupJSON {
 	g := r.G
 	j := shareGroupJSON{
-		Cluster: g.Cluster, Group: g.Name, State: g.State, Status: r.Status, StatusReason: g.EffectiveReason(),
+		Cluster: g.Cluster, Group: g.Name, State: g.State, Status: r.Status, StatusReason: g.EffectiveReason(), StatusSince: sinceJSON(g.StatusSince),
 		Lag: r.Lag, LagEstimated: g.LagEstimated(), Error: g.Err,
 		Members: make([]shareMemberJSON, len(g.Members)), Partitions: make([]sharePartitionJSON, len(g.Partitions)),
 	}

@@ -379,12 +379,12 @@ func TestStatusSignatures(t *testing.T) {
 	}
 	// The spans depend on the polls' timing; the rest of the sentence must match.
 	push := consumerOf(t, snap, "ORDERS", "push")
-	if push.EffectiveStatus() != queue.StatusStop || !strings.HasPrefix(push.StatusReason, "no subscriber bound to its deliver subject for ") ||
+	if push.EffectiveStatus() != queue.StatusStop || !strings.HasPrefix(push.StatusReason, "no subscriber bound to its deliver subject since ") ||
 		!strings.HasSuffix(push.StatusReason, ", 10 pending") {
 		t.Errorf("push: %s %q, want stop: no subscriber bound", push.EffectiveStatus(), push.StatusReason)
 	}
 	idle := consumerOf(t, snap, "ORDERS", "idle")
-	if idle.EffectiveStatus() != queue.StatusStall || !strings.HasPrefix(idle.StatusReason, "no pull request waiting and nothing delivered for ") ||
+	if idle.EffectiveStatus() != queue.StatusStall || !strings.HasPrefix(idle.StatusReason, "no pull request waiting and nothing delivered since ") ||
 		!strings.HasSuffix(idle.StatusReason, " while 8 are pending") {
 		t.Errorf("idle: %s %q, want stall: no pull request waiting", idle.EffectiveStatus(), idle.StatusReason)
 	}

@@ -95,7 +95,7 @@ func TestPostgresStalledWorker(t *testing.T) {
 		time.Sleep(50 * time.Millisecond)
 	}
 	ot := hist[2].OutboxTables[0]
-	if ot.Status != queue.StatusStall || !strings.HasPrefix(ot.StatusReason, "7 rows pending and none published for ") {
+	if ot.Status != queue.StatusStall || !strings.HasPrefix(ot.StatusReason, "7 rows pending and none published since ") {
 		t.Errorf("stalled worker: %s %q, want stall", ot.Status, ot.StatusReason)
 	}
 

@@ -25,7 +25,7 @@ func TestPostgresOneRowPending(t *testing.T) {
 			t.Errorf("first poll: %q, want 1 row pending", ot.StatusReason)
 		}
 	}
-	if ot := snap.OutboxTables[0]; ot.Status != queue.StatusStall || !strings.HasPrefix(ot.StatusReason, "1 row pending and none published for ") {
+	if ot := snap.OutboxTables[0]; ot.Status != queue.StatusStall || !strings.HasPrefix(ot.StatusReason, "1 row pending and none published since ") {
 		t.Errorf("stalled: %s %q, want 1 row pending", ot.Status, ot.StatusReason)
 	}
 }

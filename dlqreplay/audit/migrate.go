@@ -162,6 +162,15 @@ CREATE TABLE inflight (
 	PRIMARY KEY (job_id, message_id));
 CREATE INDEX inflight_dlq ON inflight(dlq);
 `},
+	// When each reader's current non-ok condition began, so that a
+	// restart or another replica goes on from it (see onsets.go): a row
+	// per reader that is not ok, deleted when it is again. Plain SQL.
+	{version: 15, what: "status onsets", sql: `
+CREATE TABLE status_onsets (
+	broker TEXT NOT NULL, cluster TEXT NOT NULL, reader TEXT NOT NULL,
+	cond TEXT NOT NULL, since BIGINT NOT NULL,
+	PRIMARY KEY (broker, cluster, reader));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

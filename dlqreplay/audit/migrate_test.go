@@ -110,7 +110,7 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
 	after := schemaSQL(t, s.db.db)
-	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases", "dlq_leases", "dlq_leases_job", "poll_leases", "body_reads", "body_reads_dlq", "offset_plans", "offset_plans_created", "consumer_pauses", "inflight", "inflight_dlq"} {
+	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases", "dlq_leases", "dlq_leases_job", "poll_leases", "body_reads", "body_reads_dlq", "offset_plans", "offset_plans_created", "consumer_pauses", "inflight", "inflight_dlq", "status_onsets"} {
 		if after[added] == "" {
 			t.Errorf("no %s after the upgrade", added)
 		}
