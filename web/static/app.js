@@ -192,13 +192,15 @@
   // comes in only where the day changes.
   function timeLabels(axis) {
     function pad(n) { return n < 10 ? '0' + n : '' + n; }
-    return Object.assign({}, axis, { space: 64, values: function (u, splits) {
+    return Object.assign({}, axis, { space: 72, values: function (u, splits) {
       var day = '';
+      // Seconds only when ticks are less than a minute apart, so no two
+      // labels read the same.
+      var step = splits.length > 1 ? splits[1] - splits[0] : 60;
       return splits.map(function (t) {
         var d = new Date(t * 1000);
         var clock = pad(d.getHours()) + ':' + pad(d.getMinutes());
-        var span = u.scales.x.max - u.scales.x.min;
-        if (span < 180) clock += ':' + pad(d.getSeconds());
+        if (step < 60) clock += ':' + pad(d.getSeconds());
         var today = d.toDateString();
         if (day && today !== day) clock = (d.getMonth() + 1) + '/' + d.getDate() + ' ' + clock;
         day = today;
