@@ -44,6 +44,15 @@ func (r *rates) add(obs []observation) {
 // Worked example: lag 2,400, consuming 30 records/s while producers add
 // 10/s: the group drains 20/s and catches up in 2m.
 func (r rates) eta(lag int64) queue.ETA {
+	e := r.until(lag)
+	if r.partitions > 0 {
+		e.Rates, e.ConsumeRate, e.ProduceRate = true, max(r.consume, 0), max(r.produce, 0)
+	}
+	return e
+}
+
+// until is the ETA's verdict alone: when lag reaches zero, if ever.
+func (r rates) until(lag int64) queue.ETA {
 	switch {
 	case lag <= 0:
 		return queue.ETA{Known: true}

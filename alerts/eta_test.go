@@ -11,8 +11,11 @@ func TestEvaluateETA(t *testing.T) {
 	tests := []struct {
 		name   string
 		polls  [][]queue.PartitionLag
-		want   queue.ETA
+		want   queue.ETA // the verdict; rates in rates
 		wantUI string
+		// rates are the consume and produce rates (messages/s), when the
+		// case checks them.
+		rates []float64
 	}{
 		{
 			name: "caught up",
@@ -54,6 +57,7 @@ func TestEvaluateETA(t *testing.T) {
 			},
 			want:   queue.ETA{Known: true, FallingBehind: true},
 			wantUI: "falling behind",
+			rates:  []float64{10, 20},
 		},
 		{
 			name: "consuming exactly as fast as producing is falling behind",
@@ -76,6 +80,7 @@ func TestEvaluateETA(t *testing.T) {
 			},
 			want:   queue.ETA{Known: true, In: 4 * time.Minute},
 			wantUI: "4m",
+			rates:  []float64{15, 5},
 		},
 		{
 			// A partition first seen in the latest poll has no rate of its
@@ -88,6 +93,7 @@ func TestEvaluateETA(t *testing.T) {
 			// orders/0 drains 20/s; 4,800 + 1,200 to go: 300s.
 			want:   queue.ETA{Known: true, In: 5 * time.Minute},
 			wantUI: "5m",
+			rates:  []float64{20, 0},
 		},
 	}
 	for _, tt := range tests {
@@ -99,8 +105,14 @@ func TestEvaluateETA(t *testing.T) {
 			latest := history[len(history)-1]
 			Evaluate(history[:len(history)-1], latest, StatusOptions{})
 			got := latest.Groups[0].ETA
-			if got != tt.want {
-				t.Errorf("ETA %+v; want %+v", got, tt.want)
+			if v := verdictOf(got); v != tt.want {
+				t.Errorf("ETA %+v; want %+v", v, tt.want)
+			}
+			if got.Rates != (len(tt.polls) > 1) {
+				t.Errorf("rates known %v after %d polls", got.Rates, len(tt.polls))
+			}
+			if tt.rates != nil && (got.ConsumeRate != tt.rates[0] || got.ProduceRate != tt.rates[1]) {
+				t.Errorf("consume %v/s, produce %v/s; want %v", got.ConsumeRate, got.ProduceRate, tt.rates)
 			}
 			if ui := queue.HumanETA(got); ui != tt.wantUI {
 				t.Errorf("HumanETA = %q; want %q", ui, tt.wantUI)
@@ -124,9 +136,15 @@ func TestRatesETA(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.r.eta(tt.lag); got != tt.want {
+			if got := verdictOf(tt.r.eta(tt.lag)); got != tt.want {
 				t.Errorf("eta(%d) = %+v; want %+v", tt.lag, got, tt.want)
 			}
 		})
 	}
+}
+
+// verdictOf is e without its rates.
+func verdictOf(e queue.ETA) queue.ETA {
+	e.Rates, e.ConsumeRate, e.ProduceRate = false, 0, 0
+	return e
 }

@@ -89,7 +89,12 @@ func startDemo(t *testing.T) string {
 	go func() {
 		done <- Demo(ctx, DemoOptions{Listen: "127.0.0.1:0", Listening: func(a string) { addr <- a }})
 	}()
-	t.Cleanup(func() { cancel(); <-done })
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Logf("the demo stopped: %v", err)
+		}
+	})
 	select {
 	case a := <-addr:
 		return "http://" + a

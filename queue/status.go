@@ -96,6 +96,14 @@ type ETA struct {
 	FallingBehind bool
 	// In is the time to reach zero lag at current rates (0 when caught up).
 	In time.Duration
+	// Rates tells whether ConsumeRate and ProduceRate are known: at
+	// least one partition was seen by two polls of the window.
+	Rates bool
+	// ConsumeRate and ProduceRate are messages per second over the status
+	// window, from the offsets and end offsets of its polls (no extra
+	// broker request): consumed at the offset lag counts from, produced
+	// at the log end. They answer "slow consumer or traffic spike?".
+	ConsumeRate, ProduceRate float64
 }
 
 // Onset is when a reader's current non-ok condition began. Status

@@ -26,6 +26,8 @@ type groupJSON struct {
 	Pending       bool            `json:"lag_seconds_pending,omitempty"`
 	ETASeconds    *float64        `json:"eta_seconds,omitempty"`
 	FallingBehind bool            `json:"falling_behind,omitempty"`
+	ConsumeRate   *float64        `json:"consume_rate,omitempty"` // messages/s over the status window
+	ProduceRate   *float64        `json:"produce_rate,omitempty"`
 	Error         string          `json:"error,omitempty"`
 	Topics        []topicJSON     `json:"topics,omitempty"`
 	Partitions    []partitionJSON `json:"partitions,omitempty"`
@@ -96,6 +98,10 @@ func toGroupJSON(g *queue.ConsumerGroup) groupJSON {
 		StatusSince: sinceJSON(g.StatusSince), Lag: g.TotalLag(), Error: g.Err,
 	}
 	out.MaxLagSeconds, out.Pending = knownSeconds(g.MaxLagSeconds(), g.LagSecondsPending())
+	if g.ETA.Rates {
+		c, p := g.ETA.ConsumeRate, g.ETA.ProduceRate
+		out.ConsumeRate, out.ProduceRate = &c, &p
+	}
 	if g.ETA.Known {
 		out.FallingBehind = g.ETA.FallingBehind
 		if !g.ETA.FallingBehind {

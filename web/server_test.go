@@ -46,6 +46,7 @@ func testServer(ready bool) *Server {
 				{
 					Cluster: "prod", Name: "stuck/group %2F", State: "Stable", Members: 2, Status: queue.StatusStall,
 					StatusReason: "committed offset has not moved for 6m", StatusSince: now.Add(-74 * time.Minute),
+					ETA:        queue.ETA{Known: true, FallingBehind: true, Rates: true, ConsumeRate: 0, ProduceRate: 12.5},
 					Partitions: []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
 				},
 				{
@@ -114,6 +115,14 @@ func TestGroupPage(t *testing.T) {
 	rec := do(t, s, "GET", "/kafka/prod/groups/"+url.PathEscape("stuck/group %2F"))
 	if rec.Code != 200 || !strings.Contains(rec.Body.String(), "committed offset has not moved for 6m") {
 		t.Errorf("group page %d", rec.Code)
+	}
+	// Slow consumer or traffic spike: the page says both rates.
+	if body := rec.Body.String(); !strings.Contains(body, `consume / produce</dt><dd class="num">0/s <span class="muted">/</span> 12.5/s</dd>`) {
+		t.Error("group page lacks the consume and produce rates")
+	}
+	rec = do(t, s, "GET", "/api/v1/groups/prod/"+url.PathEscape("stuck/group %2F"))
+	if body := rec.Body.String(); !strings.Contains(body, `"consume_rate":0,"produce_rate":12.5`) {
+		t.Errorf("group API lacks the rates: %s", body)
 	}
 	for _, target := range []string{"/kafka/prod/groups/nope", "/kafka/nope/groups/ok-group", "/kafka/prod/groups/" + url.PathEscape(hostile+"x")} {
 		rec := do(t, s, "GET", target)
