@@ -10,7 +10,8 @@ import (
 const (
 	// rabbitDLQs are the RabbitMQ DLQs relabelled to the queue label, so
 	// queue rules can drop them with "unless on (cluster, vhost, queue)":
-	// a DLQ is meant to sit without consumers and has its own alerts.
+	// a DLQ is meant to sit without consumers and has its own alerts. The
+	// queues tab leaves out the same ones (queue.Queue.NoConsumers).
 	rabbitDLQs = `label_replace(queuewatch_dlq_messages{broker="` + string(queue.RabbitMQ) + `"}, "queue", "$1", "dlq", "(.*)")`
 	readyMsgs  = `queuewatch_rabbitmq_queue_messages{state="ready"}`
 )

@@ -9,8 +9,9 @@ import (
 
 // sqsDLQs are the SQS DLQs relabelled to the queue label, so queue rules
 // can drop them with "unless on (cluster, queue)": a DLQ is meant to sit
-// without consumers (its status reads "no consumer" while it fills) and
-// has its own alerts.
+// without consumers and has its own alerts. These are the queues
+// queue.Snapshot.JudgedAsReader leaves out, so the collector exports a
+// DLQ's status ok, never stop (collectors' TestSQSDLQStatusAgreesWithRules).
 const sqsDLQs = `label_replace(queuewatch_dlq_messages{broker="` + string(queue.SQS) + `"}, "queue", "$1", "dlq", "(.*)")`
 
 // sqsSpecs are the SQS queue alerts: no consumer, stalled at the in-flight

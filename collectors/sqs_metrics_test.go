@@ -21,7 +21,7 @@ func sqsSnapshot() *queue.Snapshot {
 		Broker: queue.SQS, Cluster: "prod-eu", Time: fixedTime,
 		SQSQueues: []queue.SQSQueue{
 			{Cluster: "prod-eu", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders", Visible: 12, InFlight: 3, Delayed: 1, DeadLetterQueue: "orders-dlq", MaxReceiveCount: 5, Status: queue.StatusOK},
-			{Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders-dlq", Visible: 4, OldestAge: 3 * time.Hour, OldestAgeBasis: queue.SQSAgeBrowse, Status: queue.StatusStop, StatusReason: "no consumer"},
+			{Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders-dlq", Visible: 4, OldestAge: 3 * time.Hour, OldestAgeBasis: queue.SQSAgeBrowse, DLQ: true, Status: queue.StatusOK, StatusReason: queue.DLQReason},
 			{Cluster: "prod-eu", Name: "unreadable", Err: "get queue attributes unreadable: AccessDenied"},
 		},
 		DLQs: []queue.DLQ{{Broker: queue.SQS, Cluster: "prod-eu", Name: "orders-dlq", Sources: []string{"orders"}, Detection: queue.DetectedTopology, Messages: 4}},
@@ -97,5 +97,64 @@ func TestSQSTextMatchesCollect(t *testing.T) {
 	got := parseText(t, strings.NewReader(body))
 	if ws, gs := samples(t, want), samples(t, got); strings.Join(ws, "\n") != strings.Join(gs, "\n") {
 		t.Errorf("text exposition differs from Collect:\nwant\n%s\ngot\n%s", strings.Join(ws, "\n"), strings.Join(gs, "\n"))
+	}
+}
+
+// TestSQSDLQStatusAgreesWithRules: a DLQ that fills with nothing in flight,
+// judged as the SQS collector judges it (queue.SQSStatus, the DLQ known
+// from the snapshot's DLQs), is exported ok, not stop: every queue the
+// alert rules leave out as a DLQ (it has a queuewatch_dlq_messages series
+// of its broker) has no stop or stall status series, so Grafana and the
+// rules read what the UI shows. A queue that is no DLQ in the same state
+// is stop.
+func TestSQSDLQStatusAgreesWithRules(t *testing.T) {
+	snap := sqsSnapshot()
+	snap.SQSQueues[0].InFlight = 0 // orders: nobody receives either
+	for i := range snap.SQSQueues[:2] {
+		q := &snap.SQSQueues[i]
+		q.DLQ = !snap.JudgedAsReader("", q.Name)
+		prev := *q
+		prev.Visible = q.Visible - 1
+		q.Status, q.StatusReason = queue.SQSStatus(&prev, q)
+	}
+	c := New([]Source{
+		&scriptedSource{broker: queue.SQS, cluster: "prod-eu", results: []func() (*queue.Snapshot, error){ok(snap)}},
+	}, Options{})
+	c.PollOnce(context.Background())
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	gathered, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlqs, status := map[string]bool{}, map[string]string{}
+	for _, mf := range gathered {
+		for _, m := range mf.GetMetric() {
+			l := map[string]string{}
+			for _, p := range m.GetLabel() {
+				l[p.GetName()] = p.GetValue()
+			}
+			switch mf.GetName() {
+			case "queuewatch_dlq_messages":
+				if l["broker"] == string(queue.SQS) {
+					dlqs[l["dlq"]] = true // the rules' sqsDLQs, relabelled to queue
+				}
+			case "queuewatch_sqs_queue_status":
+				if m.GetGauge().GetValue() == 1 {
+					status[l["queue"]] = l["status"]
+				}
+			}
+		}
+	}
+	if !dlqs["orders-dlq"] || dlqs["orders"] {
+		t.Fatalf("DLQ series %v, want orders-dlq alone", dlqs)
+	}
+	for name := range dlqs {
+		if st := status[name]; st != string(queue.StatusOK) {
+			t.Errorf("DLQ %s is exported %q; the rules leave it out as a DLQ, want ok", name, st)
+		}
+	}
+	if status["orders"] != string(queue.StatusStop) {
+		t.Errorf("orders (no DLQ, growing, nothing in flight) is exported %q, want stop", status["orders"])
 	}
 }

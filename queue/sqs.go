@@ -33,6 +33,10 @@ type SQSQueue struct {
 	// after MaxReceiveCount receives; empty without a policy.
 	DeadLetterQueue string
 	MaxReceiveCount int
+	// DLQ is set when the queue is a DLQ: its snapshot lists it among its
+	// DLQs (the redrive target of a queue, at this read or an earlier one).
+	// A DLQ is not judged as a reader (see Snapshot.JudgedAsReader).
+	DLQ bool
 	// Err is why the queue could not be fully read: its counts are zero
 	// and meaningless when ARN is empty too (the attributes were not read),
 	// else only its redrive policy is unknown.
@@ -94,9 +98,12 @@ const SQSInFlightLimit = 120000
 //   - stall: the in-flight count is at SQSInFlightLimit, so no consumer can
 //     receive more until some are deleted;
 //
-// and ok otherwise, with the counts as the reason.
+// and ok otherwise, with the counts as the reason. A DLQ is ok with
+// DLQReason: nothing receiving from it is normal.
 func SQSStatus(prev, cur *SQSQueue) (Status, string) {
 	switch {
+	case cur.DLQ:
+		return StatusOK, DLQReason
 	case cur.InFlight >= SQSInFlightLimit:
 		return StatusStall, "in flight at the SQS limit of " + ExactCount(SQSInFlightLimit) + ": receives fail until some are deleted"
 	case prev != nil && cur.Visible > prev.Visible && cur.InFlight == 0 && prev.InFlight == 0:
@@ -119,7 +126,7 @@ func SQSStatus(prev, cur *SQSQueue) (Status, string) {
 //
 // and ok otherwise, with the counts as the reason.
 func SQSRereadStatus(read Status, cur *SQSQueue) (Status, string) {
-	if cur.InFlight < SQSInFlightLimit && read == StatusStop && cur.Visible > 0 && cur.InFlight == 0 {
+	if !cur.DLQ && cur.InFlight < SQSInFlightLimit && read == StatusStop && cur.Visible > 0 && cur.InFlight == 0 {
 		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible and none in flight, as at the last account read"
 	}
 	return SQSStatus(nil, cur)

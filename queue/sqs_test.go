@@ -60,6 +60,8 @@ func TestSQSStatus(t *testing.T) {
 		{"steady backlog, nothing in flight", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
 		{"shrinking", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 3}, StatusOK, "3 visible, 0 in flight"},
 		{"in flight at the limit", &SQSQueue{Visible: 5, InFlight: 120000}, &SQSQueue{Visible: 9, InFlight: 120000}, StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
+		// A DLQ fills with nothing in flight: that is what it is for.
+		{"a DLQ growing, nothing in flight", &SQSQueue{Visible: 4, DLQ: true}, &SQSQueue{Visible: 10, DLQ: true}, StatusOK, DLQReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -157,6 +159,7 @@ func TestSQSRereadStatus(t *testing.T) {
 		{"no consumer read, drained", StatusStop, &SQSQueue{}, StatusOK, "0 visible, 0 in flight"},
 		{"at the limit", StatusOK, &SQSQueue{Visible: 3, InFlight: 120000}, StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
 		{"stall read, below the limit now", StatusStall, &SQSQueue{Visible: 3, InFlight: 7}, StatusOK, "3 visible, 7 in flight"},
+		{"a DLQ read stop, visible, nothing in flight", StatusStop, &SQSQueue{Visible: 10, DLQ: true}, StatusOK, DLQReason},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -194,5 +197,24 @@ func TestDepthReadSentence(t *testing.T) {
 				t.Errorf("Sentence = %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestJudgedAsReader: a queue its snapshot lists as a DLQ is not judged by
+// its consumers, on SQS (no vhost) and RabbitMQ (per vhost) alike.
+func TestJudgedAsReader(t *testing.T) {
+	snap := &Snapshot{Broker: RabbitMQ, DLQs: []DLQ{{Broker: RabbitMQ, VHost: "/", Name: "orders.dlq"}}}
+	if snap.JudgedAsReader("/", "orders.dlq") {
+		t.Error("orders.dlq in / is judged as a reader; it is a DLQ")
+	}
+	if !snap.JudgedAsReader("/", "orders") || !snap.JudgedAsReader("other", "orders.dlq") {
+		t.Error("a queue that is no DLQ (of its vhost) is not judged as a reader")
+	}
+	dlq := &Queue{VHost: "/", Name: "orders.dlq", Ready: 5}
+	if dlq.NoConsumers(snap.JudgedAsReader(dlq.VHost, dlq.Name)) {
+		t.Error("a DLQ with ready messages and no consumer counts as without consumers")
+	}
+	if q := (&Queue{VHost: "/", Name: "orders", Ready: 5}); !q.NoConsumers(snap.JudgedAsReader(q.VHost, q.Name)) {
+		t.Error("a queue with ready messages and no consumer does not count as without consumers")
 	}
 }

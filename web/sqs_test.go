@@ -178,7 +178,7 @@ func TestSQSQueuePage(t *testing.T) {
 	dlq := do(t, s, "GET", "/sqs/prod-eu/queues/orders-dlq").Body.String()
 	for _, w := range []string{
 		"no redrive policy", "dead letters of",
-		`<a class="tag" ` + escapedHref(ordersDLQ) + ` title="a dead-letter queue: open its messages">DLQ</a>`,
+		`<a class="badge st-neutral big-badge" ` + escapedHref(ordersDLQ) + ` title="`,
 		escapedHref("/sqs/prod-eu/queues/orders") + `>orders</a>`,
 		`<span title="not among the watched queues">gone</span>`,
 		escapedHref(ordersDLQ) + ` title="7 messages">inspect 7</a>`,

@@ -141,6 +141,9 @@ func (s *Source) Reread(ctx context.Context, names []string, job string) (bool, 
 			continue
 		}
 		read[name] = true
+		// A DLQ stays listed once known (see dlqs), so the last snapshot
+		// tells whether q is one.
+		q.DLQ = !s.last.JudgedAsReader("", name)
 		q.Status, q.StatusReason = queue.SQSRereadStatus(old.Status, &q)
 		if old.OldestAgeBasis == queue.SQSAgeCloudWatch && q.Messages() > 0 {
 			// CloudWatch is asked at the account's reads only.
@@ -190,6 +193,13 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 		if q.Err != "" {
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
+	}
+	// The DLQs first: a queue the snapshot lists as one is not judged by
+	// its consumers, as the alert rules leave it out.
+	snap.DLQs = s.dlqs(snap.SQSQueues)
+	for i := range snap.SQSQueues {
+		q := &snap.SQSQueues[i]
+		q.DLQ = !snap.JudgedAsReader("", q.Name)
 		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
 		s.estimateAge(q, now)
 	}
@@ -197,7 +207,6 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 		s.log.Warn("read cloudwatch", "err", err)
 		snap.Partial = append(snap.Partial, err.Error())
 	}
-	snap.DLQs = s.dlqs(snap.SQSQueues)
 	snap.SQS.Requests = s.requests()
 	snap.Duration = s.now().Sub(now)
 	return snap, nil

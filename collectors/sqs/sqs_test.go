@@ -318,6 +318,48 @@ func TestSQSStatusElasticMQ(t *testing.T) {
 	read("a consumer holds one", queue.StatusOK, "3 visible, 1 in flight")
 }
 
+// TestSQSDLQNotJudgedElasticMQ: a DLQ (the redrive target of another
+// queue) whose visible backlog grows between two reads with nothing in
+// flight is no "no consumer": it is ok with the DLQ sentence, listed among
+// the snapshot's DLQs (the series the alert rules leave DLQs out by),
+// while the queue it serves, growing the same way, is stop.
+func TestSQSDLQNotJudgedElasticMQ(t *testing.T) {
+	s := testenv.ElasticMQ(t)
+	p := testenv.Unique("dlqjudged")
+	dlq, jobs := p+"-jobs-dlq", p+"-jobs"
+	createQueue(t, s, dlq, nil)
+	createQueue(t, s, jobs, redrive(s, dlq, "3"))
+	cfg := config.SQS{Queues: config.SQSQueues{Prefix: p}}
+	src, err := New(Options{Cluster: account(t, s, cfg), Include: cfg.Queues.Match})
+	if err != nil {
+		t.Fatal(err)
+	}
+	send := func(name, body string) {
+		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(name), "--message-body", body)
+	}
+	send(dlq, "a")
+	send(jobs, "a")
+	if _, err := src.Poll(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	send(dlq, "b")
+	send(jobs, "b")
+	snap, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, ok := snap.SQSQueue(dlq)
+	if !ok || !d.DLQ || d.EffectiveStatus() != queue.StatusOK || d.EffectiveReason() != queue.DLQReason || d.Visible != 2 {
+		t.Errorf("DLQ %s: %+v, want a DLQ, ok: %q, 2 visible", dlq, d, queue.DLQReason)
+	}
+	if snap.JudgedAsReader("", dlq) || len(snap.DLQs) != 1 || snap.DLQs[0].Name != dlq {
+		t.Errorf("DLQs %+v, want %s alone, not judged as a reader", snap.DLQs, dlq)
+	}
+	if q, _ := snap.SQSQueue(jobs); q == nil || q.DLQ || q.EffectiveStatus() != queue.StatusStop {
+		t.Errorf("queue %s: %+v, want stop, no DLQ", jobs, q)
+	}
+}
+
 // TestSQSReread: after a job, a re-read of the queues it touched reads
 // only those (one GetQueueAttributes each, no listing) and the next poll
 // serves their new counts, the DLQ's depth with them, marked as re-read

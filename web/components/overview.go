@@ -125,9 +125,18 @@ type GroupRow struct {
 // QueueRow is one RabbitMQ queue in the overview table.
 type QueueRow struct {
 	Q *queue.Queue
-	// DLQURL is the page of the DLQ this queue is, "" when it is none.
+	// DLQURL is the page of the DLQ this queue is, "" when it is none
+	// (queue.Snapshot.JudgedAsReader).
 	DLQURL string
 }
+
+// NoConsumers reports whether r's queue has ready messages and no
+// consumer while it is judged as a reader: not when it is a DLQ, as the
+// RabbitMQ no-consumer alert leaves DLQs out.
+func (r QueueRow) NoConsumers() bool { return r.Q.NoConsumers(r.DLQURL == "") }
+
+// dlqNoConsumerTitle is the hover text of a DLQ's 0 consumers.
+const dlqNoConsumerTitle = "no consumer: " + queue.DLQReason
 
 // DLQRow is one DLQ in the overview table.
 type DLQRow struct {

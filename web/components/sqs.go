@@ -21,6 +21,18 @@ type SQSRow struct {
 	Trend         Spark
 }
 
+// ShowsDLQState reports whether r shows the neutral DLQ state instead of
+// its status: it is a DLQ, and read (an unreadable one shows its error).
+func (r SQSRow) ShowsDLQState() bool { return r.DLQURL != "" && r.Status == queue.StatusOK }
+
+// sparkClass colours r's sparkline: by status, as a DLQ's when it is one.
+func (r SQSRow) sparkClass() string {
+	if r.ShowsDLQState() {
+		return "st-dlq"
+	}
+	return "st-" + string(r.Status)
+}
+
 // SQSQueueData is what an SQS queue's page shows.
 type SQSQueueData struct {
 	Chrome Chrome
@@ -42,6 +54,10 @@ type SQSQueueData struct {
 	HistoryURL string
 	Range      string
 }
+
+// ShowsDLQState reports whether the page shows the neutral DLQ state
+// instead of the queue's status, as its row does (SQSRow.ShowsDLQState).
+func (d SQSQueueData) ShowsDLQState() bool { return d.IsDLQ && d.Status == queue.StatusOK }
 
 // SQSQueueURL is the path of an SQS queue's page.
 func SQSQueueURL(cluster, name string) string { return queue.SQSQueuePage(cluster, name) }
@@ -136,6 +152,8 @@ func exactSeconds(d time.Duration) string {
 func sqsSentence(s queue.Status, reason string) string {
 	const ok = "no sign of a missing or stuck consumer (SQS reports no consumers, only the in-flight count)"
 	switch {
+	case reason == queue.DLQReason:
+		return reason
 	case s == queue.StatusOK && reason == "":
 		return ok
 	case s == queue.StatusOK:
