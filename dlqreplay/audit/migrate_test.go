@@ -104,8 +104,8 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	// the offset_resets table of version 6, the reset leases of version 7
 	// the replica tables of version 8, the poll leases of version 9,
 	// the body reads of version 10, the issued plans of version 11,
-	// the consumer pauses of version 12 and the messages in flight of
-	// version 13).
+	// the consumer pauses of version 12, the messages in flight of
+	// version 14 and the status onsets of version 15).
 	if v := applied(t, s.db.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
