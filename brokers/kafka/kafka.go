@@ -50,7 +50,12 @@ func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 	if clientID == "" {
 		clientID = DefaultClientID
 	}
-	opts := []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.ClientID(clientID)}
+	// No KIP-714 client telemetry: queuewatch watches the clusters it
+	// connects to and should not feed them metrics about itself. Where a
+	// broker subscribes every client (kfake does; managed clusters may),
+	// franz-go's push compresses each report with lz4 into two pooled 4 MiB
+	// blocks: 8 MiB of queuewatch's heap for a report nobody asked it for.
+	opts := []kgo.Opt{kgo.SeedBrokers(k.Brokers...), kgo.ClientID(clientID), kgo.DisableClientMetrics()}
 	if tlsCfg != nil {
 		// franz-go verifies each broker against its own host name unless
 		// the config names the one the certificates carry.

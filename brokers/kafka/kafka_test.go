@@ -5,12 +5,14 @@ import (
 	"errors"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/twmb/franz-go/pkg/kadm"
 	"github.com/twmb/franz-go/pkg/kfake"
 	"github.com/twmb/franz-go/pkg/kgo"
+	"github.com/twmb/franz-go/pkg/kmsg"
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
@@ -144,4 +146,61 @@ func TestDLQTopic(t *testing.T) {
 			t.Errorf("DLQTopic(%q) = %q, %v; want %q", topic, got, ok, want)
 		}
 	}
+}
+
+// TestNoClientTelemetry checks that a client of a Cluster never asks the
+// broker for a KIP-714 telemetry subscription (the first step of pushing
+// client metrics), while a plain franz-go client, doing the same requests
+// beside it against a twin cluster, does.
+func TestNoClientTelemetry(t *testing.T) {
+	subscriptions := func(c *kfake.Cluster) *atomic.Int32 {
+		var n atomic.Int32
+		c.ControlKey(int16(kmsg.GetTelemetrySubscriptions), func(kmsg.Request) (kmsg.Response, error, bool) {
+			n.Add(1) // not handled: the cluster answers, and keeps this counter
+			return nil, nil, false
+		})
+		return &n
+	}
+	ours, theirs := newFake(t), newFake(t)
+	oursAsked, theirsAsked := subscriptions(ours), subscriptions(theirs)
+
+	kc, err := New(config.Kafka{Name: "k", Brokers: ours.ListenAddrs()}, dlqDefaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ourClient, err := kc.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ourClient.Close()
+	plain, err := kgo.NewClient(kgo.SeedBrokers(theirs.ListenAddrs()...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer plain.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	// franz-go asks for a subscription once a produce or fetch has been
+	// timed; queuewatch's collector fetches records for lag in seconds.
+	for theirsAsked.Load() == 0 {
+		for _, cl := range []*kgo.Client{ourClient, plain} {
+			if err := cl.ProduceSync(ctx, &kgo.Record{Topic: "t", Value: []byte("v")}).FirstErr(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if n := oursAsked.Load(); n != 0 {
+		t.Fatalf("queuewatch's client asked for a telemetry subscription %d times; want none", n)
+	}
+}
+
+func newFake(t *testing.T) *kfake.Cluster {
+	t.Helper()
+	c, err := kfake.NewCluster(kfake.NumBrokers(1), kfake.SeedTopics(1, "t"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	return c
 }
