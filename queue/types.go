@@ -1,6 +1,10 @@
 package queue
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Broker names the messaging system a cluster runs.
 type Broker string
@@ -306,19 +310,27 @@ const (
 // the broker.
 func (b AgeBasis) Estimated() bool { return b != AgeExact }
 
-// Source is the DLQ's sources joined for a metric label.
+// maxSourceLabel bounds Source in bytes. A DLQ fed by 5,000 queues would
+// otherwise carry a ~45 KB label value on every one of its series, which
+// Prometheus stores and Mimir refuses (2,048 bytes by default).
+const maxSourceLabel = 256
+
+// Source is the DLQ's sources joined by commas, for a metric label and the
+// pages: all of them when they fit in 256 bytes, else the first ones that
+// fit and "+N more". Sources are sorted, so the value is stable from poll
+// to poll; len(Sources) has the count.
 func (d *DLQ) Source() string {
-	switch len(d.Sources) {
-	case 0:
-		return ""
-	case 1:
-		return d.Sources[0]
+	all := strings.Join(d.Sources, ",")
+	if len(all) <= maxSourceLabel {
+		return all
 	}
-	s := d.Sources[0]
-	for _, x := range d.Sources[1:] {
-		s += "," + x
+	// Leave room for the longest suffix; the first name is always kept.
+	budget := maxSourceLabel - len(" +1000000 more")
+	n, size := 1, len(d.Sources[0])
+	for ; n < len(d.Sources) && size+1+len(d.Sources[n]) <= budget; n++ {
+		size += 1 + len(d.Sources[n])
 	}
-	return s
+	return strings.Join(d.Sources[:n], ",") + " +" + strconv.Itoa(len(d.Sources)-n) + " more"
 }
 
 // SourceStatus is the health of one source, as the scheduler sees it.

@@ -427,6 +427,38 @@ func TestManyQueues(t *testing.T) {
 
 func queueName(i int) string { return fmt.Sprintf("q-%05d", i) }
 
+// TestDLQFedByManyQueues checks that a DLQ fed by hundreds of queues keeps
+// every source in the snapshot while its source label (Source, used by
+// queuewatch_dlq_messages) stays bounded and stable from poll to poll.
+func TestDLQFedByManyQueues(t *testing.T) {
+	a := requireRabbit(t)
+	vh := a.VHost("fedby")
+	a.exchange(vh, "dlx", "fanout", nil)
+	a.queue(vh, "dead-letters", nil)
+	a.bind(vh, "dlx", "dead-letters", "")
+	ch := channel(t, vh)
+	const n = 300
+	for i := range n {
+		if _, err := ch.QueueDeclare(fmt.Sprintf("orders-service-%04d", i), false, false, false, false,
+			amqp.Table{"x-dead-letter-exchange": "dlx"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	s := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL}, Options{VHosts: []string{vh}})
+	first := mustDLQ(t, poll(t, s), vh, "dead-letters")
+	if len(first.Sources) != n {
+		t.Fatalf("%d sources, want %d", len(first.Sources), n)
+	}
+	label := first.Source()
+	if len(label) > 256 || !strings.HasPrefix(label, "orders-service-0000,orders-service-0001,") || !strings.HasSuffix(label, " +288 more") {
+		t.Errorf("source label %q (%d bytes): want the first names and \" +288 more\", at most 256 bytes", label, len(label))
+	}
+	second := mustDLQ(t, poll(t, s), vh, "dead-letters")
+	if again := second.Source(); again != label {
+		t.Errorf("source label changed between polls: %q, then %q", label, again)
+	}
+}
+
 // TestTopologyReadDuringListing checks that reading the topology while the
 // queues are listed, for the last poll's routed queues, sees what changed
 // since: a new binding at once, and a new dead-lettering queue through a
