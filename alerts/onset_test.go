@@ -95,17 +95,25 @@ func TestOnsetBeyondTheWindow(t *testing.T) {
 				t.Errorf("since %v; want the first poll's %v", g.StatusSince, t0)
 			}
 
-			// Once it clears, the onset is forgotten: the next stop starts
-			// afresh.
+			// One healthy poll is held (hysteresis.go): the onset stays.
 			ok := healthy(60)
+			e.Evaluate(ok)
+			if g := ok.Groups[0]; g.Status != queue.Status(tt.name) || !g.StatusSince.Equal(t0) {
+				t.Errorf("one healthy poll: %s since %v; want %s since %v, held", g.Status, g.StatusSince, tt.name, t0)
+			}
+			// Once it clears, the onset is forgotten: the next stop starts
+			// afresh, at its first poll.
+			ok = healthy(61)
 			e.Evaluate(ok)
 			if g := ok.Groups[0]; g.Status != queue.StatusOK || !g.StatusSince.IsZero() {
 				t.Errorf("recovered: %s since %v; want ok, no onset", g.Status, g.StatusSince)
 			}
-			again := memberless(61)
+			first := memberless(62)
+			e.Evaluate(first)
+			again := memberless(63)
 			e.Evaluate(again)
-			if g := again.Groups[0]; !g.StatusSince.Equal(again.Time) || g.StatusReason != "no members, lag 500" {
-				t.Errorf("stopped again: since %v %q; want since %v", g.StatusSince, g.StatusReason, again.Time)
+			if g := again.Groups[0]; !g.StatusSince.Equal(first.Time) || g.StatusReason != "no members since 13:02 UTC (1m), lag 500" {
+				t.Errorf("stopped again: since %v %q; want since %v", g.StatusSince, g.StatusReason, first.Time)
 			}
 		})
 	}
@@ -117,10 +125,12 @@ func TestOnsetConditionChange(t *testing.T) {
 	for i := range 20 {
 		e.Evaluate(stalled(i))
 	}
-	stop := memberless(20)
+	first := memberless(20)
+	e.Evaluate(first)
+	stop := memberless(21) // the second poll in a row shows it
 	e.Evaluate(stop)
-	if g := stop.Groups[0]; g.Status != queue.StatusStop || !g.StatusSince.Equal(stop.Time) {
-		t.Errorf("stall then stop: %s since %v; want stop since %v", g.Status, g.StatusSince, stop.Time)
+	if g := stop.Groups[0]; g.Status != queue.StatusStop || !g.StatusSince.Equal(first.Time) {
+		t.Errorf("stall then stop: %s since %v; want stop since %v", g.Status, g.StatusSince, first.Time)
 	}
 }
 
@@ -206,12 +216,13 @@ func TestOnsetRestart(t *testing.T) {
 	}
 
 	// The restart: a new Evaluator, its window empty. stopped is seen at
-	// once; stalled only once the window is full again, and its onset is
-	// kept meanwhile. "gone" recovered while the process was down.
+	// once; stalled only once the window is full again and the next poll
+	// agrees (hysteresis), and its onset is kept meanwhile. "gone"
+	// recovered while the process was down.
 	store.rows["kafka/prod/group:gone"] = queue.Onset{Reader: "group:gone", Condition: "stop", Since: t0}
 	e = NewEvaluator(StatusOptions{})
 	e.Persist(store, nil)
-	for i := 70; i < 80; i++ {
+	for i := 70; i <= 80; i++ {
 		latest := &queue.Snapshot{
 			Broker: queue.Kafka, Cluster: "prod", Time: t0.Add(time.Duration(i) * time.Minute),
 			Groups: []queue.ConsumerGroup{
@@ -228,11 +239,11 @@ func TestOnsetRestart(t *testing.T) {
 		if i == 70 && stopped.StatusReason != "no members since 12:00 UTC (1h 10m), lag 500" {
 			t.Errorf("poll %d: stopped %q", i, stopped.StatusReason)
 		}
-		if i == 79 {
+		if i == 80 {
 			if want := t0; stalled.Status != queue.StatusStall || !stalled.StatusSince.Equal(want) {
 				t.Errorf("poll %d: stalled %s since %v; want stall since %v", i, stalled.Status, stalled.StatusSince, want)
 			}
-			if want := "committed offset has not moved since 12:00 UTC (1h 19m) while lag is 500 on orders/3"; stalled.StatusReason != want {
+			if want := "committed offset has not moved since 12:00 UTC (1h 20m) while lag is 500 on orders/3"; stalled.StatusReason != want {
 				t.Errorf("poll %d: stalled %q; want %q", i, stalled.StatusReason, want)
 			}
 		}
