@@ -96,6 +96,8 @@ type Evaluator struct {
 	// runs, nil when statuses are shown as judged (a failed poll).
 	held  map[sourceKey]*sourceHolds
 	holds *sourceHolds
+	// sqs are the account reads of each SQS source (onset.go).
+	sqs map[sourceKey]*sqsReads
 }
 
 // NewEvaluator returns an Evaluator with the given options.
@@ -188,6 +190,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	evaluateOutbox(e.past, latest, e.window, e.settle)
 	e.evaluateConsumers(latest)
 	e.shareOnsets(latest)
+	e.sqsOnsets(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)
