@@ -51,7 +51,9 @@ func (o StatusOptions) window() int {
 // (consumer groups, JetStream consumers, outbox tables and replication
 // slots) and each group's ETA from history, the earlier snapshots of the
 // same source, oldest first and not including latest. It mutates latest only. Callers that evaluate every poll
-// should keep an Evaluator instead, which remembers the window itself.
+// should keep an Evaluator instead, which remembers the window itself and
+// the statuses it showed: Evaluate has none, so it shows each reader's
+// judgement as it is, without hysteresis.
 func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOptions) {
 	if latest == nil {
 		return
