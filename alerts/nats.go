@@ -74,13 +74,14 @@ func (e *Evaluator) evaluateConsumers(latest *queue.Snapshot) {
 		st := streams[c.Stream]
 		obs = append(obs, observeConsumer(latest.Time, c, st.LastSeq))
 		j := judgeConsumer(c, st, obs, e.window)
-		c.Status = j.status
-		c.StatusSince = e.since(consumerOnset(c.Stream, c.Name), j.status, j.start)
-		c.StatusReason = j.reason(c.StatusSince, latest.Time)
+		c.Status, c.StatusSince, c.StatusReason = e.settle(consumerOnset(c.Stream, c.Name), j.status, j.start, latest.Time,
+			func(since time.Time) string { return j.reason(since, latest.Time) })
 	}
 	for i := range latest.Consumers {
 		if c := &latest.Consumers[i]; c.Status == queue.StatusError {
-			c.StatusSince = e.since(consumerOnset(c.Stream, c.Name), c.Status, latest.Time)
+			reason := c.StatusReason
+			c.Status, c.StatusSince, _ = e.settle(consumerOnset(c.Stream, c.Name), c.Status, latest.Time, latest.Time,
+				func(time.Time) string { return reason })
 		}
 	}
 }

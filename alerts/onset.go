@@ -74,6 +74,9 @@ type sourceOnsets struct {
 	// stored is what the store holds, as far as this Evaluator knows.
 	stored map[string]queue.Onset
 	loaded bool
+	// awaited are readers whose kept onset the window judges again at this
+	// evaluation, but hysteresis does not show yet: it stays pending.
+	awaited map[string]bool
 }
 
 // onsetsOf returns the onsets of latest's source, read from the store
@@ -136,14 +139,27 @@ func (o *sourceOnsets) see(reader string, status queue.Status, start time.Time) 
 	return since
 }
 
+// await records that the window judged reader in status, not shown yet
+// (hysteresis.go): a kept onset of that condition stays pending for the
+// poll that shows it.
+func (o *sourceOnsets) await(reader string, status queue.Status) {
+	if p, ok := o.pending[reader]; ok && p.Condition == string(status) {
+		if o.awaited == nil {
+			o.awaited = map[string]bool{}
+		}
+		o.awaited[reader] = true
+	}
+}
+
 // finish ends an evaluation: readers not seen in a condition are forgotten,
 // and so are kept onsets not taken up when the window was full. It
 // returns what the store must learn.
 func (o *sourceOnsets) finish(full bool) (put []queue.Onset, del []string) {
 	o.current, o.next = o.next, nil
 	if full {
-		clear(o.pending)
+		maps.DeleteFunc(o.pending, func(r string, _ queue.Onset) bool { return !o.awaited[r] })
 	}
+	clear(o.awaited)
 	for r, k := range o.current {
 		if s, ok := o.stored[r]; !ok || s.Condition != k.Condition || !s.Since.Equal(k.Since) {
 			put = append(put, k)
@@ -184,30 +200,95 @@ func consumerOnset(stream, name string) string { return "consumer:" + stream + "
 func shareOnset(name string) string            { return "share:" + name }
 func tableOnset(table string) string           { return "table:" + table }
 func slotOnset(slot string) string             { return "slot:" + slot }
+func sqsOnset(name string) string              { return "queue:" + name }
 
-// shareOnsets tracks the onsets of latest's share groups, whose status the
-// collector judges from two polls, and says since when a share group has
-// had no members or moved no start offset.
+// shareOnsets settles the statuses of latest's share groups, which the
+// collector judges from two polls, tracks their onsets and says since when
+// a share group has had no members or moved no start offset.
 func (e *Evaluator) shareOnsets(latest *queue.Snapshot) {
 	for i := range latest.ShareGroups {
 		g := &latest.ShareGroups[i]
-		st := g.EffectiveStatus()
+		raw, reason := g.EffectiveStatus(), g.StatusReason
 		start := latest.Time
-		if n := len(e.past); st == queue.StatusStall && n > 0 {
+		if n := len(e.past); raw == queue.StatusStall && n > 0 {
 			start = e.past[n-1].Time // no start offset moved since that poll
 		}
-		g.StatusSince = e.since(shareOnset(g.Name), st, start)
-		if g.StatusSince.IsZero() || !g.StatusSince.Before(latest.Time) {
-			continue
-		}
-		// The sentences are queue.ShareGroupStatus's; only their head says
-		// how long, which the collector's two polls cannot tell.
-		since := queue.HumanSince(g.StatusSince, latest.Time)
-		switch st {
-		case queue.StatusStop:
-			g.StatusReason = strings.Replace(g.StatusReason, "no members: ", "no members "+since+": ", 1)
-		case queue.StatusStall:
-			g.StatusReason = strings.Replace(g.StatusReason, "no start offset moved since the last poll: ", "no start offset moved "+since+": ", 1)
+		st, since, text := e.settle(shareOnset(g.Name), raw, start, latest.Time, func(since time.Time) string {
+			return shareReason(reason, raw, since, latest.Time)
+		})
+		g.StatusSince = since
+		if g.Err == "" { // else the error is what it shows
+			g.Status, g.StatusReason = st, text
 		}
 	}
+}
+
+// shareReason is a share group's sentence, queue.ShareGroupStatus's, with
+// how long its condition lasted (since its onset) in its head, which the
+// collector's two polls cannot tell.
+func shareReason(reason string, st queue.Status, since, now time.Time) string {
+	if since.IsZero() || !since.Before(now) {
+		return reason
+	}
+	d := queue.HumanSince(since, now)
+	switch st {
+	case queue.StatusStop:
+		return strings.Replace(reason, "no members: ", "no members "+d+": ", 1)
+	case queue.StatusStall:
+		return strings.Replace(reason, "no start offset moved since the last poll: ", "no start offset moved "+d+": ", 1)
+	}
+	return reason
+}
+
+// sqsReads are the times of the last two account reads of one SQS source
+// an Evaluator saw.
+type sqsReads struct{ last, prev time.Time }
+
+// sqsOnsets tracks the onsets of latest's SQS queues, whose status the
+// collector judges from two reads of the account, and says since when in
+// their sentences. A "no consumer" began by the read before the one that
+// found it: nothing was in flight at either. Between reads a poll gives a
+// copy of the last read's snapshot, and the durations are as of the read,
+// like its counts.
+func (e *Evaluator) sqsOnsets(latest *queue.Snapshot) {
+	if latest.SQS == nil || e.on == nil {
+		return
+	}
+	if e.sqs == nil {
+		e.sqs = make(map[sourceKey]*sqsReads)
+	}
+	r := e.sqs[keyOf(latest)]
+	if r == nil {
+		r = &sqsReads{}
+		e.sqs[keyOf(latest)] = r
+	}
+	if at := latest.SQS.ReadAt; at.After(r.last) {
+		r.prev, r.last = r.last, at
+	}
+	for i := range latest.SQSQueues {
+		q := &latest.SQSQueues[i]
+		st := q.EffectiveStatus()
+		start := latest.Time
+		if st == queue.StatusStop && !r.prev.IsZero() {
+			start = r.prev
+		}
+		q.StatusSince = e.since(sqsOnset(q.Name), st, start)
+		q.StatusReason = sqsReason(q.StatusReason, st, q.StatusSince, latest.Time)
+	}
+}
+
+// sqsReason is an SQS queue's sentence, queue.SQSStatus's, with how long
+// its condition lasted (since its onset), which one read cannot tell.
+func sqsReason(reason string, st queue.Status, since, now time.Time) string {
+	if since.IsZero() || !since.Before(now) {
+		return reason
+	}
+	d := queue.HumanSince(since, now)
+	switch st {
+	case queue.StatusStop:
+		return strings.Replace(reason, "no consumer: ", "no consumer "+d+": ", 1)
+	case queue.StatusStall:
+		return strings.Replace(reason, ": receives fail", " "+d+": receives fail", 1)
+	}
+	return reason
 }

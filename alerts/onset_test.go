@@ -95,17 +95,25 @@ func TestOnsetBeyondTheWindow(t *testing.T) {
 				t.Errorf("since %v; want the first poll's %v", g.StatusSince, t0)
 			}
 
-			// Once it clears, the onset is forgotten: the next stop starts
-			// afresh.
+			// One healthy poll is held (hysteresis.go): the onset stays.
 			ok := healthy(60)
+			e.Evaluate(ok)
+			if g := ok.Groups[0]; g.Status != queue.Status(tt.name) || !g.StatusSince.Equal(t0) {
+				t.Errorf("one healthy poll: %s since %v; want %s since %v, held", g.Status, g.StatusSince, tt.name, t0)
+			}
+			// Once it clears, the onset is forgotten: the next stop starts
+			// afresh, at its first poll.
+			ok = healthy(61)
 			e.Evaluate(ok)
 			if g := ok.Groups[0]; g.Status != queue.StatusOK || !g.StatusSince.IsZero() {
 				t.Errorf("recovered: %s since %v; want ok, no onset", g.Status, g.StatusSince)
 			}
-			again := memberless(61)
+			first := memberless(62)
+			e.Evaluate(first)
+			again := memberless(63)
 			e.Evaluate(again)
-			if g := again.Groups[0]; !g.StatusSince.Equal(again.Time) || g.StatusReason != "no members, lag 500" {
-				t.Errorf("stopped again: since %v %q; want since %v", g.StatusSince, g.StatusReason, again.Time)
+			if g := again.Groups[0]; !g.StatusSince.Equal(first.Time) || g.StatusReason != "no members since 13:02 UTC (1m), lag 500" {
+				t.Errorf("stopped again: since %v %q; want since %v", g.StatusSince, g.StatusReason, first.Time)
 			}
 		})
 	}
@@ -117,10 +125,12 @@ func TestOnsetConditionChange(t *testing.T) {
 	for i := range 20 {
 		e.Evaluate(stalled(i))
 	}
-	stop := memberless(20)
+	first := memberless(20)
+	e.Evaluate(first)
+	stop := memberless(21) // the second poll in a row shows it
 	e.Evaluate(stop)
-	if g := stop.Groups[0]; g.Status != queue.StatusStop || !g.StatusSince.Equal(stop.Time) {
-		t.Errorf("stall then stop: %s since %v; want stop since %v", g.Status, g.StatusSince, stop.Time)
+	if g := stop.Groups[0]; g.Status != queue.StatusStop || !g.StatusSince.Equal(first.Time) {
+		t.Errorf("stall then stop: %s since %v; want stop since %v", g.Status, g.StatusSince, first.Time)
 	}
 }
 
@@ -206,12 +216,13 @@ func TestOnsetRestart(t *testing.T) {
 	}
 
 	// The restart: a new Evaluator, its window empty. stopped is seen at
-	// once; stalled only once the window is full again, and its onset is
-	// kept meanwhile. "gone" recovered while the process was down.
+	// once; stalled only once the window is full again and the next poll
+	// agrees (hysteresis), and its onset is kept meanwhile. "gone"
+	// recovered while the process was down.
 	store.rows["kafka/prod/group:gone"] = queue.Onset{Reader: "group:gone", Condition: "stop", Since: t0}
 	e = NewEvaluator(StatusOptions{})
 	e.Persist(store, nil)
-	for i := 70; i < 80; i++ {
+	for i := 70; i <= 80; i++ {
 		latest := &queue.Snapshot{
 			Broker: queue.Kafka, Cluster: "prod", Time: t0.Add(time.Duration(i) * time.Minute),
 			Groups: []queue.ConsumerGroup{
@@ -228,11 +239,11 @@ func TestOnsetRestart(t *testing.T) {
 		if i == 70 && stopped.StatusReason != "no members since 12:00 UTC (1h 10m), lag 500" {
 			t.Errorf("poll %d: stopped %q", i, stopped.StatusReason)
 		}
-		if i == 79 {
+		if i == 80 {
 			if want := t0; stalled.Status != queue.StatusStall || !stalled.StatusSince.Equal(want) {
 				t.Errorf("poll %d: stalled %s since %v; want stall since %v", i, stalled.Status, stalled.StatusSince, want)
 			}
-			if want := "committed offset has not moved since 12:00 UTC (1h 19m) while lag is 500 on orders/3"; stalled.StatusReason != want {
+			if want := "committed offset has not moved since 12:00 UTC (1h 20m) while lag is 500 on orders/3"; stalled.StatusReason != want {
 				t.Errorf("poll %d: stalled %q; want %q", i, stalled.StatusReason, want)
 			}
 		}
@@ -270,5 +281,94 @@ func TestOnsetFailedPoll(t *testing.T) {
 	e.Evaluate(latest)
 	if g := latest.Groups[0]; !g.StatusSince.Equal(t0) {
 		t.Errorf("since %v; want %v across the failed poll", g.StatusSince, t0)
+	}
+}
+
+// sqsRead is a read of account "acct" at minute m whose queue "orders" has
+// visible messages and none in flight, judged against the read before it
+// (nil for the first since a start), as the collector judges it.
+func sqsRead(m int, visible int64, prev *queue.Snapshot) *queue.Snapshot {
+	at := t0.Add(time.Duration(m) * time.Minute)
+	q := queue.SQSQueue{Cluster: "acct", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:1:orders", Visible: visible}
+	var before *queue.SQSQueue
+	if prev != nil {
+		before = &prev.SQSQueues[0]
+	}
+	q.Status, q.StatusReason = queue.SQSStatus(before, &q)
+	return &queue.Snapshot{
+		Broker: queue.SQS, Cluster: "acct", Time: at,
+		SQS: &queue.SQSAccount{ReadAt: at, ReadEvery: 4 * time.Minute}, SQSQueues: []queue.SQSQueue{q},
+	}
+}
+
+// TestOnsetSQS: an SQS queue with no consumer says since when, from the
+// read before the one that found it (nothing was in flight at either), at
+// every poll between reads too, and after a restart that the store
+// outlives: "no consumer since 12:00 UTC (8m): …".
+func TestOnsetSQS(t *testing.T) {
+	store := newMemOnsets()
+	e := NewEvaluator(StatusOptions{})
+	e.Persist(store, nil)
+	r0 := sqsRead(0, 4, nil)
+	e.Evaluate(r0)
+	if q := r0.SQSQueues[0]; q.Status != queue.StatusOK || !q.StatusSince.IsZero() {
+		t.Fatalf("first read: %s since %v", q.Status, q.StatusSince)
+	}
+	r4 := sqsRead(4, 10, r0)
+	e.Evaluate(r4)
+	if q := r4.SQSQueues[0]; q.Status != queue.StatusStop || !q.StatusSince.Equal(t0) ||
+		q.StatusReason != "no consumer since 12:00 UTC (4m): 10 visible, up from 4 at the last read, and none in flight" {
+		t.Errorf("second read: %s since %v %q", q.Status, q.StatusSince, q.StatusReason)
+	}
+	mid := sqsRead(4, 10, r0) // a poll between reads: a copy of the read as read
+	e.Evaluate(mid)
+	if q := mid.SQSQueues[0]; !q.StatusSince.Equal(t0) || !strings.HasPrefix(q.StatusReason, "no consumer since 12:00 UTC (4m): ") {
+		t.Errorf("between reads: since %v %q", q.StatusSince, q.StatusReason)
+	}
+	r8 := sqsRead(8, 16, r4)
+	e.Evaluate(r8)
+	if q := r8.SQSQueues[0]; !q.StatusSince.Equal(t0) ||
+		q.StatusReason != "no consumer since 12:00 UTC (8m): 16 visible, up from 10 at the last read, and none in flight" {
+		t.Errorf("third read: since %v %q", q.StatusSince, q.StatusReason)
+	}
+	if got, want := store.readers(), []string{"sqs/acct/queue:orders"}; !slices.Equal(got, want) {
+		t.Fatalf("stored %v; want %v", got, want)
+	}
+
+	// A restart: the first read judges nothing (no read before it), the
+	// second finds no consumer again, and the onset is the stored one.
+	e = NewEvaluator(StatusOptions{})
+	e.Persist(store, nil)
+	r12 := sqsRead(12, 20, nil)
+	e.Evaluate(r12)
+	r16 := sqsRead(16, 25, r12)
+	e.Evaluate(r16)
+	if q := r16.SQSQueues[0]; !q.StatusSince.Equal(t0) || !strings.HasPrefix(q.StatusReason, "no consumer since 12:00 UTC (16m): ") {
+		t.Errorf("after a restart: since %v %q; want since %v", q.StatusSince, q.StatusReason, t0)
+	}
+	// A consumer came: the onset is forgotten, in the store too.
+	r20 := sqsRead(20, 25, r16)
+	r20.SQSQueues[0].InFlight = 5
+	r20.SQSQueues[0].Status, r20.SQSQueues[0].StatusReason = queue.SQSStatus(&r16.SQSQueues[0], &r20.SQSQueues[0])
+	e.Evaluate(r20)
+	if q := r20.SQSQueues[0]; q.Status != queue.StatusOK || !q.StatusSince.IsZero() || len(store.readers()) != 0 {
+		t.Errorf("consumed again: %s since %v, stored %v", q.Status, q.StatusSince, store.readers())
+	}
+}
+
+// TestOnsetSQSStall: a queue at the in-flight limit says since which read.
+func TestOnsetSQSStall(t *testing.T) {
+	e := NewEvaluator(StatusOptions{})
+	var last *queue.Snapshot
+	for m := 0; m <= 8; m += 4 {
+		last = sqsRead(m, 10, last)
+		q := &last.SQSQueues[0]
+		q.InFlight = queue.SQSInFlightLimit
+		q.Status, q.StatusReason = queue.SQSStatus(nil, q)
+		e.Evaluate(last)
+	}
+	want := "in flight at the SQS limit of 120,000 since 12:00 UTC (8m): receives fail until some are deleted"
+	if q := last.SQSQueues[0]; q.Status != queue.StatusStall || q.StatusReason != want {
+		t.Errorf("%s %q; want stall %q", q.Status, q.StatusReason, want)
 	}
 }

@@ -37,37 +37,43 @@ func EvaluateOutbox(history []*queue.Snapshot, latest *queue.Snapshot, opts Stat
 		return
 	}
 	window := opts.window()
-	evaluateOutbox(outboxWindow(history, latest, window), latest, window, windowOnset)
+	evaluateOutbox(outboxWindow(history, latest, window), latest, window, windowSettle)
 }
 
-// onsetFunc returns the onset of reader's condition, status, which began
-// at start as far as the window shows (Evaluator.since).
-type onsetFunc func(reader string, status queue.Status, start time.Time) time.Time
+// settleFunc returns the status to show of reader, judged raw at this poll
+// with its condition begun at start, its onset and its sentence, which
+// reason writes given the onset (Evaluator.settle).
+type settleFunc func(reader string, raw queue.Status, start, now time.Time, reason func(since time.Time) string) (queue.Status, time.Time, string)
 
-// windowOnset is the onset without an Evaluator: where the window shows
-// the condition began.
-func windowOnset(_ string, status queue.Status, start time.Time) time.Time {
-	if status == queue.StatusOK {
-		return time.Time{}
+// windowSettle is settle without an Evaluator: the status as judged, its
+// onset where the window shows the condition began.
+func windowSettle(_ string, raw queue.Status, start, _ time.Time, reason func(since time.Time) string) (queue.Status, time.Time, string) {
+	if raw == queue.StatusOK {
+		return raw, time.Time{}, reason(time.Time{})
 	}
-	return start
+	return raw, start, reason(start)
 }
 
 // evaluateOutbox is EvaluateOutbox over past, the window already chosen,
-// with onsets from since.
-func evaluateOutbox(past []*queue.Snapshot, latest *queue.Snapshot, window int, since onsetFunc) {
+// the shown statuses and onsets from settle.
+func evaluateOutbox(past []*queue.Snapshot, latest *queue.Snapshot, window int, settle settleFunc) {
 	for i := range latest.OutboxTables {
 		t := &latest.OutboxTables[i]
 		start := evaluateTable(past, latest, t, window)
-		t.StatusSince = since(tableOnset(t.Table), t.Status, start)
-		if t.Status == queue.StatusStall {
-			t.StatusReason = stallReason(t, t.StatusSince, start, latest.Time)
-		}
+		raw, reason := t.Status, t.StatusReason
+		t.Status, t.StatusSince, t.StatusReason = settle(tableOnset(t.Table), raw, start, latest.Time, func(since time.Time) string {
+			if raw == queue.StatusStall {
+				return stallReason(t, since, start, latest.Time)
+			}
+			return reason
+		})
 	}
 	for i := range latest.Slots {
 		sl := &latest.Slots[i]
 		start := evaluateSlot(past, latest, sl, window)
-		sl.StatusSince = since(slotOnset(sl.Slot), sl.Status, start)
+		reason := sl.StatusReason
+		sl.Status, sl.StatusSince, sl.StatusReason = settle(slotOnset(sl.Slot), sl.Status, start, latest.Time,
+			func(time.Time) string { return reason })
 	}
 }
 

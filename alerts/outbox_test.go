@@ -85,7 +85,7 @@ func TestEvaluateOutboxErrorsAndSlots(t *testing.T) {
 	}
 	hist := []*queue.Snapshot{mk(0, 1<<20, true), mk(1, 20<<20, true)}
 	latest := mk(2, 40<<20, true)
-	e := NewEvaluator(StatusOptions{Window: 3}) // the Evaluator covers outboxes too
+	e := NewEvaluator(StatusOptions{Window: 3, HysteresisPolls: 1}) // the Evaluator covers outboxes too
 	for _, s := range append(hist, latest) {
 		e.Evaluate(s)
 	}

@@ -29,6 +29,10 @@ type ruleParams struct {
 	cfg *config.Config
 	// twoPolls is how long a fact must hold: seen by two polls in a row.
 	twoPolls time.Duration
+	// statusFor is how long a reader's status series must say a status
+	// for its alert to fire: alerts.hysteresis_polls polls, as long as the
+	// evaluation must judge a status before the series says it.
+	statusFor time.Duration
 	// window is the status window: trends and thresholds must hold that long.
 	window time.Duration
 	// hw is the window for people, the way the UI writes durations.
@@ -37,7 +41,18 @@ type ruleParams struct {
 
 func newRuleParams(cfg *config.Config) ruleParams {
 	window := time.Duration(cfg.Alerts.Window) * cfg.PollInterval
-	return ruleParams{cfg: cfg, twoPolls: 2 * cfg.PollInterval, window: window, hw: queue.HumanDuration(window)}
+	return ruleParams{
+		cfg: cfg, twoPolls: 2 * cfg.PollInterval, statusFor: time.Duration(hysteresisPolls(cfg)) * cfg.PollInterval,
+		window: window, hw: queue.HumanDuration(window),
+	}
+}
+
+// hysteresisPolls is cfg's alerts.hysteresis_polls, its default when unset.
+func hysteresisPolls(cfg *config.Config) int {
+	if cfg.Alerts.HysteresisPolls <= 0 {
+		return config.DefaultHysteresisPolls
+	}
+	return cfg.Alerts.HysteresisPolls
 }
 
 // readers is one kind of reader (a Kafka consumer group, a JetStream
@@ -77,14 +92,18 @@ type alertText struct {
 }
 
 // inStatus is the alert on readers in status st: it fires for each reader
-// whose status series has said st for two polls, valued at its backlog.
-// queuewatch evaluates the status window itself, so the rule waits only
-// for a second poll to agree. "== 1" selects the current status from the
-// one-series shape the collectors export, and from a stateset alike.
+// whose status series has said st for alerts.hysteresis_polls polls,
+// valued at its backlog. queuewatch evaluates the status window itself,
+// and the series carries the shown status (hysteresis.go), which holds a
+// condition as many polls as it lasted, N-1 polls late: waiting N polls,
+// as the evaluation waits before showing a status, the rule fires for a
+// condition that outlasted N polls, not for each one the UI showed.
+// "== 1" selects the current status from the one-series shape the
+// collectors export, and from a stateset alike.
 func (r readers) inStatus(p ruleParams, st queue.Status, a alertText) alertSpec {
 	expr := r.backlog("") + ` and on (` + strings.Join(r.identity, ", ") + `) (` +
 		r.status + `{status="` + string(st) + `"} == 1)`
-	return r.spec(a, p.twoPolls, noThreshold, func(string, string) string { return expr })
+	return r.spec(a, p.statusFor, noThreshold, func(string, string) string { return expr })
 }
 
 // backlogHigh is the alert on readers whose backlog has been over the

@@ -1,6 +1,7 @@
 package alerts
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -10,7 +11,7 @@ import (
 
 // TestReaderRuleShapes: the shared shapes build a broker's alerts from
 // its description alone, the way a new broker's rules will be built: a
-// status alert waits two polls on the status series of its identity, and
+// status alert waits alerts.hysteresis_polls polls on the status series of its identity, and
 // threshold alerts wait the window on the broker's own series, their
 // overrides selecting on the reader's name label.
 func TestReaderRuleShapes(t *testing.T) {
@@ -54,5 +55,48 @@ func TestReaderRuleShapes(t *testing.T) {
 	}
 	if got, want := r.lagSecondsHigh(p, words).expr("", "300"), `queuewatch_x_queue_age_seconds > 300`; got != want {
 		t.Errorf("lag seconds expr %s, want %s", got, want)
+	}
+}
+
+// TestStatusRulesWaitHysteresisPolls: every status alert waits as many
+// polls as the evaluation waits before it shows a status
+// (alerts.hysteresis_polls), whatever that is set to; SQS's wait for two
+// reads of the account, whose statuses are judged across reads.
+func TestStatusRulesWaitHysteresisPolls(t *testing.T) {
+	for _, n := range []int{0, 1, 2, 3} {
+		cfg := config.Default()
+		cfg.Alerts.HysteresisPolls = n
+		want := time.Duration(max(n, 1)) * cfg.PollInterval
+		if n == 0 {
+			want = config.DefaultHysteresisPolls * cfg.PollInterval
+		}
+		data, err := Rules(cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		statusRules := 0
+		for _, r := range parseRules(t, data) {
+			if !strings.Contains(r.Expr, `_status{status="`) {
+				continue
+			}
+			statusRules++
+			got, err := time.ParseDuration(r.For)
+			if err != nil {
+				t.Fatalf("%s: for %q: %v", r.Alert, r.For, err)
+			}
+			if strings.Contains(r.Expr, "queuewatch_sqs_queue_status") {
+				want := sqsTwoReads(newRuleParams(cfg))
+				if got != want {
+					t.Errorf("hysteresis_polls %d: %s for %s; want two reads, %s", n, r.Alert, got, want)
+				}
+				continue
+			}
+			if got != want {
+				t.Errorf("hysteresis_polls %d: %s for %s; want %s", n, r.Alert, got, want)
+			}
+		}
+		if statusRules < 8 {
+			t.Errorf("hysteresis_polls %d: %d status rules found; want every broker's", n, statusRules)
+		}
 	}
 }

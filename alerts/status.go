@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -23,6 +24,17 @@ type StatusOptions struct {
 	// Window is how many polls the sliding window holds, the latest included
 	// (10 when 0 or negative; at least 3, because fewer cannot show a trend).
 	Window int
+	// HysteresisPolls is how many polls in a row must judge a reader's new
+	// status before an Evaluator shows it (hysteresis.go):
+	// config.DefaultHysteresisPolls when 0 or negative, 1 for none.
+	HysteresisPolls int
+}
+
+func (o StatusOptions) hysteresis() int {
+	if o.HysteresisPolls <= 0 {
+		return config.DefaultHysteresisPolls
+	}
+	return o.HysteresisPolls
 }
 
 func (o StatusOptions) window() int {
@@ -39,7 +51,9 @@ func (o StatusOptions) window() int {
 // (consumer groups, JetStream consumers, outbox tables and replication
 // slots) and each group's ETA from history, the earlier snapshots of the
 // same source, oldest first and not including latest. It mutates latest only. Callers that evaluate every poll
-// should keep an Evaluator instead, which remembers the window itself.
+// should keep an Evaluator instead, which remembers the window itself and
+// the statuses it showed: Evaluate has none, so it shows each reader's
+// judgement as it is, without hysteresis.
 func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOptions) {
 	if latest == nil {
 		return
@@ -61,7 +75,7 @@ func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOpti
 // than the 15 MB of a snapshot. It is safe for concurrent use, though calls
 // are serialized.
 type Evaluator struct {
-	window int
+	window, hysteresis int
 
 	mu    sync.Mutex
 	polls map[sourceKey][]pastPoll // per source, oldest first, at most window-1
@@ -79,11 +93,18 @@ type Evaluator struct {
 	on     *sourceOnsets
 	store  OnsetStore
 	log    *slog.Logger
+	// held are the hysteresis holds of each source's readers
+	// (hysteresis.go); holds is the evaluated source's while evaluation
+	// runs, nil when statuses are shown as judged (a failed poll).
+	held  map[sourceKey]*sourceHolds
+	holds *sourceHolds
+	// sqs are the account reads of each SQS source (onset.go).
+	sqs map[sourceKey]*sqsReads
 }
 
 // NewEvaluator returns an Evaluator with the given options.
 func NewEvaluator(opts StatusOptions) *Evaluator {
-	return &Evaluator{window: opts.window(), polls: make(map[sourceKey][]pastPoll)}
+	return &Evaluator{window: opts.window(), hysteresis: opts.hysteresis(), polls: make(map[sourceKey][]pastPoll)}
 }
 
 // sourceKey names a source: cluster names are unique per broker only.
@@ -150,7 +171,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.polls == nil { // zero Evaluator
-		e.window = StatusOptions{}.window()
+		e.window, e.hysteresis = StatusOptions{}.window(), StatusOptions{}.hysteresis()
 		e.polls = make(map[sourceKey][]pastPoll)
 	}
 	key := keyOf(latest)
@@ -163,17 +184,20 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 		// A poll that failed as a whole says nothing of its readers'
 		// conditions: their onsets stay as they were.
 		e.on = e.onsetsOf(key)
+		e.holds = e.holdsOf(key, completes)
 	}
 	for i := range latest.Groups {
 		e.evaluateGroup(latest, &latest.Groups[i])
 	}
-	evaluateOutbox(e.past, latest, e.window, e.since)
+	evaluateOutbox(e.past, latest, e.window, e.settle)
 	e.evaluateConsumers(latest)
 	e.shareOnsets(latest)
+	e.sqsOnsets(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)
-		e.on = nil
+		e.holds.finish()
+		e.on, e.holds = nil, nil
 	}
 	e.polls[key] = e.remember(polls, latest)
 	// The scratch space must not keep a poll alive once it left the window.
@@ -274,18 +298,19 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 		}
 	}
 	total := g.TotalLag()
-	g.Status = cmp.Or(worst.status, queue.StatusOK)
-	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time.Add(-worst.span))
-	worst.since, worst.now = g.StatusSince, latest.Time
-	g.StatusReason = worst.reason(total, same)
+	raw := cmp.Or(worst.status, queue.StatusOK)
+	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), raw, latest.Time.Add(-worst.span), latest.Time,
+		func(since time.Time) string {
+			worst.since, worst.now = since, latest.Time
+			return worst.reason(total, same)
+		})
 	g.ETA = r.eta(total)
 }
 
 func (e *Evaluator) setError(latest *queue.Snapshot, g *queue.ConsumerGroup, reason string) {
-	g.Status = queue.StatusError
-	g.StatusReason = reason
 	g.ETA = queue.ETA{}
-	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time)
+	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), queue.StatusError, latest.Time, latest.Time,
+		func(time.Time) string { return reason })
 }
 
 // since returns the onset of reader's condition, status, which began at

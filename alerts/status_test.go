@@ -456,7 +456,7 @@ func TestEvaluateHistoryMatching(t *testing.T) {
 // while its cache stays within the window.
 func TestEvaluatorRolling(t *testing.T) {
 	const window = 5
-	e := NewEvaluator(StatusOptions{Window: window})
+	e := NewEvaluator(StatusOptions{Window: window, HysteresisPolls: 1}) // as Evaluate, which has no past statuses
 	var history []*queue.Snapshot
 	for i := range 30 {
 		// Partition 0 advances steadily; partition 1 stops committing from
@@ -521,9 +521,9 @@ func TestEvaluatorRolling(t *testing.T) {
 }
 
 func TestZeroEvaluator(t *testing.T) {
-	var e Evaluator // default window: 10 polls
+	var e Evaluator // default window: 10 polls, a status shown at the second
 	var points []point
-	for range 10 {
+	for range 11 {
 		points = append(points, point{1000, 1500, 1})
 	}
 	history, latest := series(points...)
@@ -598,7 +598,7 @@ func BenchmarkEvaluateFunc(b *testing.B) {
 // place in the window: it is evaluated without it, and the window then holds
 // one poll, not two taken a moment apart.
 func TestCompleteReplacesThePollItCompletes(t *testing.T) {
-	e := NewEvaluator(StatusOptions{Window: 3})
+	e := NewEvaluator(StatusOptions{Window: 3, HysteresisPolls: 1})
 	first := snap(0, group(1, part("orders", 0, 100, 500)))
 	first.Groups[0].Partitions[0].LagSecondsPending = true
 	e.Evaluate(first)
@@ -626,7 +626,7 @@ func TestCompleteReplacesThePollItCompletes(t *testing.T) {
 // source: two clusters of the same name on different brokers, and two
 // clusters of one broker, have windows of their own.
 func TestEvaluatorKeepsSourcesApart(t *testing.T) {
-	e := NewEvaluator(StatusOptions{Window: 3})
+	e := NewEvaluator(StatusOptions{Window: 3, HysteresisPolls: 1})
 	for i := range 3 {
 		stalled := snap(i, group(1, part("orders", 0, 100, 500)))
 		e.Evaluate(stalled)

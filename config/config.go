@@ -26,6 +26,12 @@ const DefaultDLQNamePattern = `(?i).*([._-]dlq|[._-]dlt|dead-?letters?|deadlette
 // cursor takes it from the config.
 const DefaultKafkaCursorGroup = "queuewatch-dlq"
 
+// DefaultHysteresisPolls is alerts.hysteresis_polls when the file sets
+// none: a status is shown once two polls in a row judged it, so a single
+// poll's excursion (a burst between two commits) never flips it, at the
+// cost of one poll's delay; the rules' status alerts wait as long.
+const DefaultHysteresisPolls = 2
+
 // Kafka isolation levels for reading offsets.
 const (
 	IsolationReadUncommitted = "read_uncommitted"
@@ -190,7 +196,12 @@ type DLQ struct {
 // generated Prometheus rules.
 type Alerts struct {
 	// Window is the number of polls in the status window.
-	Window           int           `yaml:"window"`
+	Window int `yaml:"window"`
+	// HysteresisPolls is how many polls in a row must judge a reader's new
+	// status before it is shown (and exported, and alerted on): one poll's
+	// excursion does not flip it. 1 shows every poll's judgement; an error
+	// is shown at once whatever it is.
+	HysteresisPolls  int           `yaml:"hysteresis_polls"`
 	LagHigh          int64         `yaml:"lag_high"`
 	LagSecondsHigh   time.Duration `yaml:"lag_seconds_high"`
 	DLQAgeHigh       time.Duration `yaml:"dlq_age_high"`
@@ -283,6 +294,7 @@ func Default() *Config {
 		},
 		Alerts: Alerts{
 			Window:           10,
+			HysteresisPolls:  DefaultHysteresisPolls,
 			LagHigh:          10000,
 			LagSecondsHigh:   5 * time.Minute,
 			DLQAgeHigh:       time.Hour,

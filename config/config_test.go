@@ -59,6 +59,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"bad-integer", 2, "dlq.max_replays", `expected an integer, got "lots"`},
 		{"bad-max-replays", 2, "dlq.max_replays", "must be at least 1, got 0"},
 		{"bad-window", 2, "alerts.window", "must be at least 3 polls, got 2"},
+		{"bad-hysteresis", 3, "alerts.hysteresis_polls", "must be from 1 to alerts.window (5) polls, got 6"},
 		{"override-no-match", 5, "alerts.overrides[1]", "set group or dlq (or both) to say what the override applies to"},
 		{"override-bad-regex", 3, "alerts.overrides[0].dlq", `invalid regex "*.dlq": missing argument to repetition operator`},
 		{"bad-log-level", 2, "log.level", `must be debug, info, warn or error, got "verbose"`},
@@ -212,6 +213,7 @@ func TestLoadGood(t *testing.T) {
 	check("dlq.replay_rate", c.DLQ.ReplayRate, 200.0)
 
 	check("alerts.window", c.Alerts.Window, 10)
+	check("alerts.hysteresis_polls", c.Alerts.HysteresisPolls, 2)
 	check("alerts.dlq_growing_window", c.Alerts.DLQGrowingWindow, 15*time.Minute)
 	check("alerts.stale_after", c.Alerts.StaleAfter, 5*time.Minute)
 	check("alerts batch", c.Alerts.For("batch-nightly", ""), Thresholds{500000, 2 * time.Hour, time.Hour})

@@ -341,6 +341,9 @@ func (a *Alerts) validate(p *problems) {
 	if a.Window < 3 {
 		p.add("alerts.window", "must be at least 3 polls, got %d", a.Window)
 	}
+	if a.HysteresisPolls < 1 || a.HysteresisPolls > max(a.Window, 3) {
+		p.add("alerts.hysteresis_polls", "must be from 1 to alerts.window (%d) polls, got %d", a.Window, a.HysteresisPolls)
+	}
 	if a.LagHigh <= 0 {
 		p.add("alerts.lag_high", "must be positive, got %d", a.LagHigh)
 	}

@@ -52,6 +52,9 @@ type SQSQueue struct {
 	// this one, filled by the collector (SQSRereadStatus after a re-read).
 	Status       Status
 	StatusReason string
+	// StatusSince is when the current non-ok condition began (see Onset),
+	// as far as the reads show; zero when ok.
+	StatusSince time.Time
 
 	// Read says when the counts were read: at the account's last read, or
 	// by a re-read after a job.
@@ -156,7 +159,7 @@ func (q *SQSQueue) readErr() string {
 func (q *SQSQueue) Reader() Reader {
 	r := Reader{
 		Broker: SQS, Cluster: q.Cluster, Name: q.Name, Title: q.Name,
-		Status: q.EffectiveStatus(), Reason: q.EffectiveReason(),
+		Status: q.EffectiveStatus(), Reason: q.EffectiveReason(), StatusSince: q.StatusSince,
 		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
 		Page: SQSQueuePage(q.Cluster, q.Name),

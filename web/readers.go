@@ -51,13 +51,7 @@ func readerAttention(readers []queue.Reader) []attentionItem {
 				a.AgeTitle += " or more (still reading the rest)"
 			}
 		}
-		// Bytes of WAL do not compare with messages: such a line ranks by
-		// status alone.
-		size := r.Backlog
-		if r.BacklogUnit == queue.UnitBytes {
-			size = 0
-		}
-		items = append(items, attentionItem{status: r.Status, size: size, a: a})
+		items = append(items, attentionItem{status: r.Status, since: r.StatusSince, a: a})
 	}
 	return items
 }

@@ -125,3 +125,46 @@ func TestAttentionBySeverity(t *testing.T) {
 		}
 	}
 }
+
+// TestAttentionOrderStable: between two polls every backlog changes and no
+// status does; "Needs attention" keeps its order (by severity, then the
+// latest onset first, then the name), where ordering by backlog swapped it
+// every poll. A DLQ's count does not move it either.
+func TestAttentionOrderStable(t *testing.T) {
+	now := time.Now()
+	poll := func(lags ...int64) ([]queue.Reader, []components.DLQRow) {
+		g := func(name string, st queue.Status, since time.Duration, lag int64) queue.Reader {
+			return (&queue.ConsumerGroup{
+				Cluster: "c", Name: name, Status: st, StatusSince: now.Add(-since),
+				Partitions: []queue.PartitionLag{{Topic: "t", Lag: lag}},
+			}).Reader()
+		}
+		readers := []queue.Reader{
+			g("old-stop", queue.StatusStop, time.Hour, lags[0]),
+			g("new-stop", queue.StatusStop, 5*time.Minute, lags[1]),
+			g("stall", queue.StatusStall, 2*time.Hour, lags[2]),
+			g("a-warn", queue.StatusWarn, 10*time.Minute, lags[3]),
+			g("b-warn", queue.StatusWarn, 10*time.Minute, lags[4]),
+		}
+		dlqs := []components.DLQRow{
+			{D: &queue.DLQ{Broker: queue.Kafka, Cluster: "c", Name: "orders.dlq", Messages: lags[5]}},
+			{D: &queue.DLQ{Broker: queue.Kafka, Cluster: "c", Name: "billing.dlq", Messages: lags[6]}},
+		}
+		return readers, dlqs
+	}
+	s := severityServer()
+	names := func(readers []queue.Reader, dlqs []components.DLQRow) []string {
+		items, _ := s.attention(s.opts.Monitor, readers, dlqs)
+		var out []string
+		for _, a := range items {
+			out = append(out, a.Name)
+		}
+		return out
+	}
+	want := []string{"new-stop", "old-stop", "stall", "a-warn", "b-warn", "billing.dlq", "orders.dlq"}
+	first := names(poll(100, 900, 50, 10, 20, 3, 1))
+	second := names(poll(900, 100, 5000, 20, 10, 1, 3))
+	if !slices.Equal(first, want) || !slices.Equal(second, want) {
+		t.Errorf("needs attention\n poll 1 %v\n poll 2 %v\nwant both %v", first, second, want)
+	}
+}

@@ -136,6 +136,7 @@ type sqsQueueJSON struct {
 	FIFO                     bool         `json:"fifo"`
 	Status                   queue.Status `json:"status"`
 	StatusReason             string       `json:"status_reason,omitempty"`
+	StatusSince              *time.Time   `json:"status_since,omitempty"`
 	Visible                  int64        `json:"visible"`
 	InFlight                 int64        `json:"in_flight"`
 	Delayed                  int64        `json:"delayed"`
@@ -163,7 +164,7 @@ func (s *Server) apiSQSQueues(c echo.Context) error {
 	for i, r := range rows {
 		q := r.Q
 		out[i] = sqsQueueJSON{
-			Cluster: q.Cluster, Queue: q.Name, FIFO: q.FIFO, Status: r.Status, StatusReason: q.EffectiveReason(),
+			Cluster: q.Cluster, Queue: q.Name, FIFO: q.FIFO, Status: r.Status, StatusReason: q.EffectiveReason(), StatusSince: sinceJSON(q.StatusSince),
 			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed,
 			VisibilityTimeoutSeconds: q.VisibilityTimeout.Seconds(),
 			DeadLetterQueue:          q.DeadLetterQueue, MaxReceiveCount: q.MaxReceiveCount, Error: q.Err,

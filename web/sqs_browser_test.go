@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -164,8 +165,26 @@ func TestBrowserSQS(t *testing.T) {
 	mailerPage := queue.SQSQueuePage("local", w.mailer)
 	b.waitJS(t, "mailer stopped and needing attention",
 		`document.querySelector(`+jsString(`#sqs tr[data-queue="`+w.mailer+`"][data-status="stop"]`)+`) && document.querySelector(`+jsString(`.att a[href="`+mailerPage+`"]`)+`)`, 30*time.Second)
-	if reason := evalJS[string](t, b, `document.querySelector('.att-stop .att-reason').textContent`); !strings.Contains(reason, "no consumer: 2 visible, up from 1") {
-		t.Errorf("mailer's attention line says %q", reason)
+	// Since the read before the one that found it: nothing was in
+	// flight at either.
+	sinceRE := regexp.MustCompile(`no consumer since \d\d:\d\d UTC \(\d+s\): 2 visible, up from 1`)
+	if reason := evalJS[string](t, b, `document.querySelector('.att-stop .att-reason').textContent`); !sinceRE.MatchString(reason) {
+		t.Errorf("mailer's attention line says %q; want it to match %s", reason, sinceRE)
+	}
+	var api struct {
+		Queues []struct {
+			Queue        string     `json:"queue"`
+			StatusReason string     `json:"status_reason"`
+			StatusSince  *time.Time `json:"status_since"`
+		} `json:"queues"`
+	}
+	if code, body := get(t, w.base, "/api/v1/sqs/queues"); code != 200 || json.Unmarshal([]byte(body), &api) != nil {
+		t.Fatalf("GET /api/v1/sqs/queues: %d %s", code, body)
+	}
+	for _, q := range api.Queues {
+		if q.Queue == w.mailer && (q.StatusSince == nil || !sinceRE.MatchString(q.StatusReason)) {
+			t.Errorf("API: mailer since %v, %q", q.StatusSince, q.StatusReason)
+		}
 	}
 	shots := os.Getenv("QW_SCREENSHOTS")
 	if shots != "" {

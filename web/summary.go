@@ -1,6 +1,7 @@
 package web
 
 import (
+	"cmp"
 	"slices"
 	"strings"
 	"time"
@@ -127,12 +128,15 @@ func attentionRank(it attentionItem) (rank int, dlq bool) {
 type attentionItem struct {
 	a      components.Attention
 	status queue.Status // a reader's; empty for a DLQ
-	size   int64
+	// since is a reader's onset; zero for a DLQ, or when not known.
+	since time.Time
 }
 
-// attention lists what needs a person, worst and biggest first, and how
-// many more items did not fit: every reader that is not ok and every
-// non-empty DLQ.
+// attention lists what needs a person, worst first, and how many more
+// items did not fit: every reader that is not ok and every non-empty DLQ.
+// Within a severity the order is by what stays put from poll to poll
+// (compareAttention), never by a backlog that changes at every one, so
+// the list does not reorder while nothing changes status.
 func (s *Server) attention(m Monitor, readers []queue.Reader, dlqs []components.DLQRow) ([]components.Attention, int) {
 	items := readerAttention(readers)
 	for _, d := range dlqs {
@@ -157,30 +161,42 @@ func (s *Server) attention(m Monitor, readers []queue.Reader, dlqs []components.
 			parts = append(parts, "← "+src)
 		}
 		a.Reason = strings.Join(parts, "  ")
-		items = append(items, attentionItem{size: d.D.Messages, a: a})
+		items = append(items, attentionItem{a: a})
 	}
-	slices.SortStableFunc(items, func(x, y attentionItem) int {
-		xr, xdlq := attentionRank(x)
-		yr, ydlq := attentionRank(y)
-		if c := yr - xr; c != 0 {
-			return c
-		}
-		if xdlq != ydlq {
-			if xdlq {
-				return 1
-			}
-			return -1
-		}
-		if c := cmpInt(y.size, x.size); c != 0 {
-			return c
-		}
-		return strings.Compare(x.a.Name, y.a.Name)
-	})
+	slices.SortStableFunc(items, compareAttention)
 	out := make([]components.Attention, 0, min(len(items), attentionLimit))
 	for _, it := range items[:min(len(items), attentionLimit)] {
 		out = append(out, it.a)
 	}
 	return out, len(items) - len(out)
+}
+
+// compareAttention orders "Needs attention": by severity (attentionRank),
+// readers before DLQs of the same rank, then the latest onset first (a
+// new problem is not hidden below the list's limit by old ones; readers
+// whose onset is not known after those whose is), then by name and where.
+func compareAttention(x, y attentionItem) int {
+	xr, xdlq := attentionRank(x)
+	yr, ydlq := attentionRank(y)
+	if c := yr - xr; c != 0 {
+		return c
+	}
+	if xdlq != ydlq {
+		if xdlq {
+			return 1
+		}
+		return -1
+	}
+	if x.since.IsZero() != y.since.IsZero() {
+		if x.since.IsZero() {
+			return 1
+		}
+		return -1
+	}
+	if c := y.since.Compare(x.since); c != 0 {
+		return c
+	}
+	return cmp.Or(strings.Compare(x.a.Name, y.a.Name), strings.Compare(x.a.Where, y.a.Where))
 }
 
 // growthPerMinute says how fast a DLQ grew over its last 10 minutes of

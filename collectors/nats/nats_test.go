@@ -357,7 +357,9 @@ func TestStatusSignatures(t *testing.T) {
 	s := w.source(t, nil)
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 3})
 	var snap *queue.Snapshot
-	for range 3 {
+	// A full window, then one poll more: a trend (idle's stall) is judged
+	// over a full window and shown once two polls in a row judge it.
+	for range 4 {
 		snap = poll(t, s)
 		ev.Evaluate(snap)
 		time.Sleep(10 * time.Millisecond)

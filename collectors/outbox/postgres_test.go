@@ -84,24 +84,32 @@ func TestPostgresStalledWorker(t *testing.T) {
 	s := newSource(t, testSource{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 3})
 	var hist []*queue.Snapshot
-	for i := range 3 {
+	// The stall is judged once the window is full (poll 2) and shown once
+	// a second poll agrees (poll 3).
+	for i := range 4 {
 		snap := poll(t, s)
 		ev.Evaluate(snap)
 		hist = append(hist, snap)
 		ot := snap.OutboxTables[0]
-		if i < 2 && ot.Status != queue.StatusOK {
-			t.Errorf("poll %d: status %s before the window is full", i, ot.Status)
+		if i < 3 && ot.Status != queue.StatusOK {
+			t.Errorf("poll %d: status %s before the window is full and a second poll agrees", i, ot.Status)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	ot := hist[2].OutboxTables[0]
+	ot := hist[3].OutboxTables[0]
 	if ot.Status != queue.StatusStall || !strings.HasPrefix(ot.StatusReason, "7 rows pending and none published since ") {
 		t.Errorf("stalled worker: %s %q, want stall", ot.Status, ot.StatusReason)
 	}
 
-	// The worker comes back: one published row is progress.
+	// The worker comes back: one published row is progress, shown once a
+	// second poll agrees; the first says what it found.
 	db.Exec(t, "UPDATE outbox SET sent_at = now() WHERE id = (SELECT min(id) FROM outbox)")
 	snap := poll(t, s)
+	ev.Evaluate(snap)
+	if ot := snap.OutboxTables[0]; ot.Status != queue.StatusStall || !strings.Contains(ot.StatusReason, "; the last poll found ok (6 rows pending") {
+		t.Errorf("at the publish: %s %q, want stall held, saying the poll found ok", ot.Status, ot.StatusReason)
+	}
+	snap = poll(t, s)
 	ev.Evaluate(snap)
 	if ot := snap.OutboxTables[0]; ot.Status != queue.StatusOK || ot.Pending != 6 {
 		t.Errorf("after a publish: %s %q pending %d, want ok with 6", ot.Status, ot.StatusReason, ot.Pending)

@@ -18,7 +18,7 @@ func TestPostgresOneRowPending(t *testing.T) {
 	s := newSource(t, testSource{Name: "orders-db", Dialect: Postgres, DSN: db.DSN, Tables: []Table{pgTable}})
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: 3})
 	var snap *queue.Snapshot
-	for i := range 3 {
+	for i := range 4 { // a full window, and a second poll for the stall to show
 		snap = poll(t, s)
 		ev.Evaluate(snap)
 		if ot := snap.OutboxTables[0]; i == 0 && !strings.HasPrefix(ot.StatusReason, "1 row pending, the oldest ") {

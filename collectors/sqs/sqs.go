@@ -95,14 +95,23 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	defer s.mu.Unlock()
 	now := s.now()
 	if s.last != nil && now.Sub(s.lastRead) < s.opts.Interval-s.opts.Tick/2 {
-		return s.last, nil
+		return s.handOut(), nil
 	}
 	snap, err := s.read(ctx, now)
 	if err != nil {
 		return nil, err
 	}
 	s.last, s.accountRead, s.lastRead = snap, snap, now
-	return snap, nil
+	return s.handOut(), nil
+}
+
+// handOut is a copy of the last snapshot with queues of its own: the
+// collector's evaluation writes each queue's onset into what a poll
+// returns, while s.last stays as read, for Reread to start from under s.mu.
+func (s *Source) handOut() *queue.Snapshot {
+	c := *s.last
+	c.SQSQueues = slices.Clone(s.last.SQSQueues)
+	return &c
 }
 
 // Reread reads the attributes of the named queues again, one
