@@ -258,11 +258,13 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 		same  int // other partitions sharing worst's status
 		r     rates
 	)
+	g.Judged = nil // a snapshot evaluated again starts over
 	for i := range g.Partitions {
 		obs := e.observe(latest.Time, g, i)
 		r.add(obs)
 		v := judge(obs, e.window)
 		v.topic, v.partition = g.Partitions[i].Topic, g.Partitions[i].Partition
+		g.Judged = v.appendJudged(g.Judged)
 		switch {
 		case i == 0 || queue.Worse(worst.status, v.status) != worst.status:
 			worst, same = v, 0
@@ -273,6 +275,7 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 			}
 		}
 	}
+	sortJudged(g.Judged)
 	total := g.TotalLag()
 	g.Status = cmp.Or(worst.status, queue.StatusOK)
 	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time.Add(-worst.span))
@@ -283,6 +286,7 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 
 func (e *Evaluator) setError(latest *queue.Snapshot, g *queue.ConsumerGroup, reason string) {
 	g.Status = queue.StatusError
+	g.Judged = nil
 	g.StatusReason = reason
 	g.ETA = queue.ETA{}
 	g.StatusSince = e.since(groupOnset(g.Name), g.Status, latest.Time)
@@ -425,6 +429,36 @@ func lagRising(obs []observation) bool {
 		}
 	}
 	return (last.lag-first.lag)*10 > last.end-first.end
+}
+
+// appendJudged appends v to judged when its partition is not ok: the
+// group's culprits and the partition table's statuses come from it.
+func (v verdict) appendJudged(judged []queue.PartitionStatus) []queue.PartitionStatus {
+	if v.status == queue.StatusOK {
+		return judged
+	}
+	return append(judged, queue.PartitionStatus{
+		Topic: v.topic, Partition: v.partition, Status: v.status,
+		Lag: v.lag, Back: v.back, Polls: v.polls, HasCommit: v.hasCommit,
+	})
+}
+
+// sortJudged puts the worst partitions first: by severity, then by the
+// weight that names a group's reason, then in partition order.
+func sortJudged(judged []queue.PartitionStatus) {
+	slices.SortStableFunc(judged, func(a, b queue.PartitionStatus) int {
+		if c := cmp.Compare(b.Status.Severity(), a.Status.Severity()); c != 0 {
+			return c
+		}
+		return cmp.Compare(judgedWeight(b), judgedWeight(a))
+	})
+}
+
+func judgedWeight(p queue.PartitionStatus) int64 {
+	if p.Status == queue.StatusRewind {
+		return p.Back
+	}
+	return p.Lag
 }
 
 // weight orders partitions of the same status: the one with the biggest
