@@ -73,14 +73,3 @@ func (g *ConsumerGroup) hasJudged(st Status) bool {
 	}
 	return false
 }
-
-// PartitionJudgement returns how the evaluation judged a partition of g:
-// its PartitionStatus, or ok when it is not among g.Judged.
-func (g *ConsumerGroup) PartitionJudgement(topic string, partition int32) PartitionStatus {
-	for _, p := range g.Judged {
-		if p.Partition == partition && p.Topic == topic {
-			return p
-		}
-	}
-	return PartitionStatus{Topic: topic, Partition: partition, Status: StatusOK}
-}

@@ -54,11 +54,4 @@ func TestPartitionStatusReason(t *testing.T) {
 			t.Errorf("%s: %q; want %q", tt.p.Status, got, tt.want)
 		}
 	}
-	g := ConsumerGroup{Judged: []PartitionStatus{{Topic: "a", Partition: 1, Status: StatusWarn}}}
-	if got := g.PartitionJudgement("a", 1).Status; got != StatusWarn {
-		t.Errorf("judgement of a/1 %q; want warn", got)
-	}
-	if got := g.PartitionJudgement("a", 0).Status; got != StatusOK {
-		t.Errorf("judgement of a/0 %q; want ok", got)
-	}
 }
