@@ -332,6 +332,10 @@ func (s *Server) groupPage(c echo.Context) error {
 	for _, t := range g.Topics() {
 		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})
 	}
+	d.Links = components.Links{
+		DLQs: s.dlqsOf(c, g.Reader()), ShowDLQs: true,
+		Grafana: grafanaGroup.link(s.opts.GrafanaURL, g.Cluster, g.Name),
+	}
 	d.Culprits = g.Culprits()
 	rows := partitionRows(g, d.Culprits, d.Lag)
 	// Status first, so that on a group of hundreds of partitions the

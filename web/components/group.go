@@ -9,6 +9,9 @@ import (
 
 // GroupData is what the group page shows.
 type GroupData struct {
+	// Links are the DLQs this reader's messages die in and its
+	// Grafana dashboard.
+	Links Links
 	Chrome Chrome
 	Group  *queue.ConsumerGroup
 	Status queue.Status
