@@ -19,7 +19,7 @@ type DLQData struct {
 	// Grafana is its dashboard's address ("" without grafana_url).
 	Readers []queue.Reader
 	Grafana string
-	Chrome Chrome
+	Chrome  Chrome
 	// ID is the DLQ ID; Broker, Cluster, VHost and Name its parts.
 	ID, Broker, Cluster, VHost, Name string
 	// DLQ is the latest poll's view (depth, age, sources); nil when the

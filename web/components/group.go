@@ -11,7 +11,7 @@ import (
 type GroupData struct {
 	// Links are the DLQs this reader's messages die in and its
 	// Grafana dashboard.
-	Links Links
+	Links  Links
 	Chrome Chrome
 	Group  *queue.ConsumerGroup
 	Status queue.Status

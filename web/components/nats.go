@@ -21,7 +21,7 @@ type ConsumerRow struct {
 type NATSConsumerData struct {
 	// Links are the DLQs this reader's messages die in and its
 	// Grafana dashboard.
-	Links Links
+	Links    Links
 	Chrome   Chrome
 	Consumer *queue.StreamConsumer
 	Status   queue.Status

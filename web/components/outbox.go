@@ -44,7 +44,7 @@ type SlotRow struct {
 type OutboxData struct {
 	// Links are the DLQs this reader's messages die in and its
 	// Grafana dashboard.
-	Links Links
+	Links  Links
 	Chrome Chrome
 	Card   OutboxCard
 	// HistoryURL is the JSON endpoint the charts read.

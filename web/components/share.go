@@ -22,7 +22,7 @@ type ShareRow struct {
 type ShareGroupData struct {
 	// Links are the DLQs this reader's messages die in and its
 	// Grafana dashboard.
-	Links Links
+	Links  Links
 	Chrome Chrome
 	Group  *queue.ShareGroup
 	Status queue.Status

@@ -37,7 +37,7 @@ func (r SQSRow) sparkClass() string {
 type SQSQueueData struct {
 	// Links are the DLQs this reader's messages die in and its
 	// Grafana dashboard.
-	Links Links
+	Links  Links
 	Chrome Chrome
 	Queue  *queue.SQSQueue
 	Status queue.Status
