@@ -3,6 +3,7 @@ package alerts
 import (
 	"cmp"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -439,7 +440,7 @@ func (v verdict) appendJudged(judged []queue.PartitionStatus) []queue.PartitionS
 	}
 	return append(judged, queue.PartitionStatus{
 		Topic: v.topic, Partition: v.partition, Status: v.status,
-		Lag: v.lag, Back: v.back, Polls: v.polls, HasCommit: v.hasCommit,
+		Lag: v.lag, Back: v.back, Polls: int32(min(v.polls, math.MaxInt32)), HasCommit: v.hasCommit,
 	})
 }
 

@@ -9,15 +9,17 @@ import "strconv"
 // partitions that are not ok, so a healthy group of 100,000 partitions
 // costs nothing.
 type PartitionStatus struct {
-	Topic     string
-	Partition int32
-	Status    Status
+	Topic  string
+	Status Status
 	// Lag is the partition's lag at the poll judged.
 	Lag int64
 	// Back is the largest step backwards of the committed offset (rewind).
 	Back int64
 	// Polls is how many polls lag rose over (warn).
-	Polls int
+	Polls int32
+	// Partition and HasCommit come last, so that they pack together:
+	// a group of stalled partitions keeps one of these per partition.
+	Partition int32
 	// HasCommit tells a stall without any committed offset apart.
 	HasCommit bool
 }
@@ -37,7 +39,7 @@ func (p PartitionStatus) Reason() string {
 		}
 		return "committed offset has not moved over the status window while lag is " + ExactCount(p.Lag)
 	case StatusWarn:
-		return "lag rising for " + strconv.Itoa(p.Polls) + " polls, now " + ExactCount(p.Lag)
+		return "lag rising for " + strconv.Itoa(int(p.Polls)) + " polls, now " + ExactCount(p.Lag)
 	}
 	return ""
 }
