@@ -3,6 +3,7 @@ package alerts
 import (
 	"cmp"
 	"log/slog"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -282,11 +283,13 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 		same  int // other partitions sharing worst's status
 		r     rates
 	)
+	g.Judged = nil // a snapshot evaluated again starts over
 	for i := range g.Partitions {
 		obs := e.observe(latest.Time, g, i)
 		r.add(obs)
 		v := judge(obs, e.window)
 		v.topic, v.partition = g.Partitions[i].Topic, g.Partitions[i].Partition
+		g.Judged = v.appendJudged(g.Judged)
 		switch {
 		case i == 0 || queue.Worse(worst.status, v.status) != worst.status:
 			worst, same = v, 0
@@ -297,6 +300,7 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 			}
 		}
 	}
+	sortJudged(g.Judged)
 	total := g.TotalLag()
 	raw := cmp.Or(worst.status, queue.StatusOK)
 	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), raw, latest.Time.Add(-worst.span), latest.Time,
@@ -308,6 +312,7 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 }
 
 func (e *Evaluator) setError(latest *queue.Snapshot, g *queue.ConsumerGroup, reason string) {
+	g.Judged = nil
 	g.ETA = queue.ETA{}
 	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), queue.StatusError, latest.Time, latest.Time,
 		func(time.Time) string { return reason })
@@ -450,6 +455,36 @@ func lagRising(obs []observation) bool {
 		}
 	}
 	return (last.lag-first.lag)*10 > last.end-first.end
+}
+
+// appendJudged appends v to judged when its partition is not ok: the
+// group's culprits and the partition table's statuses come from it.
+func (v verdict) appendJudged(judged []queue.PartitionStatus) []queue.PartitionStatus {
+	if v.status == queue.StatusOK {
+		return judged
+	}
+	return append(judged, queue.PartitionStatus{
+		Topic: v.topic, Partition: v.partition, Status: v.status,
+		Lag: v.lag, Back: v.back, Polls: int32(min(v.polls, math.MaxInt32)), HasCommit: v.hasCommit,
+	})
+}
+
+// sortJudged puts the worst partitions first: by severity, then by the
+// weight that names a group's reason, then in partition order.
+func sortJudged(judged []queue.PartitionStatus) {
+	slices.SortStableFunc(judged, func(a, b queue.PartitionStatus) int {
+		if c := cmp.Compare(b.Status.Severity(), a.Status.Severity()); c != 0 {
+			return c
+		}
+		return cmp.Compare(judgedWeight(b), judgedWeight(a))
+	})
+}
+
+func judgedWeight(p queue.PartitionStatus) int64 {
+	if p.Status == queue.StatusRewind {
+		return p.Back
+	}
+	return p.Lag
 }
 
 // weight orders partitions of the same status: the one with the biggest

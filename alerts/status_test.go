@@ -322,6 +322,9 @@ func TestEvaluateWorstPartition(t *testing.T) {
 		polls      [][]queue.PartitionLag
 		wantStatus queue.Status
 		wantReason string
+		// wantJudged are the partitions judged not ok, worst first, and
+		// wantCulprits those that made the status.
+		wantJudged, wantCulprits []string
 	}{
 		{
 			name: "stall beats warn, biggest stall names the group",
@@ -330,8 +333,10 @@ func TestEvaluateWorstPartition(t *testing.T) {
 				{part("orders", 0, 20, 20), part("orders", 1, 150, 300), part("orders", 2, 50, 330), part("payments", 0, 7, 905)},
 				{part("orders", 0, 30, 30), part("orders", 1, 200, 400), part("orders", 2, 50, 350), part("payments", 0, 7, 907)},
 			},
-			wantStatus: queue.StatusStall,
-			wantReason: "committed offset has not moved since 12:00 UTC (2m) while lag is 900 on payments/0 and 1 more partition",
+			wantStatus:   queue.StatusStall,
+			wantReason:   "committed offset has not moved since 12:00 UTC (2m) while lag is 900 on payments/0 and 1 more partition",
+			wantJudged:   []string{"payments/0 stall", "orders/2 stall", "orders/1 warn"},
+			wantCulprits: []string{"payments/0 stall", "orders/2 stall"},
 		},
 		{
 			name: "rewind beats warn",
@@ -340,8 +345,10 @@ func TestEvaluateWorstPartition(t *testing.T) {
 				{part("orders", 0, 150, 300), part("orders", 1, 450, 600)},
 				{part("orders", 0, 200, 400), part("orders", 1, 460, 600)},
 			},
-			wantStatus: queue.StatusRewind,
-			wantReason: "committed offset went back by 50 on orders/1",
+			wantStatus:   queue.StatusRewind,
+			wantReason:   "committed offset went back by 50 on orders/1",
+			wantJudged:   []string{"orders/1 rewind", "orders/0 warn"},
+			wantCulprits: []string{"orders/1 rewind"},
 		},
 		{
 			name: "several warns are counted",
@@ -350,8 +357,10 @@ func TestEvaluateWorstPartition(t *testing.T) {
 				{part("a", 0, 150, 300), part("a", 1, 150, 400), part("a", 2, 150, 300), part("b", 0, 0, 0)},
 				{part("a", 0, 200, 400), part("a", 1, 200, 600), part("a", 2, 200, 400), part("b", 0, 0, 0)},
 			},
-			wantStatus: queue.StatusWarn,
-			wantReason: "lag rising for 3 polls on a/1 and 2 more partitions",
+			wantStatus:   queue.StatusWarn,
+			wantReason:   "lag rising for 3 polls on a/1 and 2 more partitions",
+			wantJudged:   []string{"a/1 warn", "a/0 warn", "a/2 warn"},
+			wantCulprits: []string{"a/1 warn", "a/0 warn", "a/2 warn"},
 		},
 		{
 			name: "all partitions ok",
@@ -375,8 +384,27 @@ func TestEvaluateWorstPartition(t *testing.T) {
 			if g.Status != tt.wantStatus || g.StatusReason != tt.wantReason {
 				t.Errorf("status %q reason %q; want %q %q", g.Status, g.StatusReason, tt.wantStatus, tt.wantReason)
 			}
+			if got := judgedNames(g.Judged); !slices.Equal(got, tt.wantJudged) {
+				t.Errorf("judged %q; want %q", got, tt.wantJudged)
+			}
+			if got := judgedNames(g.Culprits()); !slices.Equal(got, tt.wantCulprits) {
+				t.Errorf("culprits %q; want %q", got, tt.wantCulprits)
+			}
+			// Evaluating the same poll again gives the same list, not twice.
+			Evaluate(history[:len(history)-1], latest, StatusOptions{Window: len(tt.polls)})
+			if got := judgedNames(latest.Groups[0].Judged); !slices.Equal(got, tt.wantJudged) {
+				t.Errorf("judged again %q; want %q", got, tt.wantJudged)
+			}
 		})
 	}
+}
+
+func judgedNames(ps []queue.PartitionStatus) []string {
+	var out []string
+	for _, p := range ps {
+		out = append(out, fmt.Sprintf("%s/%d %s", p.Topic, p.Partition, p.Status))
+	}
+	return out
 }
 
 // TestEvaluateHistoryMatching checks which past snapshots and partitions

@@ -88,6 +88,11 @@ type Config struct {
 	MaskingKey string `yaml:"masking_key"`
 	// Shard splits the clusters across replicas; see Shard.
 	Shard Shard `yaml:"shard"`
+	// GrafanaURL is the address of the Grafana that holds queuewatch's
+	// dashboards (grafana/dashboards); when set, every reader and DLQ page
+	// links to its dashboard with the variables that select it. Empty: no
+	// links.
+	GrafanaURL string `yaml:"grafana_url"`
 
 	// file is where the config came from, for errors reported after Parse.
 	file string

@@ -46,6 +46,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"proxy-no-cidrs", 3, "auth.proxy.trusted_cidrs", "at least one CIDR is required when mode is proxy"},
 		{"bad-url-scheme", 3, "rabbitmq[0].url", `scheme must be amqp or amqps, got "http"`},
 		{"bad-management-url", 4, "rabbitmq[0].management_url", `scheme must be http or https, got "ftp"`},
+		{"bad-grafana-url", 1, "grafana_url", `scheme must be http or https, got "grafana.example.com"`},
 		{"bad-dlq-queue-regex", 6, "rabbitmq[0].dlq_queues[1]", `invalid regex "orders-(.*": missing closing )`},
 		{"missing-url", 2, "rabbitmq[0].url", "required (amqp://user:password@host:5672/)"},
 		{"cert-without-key", 4, "kafka[0].tls.key_file", "required when cert_file is set"},

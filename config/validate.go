@@ -118,6 +118,9 @@ func (c *Config) validateTop(p *problems) {
 	if c.DataDir == "" {
 		p.add("data_dir", "required")
 	}
+	if c.GrafanaURL != "" {
+		checkURL(p, "grafana_url", c.GrafanaURL, "http", "https")
+	}
 }
 
 func (l Log) validate(p *problems) {

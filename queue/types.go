@@ -126,6 +126,10 @@ type ConsumerGroup struct {
 	// the evaluation tracks it beyond its window (see Onset); zero when
 	// the group is ok.
 	StatusSince time.Time
+	// Judged are the partitions the evaluation did not find ok, worst
+	// first (by severity, then the size of the problem); Culprits are
+	// those that made Status.
+	Judged []PartitionStatus `json:",omitempty"`
 }
 
 // TotalLag is the sum of lag over the group's partitions.

@@ -30,6 +30,7 @@ type groupJSON struct {
 	ProduceRate   *float64        `json:"produce_rate,omitempty"`
 	Error         string          `json:"error,omitempty"`
 	Topics        []topicJSON     `json:"topics,omitempty"`
+	Culprits      []culpritJSON   `json:"culprits,omitempty"`
 	Partitions    []partitionJSON `json:"partitions,omitempty"`
 	History       []historyJSON   `json:"history,omitempty"`
 }
@@ -57,6 +58,21 @@ type partitionJSON struct {
 	Lost                int64    `json:"lost_messages,omitempty"`
 	Member              string   `json:"member,omitempty"`
 	Host                string   `json:"host,omitempty"`
+	// Status is the partition as the group's evaluation judged it;
+	// Culprit marks one that made the group's status.
+	Status       queue.Status `json:"status"`
+	StatusReason string       `json:"status_reason,omitempty"`
+	Culprit      bool         `json:"culprit,omitempty"`
+}
+
+// culpritJSON is a partition whose evaluation made its group's status,
+// as Burrow's group status names its partitions in error.
+type culpritJSON struct {
+	Topic     string       `json:"topic"`
+	Partition int32        `json:"partition"`
+	Status    queue.Status `json:"status"`
+	Reason    string       `json:"reason"`
+	Lag       int64        `json:"lag"`
 }
 
 type historyJSON struct {
@@ -132,11 +148,20 @@ func (s *Server) apiGroup(c echo.Context) error {
 		tj.MaxLagSeconds, tj.Pending = knownSeconds(t.MaxLagSeconds, t.LagSecondsPending)
 		out.Topics = append(out.Topics, tj)
 	}
+	culprits := map[queue.TopicPartition]bool{}
+	for _, p := range g.Culprits() {
+		culprits[queue.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = true
+		out.Culprits = append(out.Culprits, culpritJSON{p.Topic, p.Partition, p.Status, p.Reason(), p.Lag})
+	}
+	judged := judgedOf(g)
 	for _, p := range g.Partitions {
+		tp := queue.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		j := judged.of(tp)
 		pj := partitionJSON{
 			Topic: p.Topic, Partition: p.Partition, End: p.End, LogStart: p.LogStart, Lag: p.Lag,
 			LagSecondsEstimated: p.LagSecondsEstimated, Lost: p.Lost,
 			Member: p.Member, Host: p.Host,
+			Status: j.Status, StatusReason: j.Reason(), Culprit: culprits[tp],
 		}
 		pj.LagSeconds, pj.Pending = knownSeconds(p.LagSeconds, p.LagSecondsPending)
 		if p.HasCommit {

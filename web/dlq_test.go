@@ -47,6 +47,8 @@ type fakeDLQ struct {
 	archived []dlqreplay.Archived
 	restores []dlqreplay.RestoreRequest
 	limitHit bool
+	// clusters are the clusters besides "main" whose DLQs it reads.
+	clusters []string
 }
 
 func newFakeDLQ() *fakeDLQ {
@@ -95,7 +97,7 @@ func (f *fakeDLQ) check(id string) error {
 	if err != nil {
 		return err
 	}
-	if ref.Cluster != "main" {
+	if ref.Cluster != "main" && !slices.Contains(f.clusters, ref.Cluster) {
 		return fmt.Errorf("dlq %s: no cluster: %w", id, dlqreplay.ErrUnknownDLQ)
 	}
 	return nil

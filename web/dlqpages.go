@@ -65,6 +65,8 @@ func (s *Server) dlqPage(c echo.Context) error {
 		d.CanNative = nr.CanRedriveNatively(id)
 	}
 	if d.DLQ != nil {
+		d.Readers = s.readersOf(c, d.DLQ)
+		d.Grafana = s.grafanaDLQLink(d.DLQ)
 		h := s.mon(c).DLQHistory(id)
 		d.Inflow = growthPerMinute(h)
 		d.Trend = s.dlqSpark(s.mon(c), d.DLQ)

@@ -332,13 +332,21 @@ func (s *Server) groupPage(c echo.Context) error {
 	for _, t := range g.Topics() {
 		d.Topics = append(d.Topics, components.TopicRow{TopicLag: t, Share: share(t.Lag, d.Lag)})
 	}
-	rows := make([]components.PartitionRow, len(g.Partitions))
-	for i := range g.Partitions {
-		rows[i] = components.PartitionRow{P: &g.Partitions[i], Share: share(g.Partitions[i].Lag, d.Lag)}
+	d.Links = components.Links{
+		DLQs: s.dlqsOf(c, g.Reader()), ShowDLQs: true,
+		Grafana: grafanaGroup.link(s.opts.GrafanaURL, g.Cluster, g.Name),
 	}
-	d.Table = tableState(c, components.GroupURL(g.Cluster, g.Name), "", partitionSorts, "topic")
+	d.Culprits = g.Culprits()
+	rows := partitionRows(g, d.Culprits, d.Lag)
+	// Status first, so that on a group of hundreds of partitions the
+	// culprits lead the first page; healthy groups fall back to topic order.
+	d.Table = tableState(c, components.GroupURL(g.Cluster, g.Name), "", partitionSorts, "status")
 	rows = filterRows(rows, d.Table.Q, func(r components.PartitionRow) []string {
-		return []string{r.P.Topic, r.P.Member, r.P.Host}
+		fields := []string{r.P.Topic, r.P.Member, r.P.Host, string(r.Judged.Status)}
+		if r.Culprit {
+			fields = append(fields, "culprit")
+		}
+		return fields
 	})
 	sortRows(rows, partitionSorts[d.Table.Sort], d.Table.Dir, partitionSorts["topic"])
 	d.Partitions = page(&d.Table, rows)
@@ -355,7 +363,35 @@ func share(part, total int64) float64 {
 	return float64(part) / float64(total)
 }
 
+// partitionRows are g's partitions with their share of lag and how the
+// evaluation judged them; rank orders the judged ones worst first.
+func partitionRows(g *queue.ConsumerGroup, culprits []queue.PartitionStatus, lag int64) []components.PartitionRow {
+	rank := make(map[queue.TopicPartition]int, len(g.Judged))
+	for i, p := range g.Judged {
+		rank[queue.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = i
+	}
+	culprit := make(map[queue.TopicPartition]bool, len(culprits))
+	for _, p := range culprits {
+		culprit[queue.TopicPartition{Topic: p.Topic, Partition: p.Partition}] = true
+	}
+	judged := judgedOf(g)
+	rows := make([]components.PartitionRow, len(g.Partitions))
+	for i := range g.Partitions {
+		p := &g.Partitions[i]
+		tp := queue.TopicPartition{Topic: p.Topic, Partition: p.Partition}
+		r, ok := rank[tp]
+		if !ok {
+			r = len(g.Judged)
+		}
+		rows[i] = components.PartitionRow{P: p, Share: share(p.Lag, lag), Judged: judged.of(tp), Culprit: culprit[tp], Rank: r}
+	}
+	return rows
+}
+
 var partitionSorts = map[string]sortFunc[components.PartitionRow]{
+	// status descending is worst first: culprits, then the other judged
+	// partitions, then the healthy ones (in topic order, the tie).
+	"status": func(a, b components.PartitionRow) int { return b.Rank - a.Rank },
 	"topic": func(a, b components.PartitionRow) int {
 		if c := strings.Compare(a.P.Topic, b.P.Topic); c != 0 {
 			return c

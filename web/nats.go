@@ -67,6 +67,8 @@ func (s *Server) natsConsumerPage(c echo.Context) error {
 		d.Stream, d.HasStream = *st, true
 	}
 	d.DeadLetters, d.HasDeadLetters = consumerDLQ(snap, con)
+	// The captured dead letters are in the facts above.
+	d.Links.Grafana = grafanaConsumer.link(s.opts.GrafanaURL, con.Cluster, con.Stream, con.Name)
 	if partial(c) {
 		return render(c, http.StatusOK, components.NATSConsumerPartial(d))
 	}

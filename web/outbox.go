@@ -138,6 +138,7 @@ func (s *Server) outboxPage(c echo.Context) error {
 		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: chartRange(c),
 	}
 	d.LastPoll = components.Ago(card.LastPoll, d.Chrome.Now.T)
+	d.Links.Grafana = grafanaOutbox.link(s.opts.GrafanaURL, card.Source)
 	if partial(c) {
 		return render(c, http.StatusOK, components.OutboxPartial(d))
 	}

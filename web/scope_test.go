@@ -83,7 +83,7 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	}
 	team := func(x string) config.Grant {
 		return config.Grant{Role: config.RoleOperator, Scope: &config.Scope{
-			DLQs: []string{`rabbitmq:main:/:team-` + x + `\..*`},
+			DLQs: []string{`rabbitmq:main:/:team-` + x + `\..*`, `kafka:prod::team-` + x + `-.*`},
 			Readers: []string{
 				`kafka:prod::team-` + x + `-.*`, `nats:nm:ORDERS:team-` + x + `-.*`, `sqs:aws::team-` + x + `-.*`,
 				`rabbitmq:main:/:team-` + x + `\..*`, `outbox:ob::team-` + x + `-.*`,
@@ -106,8 +106,13 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	now := time.Now()
 	partialErrs := []string{"describe group team-b-ledger: GROUP_AUTHORIZATION_FAILED"}
 	kafka := &queue.Snapshot{Broker: queue.Kafka, Cluster: "prod", Time: now, Partial: partialErrs, Groups: []queue.ConsumerGroup{
-		{Cluster: "prod", Name: "team-a-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "a-orders", Partition: 0, Lag: 3}}},
-		{Cluster: "prod", Name: "team-b-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "b-orders", Partition: 0, Lag: 9}}},
+		{Cluster: "prod", Name: "team-a-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "a-orders", Partition: 0, Lag: 3}, {Topic: "shared-events"}}},
+		{Cluster: "prod", Name: "team-b-billing", State: "Stable", Partitions: []queue.PartitionLag{{Topic: "b-orders", Partition: 0, Lag: 9}, {Topic: "shared-events"}}},
+	}, DLQs: []queue.DLQ{
+		// Both teams read shared-events, and each dead-letters its
+		// failures of it into a DLQ of its own.
+		{Broker: queue.Kafka, Cluster: "prod", Name: "team-a-shared.DLT", Sources: []string{"shared-events"}, Messages: 1},
+		{Broker: queue.Kafka, Cluster: "prod", Name: "team-b-shared.DLT", Sources: []string{"shared-events"}, Messages: 4},
 	}, ShareGroups: []queue.ShareGroup{
 		{Cluster: "prod", Name: "team-a-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "a-orders", Partition: 0}}},
 		{Cluster: "prod", Name: "team-b-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "b-orders", Partition: 0}}},
@@ -135,6 +140,7 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "team-b.orders.dlq", Sources: []string{"team-b.orders"}, Messages: 5},
 	}}
 	f := newFakeDLQ()
+	f.clusters = []string{"prod"}
 	f.add(dlqreplay.Receipt{Job: dlqreplay.Job{ID: "job-a", DLQ: dlqA, Action: dlqreplay.ActionReplay, Who: "ana", State: dlqreplay.StateSucceeded, Created: now}})
 	f.add(dlqreplay.Receipt{Job: dlqreplay.Job{ID: "job-b", DLQ: dlqB, Action: dlqreplay.ActionReplay, Who: "ben", State: dlqreplay.StateRunning, Created: now}})
 	f.archived = []dlqreplay.Archived{
@@ -309,6 +315,55 @@ func TestScopesOnEverySurface(t *testing.T) {
 	}
 	if rec := bot.do(http.MethodPost, "/api/v1/dlqs/"+url.PathEscape(dlqA)+"/replay", replay); rec.Code != http.StatusNotFound || strings.Contains(rec.Body.String(), "team-a") {
 		t.Errorf("team B's token replaying team A's DLQ = %d %s", rec.Code, rec.Body)
+	}
+}
+
+// TestScopedLinks: the links between a group and the DLQs of its topics
+// go through the viewer's scope. Team A and team B both read
+// shared-events and each dead-letters into a DLQ of its own: ana's group
+// page links to team A's DLQ only, and team A's DLQ page names team A's
+// group as a reader but never team B's; vic, a viewer everywhere, sees
+// both readers.
+func TestScopedLinks(t *testing.T) {
+	s, _ := scopedServer(t)
+	s.opts.GrafanaURL = "https://grafana.example.com/"
+	ana, vic := newClient(t, s, basic("ana", "a")), newClient(t, s, basic("vic", "v"))
+	dlqOfA := "/dlq/" + url.PathEscape(queue.DLQRef{Broker: queue.Kafka, Cluster: "prod", Name: "team-a-shared.DLT"}.ID())
+
+	rec := ana.do(http.MethodGet, "/kafka/prod/groups/team-a-billing", "")
+	body := rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, `href="`+dlqOfA+`"`) {
+		t.Errorf("ana's group page = %d, no link to team A's DLQ of shared-events", rec.Code)
+	}
+	if strings.Contains(body, "team-b") {
+		t.Error("ana's group page names team B's DLQ of the topic both teams read")
+	}
+	if want := `https://grafana.example.com/d/queuewatch-consumer-lag?var-cluster=prod&amp;var-group=team-a-billing`; !strings.Contains(body, want) {
+		t.Errorf("ana's group page has no Grafana link %s", want)
+	}
+
+	readers := `read by`
+	rec = ana.do(http.MethodGet, dlqOfA, "")
+	body = rec.Body.String()
+	if rec.Code != http.StatusOK || !strings.Contains(body, readers) || !strings.Contains(body, `href="/kafka/prod/groups/team-a-billing"`) {
+		t.Errorf("team A's DLQ page for ana = %d, does not link its reader team-a-billing", rec.Code)
+	}
+	if strings.Contains(body, "team-b") {
+		t.Error("team A's DLQ page names team B's reader of shared-events to ana")
+	}
+	if want := `https://grafana.example.com/d/queuewatch-dlq?var-broker=kafka&amp;var-cluster=prod&amp;var-dlq=team-a-shared.DLT`; !strings.Contains(body, want) {
+		t.Errorf("team A's DLQ page has no Grafana link %s", want)
+	}
+
+	body = vic.do(http.MethodGet, dlqOfA, "").Body.String()
+	for _, g := range []string{"team-a-billing", "team-b-billing"} {
+		if !strings.Contains(body, `href="/kafka/prod/groups/`+g+`"`) {
+			t.Errorf("vic, a viewer everywhere, is not led from team A's DLQ to %s", g)
+		}
+	}
+	body = vic.do(http.MethodGet, "/kafka/prod/groups/team-b-billing", "").Body.String()
+	if !strings.Contains(body, "team-a-shared.DLT") || !strings.Contains(body, "team-b-shared.DLT") {
+		t.Error("vic's page of team B's group does not list both DLQs of shared-events")
 	}
 }
 

@@ -60,6 +60,9 @@ type Options struct {
 	// Inspect decodes and masks dead letters before any surface shows
 	// them, and records who read them. Nil shows them as read.
 	Inspect *inspect.Inspector
+	// GrafanaURL is config grafana_url: when set, reader and DLQ pages
+	// link to their Grafana dashboards.
+	GrafanaURL string
 }
 
 // Server is queuewatch's HTTP server.

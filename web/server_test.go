@@ -48,10 +48,12 @@ func testServer(ready bool) *Server {
 					StatusReason: "committed offset has not moved for 6m", StatusSince: now.Add(-74 * time.Minute),
 					ETA:        queue.ETA{Known: true, FallingBehind: true, Rates: true, ConsumeRate: 0, ProduceRate: 12.5},
 					Partitions: []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
+					Judged:     []queue.PartitionStatus{{Topic: "orders", Partition: 0, Status: queue.StatusStall, Lag: 100, HasCommit: true}},
 				},
 				{
 					Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,
 					Partitions: []queue.PartitionLag{{Topic: hostile, Lag: 1, Member: hostile}},
+					Judged:     []queue.PartitionStatus{{Topic: hostile, Status: queue.StatusWarn, Lag: 1, Polls: 3}},
 				},
 			},
 			DLQs: []queue.DLQ{{Broker: queue.Kafka, Cluster: "prod", Name: "orders.DLT", Sources: []string{"orders"}, Messages: 12}},

@@ -68,6 +68,9 @@ func (s *Server) shareGroupPage(c echo.Context) error {
 		CanReset: s.opts.Offsets != nil && principalOf(c.Request().Context()).mayReader(config.RoleOperator, g.Reader()),
 		ResetAPI: "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
+	// A share group's rejected records are archived by the broker, not
+	// copied to a DLQ, so only its dashboard is linked (shareHead says so).
+	d.Links.Grafana = grafanaShare.link(s.opts.GrafanaURL, g.Cluster, g.Name)
 	if partial(c) {
 		return render(c, http.StatusOK, components.ShareGroupPartial(d))
 	}

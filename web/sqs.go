@@ -94,6 +94,8 @@ func (s *Server) sqsQueuePage(c echo.Context) error {
 			d.SourcePages[src] = components.SQSQueueURL(sq.Cluster, sq.Name)
 		}
 	}
+	// Its DLQ (redrive policy) is in the facts above.
+	d.Links.Grafana = grafanaSQS.link(s.opts.GrafanaURL, q.Cluster, q.Name)
 	if partial(c) {
 		return render(c, http.StatusOK, components.SQSQueuePartial(d))
 	}

@@ -15,7 +15,11 @@ import (
 
 // DLQData is what the DLQ page shows.
 type DLQData struct {
-	Chrome Chrome
+	// Readers read the DLQ's sources, as the viewer may see them;
+	// Grafana is its dashboard's address ("" without grafana_url).
+	Readers []queue.Reader
+	Grafana string
+	Chrome  Chrome
 	// ID is the DLQ ID; Broker, Cluster, VHost and Name its parts.
 	ID, Broker, Cluster, VHost, Name string
 	// DLQ is the latest poll's view (depth, age, sources); nil when the

@@ -19,6 +19,9 @@ type ConsumerRow struct {
 
 // NATSConsumerData is what a JetStream consumer's page shows.
 type NATSConsumerData struct {
+	// Links are the DLQs this reader's messages die in and its
+	// Grafana dashboard.
+	Links    Links
 	Chrome   Chrome
 	Consumer *queue.StreamConsumer
 	Status   queue.Status

@@ -42,6 +42,9 @@ type SlotRow struct {
 
 // OutboxData is what an outbox source's page shows.
 type OutboxData struct {
+	// Links are the DLQs this reader's messages die in and its
+	// Grafana dashboard.
+	Links  Links
 	Chrome Chrome
 	Card   OutboxCard
 	// HistoryURL is the JSON endpoint the charts read.

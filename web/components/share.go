@@ -20,6 +20,9 @@ type ShareRow struct {
 
 // ShareGroupData is what a share group's page shows.
 type ShareGroupData struct {
+	// Links are the DLQs this reader's messages die in and its
+	// Grafana dashboard.
+	Links  Links
 	Chrome Chrome
 	Group  *queue.ShareGroup
 	Status queue.Status

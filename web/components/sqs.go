@@ -35,6 +35,9 @@ func (r SQSRow) sparkClass() string {
 
 // SQSQueueData is what an SQS queue's page shows.
 type SQSQueueData struct {
+	// Links are the DLQs this reader's messages die in and its
+	// Grafana dashboard.
+	Links  Links
 	Chrome Chrome
 	Queue  *queue.SQSQueue
 	Status queue.Status
