@@ -169,6 +169,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	}
 	evaluateOutbox(e.past, latest, e.window, e.since)
 	e.evaluateConsumers(latest)
+	e.evaluateQueues(latest)
 	e.shareOnsets(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
@@ -203,7 +204,7 @@ func (e *Evaluator) remember(polls []pastPoll, s *queue.Snapshot) []pastPoll {
 		return polls
 	}
 	rest := *s
-	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, nil, nil
+	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, pastQueues(s.Queues), nil
 	polls = append(polls, pastPoll{rest: &rest, groups: pastGroups(s)})
 	if keep := e.window - 1; len(polls) > keep {
 		// Copy rather than reslice, so the dropped polls can be freed.
