@@ -22,9 +22,8 @@ import (
 // message_stats counters of the polls' own /api/queues listing (no extra
 // request), are those within 10 %, and with ready messages rising it
 // falls behind and warns. Polls come every second for 30 s once a backlog
-// shows: the broker
-// refreshes the counters every 5 s, which the rates measure between the
-// polls that first saw each refresh.
+// shows: the broker refreshes the counters every 5 s, which the rates
+// measure between the polls that first saw each refresh.
 func TestRatesOfARealProducerAndConsumer(t *testing.T) {
 	a := requireRabbit(t)
 	vh := a.VHost("rates")
