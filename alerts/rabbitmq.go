@@ -29,6 +29,11 @@ import (
 // move though messages flow.
 const statsInterval = 5 * time.Second
 
+// plainSpan is how long a window must span for a counter that changed at
+// most once in it to give a rate (see stepRate): six refreshes, so that
+// one refresh more or less is at most a sixth of the count.
+const plainSpan = 6 * statsInterval
+
 // queueKey names a queue within a cluster.
 type queueKey struct{ vhost, name string }
 
@@ -232,7 +237,8 @@ func queueRates(obs []queueObs) rates {
 // in the window, the error is at most one polling interval at each end
 // instead, which is smaller when polls come faster than refreshes. Without
 // two changes it is the plain delta over the window (0 when nothing
-// changed).
+// changed), but only once the window spans plainSpan: over a shorter one
+// a single refresh would be most of the count, and the rate is not known.
 //
 // Worked example: polls every 1 s read 0, 0, 50, 50, 50, 50, 50, 300:
 // the first change is seen at 2 s and the last at 7 s, so 250 in 5 s is
@@ -252,8 +258,11 @@ func stepRate(times []time.Time, vals []int64) (float64, bool) {
 		}
 	}
 	a, b := 0, n-1
-	if first >= 0 && last > first {
+	switch {
+	case first >= 0 && last > first:
 		a, b = first, last
+	case times[b].Sub(times[a]) < plainSpan:
+		return 0, false
 	}
 	dt := times[b].Sub(times[a]).Seconds()
 	if dt <= 0 {

@@ -130,7 +130,9 @@ func TestQueueRates(t *testing.T) {
 		{"nothing moved is 0/s", steady(50, 1), true, 0, 0},
 		{"one poll knows no rate", steady(50, 1)[:1], false, 0, 0},
 		{"no counters, no rates", []rabbitPoll{{0, 1, 1, -1, 0, 0}, {5, 1, 1, -1, 0, 0}}, false, 0, 0},
-		{"a restart of the counters starts again", []rabbitPoll{{0, 1, 1, 900, 900, 900}, {5, 1, 1, 10, 5, 5}, {10, 1, 1, 60, 25, 25}}, true, 4, 10},
+		{"a restart of the counters starts again", []rabbitPoll{{0, 1, 1, 900, 900, 900}, {5, 1, 1, 10, 5, 5}, {10, 1, 1, 60, 25, 25}, {15, 1, 1, 110, 45, 45}}, true, 4, 10},
+		{"one refresh in a short window is no rate", []rabbitPoll{{0, 1, 1, 0, 0, 0}, {1, 1, 1, 0, 0, 0}, {2, 1, 1, 60, 20, 20}, {3, 1, 1, 60, 20, 20}}, false, 0, 0},
+		{"one refresh in a long window is the plain delta", []rabbitPoll{{0, 1, 1, 0, 0, 0}, {15, 1, 1, 0, 0, 0}, {30, 1, 1, 60, 30, 30}}, true, 1, 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
