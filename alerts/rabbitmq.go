@@ -42,7 +42,7 @@ type queueObs struct {
 	time        time.Time
 	ready       int64
 	consumers   int
-	counters    queue.QueueCounters
+	counters    queue.MessageCounters
 	hasCounters bool
 }
 

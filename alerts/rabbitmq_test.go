@@ -25,7 +25,7 @@ func rabbitSnaps(polls []rabbitPoll, dlq bool) []*queue.Snapshot {
 	for i, p := range polls {
 		q := queue.Queue{Cluster: "main", VHost: "/", Name: "orders", Ready: p.ready, Consumers: p.consumers}
 		if p.pub >= 0 {
-			q.Counters, q.HasCounters = queue.QueueCounters{Published: p.pub, Consumed: p.con, Delivered: p.deliv}, true
+			q.Counters, q.HasCounters = queue.MessageCounters{Published: p.pub, Consumed: p.con, Delivered: p.deliv}, true
 		}
 		s := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: t0.Add(time.Duration(p.sec) * time.Second), Queues: []queue.Queue{q}}
 		if dlq {

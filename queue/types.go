@@ -244,7 +244,7 @@ type Queue struct {
 	// Counters are the management API's message_stats of the queue, which
 	// its rates come from (HasCounters false when the broker sent none:
 	// a queue with no traffic yet, or statistics turned off).
-	Counters    QueueCounters
+	Counters    MessageCounters
 	HasCounters bool
 	// Utilisation is consumer_utilisation: the share of time the queue
 	// could deliver to its consumers at once (0 to 1); HasUtilisation is
@@ -262,10 +262,10 @@ type Queue struct {
 	ETA          ETA
 }
 
-// QueueCounters are a RabbitMQ queue's lifetime message counts as the
+// MessageCounters are a RabbitMQ queue's lifetime message counts as the
 // management API's message_stats give them. They restart from zero when
 // the queue is re-created or its node restarts.
-type QueueCounters struct {
+type MessageCounters struct {
 	// Published is publish: messages routed into the queue.
 	Published int64
 	// Consumed is ack + deliver_no_ack + get_no_ack: messages consumers

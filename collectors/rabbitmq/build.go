@@ -243,7 +243,7 @@ func toQueue(cluster string, mq rabbit.Queue, now time.Time) queue.Queue {
 		q.HasHeadAge = true
 	}
 	if st := mq.Stats; st != nil {
-		q.Counters = queue.QueueCounters{
+		q.Counters = queue.MessageCounters{
 			Published: st.Publish, Consumed: st.Ack + st.DeliverNoAck + st.GetNoAck, Delivered: st.DeliverGet,
 		}
 		q.HasCounters = true
