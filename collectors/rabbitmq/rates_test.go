@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -106,4 +107,50 @@ func TestRatesOfARealProducerAndConsumer(t *testing.T) {
 	if q.Status != queue.StatusWarn || q.Consumers != 1 {
 		t.Errorf("status %s %q with %d consumers; want warn: ready rising while one consumer keeps up with less than is published", q.Status, q.StatusReason, q.Consumers)
 	}
+}
+
+// TestStallOfARealConsumerThatFinishesNothing: a consumer with prefetch 2
+// takes two of twenty messages and never acknowledges them; once the
+// listing shows them unacknowledged, a window of twelve polls a second
+// apart sees neither deliveries nor acknowledgements move while messages
+// are ready, and the queue is stall with the sentence that says so.
+func TestStallOfARealConsumerThatFinishesNothing(t *testing.T) {
+	a := requireRabbit(t)
+	vh := a.VHost("stall")
+	ch := testenv.Channel(t, vh)
+	declare(t, ch, "invoices", nil)
+	for i := range 20 {
+		if err := ch.PublishWithContext(t.Context(), "", "invoices", false, false, amqp.Publishing{Body: fmt.Appendf(nil, "%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sub := testenv.Channel(t, vh)
+	if err := sub.Qos(2, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sub.Consume("invoices", "stuck", false, false, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	src := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"}, Options{VHosts: []string{vh}})
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
+		if q, ok := findQueue(poll(t, src), vh, "invoices"); ok && q.Unacked == 2 && q.HasCounters && q.Counters.Delivered == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the management API never showed the two deliveries")
+		}
+	}
+	const window = 12
+	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: window})
+	var q queue.Queue
+	for range window {
+		snap := poll(t, src)
+		ev.Evaluate(snap)
+		q, _ = findQueue(snap, vh, "invoices")
+		time.Sleep(time.Second)
+	}
+	if q.Status != queue.StatusStall || !strings.HasPrefix(q.StatusReason, "1 consumer attached and nothing delivered or acknowledged") {
+		t.Errorf("status %s %q; want stall", q.Status, q.StatusReason)
+	}
+	t.Logf("%s: %s", q.Status, q.StatusReason)
 }
