@@ -47,6 +47,20 @@ var flapReaders = []flapReader{
 		},
 	},
 	{
+		name: "RabbitMQ queue",
+		poll: func(i int, bad bool) *queue.Snapshot {
+			q := queue.Queue{VHost: "/", Name: "orders", Consumers: 1}
+			if bad {
+				q.Consumers, q.Ready = 0, 12
+			}
+			return &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "prod", Time: t0.Add(time.Duration(i) * time.Minute), Queues: []queue.Queue{q}}
+		},
+		read: func(s *queue.Snapshot) (queue.Status, time.Time, string) {
+			q := s.Queues[0]
+			return q.Status, q.StatusSince, q.StatusReason
+		},
+	},
+	{
 		name: "replication slot",
 		poll: func(i int, bad bool) *queue.Snapshot {
 			return &queue.Snapshot{

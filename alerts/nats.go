@@ -39,6 +39,9 @@ type consumerObs struct {
 	bound     bool
 	// lastSeq is the stream's last sequence: what was stored, for warn.
 	lastSeq uint64
+	// ackFloor is the stream sequence below which every message is
+	// acknowledged: what was consumed, for the rates.
+	ackFloor uint64
 }
 
 // evaluateConsumers fills Status and StatusReason of every consumer in
@@ -73,6 +76,7 @@ func (e *Evaluator) evaluateConsumers(latest *queue.Snapshot) {
 		}
 		st := streams[c.Stream]
 		obs = append(obs, observeConsumer(latest.Time, c, st.LastSeq))
+		c.ETA = consumerRates(c, obs).eta(int64(min(c.Pending, 1<<63-1)))
 		j := judgeConsumer(c, st, obs, e.window)
 		c.Status, c.StatusSince, c.StatusReason = e.settle(consumerOnset(c.Stream, c.Name), j.status, j.start, latest.Time,
 			func(since time.Time) string { return j.reason(since, latest.Time) })
@@ -134,7 +138,7 @@ func indexConsumers(s *queue.Snapshot) map[consumerKey]consumerObs {
 }
 
 func observeConsumer(t time.Time, c *queue.StreamConsumer, lastSeq uint64) consumerObs {
-	return consumerObs{time: t, pending: c.Pending, delivered: c.DeliveredSeq, waiting: c.Waiting, bound: c.PushBound, lastSeq: lastSeq}
+	return consumerObs{time: t, pending: c.Pending, delivered: c.DeliveredSeq, waiting: c.Waiting, bound: c.PushBound, lastSeq: lastSeq, ackFloor: c.AckFloorSeq}
 }
 
 // judgeConsumer applies the rules above to c, whose stream is st, over its
@@ -227,4 +231,37 @@ func pendingRising(obs []consumerObs) bool {
 		}
 	}
 	return last.pending > first.pending && (last.pending-first.pending)*10 > last.lastSeq-first.lastSeq
+}
+
+// consumerRates are a consumer's consume and produce rates over its
+// window, from stream sequences its info and its stream's already give:
+// produced is the stream's last sequence, consumed the consumer's ack
+// floor. Both count the whole stream, so they are the consumer's own only
+// when it has no filter subject; a filtered consumer's rates are unknown
+// (queue.StreamConsumer.RatesUnknown says why). A sequence that went back
+// (the stream re-created) starts the series again.
+func consumerRates(c *queue.StreamConsumer, obs []consumerObs) rates {
+	if c.RatesUnknown() != "" {
+		return rates{}
+	}
+	from := 0
+	for i := 1; i < len(obs); i++ {
+		if obs[i].lastSeq < obs[i-1].lastSeq || obs[i].ackFloor < obs[i-1].ackFloor {
+			from = i
+		}
+	}
+	obs = obs[from:]
+	if len(obs) < 2 {
+		return rates{}
+	}
+	first, last := obs[0], obs[len(obs)-1]
+	dt := last.time.Sub(first.time).Seconds()
+	if dt <= 0 {
+		return rates{}
+	}
+	produced := float64(last.lastSeq - first.lastSeq)
+	return rates{
+		consume: float64(last.ackFloor-first.ackFloor) / dt, produce: produced / dt,
+		perPoll: produced / float64(len(obs)-1), partitions: 1,
+	}
 }

@@ -16,10 +16,33 @@ const (
 	readyMsgs  = `queuewatch_rabbitmq_queue_messages{state="ready"}`
 )
 
+// rabbitQueuePage is the UI page of one RabbitMQ queue.
+var rabbitQueuePage = `/rabbitmq/` + pathLabel("cluster") + `/queues/` + pathLabel("vhost") + `/` + pathLabel("queue")
+
+// rabbitQueues are RabbitMQ queues as the shared reader shapes see them;
+// their backlog is the ready messages, without the state label.
+var rabbitQueues = readers{
+	status: "queuewatch_rabbitmq_queue_status", identity: []string{"cluster", "vhost", "queue"}, name: "queue", page: rabbitQueuePage,
+	backlog: func(m string) string {
+		sel := `state="ready"`
+		if m != "" {
+			sel += "," + m
+		}
+		return `max without (state) (queuewatch_rabbitmq_queue_messages{` + sel + `})`
+	},
+}
+
 // rabbitMQSpecs are the queue alerts: ready messages and nobody consuming
-// them, or too many of them. Dead-letter queues are left to the DLQ rules.
+// them, consumers that move nothing, or too many ready messages.
+// Dead-letter queues are left to the DLQ rules (their status is ok: see
+// queue.Snapshot.JudgedAsReader).
 func rabbitMQSpecs(p ruleParams) []alertSpec {
 	return []alertSpec{
+		rabbitQueues.inStatus(p, queue.StatusStall, alertText{
+			name: "QueuewatchRabbitMQQueueStalled", severity: SeverityCritical,
+			summary:     `Queue {{ $labels.queue }} is stalled`,
+			description: `RabbitMQ queue {{ $labels.queue }} (cluster {{ $labels.cluster }}, vhost {{ $labels.vhost }}) has consumers, {{ $value | humanize }} ready messages, and nothing was delivered or acknowledged over the status window: the consumers hold their prefetch and finish nothing.`,
+		}),
 		{
 			name: "QueuewatchRabbitMQQueueNoConsumers", severity: SeverityCritical, forDur: p.window, page: overviewPage,
 			summary:     `Queue {{ $labels.queue }} has messages but no consumers`,

@@ -43,7 +43,7 @@ var wantAlerts = []string{
 	"QueuewatchDLQNotEmpty", "QueuewatchDLQGrowing", "QueuewatchDLQMessagesOld",
 	"QueuewatchKafkaConsumerLagHigh", "QueuewatchKafkaConsumerLagGrowing", "QueuewatchKafkaConsumerLagSecondsHigh",
 	"QueuewatchKafkaConsumerGroupStalled", "QueuewatchKafkaConsumerGroupStopped",
-	"QueuewatchRabbitMQQueueNoConsumers", "QueuewatchRabbitMQQueueBacklogHigh",
+	"QueuewatchRabbitMQQueueStalled", "QueuewatchRabbitMQQueueNoConsumers", "QueuewatchRabbitMQQueueBacklogHigh",
 	"QueuewatchCollectorDown", "QueuewatchCollectorPartial", "QueuewatchCollectorStale",
 	"QueuewatchOutboxBacklogGrowing", "QueuewatchOutboxPublisherStalled", "QueuewatchOutboxPendingRowsOld",
 	"QueuewatchOutboxReplicationSlotInactive", "QueuewatchOutboxReplicationSlotLagHigh",

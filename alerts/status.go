@@ -192,6 +192,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	}
 	evaluateOutbox(e.past, latest, e.window, e.settle)
 	e.evaluateConsumers(latest)
+	e.evaluateQueues(latest)
 	e.shareOnsets(latest)
 	e.sqsOnsets(latest)
 	if e.on != nil {
@@ -228,7 +229,7 @@ func (e *Evaluator) remember(polls []pastPoll, s *queue.Snapshot) []pastPoll {
 		return polls
 	}
 	rest := *s
-	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, nil, nil
+	rest.Groups, rest.Partitions, rest.Queues, rest.DLQs = nil, nil, pastQueues(s.Queues), nil
 	polls = append(polls, pastPoll{rest: &rest, groups: pastGroups(s)})
 	if keep := e.window - 1; len(polls) > keep {
 		// Copy rather than reslice, so the dropped polls can be freed.

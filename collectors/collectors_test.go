@@ -119,7 +119,7 @@ func TestMetricsGolden(t *testing.T) {
 		"queuewatch_kafka_partition_log_start_offset", "queuewatch_kafka_partition_last_stable_offset",
 		"queuewatch_rabbitmq_queue_messages", "queuewatch_rabbitmq_queue_consumers",
 		"queuewatch_rabbitmq_queue_head_message_age_seconds", "queuewatch_rabbitmq_queue_info",
-		"queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
+		"queuewatch_rabbitmq_queue_status", "queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
 		"queuewatch_collector_up", "queuewatch_collector_errors_total", "queuewatch_collector_partial_errors",
 	}
 	const golden = "testdata/metrics.golden"
@@ -311,7 +311,7 @@ func TestGranularityFamilies(t *testing.T) {
 		"queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
 		"queuewatch_kafka_consumergroup_status",
 		"queuewatch_rabbitmq_queue_consumers", "queuewatch_rabbitmq_queue_head_message_age_seconds",
-		"queuewatch_rabbitmq_queue_info", "queuewatch_rabbitmq_queue_messages",
+		"queuewatch_rabbitmq_queue_info", "queuewatch_rabbitmq_queue_messages", "queuewatch_rabbitmq_queue_status",
 	}
 	group := []string{
 		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_kafka_consumergroup_info",

@@ -96,6 +96,7 @@ var (
 	descQueueMsgs    = desc("rabbitmq_queue_messages", "Messages in the queue by state (ready, unacked).", append(queueLabels, "state")...)
 	descQueueCons    = desc("rabbitmq_queue_consumers", "Consumers attached to the queue.", queueLabels...)
 	descQueueHeadAge = desc("rabbitmq_queue_head_message_age_seconds", "Age of the message at the head of the queue (from head_message_timestamp).", queueLabels...)
+	descQueueStatus  = statusDesc("rabbitmq_queue_status", "RabbitMQ queue", queueLabels...)
 	descQueueInfo    = desc("rabbitmq_queue_info", "Queue type and policy as labels; always 1.", append(queueLabels, "type", "policy")...)
 	descDLQMsgs      = desc("dlq_messages", "Dead-letter queue depth: messages neither replayed nor removed.", dlqLabels...)
 	descDLQAge       = desc("dlq_oldest_message_age_seconds", "Age of the oldest message in the dead-letter queue.", dlqLabels...)
@@ -172,7 +173,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	for _, f := range []*family{
 		descLag, descLagSeconds, descTopicLagSecs, descTotalLag, descCommitted, descTopicLag, descUncommitted, descLost,
 		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
-		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo,
+		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo, descQueueStatus,
 		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial, descStandby,
 	} {
 		ch <- f.desc
@@ -317,6 +318,7 @@ func collectRabbitMQ(ch sink, snap *queue.Snapshot) {
 		ch.gauge(descQueueMsgs, float64(q.Unacked), append(l, "unacked")...)
 		ch.gauge(descQueueCons, float64(q.Consumers), l...)
 		ch.gauge(descQueueInfo, 1, append(l, q.Type, q.Policy)...)
+		emitStatus(ch, descQueueStatus, q.EffectiveStatus(), l...)
 		if q.HasHeadAge {
 			ch.gauge(descQueueHeadAge, q.HeadMessageAge.Seconds(), l...)
 		}

@@ -43,6 +43,13 @@ func TestStatusMetricIsEffectiveStatus(t *testing.T) {
 			{Source: "orders-db", Slot: "fresh"},
 		},
 	}
+	rabbit := &queue.Snapshot{
+		Broker: queue.RabbitMQ, Cluster: "main", Time: fixedTime,
+		Queues: []queue.Queue{
+			{Cluster: "main", VHost: "/", Name: "orders", Status: queue.StatusStop},
+			{Cluster: "main", VHost: "/", Name: "fresh"},
+		},
+	}
 	for _, tt := range []struct {
 		name   string
 		snap   *queue.Snapshot
@@ -57,6 +64,10 @@ func TestStatusMetricIsEffectiveStatus(t *testing.T) {
 			`{cluster="local",consumer="billing",status="stall",stream="ORDERS"} 1`,
 			`{cluster="local",consumer="fresh",status="ok",stream="ORDERS"} 1`,
 			`{cluster="local",consumer="unread",status="error",stream="ORDERS"} 1`,
+		}},
+		{"rabbitmq", rabbit, descQueueStatus, []string{
+			`{cluster="main",queue="fresh",status="ok",vhost="/"} 1`,
+			`{cluster="main",queue="orders",status="stop",vhost="/"} 1`,
 		}},
 		{"outbox table", outbox, descOutboxStatus, []string{
 			`{source="orders-db",status="ok",table="fresh"} 1`,

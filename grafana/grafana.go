@@ -119,6 +119,8 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withSQS},
 	// A Kafka share group is a reader like a consumer group.
 	{file: "consumer-lag.json", rows: withShareGroups},
+	// A RabbitMQ queue's consumers are readers too.
+	{file: "consumer-lag.json", rows: withRabbitMQ},
 	{file: "nats-jetstream.json", start: natsJetStream},
 	{file: "dead-letter-queues.json", start: deadLetterQueues},
 	{file: "queuewatch.json", start: self},

@@ -8,8 +8,9 @@ const DLQReason = "a dead-letter queue: nothing consuming it is normal; its dept
 // DLQs. Nothing consuming a DLQ is normal; its health is the DLQ's (depth,
 // oldest age, growth), which the DLQ list and the DLQ alerts judge. This
 // is the one place that decides it: the SQS collector judges a DLQ ok
-// (SQSQueue.DLQ), the RabbitMQ queues table does not mark its missing
-// consumers, and the alert rules leave out the same queues, since a queue
+// (SQSQueue.DLQ), the RabbitMQ queue evaluation (alerts) judges it ok
+// and the queues table does not mark its missing consumers, and the
+// alert rules leave out the same queues, since a queue
 // s lists as a DLQ is one with a queuewatch_dlq_messages series.
 func (s *Snapshot) JudgedAsReader(vhost, name string) bool {
 	for i := range s.DLQs {

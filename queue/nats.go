@@ -55,6 +55,19 @@ type StreamConsumer struct {
 	// StatusSince is when the current non-ok condition began (see Onset);
 	// zero when ok.
 	StatusSince time.Time
+	// ETA and its rates are filled by the status evaluation from the
+	// stream sequences of the window's polls (see RatesUnknown).
+	ETA ETA
+}
+
+// RatesUnknown says why c's consume and produce rates cannot be known
+// from stream sequences, "" when they can: a filtered consumer's stream
+// stores and acknowledges messages of other subjects too.
+func (c *StreamConsumer) RatesUnknown() string {
+	if len(c.FilterSubject) > 0 {
+		return "a filtered consumer: the stream's sequences count other subjects too, so its own rates are not known"
+	}
+	return ""
 }
 
 // EffectiveStatus is the status c shows everywhere (see EffectiveStatus).

@@ -187,13 +187,14 @@ func (c *StreamConsumer) Reader() Reader {
 // Reader is the consumers of q in the shape every reader shares: their
 // backlog is q's ready messages (unacknowledged ones are already
 // delivered) and their lag age the head message's age, when the broker
-// knows it. Nothing evaluates a queue's status yet, so it is ok, and a
-// queue has no page of its own.
+// knows it.
 func (q *Queue) Reader() Reader {
 	r := Reader{
 		Broker: RabbitMQ, Cluster: q.Cluster, Scope: q.VHost, Name: q.Name, Title: q.Name,
-		Status: StatusOK, Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
+		Status: q.EffectiveStatus(), Reason: q.StatusReason, StatusSince: q.StatusSince,
+		Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: q.Consumers,
+		Page: RabbitMQQueuePage(q.Cluster, q.VHost, q.Name),
 	}
 	if q.HasHeadAge {
 		r.LagSeconds, r.LagBasis = q.HeadMessageAge.Seconds(), LagExact
@@ -256,6 +257,12 @@ func GroupPage(cluster, group string) string {
 // ConsumerPage is the path of a JetStream consumer's page.
 func ConsumerPage(cluster, stream, consumer string) string {
 	return "/nats/" + url.PathEscape(cluster) + "/streams/" + url.PathEscape(stream) + "/consumers/" + url.PathEscape(consumer)
+}
+
+// RabbitMQQueuePage is the path of a RabbitMQ queue's page. The vhost is
+// one escaped segment, so the default vhost "/" is "%2F".
+func RabbitMQQueuePage(cluster, vhost, name string) string {
+	return "/rabbitmq/" + url.PathEscape(cluster) + "/queues/" + url.PathEscape(vhost) + "/" + url.PathEscape(name)
 }
 
 // OutboxPage is the path of an outbox source's page, which shows its

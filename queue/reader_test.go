@@ -102,6 +102,16 @@ func TestReaders(t *testing.T) {
 			Reader{
 				Broker: RabbitMQ, Cluster: "r", Scope: "/", Name: "orders", Title: "orders", Status: StatusOK,
 				Backlog: 25, BacklogUnit: UnitMessages, BacklogKnown: true, LagSeconds: 40, LagBasis: LagExact, Members: 2,
+				Page: "/rabbitmq/r/queues/%2F/orders",
+			},
+		},
+		{
+			"rabbitmq queue judged stop, with its sentence and onset",
+			(&Queue{Cluster: "r", VHost: "v", Name: "q", Ready: 4, Status: StatusStop, StatusReason: "no consumer for 1m, 4 ready", StatusSince: time.Unix(100, 0)}).Reader(),
+			Reader{
+				Broker: RabbitMQ, Cluster: "r", Scope: "v", Name: "q", Title: "q", Status: StatusStop, Reason: "no consumer for 1m, 4 ready",
+				StatusSince: time.Unix(100, 0), Backlog: 4, BacklogUnit: UnitMessages, BacklogKnown: true, LagBasis: LagUnknown,
+				Page: "/rabbitmq/r/queues/v/q",
 			},
 		},
 		{
@@ -109,7 +119,7 @@ func TestReaders(t *testing.T) {
 			(&Queue{Cluster: "r", VHost: "v", Name: "q"}).Reader(),
 			Reader{
 				Broker: RabbitMQ, Cluster: "r", Scope: "v", Name: "q", Title: "q", Status: StatusOK,
-				BacklogUnit: UnitMessages, BacklogKnown: true, LagBasis: LagUnknown,
+				BacklogUnit: UnitMessages, BacklogKnown: true, LagBasis: LagUnknown, Page: "/rabbitmq/r/queues/v/q",
 			},
 		},
 		{

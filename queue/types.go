@@ -249,6 +249,38 @@ type Queue struct {
 	DeadLetterRoutingKey string
 	HasDeadLetter        bool
 	Arguments            map[string]any
+	// Counters are the management API's message_stats of the queue, which
+	// its rates come from (HasCounters false when the broker sent none:
+	// a queue with no traffic yet, or statistics turned off).
+	Counters    MessageCounters
+	HasCounters bool
+	// Utilisation is consumer_utilisation: the share of time the queue
+	// could deliver to its consumers at once (0 to 1); HasUtilisation is
+	// false when the broker does not say (no consumers, or a quorum queue
+	// on some versions).
+	Utilisation    float64
+	HasUtilisation bool
+
+	// Status, StatusReason, StatusSince and ETA are filled by the status
+	// evaluation over the poll history (alerts); collectors leave them
+	// zero. A queue that is a DLQ is ok with DLQReason.
+	Status       Status
+	StatusReason string
+	StatusSince  time.Time
+	ETA          ETA
+}
+
+// MessageCounters are a RabbitMQ queue's lifetime message counts as the
+// management API's message_stats give them. They restart from zero when
+// the queue is re-created or its node restarts.
+type MessageCounters struct {
+	// Published is publish: messages routed into the queue.
+	Published int64
+	// Consumed is ack + deliver_no_ack + get_no_ack: messages consumers
+	// took off the queue for good (acknowledged, or taken without ack).
+	Consumed int64
+	// Delivered is deliver_get: every delivery and get, redeliveries too.
+	Delivered int64
 }
 
 // Messages is ready plus unacknowledged messages.

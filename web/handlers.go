@@ -59,7 +59,9 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 	var consumers []components.ConsumerRow
 	var sqs []components.SQSRow
 	var shares []components.ShareRow
-	// readers are the consumer side (groups, JetStream consumers and SQS
+	// judgedQueues counts the RabbitMQ queues judged as readers: not DLQs.
+	var judgedQueues int
+	// readers are the consumer side (groups, JetStream consumers, SQS queues' and RabbitMQ
 	// queues' consumers) that are not ok: only they count in the lag cards or get a line.
 	var readers []queue.Reader
 	// all is every reader of every broker, for the worst lag and the
@@ -98,6 +100,12 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 				row.DLQURL = components.DLQURL((queue.DLQRef{Broker: snap.Broker, Cluster: q.Cluster, VHost: q.VHost, Name: q.Name}).ID())
 			}
 			queues = append(queues, row)
+			if row.DLQURL == "" {
+				judgedQueues++
+				if q.EffectiveStatus() != queue.StatusOK {
+					readers = append(readers, q.Reader())
+				}
+			}
 		}
 	}
 	for _, r := range sqs {
@@ -111,7 +119,7 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 		}
 	}
 	d := components.OverviewData{Counts: components.Counts{Groups: len(groups), Queues: len(queues), DLQs: len(dlqs), Consumers: len(consumers), SQS: len(sqs), Shares: len(shares)}}
-	d.Summary = s.summary(m, all, readers, len(groups)+len(consumers)+len(sqs)+len(shares), dlqs)
+	d.Summary = s.summary(m, all, readers, len(groups)+len(consumers)+len(sqs)+len(shares)+judgedQueues, dlqs)
 	d.Outboxes = s.outboxCards(c, true)
 	outbox := outboxReaders(d.Outboxes)
 	_, d.Summary.OutboxStopped = tally(outbox)
@@ -215,6 +223,13 @@ var queueSorts = map[string]sortFunc[components.QueueRow]{
 	"ready":     func(a, b components.QueueRow) int { return cmpInt(a.Q.Ready, b.Q.Ready) },
 	"unacked":   func(a, b components.QueueRow) int { return cmpInt(a.Q.Unacked, b.Q.Unacked) },
 	"consumers": func(a, b components.QueueRow) int { return a.Q.Consumers - b.Q.Consumers },
+	// Status sorts by harm, severity then ready messages, as groups do.
+	"status": func(a, b components.QueueRow) int {
+		if c := a.Q.EffectiveStatus().Severity() - b.Q.EffectiveStatus().Severity(); c != 0 {
+			return c
+		}
+		return cmpInt(a.Q.Ready, b.Q.Ready)
+	},
 	"age": func(a, b components.QueueRow) int {
 		return cmpInt(int64(a.Q.HeadMessageAge), int64(b.Q.HeadMessageAge))
 	},

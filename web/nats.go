@@ -168,6 +168,10 @@ type consumerJSON struct {
 	AckFloorSeq   uint64       `json:"ack_floor_sequence"`
 	LagSeconds    *float64     `json:"lag_seconds,omitempty"`
 	Error         string       `json:"error,omitempty"`
+	etaJSON
+	// RatesUnknown says why consume_rate and produce_rate are absent for
+	// good: a filtered consumer (queue.StreamConsumer.RatesUnknown).
+	RatesUnknown string `json:"rates_unknown,omitempty"`
 }
 
 // apiNATSConsumers is GET /api/v1/nats/consumers: every JetStream
@@ -186,7 +190,7 @@ func (s *Server) apiNATSConsumers(c echo.Context) error {
 			Status: r.Status, StatusReason: k.EffectiveReason(), StatusSince: sinceJSON(k.StatusSince), Pending: k.Pending,
 			AckPending: k.AckPending, MaxAckPending: k.MaxAckPending, Redelivered: k.Redelivered,
 			Waiting: k.Waiting, PushBound: k.PushBound, DeliveredSeq: k.DeliveredSeq,
-			AckFloorSeq: k.AckFloorSeq, Error: k.Err,
+			AckFloorSeq: k.AckFloorSeq, Error: k.Err, etaJSON: toETAJSON(k.ETA), RatesUnknown: k.RatesUnknown(),
 		}
 		if k.Pull {
 			out[i].Kind = "pull"

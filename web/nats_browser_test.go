@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -82,6 +83,14 @@ func TestBrowserNATSConsumerPage(t *testing.T) {
 	}
 	if e := evalJS[string](t, b, `document.querySelector('#chart').getAttribute('data-error') || ''`); e != "" {
 		t.Errorf("chart error: %s", e)
+	}
+	// Its consume and produce rates, from the stream sequences of the
+	// polls, show once two polls saw it.
+	b.waitJS(t, "rates known", `/^[0-9.<]+\/s \/ [0-9.<]+\/s$/.test(document.querySelector('[data-fact="rates"]').textContent.trim())`, 20*time.Second)
+	if dir := os.Getenv("QW_SCREENSHOTS"); dir != "" {
+		sqsScreenshot(t, b, page, dir, "nats-consumer")
+		b.run(t, chromedp.Navigate(page))
+		b.waitJS(t, "chart again", `document.querySelector('#chart[data-chart="consumer"] canvas')`, 20*time.Second)
 	}
 	b.run(t, chromedp.Click(chromedp.CSS(`button[data-range="15m"]`)))
 	if loc := evalJS[string](t, b, `location.search`); !strings.Contains(loc, "range=15m") {

@@ -22,7 +22,10 @@ func natsServer() *Server {
 			Broker: queue.NATS, Cluster: "local", Time: now,
 			Streams: []queue.Stream{{Cluster: "local", Name: "ORDERS", FirstSeq: 1, LastSeq: 10, Messages: 10}},
 			Consumers: []queue.StreamConsumer{
-				{Cluster: "local", Stream: "ORDERS", Name: "healthy", Pull: true, MaxAckPending: 1000, HasLagSeconds: true, Status: queue.StatusOK, DeliveredSeq: 10, AckFloorSeq: 10},
+				{
+					Cluster: "local", Stream: "ORDERS", Name: "healthy", Pull: true, MaxAckPending: 1000, HasLagSeconds: true, Status: queue.StatusOK, DeliveredSeq: 10, AckFloorSeq: 10,
+					ETA: queue.ETA{Known: true, Rates: true, ConsumeRate: 12.5, ProduceRate: 12},
+				},
 				{
 					Cluster: "local", Stream: "ORDERS", Name: "invoicing/stalled " + hostile, Pull: true, Pending: 7, AckPending: 3, MaxAckPending: 3,
 					DeliveredSeq: 3, LagSeconds: 90, HasLagSeconds: true, Status: queue.StatusStall,

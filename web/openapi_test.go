@@ -229,6 +229,18 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(sqsS, "GET", sh, "/api/v1/sqs/queues/prod-eu/nope/history", "")
 	a.check(groups, "GET", sh, "/api/v1/sqs/queues/prod-eu/orders/history", "")
 	a.check(groups, "GET", "/dlqs", "/api/v1/dlqs", "")
+	rs := rabbitServer()
+	a.check(rs, "GET", "/rabbitmq/queues", "/api/v1/rabbitmq/queues", "")
+	a.check(groups, "GET", "/rabbitmq/queues", "/api/v1/rabbitmq/queues", "")
+	odd := "/api/v1/rabbitmq/queues/main/" + url.PathEscape(rabbitOddVHost) + "/" + url.PathEscape(rabbitOddQueue)
+	for _, tmpl := range []string{"/rabbitmq/queues/{cluster}/{vhost}/{queue}", "/rabbitmq/queues/{cluster}/{vhost}/{queue}/history"} {
+		suffix := strings.TrimPrefix(tmpl, "/rabbitmq/queues/{cluster}/{vhost}/{queue}")
+		a.check(rs, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/orders"+suffix, "")
+		a.check(rs, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/orders.dlq"+suffix, "")
+		a.check(rs, "GET", tmpl, odd+suffix, "")
+		a.check(rs, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/nope"+suffix, "")
+		a.check(groups, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/orders"+suffix, "")
+	}
 	a.check(shareServer(), "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
 	a.check(open, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
 	a.check(groups, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")

@@ -33,6 +33,7 @@ const (
 	kafkaGroup                 // :cluster/:group, a consumer or share group
 	natsConsumer               // :cluster/:stream/:consumer
 	sqsQueue                   // :cluster/:queue
+	rabbitQueue                // :cluster/:vhost/:queue
 )
 
 var (
@@ -67,6 +68,7 @@ func (s *Server) routes() []route {
 		{"GET", "/kafka/:cluster/share-groups/:group", s.shareGroupPage, viewer.on(kafkaGroup)},
 		{"GET", "/nats/:cluster/streams/:stream/consumers/:consumer", s.natsConsumerPage, viewer.on(natsConsumer)},
 		{"GET", "/sqs/:cluster/queues/:queue", s.sqsQueuePage, viewer.on(sqsQueue)},
+		{"GET", "/rabbitmq/:cluster/queues/:vhost/:queue", s.rabbitQueuePage, viewer.on(rabbitQueue)},
 		{"GET", "/outbox/:source", s.outboxPage, viewer},
 		{"GET", "/dlq/:id", s.dlqPage, viewer.on(dlqObject)},
 		{"GET", "/replays", s.replaysPage, viewer},
@@ -81,6 +83,9 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/nats/consumers/:cluster/:stream/:consumer/history", s.apiNATSConsumerHistory, viewer.on(natsConsumer)},
 		{"GET", "/api/v1/sqs/queues", s.apiSQSQueues, viewer},
 		{"GET", "/api/v1/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory, viewer.on(sqsQueue)},
+		{"GET", "/api/v1/rabbitmq/queues", s.apiRabbitQueues, viewer},
+		{"GET", "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue", s.apiRabbitQueue, viewer.on(rabbitQueue)},
+		{"GET", "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue/history", s.apiRabbitQueueHistory, viewer.on(rabbitQueue)},
 		{"GET", "/api/v1/outbox", s.apiOutbox, viewer},
 		{"GET", "/api/v1/outbox/:source/history", s.apiOutboxHistory, viewer},
 		{"GET", "/api/v1/sources", s.apiSources, viewer},
@@ -193,7 +198,7 @@ func (s *Server) checkObject(c echo.Context, n need) error {
 		return checkDLQ(c, n.role, id)
 	case jobObject:
 		return s.checkJobParam(c, n.role)
-	case kafkaGroup, natsConsumer, sqsQueue:
+	case kafkaGroup, natsConsumer, sqsQueue, rabbitQueue:
 		r, err := pathReader(c, n.object)
 		if err != nil {
 			return err
@@ -209,6 +214,7 @@ func pathReader(c echo.Context, o object) (queue.Reader, error) {
 		kafkaGroup:   {"cluster", "group"},
 		natsConsumer: {"cluster", "stream", "consumer"},
 		sqsQueue:     {"cluster", "queue"},
+		rabbitQueue:  {"cluster", "vhost", "queue"},
 	}[o]
 	v := make([]string, len(params))
 	for i, name := range params {
@@ -222,6 +228,8 @@ func pathReader(c echo.Context, o object) (queue.Reader, error) {
 		return queue.Reader{Broker: queue.Kafka, Cluster: v[0], Name: v[1]}, nil
 	case natsConsumer:
 		return queue.Reader{Broker: queue.NATS, Cluster: v[0], Scope: v[1], Name: v[2]}, nil
+	case rabbitQueue:
+		return queue.Reader{Broker: queue.RabbitMQ, Cluster: v[0], Scope: v[1], Name: v[2]}, nil
 	}
 	return queue.Reader{Broker: queue.SQS, Cluster: v[0], Name: v[1]}, nil
 }

@@ -26,6 +26,9 @@ func TestEveryRouteDeclaresItsNeed(t *testing.T) {
 			continue
 		}
 		for param, o := range wantObject {
+			if param == ":queue" && strings.Contains(r.Path, "rabbitmq") {
+				o = rabbitQueue // a RabbitMQ queue is named with its vhost
+			}
 			if strings.Contains(r.Path, param) && n.object != o {
 				t.Errorf("%s %s names %s but its need checks object %d", r.Method, r.Path, param, n.object)
 			}
@@ -57,6 +60,8 @@ func teamPath(path, team string) string {
 		cluster = "nm"
 	case strings.HasPrefix(path, "/sqs/"), strings.HasPrefix(path, "/api/v1/sqs/"):
 		cluster = "aws"
+	case strings.HasPrefix(path, "/rabbitmq/"), strings.HasPrefix(path, "/api/v1/rabbitmq/"):
+		return strings.NewReplacer(":cluster", "main", ":vhost", "%2F", ":queue", "team-"+team+".orders").Replace(path)
 	}
 	group := "team-" + team + "-billing"
 	if strings.Contains(path, "share-groups") {

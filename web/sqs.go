@@ -152,6 +152,9 @@ type sqsQueueJSON struct {
 	OldestAgeBasis   queue.SQSAgeBasis `json:"oldest_age_basis,omitempty"`
 	DLQ              string            `json:"dlq,omitempty"`
 	Error            string            `json:"error,omitempty"`
+	// RatesUnknown says why an SQS queue has no consume_rate,
+	// produce_rate or ETA: SQS's attributes count neither.
+	RatesUnknown string `json:"rates_unknown,omitempty"`
 }
 
 // apiSQSQueues is GET /api/v1/sqs/queues: every SQS queue, worst first
@@ -170,6 +173,7 @@ func (s *Server) apiSQSQueues(c echo.Context) error {
 			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed,
 			VisibilityTimeoutSeconds: q.VisibilityTimeout.Seconds(),
 			DeadLetterQueue:          q.DeadLetterQueue, MaxReceiveCount: q.MaxReceiveCount, Error: q.Err,
+			RatesUnknown: components.SQSRatesUnknown,
 		}
 		if q.Retention > 0 {
 			sec := q.Retention.Seconds()

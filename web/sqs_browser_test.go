@@ -195,6 +195,11 @@ func TestBrowserSQS(t *testing.T) {
 	b.waitJS(t, "orders link", `document.querySelector(`+jsString(`#sqs a[href="`+w.ordersPage+`"]`)+`)`, 10*time.Second)
 	b.run(t, chromedp.Click(chromedp.CSS(`#sqs a[href="`+w.ordersPage+`"]`)))
 	b.waitJS(t, "orders heading", `document.querySelector('h1') && document.querySelector('h1').textContent === `+jsString(w.orders), 20*time.Second)
+	// SQS counts no sends or deletes: the page says the rates are not
+	// known rather than show one.
+	if note := evalJS[string](t, b, `document.querySelector('[data-note="rates"]').innerText`); !strings.HasPrefix(note, "Consume and produce rates, and so a catch-up ETA, are not known") {
+		t.Errorf("rates note %q", note)
+	}
 	redrive := evalJS[string](t, b, `document.querySelector('#sqsredrive').innerText`)
 	if !strings.Contains(redrive, w.dlq+" after 1 receive") || !strings.Contains(redrive, "in that DLQ\n2") {
 		t.Errorf("redrive section %q", redrive)

@@ -30,8 +30,12 @@ const requestTimeout = 30 * time.Second
 
 // queueColumns are the queue fields a listing reads; the rest of the
 // object (backing queue status, garbage collection, rates) is never sent.
+// The message_stats counters come from the same listing (columns= takes
+// dotted paths), so rates cost no request of their own.
 const queueColumns = "name,vhost,type,policy,arguments,effective_policy_definition," +
-	"messages_ready,messages_unacknowledged,consumers,head_message_timestamp,state"
+	"messages_ready,messages_unacknowledged,consumers,head_message_timestamp,state," +
+	"consumer_utilisation,message_stats.publish,message_stats.ack,message_stats.deliver_no_ack," +
+	"message_stats.get_no_ack,message_stats.deliver_get"
 
 const bindingColumns = "source,vhost,destination,destination_type,routing_key"
 
@@ -214,12 +218,27 @@ type Queue struct {
 	Unacked         *int64   `json:"messages_unacknowledged"`
 	Consumers       *int     `json:"consumers"`
 	HeadTimestamp   *float64 `json:"head_message_timestamp"`
+	// Utilisation is consumer_utilisation, absent without consumers.
+	Utilisation *float64 `json:"consumer_utilisation"`
+	// Stats is message_stats: lifetime counters, absent on a queue that
+	// has had no traffic yet or when the broker collects no statistics.
+	Stats *MessageStats `json:"message_stats"`
 	// ConsumerDetails is sent for a single queue (Client.Queue), not in
 	// listings.
 	ConsumerDetails []Consumer `json:"consumer_details"`
 	// BrokerVersion is the broker's version as the client knew it when it
 	// read the queue ("" when unknown); the delivery limit depends on it.
 	BrokerVersion string `json:"-"`
+}
+
+// MessageStats are the counters of a queue's message_stats that polls
+// read; a counter the broker has not started yet is 0.
+type MessageStats struct {
+	Publish      int64 `json:"publish"`
+	Ack          int64 `json:"ack"`
+	DeliverNoAck int64 `json:"deliver_no_ack"`
+	GetNoAck     int64 `json:"get_no_ack"`
+	DeliverGet   int64 `json:"deliver_get"`
 }
 
 // Consumer is one consumer of a queue.

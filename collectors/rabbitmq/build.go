@@ -242,6 +242,15 @@ func toQueue(cluster string, mq rabbit.Queue, now time.Time) queue.Queue {
 		q.HeadMessageAge = ageSince(now, time.Unix(int64(*mq.HeadTimestamp), 0))
 		q.HasHeadAge = true
 	}
+	if st := mq.Stats; st != nil {
+		q.Counters = queue.MessageCounters{
+			Published: st.Publish, Consumed: st.Ack + st.DeliverNoAck + st.GetNoAck, Delivered: st.DeliverGet,
+		}
+		q.HasCounters = true
+	}
+	if mq.Utilisation != nil && q.Consumers > 0 {
+		q.Utilisation, q.HasUtilisation = *mq.Utilisation, true
+	}
 	dl := effectiveDeadLetter(mq.Arguments, mq.EffectivePolicy)
 	if dl.hasExchange {
 		q.DeadLetterExchange, q.DeadLetterRoutingKey, q.HasDeadLetter = dl.exchange, dl.routingKey, true

@@ -15,7 +15,10 @@
 //     disable_stats=true: on 3.10 disable_stats drops consumers,
 //     effective_policy_definition, policy and head_message_timestamp, and
 //     with enable_queue_totals it was slower (it asks every queue process),
-//     while columns= already cuts the payload about six times;
+//     while columns= already cuts the payload about six times. The same
+//     listing carries each queue's message_stats counters and
+//     consumer_utilisation (dotted columns=), from which status
+//     evaluation takes its rates and stall: no request of their own;
 //  3. /api/exchanges and /api/bindings, only for vhosts where some queue
 //     dead-letters (cluster-wide when more than two do), to resolve where
 //     dead letters go.
