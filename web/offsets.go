@@ -16,9 +16,9 @@ import (
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
-// OffsetResets plans and applies consumer-group offset resets; app's
-// reset service implements it over package offsets, recording applies in
-// the audit store the replays use.
+// OffsetResets plans and applies consumer-group offset resets;
+// offsets.Service implements it (app adds the audit store's listing),
+// recording applies in the audit store the replays use.
 type OffsetResets interface {
 	// Plan plans req on a Kafka cluster (a consumer group, or a share
 	// group by req.Kind); it changes nothing. An unknown cluster is a
