@@ -72,3 +72,42 @@ func TestNoReplayBroker(t *testing.T) {
 		t.Errorf("Start on an unknown Kafka cluster = %v, want ErrUnknownDLQ alone", err)
 	}
 }
+
+// TestReceiptOf: the receipt of a job already read adds its outcomes to
+// that read, without reading the job again; a read that says running, of
+// a job not running here (another replica's, or ended since), is read
+// again so its state matches its outcomes.
+func TestReceiptOf(t *testing.T) {
+	ctx := context.Background()
+	st, err := audit.Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = st.Close() }()
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := dlqreplay.Job{ID: "job-a", DLQ: "rabbitmq:main:/:orders.dlq", Action: dlqreplay.ActionReplay, Who: "ann", State: dlqreplay.StateRunning}
+	if err := st.CreateJob(ctx, j); err != nil {
+		t.Fatal(err)
+	}
+	read, err := svc.Job(ctx, "job-a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ended := j
+	ended.State = dlqreplay.StateSucceeded
+	if err := st.UpdateJob(ctx, ended, 0, []dlqreplay.Outcome{{MessageID: "m-1", Result: dlqreplay.ResultMoved}}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := svc.ReceiptOf(ctx, read)
+	if err != nil || r.Job.State != dlqreplay.StateSucceeded || len(r.Outcomes) != 1 {
+		t.Fatalf("receipt of a running read of an ended job: %+v %v", r, err)
+	}
+	r.Job.Note = "from the caller's read"
+	again, err := svc.ReceiptOf(ctx, r.Job)
+	if err != nil || again.Job.Note != r.Job.Note || len(again.Outcomes) != 1 {
+		t.Fatalf("receipt of an ended job's read: %+v %v (want the read itself and its outcome)", again, err)
+	}
+}
