@@ -6,8 +6,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // PlanOffsets plans an offset reset of a group of cluster, as
@@ -27,12 +27,12 @@ func PlanOffsets(ctx context.Context, cfg *config.Config, cluster string, req of
 // result; a store that cannot be opened refuses the apply, since a reset
 // nobody can trace afterwards is not one to make.
 func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, who string) (offsets.Receipt, error) {
-	store, err := openAudit(ctx, cfg)
+	st, err := openAudit(ctx, cfg)
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
-	defer func() { _ = store.Close() }()
-	svc, closeAll, err := cliResets(cfg, audit.ResetStore{S: store})
+	defer func() { _ = st.Close() }()
+	svc, closeAll, err := cliResets(cfg, store.ResetStore{S: st})
 	if err != nil {
 		return offsets.Receipt{}, err
 	}
@@ -42,19 +42,19 @@ func ApplyOffsets(ctx context.Context, cfg *config.Config, plan offsets.Plan, wh
 
 // OffsetResets lists the newest limit applies recorded in the audit
 // store, of one cluster's group (either may be "" for all).
-func OffsetResets(ctx context.Context, cfg *config.Config, cluster, group string, limit int) ([]audit.OffsetReset, error) {
-	store, err := openAudit(ctx, cfg)
+func OffsetResets(ctx context.Context, cfg *config.Config, cluster, group string, limit int) ([]store.OffsetReset, error) {
+	st, err := openAudit(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
-	defer func() { _ = store.Close() }()
-	return store.OffsetResets(ctx, cluster, group, limit)
+	defer func() { _ = st.Close() }()
+	return st.OffsetResets(ctx, cluster, group, limit)
 }
 
 // cliResets is the reset service of one CLI command over store (nil for
 // a plan, which records nothing), with the access of every configured
 // cluster that offers resets; the returned func closes it.
-func cliResets(cfg *config.Config, store offsets.Store) (*offsets.Service, func(), error) {
+func cliResets(cfg *config.Config, st offsets.Store) (*offsets.Service, func(), error) {
 	access, err := newBrokers(cfg)
 	if err != nil {
 		return nil, nil, err
@@ -63,7 +63,7 @@ func cliResets(cfg *config.Config, store offsets.Store) (*offsets.Service, func(
 	if err != nil {
 		return nil, nil, err
 	}
-	return offsets.NewService(all, store, nil), closeAll, nil
+	return offsets.NewService(all, st, nil), closeAll, nil
 }
 
 // allResets builds the offset-reset access of every configured cluster of
@@ -99,13 +99,13 @@ func allResets(access opened) ([]offsets.Broker, func(), error) {
 type resetService struct {
 	*offsets.Service
 	close func()
-	store *audit.Store
+	store *store.Store
 }
 
 // newResetService builds the reset access of every cluster that offers
 // resets, over store, and registers queuewatch_offset_resets_total with
 // reg. Close it with its close func.
-func newResetService(access opened, store *audit.Store, reg prometheus.Registerer) (*resetService, error) {
+func newResetService(access opened, st *store.Store, reg prometheus.Registerer) (*resetService, error) {
 	m, err := offsets.NewMetrics(reg)
 	if err != nil {
 		return nil, err
@@ -114,12 +114,12 @@ func newResetService(access opened, store *audit.Store, reg prometheus.Registere
 	if err != nil {
 		return nil, err
 	}
-	svc := offsets.NewService(all, audit.ResetStore{S: store}, m)
-	return &resetService{Service: svc, close: closeAll, store: store}, nil
+	svc := offsets.NewService(all, store.ResetStore{S: st}, m)
+	return &resetService{Service: svc, close: closeAll, store: st}, nil
 }
 
 // Resets lists the newest applies and pauses q selects.
-func (s *resetService) Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+func (s *resetService) Resets(ctx context.Context, q store.ResetQuery) ([]store.OffsetReset, error) {
 	return s.store.FindOffsetResets(ctx, q)
 }
 

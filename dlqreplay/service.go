@@ -19,7 +19,7 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Store is the audit store (required): dlqreplay/audit in production.
+	// Store is the audit store (required): package store in production.
 	Store Store
 	// Backends serve the configured clusters, one per broker and cluster.
 	Backends []Backend

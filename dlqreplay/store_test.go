@@ -7,15 +7,15 @@ import (
 	"testing"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // The Service's tests that need a Store live in the external test package:
-// dlqreplay/audit imports dlqreplay, so the internal tests cannot import it.
+// package store imports dlqreplay, so the internal tests cannot import it.
 
 func TestStartRefusesUnknownDLQ(t *testing.T) {
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -52,7 +52,7 @@ func TestNewRequiresStore(t *testing.T) {
 // ErrUnknownDLQ whose message says why; another broker's unknown cluster
 // still reads "no cluster".
 func TestNoReplayBroker(t *testing.T) {
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,7 +79,7 @@ func TestNoReplayBroker(t *testing.T) {
 // again so its state matches its outcomes.
 func TestReceiptOf(t *testing.T) {
 	ctx := context.Background()
-	st, err := audit.Open(ctx, t.TempDir())
+	st, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

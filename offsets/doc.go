@@ -32,5 +32,5 @@
 // with a record in the Store every replica shares, keeps the plans the API
 // issued so any replica can apply them, and pauses and resumes readers of
 // brokers that can (Pauser). Its state is the Store's, never its own; app
-// only builds it (the audit store implements Store as audit.ResetStore).
+// only builds it (the process's store implements Store as store.ResetStore).
 package offsets

@@ -15,11 +15,11 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 const (
@@ -43,7 +43,7 @@ func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
 		Headers: []queue.Header{{Key: "x-card", Value: []byte(clearCard)}},
 	}}
 	if reads == nil {
-		st, err := audit.Open(context.Background(), t.TempDir())
+		st, err := store.Open(context.Background(), t.TempDir())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -144,7 +144,7 @@ func TestMaskingOnEverySurface(t *testing.T) {
 		t.Errorf("a job started: %+v", f.started)
 	}
 
-	audit := decode[struct{ Reads []audit.BodyRead }](t, alice.do(http.MethodGet, "/api/v1/audit", ""))
+	audit := decode[struct{ Reads []store.BodyRead }](t, alice.do(http.MethodGet, "/api/v1/audit", ""))
 	surfaces := map[string]bool{}
 	for _, r := range audit.Reads {
 		if r.Who != "alice" || r.Clear || r.DLQ != testDLQ {
@@ -180,8 +180,8 @@ func TestUnmask(t *testing.T) {
 	if strings.Contains(page.Body.String(), "paid with "+clearCard) {
 		t.Error("the page showed another message in clear than the one asked for")
 	}
-	var clearReads []audit.BodyRead
-	for _, r := range decode[struct{ Reads []audit.BodyRead }](t, admin.do(http.MethodGet, "/api/v1/audit", "")).Reads {
+	var clearReads []store.BodyRead
+	for _, r := range decode[struct{ Reads []store.BodyRead }](t, admin.do(http.MethodGet, "/api/v1/audit", "")).Reads {
 		if r.Clear {
 			clearReads = append(clearReads, r)
 		}
@@ -201,11 +201,11 @@ func TestUnmask(t *testing.T) {
 
 type failingReads struct{}
 
-func (failingReads) RecordBodyRead(context.Context, audit.BodyRead) error {
+func (failingReads) RecordBodyRead(context.Context, store.BodyRead) error {
 	return errors.New("audit store down")
 }
 
-func (failingReads) BodyReads(context.Context, audit.ReadQuery) ([]audit.BodyRead, error) {
+func (failingReads) BodyReads(context.Context, store.ReadQuery) ([]store.BodyRead, error) {
 	return nil, nil
 }
 
