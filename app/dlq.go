@@ -9,8 +9,8 @@ import (
 	qwcollectors "github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // dlqService opens the audit store (config audit) and builds the DLQ browse and
@@ -29,28 +29,28 @@ func dlqService(ctx context.Context, cfg *config.Config, access opened, log *slo
 // not nil: the shared PostgreSQL store, opened before polling); either
 // way it closes it, on an error too. finished, when set, is told of every
 // job that touched queues (dlqreplay.Options.Finished).
-func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger, store *audit.Store,
+func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, log *slog.Logger, st *store.Store,
 	finished func(context.Context, dlqreplay.Touched),
-) (*dlqreplay.Service, *audit.Store, func(), error) {
-	if store == nil {
+) (*dlqreplay.Service, *store.Store, func(), error) {
+	if st == nil {
 		var err error
-		if store, err = openAudit(ctx, cfg); err != nil {
+		if st, err = openAudit(ctx, cfg); err != nil {
 			return nil, nil, nil, err
 		}
 	}
-	for _, id := range store.Interrupted {
+	for _, id := range st.Interrupted {
 		log.Warn("job was interrupted by a restart", "job", id)
 	}
 	// On a setup error nothing was written: closing the store can only
 	// fail on data it never received.
-	closeStore := func() { _ = store.Close() }
+	closeStore := func() { _ = st.Close() }
 	backends, err := buildBackends(access, log)
 	if err != nil {
 		closeStore()
 		return nil, nil, nil, err
 	}
 	svc, err := dlqreplay.New(dlqreplay.Options{
-		Store: store, Backends: backends, NoReplay: noReplay(), MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
+		Store: st, Backends: backends, NoReplay: noReplay(), MaxReplays: cfg.DLQ.MaxReplays, Rate: cfg.DLQ.ReplayRate, Logger: log,
 		Finished: finished,
 	})
 	if err != nil {
@@ -58,10 +58,10 @@ func dlqServiceAndStore(ctx context.Context, cfg *config.Config, access opened, 
 		closeStore()
 		return nil, nil, nil, err
 	}
-	return svc, store, func() {
+	return svc, st, func() {
 		svc.Close()
 		closeBackends(backends)
-		if err := store.Close(); err != nil {
+		if err := st.Close(); err != nil {
 			log.Error("close audit store", "err", err)
 		}
 	}, nil

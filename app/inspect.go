@@ -10,17 +10,17 @@ import (
 	"github.com/coreos/go-oidc/v3/oidc"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/schemaregistry"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // newInspector decodes (each Kafka cluster's schema registry), masks
 // (config masking) and audits reads (in the audit store) for every
 // surface that shows a dead letter.
-func newInspector(cfg *config.Config, store *audit.Store, log *slog.Logger) (*inspect.Inspector, error) {
+func newInspector(cfg *config.Config, st *store.Store, log *slog.Logger) (*inspect.Inspector, error) {
 	decoders := map[string]inspect.Decoder{}
 	for _, k := range cfg.Kafka {
 		if k.SchemaRegistry == nil {
@@ -33,7 +33,7 @@ func newInspector(cfg *config.Config, store *audit.Store, log *slog.Logger) (*in
 		decoders[inspect.DecoderKey(queue.Kafka, k.Name)] = r
 	}
 	return inspect.New(inspect.Options{
-		Decoders: decoders, Masker: newMasker(cfg), Reads: store, BodyReads: cfg.Audit.BodyReads, Logger: log,
+		Decoders: decoders, Masker: newMasker(cfg), Reads: st, BodyReads: cfg.Audit.BodyReads, Logger: log,
 	}), nil
 }
 

@@ -13,9 +13,9 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestServeOffsetResets plans and applies a reset through serve's API: the
@@ -80,7 +80,7 @@ func TestOffsetApplyLeaseAcrossProcesses(t *testing.T) {
 	r := start(t, cfg)
 	eventually(t, "readyz", func() bool { code, _ := r.get(t, "/readyz"); return code == 200 })
 	ctx := context.Background()
-	cli, err := audit.Open(ctx, cfg.DataDir)
+	cli, err := store.Open(ctx, cfg.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestReplicasShareResetPlansAndPauses runs two replicas on one PostgreSQL
@@ -121,17 +121,17 @@ func (r *running) send(t *testing.T, path, body string) (int, string) {
 func age(t *testing.T, dsn, id string, by time.Duration) {
 	t.Helper()
 	ctx := context.Background()
-	store, err := audit.OpenPostgres(ctx, dsn, 0)
+	auditStore, err := store.OpenPostgres(ctx, dsn, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = store.Close() }()
-	kept, err := store.OffsetPlan(ctx, id, "prod", "billing", time.Now(), offsets.PlanTTL)
+	defer func() { _ = auditStore.Close() }()
+	kept, err := auditStore.OffsetPlan(ctx, id, "prod", "billing", time.Now(), offsets.PlanTTL)
 	if err != nil {
 		t.Fatalf("plan %s is not in the shared store: %v", id, err)
 	}
 	kept.Created = time.Now().Add(-by)
-	if err := store.PutOffsetPlan(ctx, kept, offsets.PlanTTL, offsets.MaxPlans); err != nil {
+	if err := auditStore.PutOffsetPlan(ctx, kept, offsets.PlanTTL, offsets.MaxPlans); err != nil {
 		t.Fatal(err)
 	}
 }

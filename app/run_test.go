@@ -19,9 +19,9 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // deadLetterCluster starts a kfake cluster with topic orders and
@@ -144,21 +144,21 @@ func TestRunStopsInOrder(t *testing.T) {
 		t.Error("the port still accepts connections after Run returned")
 	}
 
-	store, err := audit.Open(t.Context(), cfg.DataDir)
+	st, err := store.Open(t.Context(), cfg.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(store.Interrupted) > 0 {
-		t.Fatalf("jobs %v were still running when the audit store closed", store.Interrupted)
+	if len(st.Interrupted) > 0 {
+		t.Fatalf("jobs %v were still running when the audit store closed", st.Interrupted)
 	}
-	got, err := store.Job(t.Context(), job.ID)
+	got, err := st.Job(t.Context(), job.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got.State != dlqreplay.StateCancelled || got.Progress.Moved >= 30 {
 		t.Errorf("the replay ended %s having moved %d of 30; want cancelled part-way", got.State, got.Progress.Moved)
 	}
-	if err := store.Close(); err != nil {
+	if err := st.Close(); err != nil {
 		t.Fatal(err)
 	}
 

@@ -8,7 +8,7 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/standby"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // pollLeaseTTL is how long a replica's poll lease on a source stays good
@@ -19,7 +19,7 @@ func pollLeaseTTL(cfg *config.Config) time.Duration { return 3 * cfg.PollInterva
 // sharedStore opens the PostgreSQL audit store before polling starts,
 // since the replicas on it share their polling (shareSources); nil with
 // SQLite. serve then hands it to the DLQ service, which closes it.
-func sharedStore(ctx context.Context, cfg *config.Config) (*audit.Store, error) {
+func sharedStore(ctx context.Context, cfg *config.Config) (*store.Store, error) {
 	if cfg.Audit.Driver != config.AuditPostgres {
 		return nil, nil
 	}
@@ -31,14 +31,14 @@ func sharedStore(ctx context.Context, cfg *config.Config) (*audit.Store, error) 
 // others serve its snapshot. Without a shared store (nil) the sources are
 // returned as they are. The returned func gives the leases up, so that a
 // standby takes over at once: call it once polling stopped.
-func shareSources(ctx context.Context, cfg *config.Config, store *audit.Store, sources []collectors.Source, log *slog.Logger) ([]collectors.Source, func()) {
-	if store == nil {
+func shareSources(ctx context.Context, cfg *config.Config, st *store.Store, sources []collectors.Source, log *slog.Logger) ([]collectors.Source, func()) {
+	if st == nil {
 		return sources, func() {}
 	}
 	shared := make([]*standby.Source, len(sources))
 	out := make([]collectors.Source, len(sources))
 	for i, src := range sources {
-		shared[i] = standby.Wrap(src, store, store.Replica(), pollLeaseTTL(cfg), log.With("broker", src.Broker(), "cluster", src.Cluster()))
+		shared[i] = standby.Wrap(src, st, st.Replica(), pollLeaseTTL(cfg), log.With("broker", src.Broker(), "cluster", src.Cluster()))
 		out[i] = shared[i]
 	}
 	return out, func() {

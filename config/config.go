@@ -357,23 +357,27 @@ func parse(data []byte, filename string, lookup func(string) (string, bool)) (*C
 			d.structure(root, reflect.ValueOf(c).Elem(), "")
 		}
 	}
-	if len(d.errs) > 0 {
-		return nil, joinErrors(d.errs)
-	}
+	errs := d.errs
 	if err := c.applyShardEnv(lookup); err != nil {
-		return nil, &Error{File: filename, Msg: err.Error()}
+		errs = append(errs, &Error{File: filename, Msg: err.Error()})
 	}
 	c.resolvePaths(filepath.Dir(filename))
-	probs := c.validate()
-	for _, e := range probs {
+	// Validation runs even when decoding failed, so that one run reports
+	// every mistake; what it says of a key that did not decode (left at
+	// its default) is the decoding's mistake again, and is left out.
+	for _, e := range c.validate() {
+		if d.moot(e.Path) {
+			continue
+		}
 		e.File = filename
 		e.Line = d.lineOf(e.Path)
 		if e.Line == 0 && e.near != "" {
 			e.Line = d.lineOf(e.near)
 		}
+		errs = append(errs, e)
 	}
-	if len(probs) > 0 {
-		return nil, joinErrors(probs)
+	if len(errs) > 0 {
+		return nil, joinErrors(errs)
 	}
 	return c, nil
 }

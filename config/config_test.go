@@ -360,6 +360,21 @@ func TestMultipleErrorsOneLineEach(t *testing.T) {
 	}
 }
 
+// TestDecodeAndValidationMistakesTogether: a key that did not decode and
+// a value that does not validate are both reported, and what validation
+// would say of the key that did not decode (left empty: "at least one
+// broker is required") is not said twice.
+func TestDecodeAndValidationMistakesTogether(t *testing.T) {
+	data := "kafka:\n  - name: a\n    brokers: {b: 9092}\nlisten: nope\nauth: {mode: basic, users: 3}\n"
+	_, err := Parse([]byte(data), "q.yml")
+	want := `q.yml:3: kafka[0].brokers: expected a list, got a mapping` + "\n" +
+		`q.yml:4: listen: "nope" is not host:port` + "\n" +
+		`q.yml:5: auth.users: expected a list, got "3"`
+	if err == nil || err.Error() != want {
+		t.Errorf("err =\n%v\nwant\n%s", err, want)
+	}
+}
+
 func TestValidateConfigBuiltInCode(t *testing.T) {
 	c := Default()
 	c.Kafka = []Kafka{{Name: "demo", Brokers: []string{"127.0.0.1:9092"}, DLQTopics: []string{"orders\\.dlq"}}}

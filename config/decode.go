@@ -25,6 +25,10 @@ type decoder struct {
 	lookup func(string) (string, bool)
 	lines  map[string]int
 	errs   []*Error
+	// failed are the key paths that did not decode, and the keys an
+	// unknown key was probably meant to be: validation has nothing true
+	// to say of them (see moot).
+	failed map[string]bool
 }
 
 var (
@@ -34,6 +38,32 @@ var (
 
 func (d *decoder) fail(line int, path, format string, args ...any) {
 	d.errs = append(d.errs, &Error{File: d.file, Line: line, Path: path, Msg: fmt.Sprintf(format, args...)})
+	if d.failed == nil {
+		d.failed = map[string]bool{}
+	}
+	d.failed[path] = true
+}
+
+// moot reports whether a validation problem at path only repeats a
+// decoding mistake: path, one of its ancestors or one of its descendants
+// did not decode (a key left at its default, a section missing a key),
+// or it is the key an unknown key was meant to be. A document that did
+// not decode at all ("" failed) leaves nothing to validate.
+func (d *decoder) moot(path string) bool {
+	if d.failed[""] {
+		return true
+	}
+	for p := path; p != ""; p = parentPath(p) {
+		if d.failed[p] {
+			return true
+		}
+	}
+	for f := range d.failed {
+		if path != "" && strings.HasPrefix(f, path) && (f[len(path)] == '.' || f[len(path)] == '[') {
+			return true
+		}
+	}
+	return false
 }
 
 // lineOf is the line of path, or of its nearest ancestor present in the file
@@ -125,7 +155,13 @@ func (d *decoder) structure(n *yaml.Node, v reflect.Value, path string) {
 		seen[k.Value] = k.Line
 		idx, ok := fields[k.Value]
 		if !ok {
-			d.fail(k.Line, p, "unknown key%s", suggest(k.Value, fields))
+			meant := suggest(k.Value, fields)
+			if meant == "" {
+				d.fail(k.Line, p, "unknown key")
+				continue
+			}
+			d.fail(k.Line, p, "unknown key (did you mean %s?)", meant)
+			d.failed[joinPath(path, meant)] = true
 			continue
 		}
 		d.lines[p] = k.Line
@@ -292,8 +328,8 @@ func yamlFields(t reflect.Type) map[string]int {
 	return fields
 }
 
-// suggest returns " (did you mean x?)" for the known key closest to key, if
-// one is close enough to be a typo.
+// suggest returns the known key closest to key, if one is close enough to
+// be a typo, or "".
 func suggest(key string, fields map[string]int) string {
 	names := make([]string, 0, len(fields))
 	for name := range fields {
@@ -306,10 +342,7 @@ func suggest(key string, fields map[string]int) string {
 			best, bestDist = name, dist
 		}
 	}
-	if best == "" {
-		return ""
-	}
-	return " (did you mean " + best + "?)"
+	return best
 }
 
 // editDistance is the Levenshtein distance between a and b.

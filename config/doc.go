@@ -32,10 +32,14 @@
 //	queuewatch.yaml:12: kafka[0].brokers: at least one broker is required
 //
 // Several mistakes are joined with errors.Join, one per line, sorted by line.
-// Each is an *Error, so callers can use errors.As. Parse reports YAML syntax and
-// type errors without validating, because a half-decoded document would only
-// add noise. Validate on a Config built in code reports the same messages
-// without file and line. Messages never include secret values (passwords,
+// Each is an *Error, so callers can use errors.As. Parse reports every
+// mistake of one run: those decoding finds (unknown keys, wrong types, unset
+// variables) and those validation finds, together. What validation would say
+// of a key that did not decode, or of the key an unknown key was meant to be
+// (left at its default: "at least one broker is required" under "brokerz"),
+// is left out, as it repeats the decoding's mistake. Only invalid YAML stops
+// at its first error: the parser cannot go on past it. Validate on a Config
+// built in code reports the same messages without file and line. Messages never include secret values (passwords,
 // hashes, URLs with credentials).
 //
 // # Defaults and patterns

@@ -3,7 +3,7 @@
 //
 // A Service sits over one Backend per configured cluster
 // (dlqreplay/rabbitmq, dlqreplay/kafka, dlqreplay/nats) and an audit store
-// (dlqreplay/audit). Everything that is the same on every broker lives
+// (package store). Everything that is the same on every broker lives
 // here, once: request validation, the in-process lock (one job per DLQ),
 // progress, cancellation, receipts, the audit log, the replay counters,
 // and the job pipeline itself. For each message a job reads, the pipeline

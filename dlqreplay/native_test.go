@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // nativeBackend is a fakeBackend whose broker moves DLQs itself: each
@@ -60,7 +60,7 @@ func (t *fakeTask) Cancel(context.Context) error {
 
 func nativeService(t *testing.T, b dlqreplay.Backend) *dlqreplay.Service {
 	t.Helper()
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // The pipeline's answers to session faults a real broker cannot be made to
@@ -165,7 +165,7 @@ func (s *fakeSession) Close(context.Context) error {
 
 // failingArchive is the audit store with Archive refused once armed.
 type failingArchive struct {
-	*audit.Store
+	*store.Store
 	armed bool
 	// onCreate, when set, runs inside CreateJob before the job is stored.
 	onCreate func()
@@ -189,7 +189,7 @@ func (s *failingArchive) Archive(ctx context.Context, msgs []dlqreplay.Archived)
 
 func newFakeService(t *testing.T, b dlqreplay.Backend) (*dlqreplay.Service, *failingArchive) {
 	t.Helper()
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -309,7 +309,7 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			s := tt.fake()
 			b := &fakeBackend{s: newFake(tt.sent)}
-			svc, store := newFakeService(t, b)
+			svc, auditStore := newFakeService(t, b)
 			if tt.sent > 0 {
 				if r, err := svc.Run(context.Background(), dlqreplay.Request{
 					DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true},
@@ -317,7 +317,7 @@ func TestPipelineAccountsForEveryMessageAfterAFault(t *testing.T) {
 					t.Fatalf("first job: %+v, %v", r.Job, err)
 				}
 			}
-			b.s, store.armed = s, tt.failArchive
+			b.s, auditStore.armed = s, tt.failArchive
 			tt.req.DLQ = fakeDLQ
 			r, err := svc.Run(context.Background(), tt.req)
 			if err != nil {
@@ -638,7 +638,7 @@ func TestMayRouteKeepsWhatItRefuses(t *testing.T) {
 // moved messages, with its DLQ and where they went, and of a delete with
 // its DLQ alone; a dry run changed nothing and is not told.
 func TestFinishedNamesTheTouchedQueues(t *testing.T) {
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -696,12 +696,12 @@ func TestFinishedNamesTheTouchedQueues(t *testing.T) {
 func TestJobAfterACrashNamesItsDuplicates(t *testing.T) {
 	ctx := context.Background()
 	b := &fakeBackend{s: newFake(5)}
-	svc, store := newFakeService(t, b)
+	svc, auditStore := newFakeService(t, b)
 	dead := dlqreplay.Job{ID: "job-dead", DLQ: fakeDLQ, Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now().Add(-time.Minute)}
-	if err := store.CreateJob(ctx, dead); err != nil {
+	if err := auditStore.CreateJob(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.RecordInFlight(ctx, dead.ID, fakeDLQ, []string{"m2", "m4"}); err != nil {
+	if err := auditStore.RecordInFlight(ctx, dead.ID, fakeDLQ, []string{"m2", "m4"}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Selection: dlqreplay.Selection{All: true}})
@@ -762,25 +762,25 @@ func TestSlowJobSettlesWhileItWaits(t *testing.T) {
 func TestRestoreAfterACrashNamesItsDuplicates(t *testing.T) {
 	ctx := context.Background()
 	b := &fakeBackend{s: newFake(4)}
-	svc, store := newFakeService(t, b)
+	svc, auditStore := newFakeService(t, b)
 	del, err := svc.Run(ctx, dlqreplay.Request{DLQ: fakeDLQ, Action: dlqreplay.ActionDelete, Selection: dlqreplay.Selection{All: true}})
 	if err != nil || del.Job.Progress.Failed != 0 {
 		t.Fatalf("delete: %v %+v", err, del.Job.Progress)
 	}
-	archived, err := store.Archived(ctx, dlqreplay.ArchiveQuery{JobID: del.Job.ID, Limit: 10})
+	archived, err := auditStore.Archived(ctx, dlqreplay.ArchiveQuery{JobID: del.Job.ID, Limit: 10})
 	if err != nil || len(archived) != 4 {
 		t.Fatalf("archived %d, %v", len(archived), err)
 	}
 	target := "nats:fake::orders"
 	dead := dlqreplay.Job{ID: "restore-dead", DLQ: target, Action: dlqreplay.ActionRestore, State: dlqreplay.StateRunning, Created: time.Now().Add(-time.Minute)}
-	if err := store.CreateJob(ctx, dead); err != nil {
+	if err := auditStore.CreateJob(ctx, dead); err != nil {
 		t.Fatal(err)
 	}
 	inFlight := map[string]bool{archived[1].MessageID: true}
-	if err := store.RecordInFlight(ctx, dead.ID, target, []string{"archive/" + strconv.FormatInt(archived[1].ID, 10)}); err != nil {
+	if err := auditStore.RecordInFlight(ctx, dead.ID, target, []string{"archive/" + strconv.FormatInt(archived[1].ID, 10)}); err != nil {
 		t.Fatal(err)
 	}
-	if err := store.MarkRestored(ctx, []int64{archived[2].ID}, target); err != nil {
+	if err := auditStore.MarkRestored(ctx, []int64{archived[2].ID}, target); err != nil {
 		t.Fatal(err)
 	}
 	before := map[string]bool{archived[2].MessageID: true}

@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestPreviewRecordsNothing: a preview is the pipeline's dry run — the
@@ -15,7 +15,7 @@ func TestPreviewRecordsNothing(t *testing.T) {
 	ctx := context.Background()
 	s := newFake(4)
 	s.replays = map[string]int64{"m3": 5}
-	st, err := audit.Open(ctx, t.TempDir())
+	st, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

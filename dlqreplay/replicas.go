@@ -8,7 +8,7 @@ import (
 )
 
 // replicaStore is a Store that several queuewatch replicas share
-// (dlqreplay/audit on PostgreSQL). Through it a Service keeps one job per
+// (package store on PostgreSQL). Through it a Service keeps one job per
 // DLQ across replicas with a lease row per DLQ — on top of the broker's
 // own lock where the broker has one, the only lock where it has none
 // (SQS) — takes cancels asked on other replicas, and marks interrupted

@@ -19,7 +19,7 @@ import (
 
 // Options configure a Service.
 type Options struct {
-	// Store is the audit store (required): dlqreplay/audit in production.
+	// Store is the audit store (required): package store in production.
 	Store Store
 	// Backends serve the configured clusters, one per broker and cluster.
 	Backends []Backend
@@ -580,7 +580,33 @@ func (s *Service) Receipt(ctx context.Context, id string) (Receipt, error) {
 	if err != nil {
 		return Receipt{}, err
 	}
-	outs, err := s.opts.Store.Outcomes(ctx, id)
+	return s.ReceiptOf(ctx, info)
+}
+
+// ReceiptOf returns the receipt of info, a job just read (with Job), so
+// that a caller who read it to authorize the request does not read it
+// again: a job running in this process answers from memory, the job and
+// its outcomes as one snapshot; an ended job adds its outcomes to info.
+// Only info that says running but is not running here (it ended since, or
+// runs on another replica) is read again, so its state matches its
+// outcomes.
+func (s *Service) ReceiptOf(ctx context.Context, info Job) (Receipt, error) {
+	s.mu.Lock()
+	j := s.jobs[info.ID]
+	s.mu.Unlock()
+	if j != nil {
+		j.mu.Lock()
+		defer j.mu.Unlock()
+		return Receipt{Job: j.info, Outcomes: append([]Outcome(nil), j.outcomes...)}, nil
+	}
+	if info.State == StateRunning {
+		fresh, err := s.opts.Store.Job(ctx, info.ID)
+		if err != nil {
+			return Receipt{}, err
+		}
+		info = fresh
+	}
+	outs, err := s.opts.Store.Outcomes(ctx, info.ID)
 	if err != nil {
 		return Receipt{}, err
 	}

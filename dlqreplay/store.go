@@ -6,7 +6,7 @@ import "context"
 // message's outcome and every archived message, in this package's own
 // types. The Service writes a job before its first message moves and
 // removes nothing from a DLQ before Archive returned, so a Store must have
-// made a write durable when the call returns. dlqreplay/audit implements
+// made a write durable when the call returns. package store implements
 // it with SQLite or PostgreSQL; the Service needs nothing else from it.
 type Store interface {
 	// CreateJob records a job before it starts.

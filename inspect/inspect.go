@@ -14,9 +14,9 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // Decoder decodes one body (Decode) or key (DecodeKey); ok is false when
@@ -26,10 +26,10 @@ type Decoder interface {
 	DecodeKey(ctx context.Context, b []byte) (d queue.Decoded, ok bool)
 }
 
-// ReadLog keeps the body-read audit (*audit.Store).
+// ReadLog keeps the body-read audit (*store.Store).
 type ReadLog interface {
-	RecordBodyRead(ctx context.Context, r audit.BodyRead) error
-	BodyReads(ctx context.Context, q audit.ReadQuery) ([]audit.BodyRead, error)
+	RecordBodyRead(ctx context.Context, r store.BodyRead) error
+	BodyReads(ctx context.Context, q store.ReadQuery) ([]store.BodyRead, error)
 }
 
 // Options configure an Inspector. Every field may be zero.
@@ -148,7 +148,7 @@ func (in *Inspector) Read(ctx context.Context, who, dlqID, surface string, inCle
 		}
 		return nil
 	}
-	r := audit.BodyRead{At: time.Now(), Who: who, DLQ: dlqID, Surface: surface, Clear: inClear, Messages: ids}
+	r := store.BodyRead{At: time.Now(), Who: who, DLQ: dlqID, Surface: surface, Clear: inClear, Messages: ids}
 	err := in.opts.Reads.RecordBodyRead(context.WithoutCancel(ctx), r)
 	if err != nil && !inClear {
 		in.opts.Logger.Error("body read not audited", "dlq", dlqID, "who", who, "surface", surface, "err", err)
@@ -158,7 +158,7 @@ func (in *Inspector) Read(ctx context.Context, who, dlqID, surface string, inCle
 }
 
 // Reads lists the newest body reads that q selects.
-func (in *Inspector) Reads(ctx context.Context, q audit.ReadQuery) ([]audit.BodyRead, error) {
+func (in *Inspector) Reads(ctx context.Context, q store.ReadQuery) ([]store.BodyRead, error) {
 	if in == nil || in.opts.Reads == nil {
 		return nil, nil
 	}

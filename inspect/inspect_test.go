@@ -6,18 +6,18 @@ import (
 	"testing"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 type readLog struct {
-	reads []audit.BodyRead
+	reads []store.BodyRead
 	err   error
 }
 
-func (l *readLog) RecordBodyRead(_ context.Context, r audit.BodyRead) error {
+func (l *readLog) RecordBodyRead(_ context.Context, r store.BodyRead) error {
 	if l.err != nil {
 		return l.err
 	}
@@ -25,7 +25,7 @@ func (l *readLog) RecordBodyRead(_ context.Context, r audit.BodyRead) error {
 	return nil
 }
 
-func (l *readLog) BodyReads(context.Context, audit.ReadQuery) ([]audit.BodyRead, error) {
+func (l *readLog) BodyReads(context.Context, store.ReadQuery) ([]store.BodyRead, error) {
 	return l.reads, nil
 }
 

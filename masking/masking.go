@@ -114,6 +114,28 @@ func (p *Policy) MasksHeader(name string) bool {
 	return ok
 }
 
+// MasksSelection reports whether selecting messages whose header name has
+// exactly value would test a masked value: the header is masked, or value
+// is the text of a table or array (AMQP nests tables: {"wrap":
+// {"x-card": …}}) holding a masked header's value at any depth. A header
+// is matched by its whole text, masked parts included, so a dry run's
+// count would confirm a guessed card number inside a table. A table too
+// deep to walk counts as masked, as the message shows it masked whole; a
+// value that is no JSON table or array cannot be a table's text.
+func (p *Policy) MasksSelection(name, value string) bool {
+	if p == nil || len(p.headers) == 0 {
+		return false
+	}
+	if p.MasksHeader(name) {
+		return true
+	}
+	if t := strings.TrimSpace(value); t == "" || (t[0] != '{' && t[0] != '[') || !json.Valid([]byte(t)) {
+		return false
+	}
+	_, n := p.maskNested(queue.Header{Key: name, Kind: "table", Value: []byte(value)})
+	return n > 0
+}
+
 // masksBody reports whether any rule looks into bodies.
 func (p *Policy) masksBody() bool {
 	return slices.ContainsFunc(p.rules, func(r *Rule) bool { return len(r.Fields) > 0 || len(r.ShowOnly) > 0 })

@@ -194,3 +194,31 @@ func TestNestedTableHeaders(t *testing.T) {
 		t.Error("masking changed the message it was given")
 	}
 }
+
+// TestMasksSelection: a selection by a header's whole value tests a
+// masked value when the header is masked, or when the value is a table or
+// array that holds a masked header at any depth; not otherwise.
+func TestMasksSelection(t *testing.T) {
+	p := New([]Rule{{Headers: []string{"X-Card"}}}, nil).For("rabbitmq:r:/:q")
+	for _, tc := range []struct {
+		name, value string
+		want        bool
+	}{
+		{"X-CARD", "4111111111111111", true},
+		{"tenant", "a", false},
+		{"wrap", `{"order":"o-1","inner":{"x-card":"4111111111111111"}}`, true},
+		{"list", ` [{"X-Card":{"number":"4111111111111111"}}]`, true},
+		{"wrap", `{"x-cardigan":"wool"}`, false},
+		{"wrap", `{"x-card":null}`, false}, // nothing masked: the view shows null too
+		{"wrap", `{"x-card": "41`, false},  // no table's text
+		{"tenant", "{a", false},
+		{"deep", strings.Repeat("[", 600) + strings.Repeat("]", 600), true}, // too deep to walk: shown masked whole
+	} {
+		if got := p.MasksSelection(tc.name, tc.value); got != tc.want {
+			t.Errorf("MasksSelection(%q, %q) = %v, want %v", tc.name, tc.value, got, tc.want)
+		}
+	}
+	if (*Policy)(nil).MasksSelection("wrap", `{"x-card":"4111"}`) || New([]Rule{{Fields: nil, ShowOnly: nil}}, nil).For("q").MasksSelection("deep", strings.Repeat("[", 600)+strings.Repeat("]", 600)) {
+		t.Error("a policy without masked headers refuses no selection")
+	}
+}

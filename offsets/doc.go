@@ -26,4 +26,11 @@
 // (Kinded): offsets/kafka's ShareResets moves a Kafka share group's
 // start offsets. Its plans say their Kind, are hashed under a header that
 // names it, and apply only through a Broker of the same kind.
+//
+// Service is what a process offers on top (serve's API and UI, the CLI):
+// it picks the Broker of a request's cluster, applies under a lease and
+// with a record in the Store every replica shares, keeps the plans the API
+// issued so any replica can apply them, and pauses and resumes readers of
+// brokers that can (Pauser). Its state is the Store's, never its own; app
+// only builds it (the process's store implements Store as store.ResetStore).
 package offsets

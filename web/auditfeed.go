@@ -12,8 +12,8 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // auditEvent is one line of the one audit feed: any action taken through
@@ -49,7 +49,7 @@ const auditWindow = 1000
 // feed of every action the filter keeps.
 type auditLog struct {
 	jobs   []dlqreplay.Job
-	reads  []audit.BodyRead
+	reads  []store.BodyRead
 	events []auditEvent
 }
 
@@ -73,7 +73,7 @@ func (s *Server) auditFeed(c echo.Context, f auditFilter, limit int) (auditLog, 
 		}
 		log.jobs = jobs[:min(len(jobs), limit)]
 	}
-	reads, err := s.opts.Inspect.Reads(ctx, audit.ReadQuery{DLQ: f.dlq, Visible: seen, Limit: window})
+	reads, err := s.opts.Inspect.Reads(ctx, store.ReadQuery{DLQ: f.dlq, Visible: seen, Limit: window})
 	if err != nil {
 		return log, err
 	}
@@ -104,7 +104,7 @@ func (s *Server) resetEvents(ctx context.Context, limit int) ([]auditEvent, erro
 	if s.opts.Offsets == nil {
 		return nil, nil
 	}
-	list, err := s.opts.Offsets.Resets(ctx, audit.ResetQuery{Visible: seenResets(ctx), Limit: limit})
+	list, err := s.opts.Offsets.Resets(ctx, store.ResetQuery{Visible: seenResets(ctx), Limit: limit})
 	if err != nil {
 		return nil, err
 	}
@@ -130,7 +130,7 @@ func pauseAction(entry json.RawMessage) string {
 
 // resetReader is the reader a reset record names: a group, or a JetStream
 // consumer's "stream/consumer".
-func resetReader(r audit.OffsetReset) queue.Reader {
+func resetReader(r store.OffsetReset) queue.Reader {
 	rd := queue.Reader{Broker: queue.Broker(r.Broker), Cluster: r.Cluster, Name: r.Group}
 	if rd.Broker == queue.NATS {
 		if stream, name, ok := strings.Cut(r.Group, "/"); ok {

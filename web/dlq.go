@@ -28,6 +28,8 @@ type DLQService interface {
 	Wait(ctx context.Context, id string) (dlqreplay.Receipt, error)
 	Job(ctx context.Context, id string) (dlqreplay.Job, error)
 	Receipt(ctx context.Context, id string) (dlqreplay.Receipt, error)
+	// ReceiptOf is the receipt of a job just read with Job.
+	ReceiptOf(ctx context.Context, j dlqreplay.Job) (dlqreplay.Receipt, error)
 	Cancel(id string) error
 	Jobs(ctx context.Context, q dlqreplay.JobQuery) ([]dlqreplay.Job, error)
 	Archived(ctx context.Context, q dlqreplay.ArchiveQuery) ([]dlqreplay.Archived, error)
@@ -622,15 +624,14 @@ func (s *Server) apiReplay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	ctx := c.Request().Context()
-	j, err := svc.Job(ctx, id)
+	j, err := pathJob(c, svc, id)
 	if err != nil {
 		return s.dlqFail(c, err)
 	}
 	if !outcomes {
 		return c.JSON(http.StatusOK, map[string]any{"job": s.jobView(c, j)})
 	}
-	r, err := svc.Receipt(ctx, id)
+	r, err := svc.ReceiptOf(c.Request().Context(), j)
 	if err != nil {
 		return s.dlqFail(c, err)
 	}

@@ -25,10 +25,10 @@ import (
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // hostileBody is a message body that must never run as script in the UI.
@@ -150,7 +150,7 @@ func newStack(t *testing.T, vh string) *stack {
 	col := collectors.New([]collectors.Source{src}, collectors.Options{Interval: time.Second, Timeout: 5 * time.Second, History: time.Hour})
 	var wg sync.WaitGroup
 	wg.Go(func() { col.Run(ctx) })
-	store, err := audit.Open(ctx, t.TempDir())
+	auditStore, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -158,7 +158,7 @@ func newStack(t *testing.T, vh string) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: store, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: auditStore, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,7 +166,7 @@ func newStack(t *testing.T, vh string) *stack {
 		cancel()
 		wg.Wait()
 		svc.Close()
-		if err := store.Close(); err != nil {
+		if err := auditStore.Close(); err != nil {
 			t.Error(err)
 		}
 		src.Close()

@@ -204,6 +204,10 @@ func (f *fakeDLQ) Job(_ context.Context, id string) (dlqreplay.Job, error) {
 	return r.Job, err
 }
 
+func (f *fakeDLQ) ReceiptOf(ctx context.Context, j dlqreplay.Job) (dlqreplay.Receipt, error) {
+	return f.Receipt(ctx, j.ID)
+}
+
 func (f *fakeDLQ) Receipt(_ context.Context, id string) (dlqreplay.Receipt, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -15,10 +15,10 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
@@ -258,7 +258,7 @@ func (s *Server) replaysPage(c echo.Context) error {
 			maps.Copy(d.Targets, s.jobTargets(s.mon(c), []dlqreplay.Job{r.Job}))
 		}
 	}
-	d.Reads, err = s.opts.Inspect.Reads(ctx, audit.ReadQuery{Visible: seen, Limit: components.PageSize})
+	d.Reads, err = s.opts.Inspect.Reads(ctx, store.ReadQuery{Visible: seen, Limit: components.PageSize})
 	if err != nil {
 		d.Notice = "Could not read the body-read audit: " + err.Error()
 	}

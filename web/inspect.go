@@ -87,13 +87,14 @@ func (s *Server) shownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlq
 }
 
 // checkMaskedSelection refuses a selection by the value of a masked
-// header unless the principal may unmask: the count of a dry run would
-// tell whether a guessed value is there.
+// header, or of a table holding one (masking.Policy.MasksSelection),
+// unless the principal may unmask: the count of a dry run would tell
+// whether a guessed value is there.
 func (s *Server) checkMaskedSelection(c echo.Context, dlq string, sel dlqreplay.Selection) error {
 	p := s.opts.Inspect.Policy(dlq)
-	for name := range sel.Headers {
-		if p.MasksHeader(name) && !s.canUnmask(c, dlq) {
-			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ: selecting by its value needs the "+string(s.unmaskRole())+" role")
+	for name, value := range sel.Headers {
+		if p.MasksSelection(name, value) && !s.canUnmask(c, dlq) {
+			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ (or holds a masked header): selecting by its value needs the "+string(s.unmaskRole())+" role")
 		}
 	}
 	return nil
@@ -123,7 +124,7 @@ func (s *Server) jobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
 	}
 	hs := make(map[string]string, len(j.Selection.Headers))
 	for k, v := range j.Selection.Headers {
-		if p.MasksHeader(k) {
+		if p.MasksSelection(k, v) {
 			v = masking.Redacted
 		}
 		hs[k] = v

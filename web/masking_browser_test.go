@@ -16,12 +16,12 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestBrowserMaskedMessage: real RabbitMQ dead letters holding a card
@@ -45,11 +45,11 @@ func TestBrowserMaskedMessage(t *testing.T) {
 	)
 
 	st := newStack(t, w.vh)
-	store, err := audit.Open(t.Context(), t.TempDir())
+	auditStore, err := store.Open(t.Context(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
+	t.Cleanup(func() { _ = auditStore.Close() })
 	card, _ := jsonpath.Parse("$.card.number")
 	email, _ := jsonpath.Parse("$..email")
 	auth := authConfig(t, config.AuthBasic)
@@ -57,7 +57,7 @@ func TestBrowserMaskedMessage(t *testing.T) {
 	auth.Users = append(auth.Users, config.User{Name: "ada", PasswordHash: string(h), Role: config.RoleAdmin})
 	ts := httptest.NewServer(New(Options{
 		Monitor: st.col, Metrics: st.col.Handler(prometheus.NewRegistry()), DLQs: st.svc, Auth: auth,
-		Inspect: inspect.New(inspect.Options{Reads: store, Masker: masking.New([]masking.Rule{
+		Inspect: inspect.New(inspect.Options{Reads: auditStore, Masker: masking.New([]masking.Rule{
 			{Fields: []jsonpath.Path{card}, Headers: []string{"x-card"}, Mode: masking.Last4},
 			{Fields: []jsonpath.Path{email}, Mode: masking.Redact},
 		}, nil)}),

@@ -21,10 +21,10 @@ import (
 	colsqs "github.com/queuewatch/queuewatch/collectors/sqs"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	dlqsqs "github.com/queuewatch/queuewatch/dlqreplay/sqs"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // sqsStack is the real queuewatch over an ElasticMQ account: an SQS
@@ -78,7 +78,7 @@ func newSQSStackEvery(t *testing.T, interval time.Duration, setup func(*sqsStack
 	st.col = collectors.New([]collectors.Source{src}, collectors.Options{Interval: time.Second, Timeout: 5 * time.Second, History: time.Hour})
 	var wg sync.WaitGroup
 	wg.Go(func() { st.col.Run(ctx) })
-	store, err := audit.Open(ctx, t.TempDir())
+	auditStore, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +87,7 @@ func newSQSStackEvery(t *testing.T, interval time.Duration, setup func(*sqsStack
 		t.Fatal(err)
 	}
 	st.svc, err = dlqreplay.New(dlqreplay.Options{
-		Store: store, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond, NativePoll: 100 * time.Millisecond,
+		Store: auditStore, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond, NativePoll: 100 * time.Millisecond,
 		Finished: func(ctx context.Context, tt dlqreplay.Touched) {
 			if err := st.col.Reread(ctx, tt.Broker, tt.Cluster, tt.Names, tt.Job.ID); err != nil {
 				t.Errorf("re-read after %s: %v", tt.Job.ID, err)
@@ -101,7 +101,7 @@ func newSQSStackEvery(t *testing.T, interval time.Duration, setup func(*sqsStack
 		cancel()
 		wg.Wait()
 		st.svc.Close()
-		if err := store.Close(); err != nil {
+		if err := auditStore.Close(); err != nil {
 			t.Error(err)
 		}
 		src.Close()

@@ -10,9 +10,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // ConsumerActions are the resets and pauses of JetStream consumers. The
@@ -144,7 +144,7 @@ func (s *Server) apiConsumerResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := svc.Resets(c.Request().Context(), audit.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
+	list, err := svc.Resets(c.Request().Context(), store.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}

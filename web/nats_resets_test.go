@@ -22,10 +22,10 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	collnats "github.com/queuewatch/queuewatch/collectors/nats"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
 	offsetsnats "github.com/queuewatch/queuewatch/offsets/nats"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // natsActions is app's reset service in small over one real NATS cluster:
@@ -77,14 +77,14 @@ func (a *natsActions) RecentPause(ctx context.Context, broker, cluster, group st
 // consumer page, as app's reset service does.
 func (a *natsActions) record(ctx context.Context, group, who, result string, st offsets.PauseState, err error) {
 	if err == nil {
-		_ = a.store.PutConsumerPause(ctx, audit.ConsumerPause{
+		_ = a.store.PutConsumerPause(ctx, store.ConsumerPause{
 			Broker: "nats", Cluster: a.n.Cluster(), Group: group, Paused: st.Paused, Until: st.Until, At: time.Now(),
 		}, 24*time.Hour)
 	}
 	if err != nil {
 		result = "failed"
 	}
-	_, _ = a.store.RecordOffsetReset(ctx, audit.OffsetReset{
+	_, _ = a.store.RecordOffsetReset(ctx, store.OffsetReset{
 		At: time.Now(), Who: who, Broker: "nats", Cluster: a.n.Cluster(), Group: group, Result: result,
 		Entry: json.RawMessage(`{"action":"pause","state":{"paused":false}}`),
 	})
@@ -136,13 +136,13 @@ func newNATSResetEnv(t *testing.T) *natsResetEnv {
 			t.Fatal(err)
 		}
 	}
-	store, err := audit.Open(ctx, t.TempDir())
+	auditStore, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
 	n := offsetsnats.New(c)
-	t.Cleanup(func() { n.Close(); _ = store.Close() })
-	e.actions = &natsActions{kafkaResets: kafkaResets{store: store}, n: n}
+	t.Cleanup(func() { n.Close(); _ = auditStore.Close() })
+	e.actions = &natsActions{kafkaResets: kafkaResets{store: auditStore}, n: n}
 	return e
 }
 

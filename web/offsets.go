@@ -10,15 +10,15 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
-// OffsetResets plans and applies consumer-group offset resets; app's
-// reset service implements it over package offsets, recording applies in
-// the audit store the replays use.
+// OffsetResets plans and applies consumer-group offset resets;
+// offsets.Service implements it (app adds the audit store's listing),
+// recording applies in the audit store the replays use.
 type OffsetResets interface {
 	// Plan plans req on a Kafka cluster (a consumer group, or a share
 	// group by req.Kind); it changes nothing. An unknown cluster is a
@@ -27,7 +27,7 @@ type OffsetResets interface {
 	// Apply applies plan as who, audited and counted whatever its result.
 	Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error)
 	// Resets lists the newest resets (and pauses) q selects, newest first.
-	Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error)
+	Resets(ctx context.Context, q store.ResetQuery) ([]store.OffsetReset, error)
 
 	// The plans the API issued are kept by the service, in the store every
 	// replica shares, not by the server: apply takes only a plan_id, and
@@ -231,12 +231,12 @@ func (s *Server) apiOffsetResets(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	list, err := svc.Resets(c.Request().Context(), audit.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
+	list, err := svc.Resets(c.Request().Context(), store.ResetQuery{Cluster: cluster, Group: group, Limit: limit})
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}
 	if list == nil {
-		list = []audit.OffsetReset{}
+		list = []store.OffsetReset{}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"resets": list})
 }
@@ -276,7 +276,7 @@ func (s *Server) resetViews(ctx context.Context, d *components.JobsData) error {
 		d.ResetsOff = true
 		return nil
 	}
-	list, err := s.opts.Offsets.Resets(ctx, audit.ResetQuery{Visible: seenResets(ctx), Limit: components.PageSize})
+	list, err := s.opts.Offsets.Resets(ctx, store.ResetQuery{Visible: seenResets(ctx), Limit: components.PageSize})
 	if err != nil {
 		return err
 	}

@@ -17,10 +17,10 @@ import (
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
 	offsetskafka "github.com/queuewatch/queuewatch/offsets/kafka"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestOffsetsAPIPartialApply: queuewatch may commit on topic orders but
@@ -73,16 +73,16 @@ func TestOffsetsAPIPartialApply(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer b.Close()
-	store, err := audit.Open(ctx, t.TempDir())
+	st, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer func() { _ = store.Close() }()
+	defer func() { _ = st.Close() }()
 	m, err := offsets.NewMetrics(prometheus.NewRegistry())
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Monitor: testServer(true).opts.Monitor, Offsets: &kafkaResets{b: b, store: store, metrics: m}})
+	s := New(Options{Monitor: testServer(true).opts.Monitor, Offsets: &kafkaResets{b: b, store: st, metrics: m}})
 
 	cl := newClient(t, s)
 	rec := cl.do("POST", "/api/v1/groups/prod/g/offsets/plan", `{"to":"earliest"}`)
@@ -103,7 +103,7 @@ func TestOffsetsAPIPartialApply(t *testing.T) {
 		!strings.Contains(got["payments"].Error, "TOPIC_AUTHORIZATION_FAILED") {
 		t.Errorf("receipt %s %+v", r.Result, got)
 	}
-	l, err := store.OffsetResets(ctx, "prod", "g", 10)
+	l, err := st.OffsetResets(ctx, "prod", "g", 10)
 	if err != nil || len(l) != 1 || l[0].Result != "partial" {
 		t.Errorf("audit: %+v %v", l, err)
 	}

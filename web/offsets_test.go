@@ -19,17 +19,17 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
 	offsetskafka "github.com/queuewatch/queuewatch/offsets/kafka"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // kafkaResets is OffsetResets over one real (kfake) cluster and a real
 // audit store, wired as app wires serve's.
 type kafkaResets struct {
 	b       *offsetskafka.Resets
-	store   *audit.Store
+	store   *store.Store
 	metrics *offsets.Metrics
 	// failBegin and failFinish make the audit log fail before or after
 	// the commit.
@@ -47,7 +47,7 @@ func (k *kafkaResets) Apply(ctx context.Context, plan offsets.Plan, who string) 
 	return offsets.Apply(ctx, k.b, plan, offsets.ApplyOptions{Who: who, Audit: k, Metrics: k.metrics})
 }
 
-func (k *kafkaResets) Resets(ctx context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+func (k *kafkaResets) Resets(ctx context.Context, q store.ResetQuery) ([]store.OffsetReset, error) {
 	return k.store.FindOffsetResets(ctx, q)
 }
 
@@ -58,7 +58,7 @@ func (k *kafkaResets) KeepPlan(ctx context.Context, plan offsets.Plan) error {
 	if err != nil {
 		return err
 	}
-	return k.store.PutOffsetPlan(ctx, audit.OffsetPlan{
+	return k.store.PutOffsetPlan(ctx, store.OffsetPlan{
 		ID: plan.ID, Broker: plan.Broker, Cluster: plan.Cluster, Group: plan.Group, Plan: js, Created: time.Now(),
 	}, offsets.PlanTTL, offsets.MaxPlans)
 }
@@ -66,9 +66,9 @@ func (k *kafkaResets) KeepPlan(ctx context.Context, plan offsets.Plan) error {
 func (k *kafkaResets) IssuedPlan(ctx context.Context, id, cluster, group string) (offsets.Plan, error) {
 	kept, err := k.store.OffsetPlan(ctx, id, cluster, group, time.Now(), offsets.PlanTTL)
 	switch {
-	case errors.Is(err, audit.ErrNoPlan):
+	case errors.Is(err, store.ErrNoPlan):
 		return offsets.Plan{}, offsets.ErrUnknownPlan
-	case errors.Is(err, audit.ErrPlanExpired):
+	case errors.Is(err, store.ErrPlanExpired):
 		return offsets.Plan{}, offsets.ErrPlanExpired
 	case err != nil:
 		return offsets.Plan{}, err
@@ -89,7 +89,7 @@ func (k *kafkaResets) Begin(ctx context.Context, e offsets.Entry) (int64, error)
 	if err != nil {
 		return 0, err
 	}
-	return k.store.RecordOffsetReset(ctx, audit.OffsetReset{
+	return k.store.RecordOffsetReset(ctx, store.OffsetReset{
 		At: e.Receipt.At, Who: e.Receipt.Who, Broker: e.Plan.Broker, Cluster: e.Plan.Cluster, Group: e.Plan.Group,
 		PlanID: e.Plan.ID, Result: string(e.Receipt.Result), Entry: entry,
 	})
@@ -131,7 +131,7 @@ func newResetEnv(t *testing.T) *resetEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	store, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func newResetEnv(t *testing.T) *resetEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close(); b.Close(); cl.Close(); c.Close() })
+	t.Cleanup(func() { _ = st.Close(); b.Close(); cl.Close(); c.Close() })
 	var recs []*kgo.Record
 	for p := range int32(2) {
 		for range 10 {
@@ -149,7 +149,7 @@ func newResetEnv(t *testing.T) *resetEnv {
 	if err := cl.ProduceSync(context.Background(), recs...).FirstErr(); err != nil {
 		t.Fatal(err)
 	}
-	e := &resetEnv{t: t, c: c, adm: kadm.NewClient(cl), resets: &kafkaResets{b: b, store: store, metrics: m}}
+	e := &resetEnv{t: t, c: c, adm: kadm.NewClient(cl), resets: &kafkaResets{b: b, store: st, metrics: m}}
 	e.commit("billing", 4, 10)
 	e.s = New(Options{Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
 	return e
@@ -189,7 +189,7 @@ func (e *resetEnv) join(t *testing.T, group string) {
 }
 
 // logged is the audit store's entries of group, newest first.
-func (e *resetEnv) logged(group string) []audit.OffsetReset {
+func (e *resetEnv) logged(group string) []store.OffsetReset {
 	e.t.Helper()
 	l, err := e.resets.store.OffsetResets(context.Background(), "prod", group, 10)
 	if err != nil {
@@ -250,7 +250,7 @@ func TestOffsetsAPIPlanAndApply(t *testing.T) {
 	}
 	// The log lists it, for a viewer too.
 	rec = newClient(t, e.s, basic("victor", victorPW)).do("GET", "/api/v1/groups/prod/billing/offsets/resets", "")
-	var list struct{ Resets []audit.OffsetReset }
+	var list struct{ Resets []store.OffsetReset }
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &list) != nil || len(list.Resets) != 1 || !strings.Contains(string(list.Resets[0].Entry), `"committed"`) {
 		t.Errorf("resets: %d %s", rec.Code, rec.Body.String())
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -249,5 +250,23 @@ func (s *Server) checkJobParam(c echo.Context, role config.Role) error {
 		}
 		return nil
 	}
-	return checkJob(c, role, j)
+	if err := checkJob(c, role, j); err != nil {
+		return err
+	}
+	c.Set(jobKey, j)
+	return nil
+}
+
+// jobKey is where checkJobParam leaves the job it read, so that the
+// handler does not read it again (pathJob).
+const jobKey = "web.job"
+
+// pathJob is the :job id, as the route's authorization read it, or as
+// read now when it could not (a job it did not find, left to the handler
+// to answer for a principal whose role holds everywhere).
+func pathJob(c echo.Context, svc DLQService, id string) (dlqreplay.Job, error) {
+	if j, ok := c.Get(jobKey).(dlqreplay.Job); ok && j.ID == id {
+		return j, nil
+	}
+	return svc.Job(c.Request().Context(), id)
 }

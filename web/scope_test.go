@@ -17,9 +17,9 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // Two teams share one queuewatch: team A's and team B's consumer groups
@@ -53,21 +53,21 @@ func (fakeResets) IssuedPlan(context.Context, string, string, string) (offsets.P
 func (fakeResets) DropPlan(context.Context, string) error { return nil }
 
 // Resets filters as the store does: by group and Visible, before any limit.
-func (fakeResets) Resets(_ context.Context, q audit.ResetQuery) ([]audit.OffsetReset, error) {
+func (fakeResets) Resets(_ context.Context, q store.ResetQuery) ([]store.OffsetReset, error) {
 	group := q.Group
-	var out []audit.OffsetReset
+	var out []store.OffsetReset
 	for _, g := range []string{"team-a-billing", "team-b-billing"} {
 		if group == "" || group == g {
-			out = append(out, audit.OffsetReset{ID: 1, At: time.Now(), Who: "someone", Broker: "kafka", Cluster: "prod", Group: g, PlanID: "p-" + g, Result: "ok", Entry: json.RawMessage(`{}`)})
+			out = append(out, store.OffsetReset{ID: 1, At: time.Now(), Who: "someone", Broker: "kafka", Cluster: "prod", Group: g, PlanID: "p-" + g, Result: "ok", Entry: json.RawMessage(`{}`)})
 		}
 	}
 	if group == "" {
 		for _, c := range []string{"team-a-shipper", "team-b-shipper"} {
-			out = append(out, audit.OffsetReset{ID: 2, At: time.Now(), Who: "pat", Broker: "nats", Cluster: "nm", Group: "ORDERS/" + c, Result: "paused", Entry: json.RawMessage(`{"action":"pause"}`)})
+			out = append(out, store.OffsetReset{ID: 2, At: time.Now(), Who: "pat", Broker: "nats", Cluster: "nm", Group: "ORDERS/" + c, Result: "paused", Entry: json.RawMessage(`{"action":"pause"}`)})
 		}
 	}
 	if q.Visible != nil {
-		out = slices.DeleteFunc(out, func(r audit.OffsetReset) bool { return !q.Visible(r.Broker, r.Cluster, r.Group) })
+		out = slices.DeleteFunc(out, func(r store.OffsetReset) bool { return !q.Visible(r.Broker, r.Cluster, r.Group) })
 	}
 	return out, nil
 }

@@ -12,10 +12,10 @@ import (
 	"github.com/twmb/franz-go/pkg/kadm"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/offsets"
 	offsetskafka "github.com/queuewatch/queuewatch/offsets/kafka"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // kindResets is kafkaResets with the cluster's share-group resets beside
@@ -115,7 +115,7 @@ func TestShareOffsetsAPI(t *testing.T) {
 		t.Errorf("counted %v ok applies", n)
 	}
 	rec = newClient(t, e.s, basic("victor", victorPW)).do("GET", base+"/resets", "")
-	var list struct{ Resets []audit.OffsetReset }
+	var list struct{ Resets []store.OffsetReset }
 	if rec.Code != http.StatusOK || json.Unmarshal(rec.Body.Bytes(), &list) != nil || len(list.Resets) != 1 {
 		t.Errorf("resets: %d %s", rec.Code, rec.Body.String())
 	}

@@ -20,14 +20,15 @@ const apiPrefix = "$JS.API."
 // message (JetStream error code 10037).
 var ErrNoMessage = errors.New("no message found")
 
-// apiError is the error object of every JetStream API response.
-type apiError struct {
+// APIError is the error object of every JetStream API response: the
+// server's refusal of a request it understood.
+type APIError struct {
 	Code        int    `json:"code"`
 	ErrCode     uint16 `json:"err_code"`
 	Description string `json:"description"`
 }
 
-func (e *apiError) Error() string {
+func (e *APIError) Error() string {
 	return fmt.Sprintf("%s (code %d, err_code %d)", e.Description, e.Code, e.ErrCode)
 }
 
@@ -39,7 +40,7 @@ type paged struct {
 }
 
 type streamListResponse struct {
-	Error *apiError `json:"error"`
+	Error *APIError `json:"error"`
 	paged
 	Streams []*jetstream.StreamInfo `json:"streams"`
 	// Missing names streams whose leader did not answer the meta leader
@@ -48,14 +49,22 @@ type streamListResponse struct {
 }
 
 type consumerListResponse struct {
-	Error *apiError `json:"error"`
+	Error *APIError `json:"error"`
 	paged
 	Consumers []*jetstream.ConsumerInfo `json:"consumers"`
 	Missing   []string                  `json:"missing"`
 }
 
+// msgGetRequest is a STREAM.MSG.GET request: the first message at or
+// after Seq, or StartTime, whose subject matches NextFor.
+type msgGetRequest struct {
+	Seq       uint64     `json:"seq,omitempty"`
+	NextFor   string     `json:"next_by_subj,omitempty"`
+	StartTime *time.Time `json:"start_time,omitempty"`
+}
+
 type msgGetResponse struct {
-	Error   *apiError `json:"error"`
+	Error   *APIError `json:"error"`
 	Message struct {
 		Seq  uint64    `json:"seq"`
 		Time time.Time `json:"time"`
@@ -63,10 +72,12 @@ type msgGetResponse struct {
 }
 
 // Client is a connection to the cluster with its JetStream context, and
-// the listings and lookups a poll makes as raw JetStream API requests:
-// one CONSUMER.LIST per stream does the work without the extra
-// STREAM.INFO that nats.go's Stream handle costs. Those requests are
-// counted. The caller closes it.
+// the JetStream API requests nats.go has no call for, or costs more for,
+// made raw: a poll's listings and lookups (one CONSUMER.LIST per stream
+// does the work without the extra STREAM.INFO that nats.go's Stream
+// handle costs), and the consumer resets and pauses of offsets/nats.
+// Those requests are counted. The caller closes it. It is the one raw
+// JetStream API client: every package that needs one uses it.
 type Client struct {
 	nc       *nats.Conn
 	js       jetstream.JetStream
@@ -159,11 +170,18 @@ func (cl *Client) Consumers(ctx context.Context, stream string) ([]*jetstream.Co
 // stream at or after seq whose subject matches subject (a filter with
 // wildcards). It returns ErrNoMessage when there is none.
 func (cl *Client) NextMsg(ctx context.Context, stream string, seq uint64, subject string) (uint64, time.Time, error) {
+	return cl.msgGet(ctx, stream, msgGetRequest{Seq: seq, NextFor: subject})
+}
+
+// MsgAt returns the sequence and store time of the first message of
+// stream stored at or after at whose subject matches subject. It returns
+// ErrNoMessage when there is none.
+func (cl *Client) MsgAt(ctx context.Context, stream string, at time.Time, subject string) (uint64, time.Time, error) {
+	return cl.msgGet(ctx, stream, msgGetRequest{StartTime: &at, NextFor: subject})
+}
+
+func (cl *Client) msgGet(ctx context.Context, stream string, req msgGetRequest) (uint64, time.Time, error) {
 	var resp msgGetResponse
-	req := struct {
-		Seq  uint64 `json:"seq"`
-		Next string `json:"next_by_subj"`
-	}{seq, subject}
 	subj := "STREAM.MSG.GET." + stream
 	if err := cl.request(ctx, subj, req, &resp); err != nil {
 		return 0, time.Time{}, err
@@ -175,4 +193,46 @@ func (cl *Client) NextMsg(ctx context.Context, stream string, seq uint64, subjec
 		return 0, time.Time{}, fmt.Errorf("%s: %w", subj, resp.Error)
 	}
 	return resp.Message.Seq, resp.Message.Time, nil
+}
+
+// ServerVersion is the version of the server the client is connected to.
+func (cl *Client) ServerVersion() string { return cl.nc.ConnectedServerVersion() }
+
+// ResetConsumer resets consumer of stream to deliver from seq next
+// (CONSUMER.RESET, nats-server 2.12) and returns the sequence the server
+// reset it to. The server's refusal is an *APIError.
+func (cl *Client) ResetConsumer(ctx context.Context, stream, consumer string, seq uint64) (uint64, error) {
+	var resp struct {
+		Error    *APIError `json:"error"`
+		ResetSeq uint64    `json:"reset_seq"`
+	}
+	if err := cl.request(ctx, "CONSUMER.RESET."+stream+"."+consumer, map[string]uint64{"seq": seq}, &resp); err != nil {
+		return 0, err
+	}
+	if resp.Error != nil {
+		return 0, resp.Error
+	}
+	return resp.ResetSeq, nil
+}
+
+// PauseConsumer pauses consumer of stream until until, or resumes it when
+// until is nil (CONSUMER.PAUSE, nats-server 2.11), and returns whether it
+// is paused and until when. The server's refusal is an *APIError.
+func (cl *Client) PauseConsumer(ctx context.Context, stream, consumer string, until *time.Time) (bool, time.Time, error) {
+	req := map[string]time.Time{}
+	if until != nil {
+		req["pause_until"] = until.UTC()
+	}
+	var resp struct {
+		Error      *APIError `json:"error"`
+		Paused     bool      `json:"paused"`
+		PauseUntil time.Time `json:"pause_until"`
+	}
+	if err := cl.request(ctx, "CONSUMER.PAUSE."+stream+"."+consumer, req, &resp); err != nil {
+		return false, time.Time{}, err
+	}
+	if resp.Error != nil {
+		return false, time.Time{}, resp.Error
+	}
+	return resp.Paused, resp.PauseUntil, nil
 }

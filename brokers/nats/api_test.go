@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go/jetstream"
@@ -63,5 +64,62 @@ func TestClientListsAndLooksUp(t *testing.T) {
 	// Two pages of streams, one of consumers, two lookups.
 	if got := requests.Load(); got != 5 {
 		t.Errorf("%d requests counted, want 5", got)
+	}
+}
+
+// TestClientResetsAndPauses checks the consumer calls offsets/nats makes
+// through the client on a real server: a time's first message, a reset
+// and the server's refusal of one below the consumer's start (an
+// *APIError, which offsets reports per partition), a pause and resume,
+// and the refusal to pause a consumer that does not exist (err_code 10014,
+// which offsets turns into "no consumer").
+func TestClientResetsAndPauses(t *testing.T) {
+	s := startServer(t, &server.Options{})
+	c, err := New(config.NATS{Name: "n", URL: s.ClientURL()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := c.NewClient(context.Background(), "test", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx, js := context.Background(), cl.JetStream()
+	if _, err := js.CreateStream(ctx, jetstream.StreamConfig{Name: "ORDERS", Subjects: []string{"orders.>"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := time.Now()
+	for range 5 {
+		if _, err := js.Publish(ctx, "orders.new", nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if seq, at, err := cl.MsgAt(ctx, "ORDERS", before.Add(-time.Hour), ">"); err != nil || seq != 1 || at.Before(before.Add(-time.Second)) {
+		t.Errorf("first message after an hour ago: %d %v %v, want 1", seq, at, err)
+	}
+	if _, _, err := cl.MsgAt(ctx, "ORDERS", time.Now().Add(time.Hour), ">"); !errors.Is(err, ErrNoMessage) {
+		t.Errorf("first message in an hour: %v, want ErrNoMessage", err)
+	}
+	if _, err := js.CreateOrUpdateConsumer(ctx, "ORDERS", jetstream.ConsumerConfig{
+		Durable: "late", DeliverPolicy: jetstream.DeliverByStartSequencePolicy, OptStartSeq: 3,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := cl.ResetConsumer(ctx, "ORDERS", "late", 4); err != nil || got != 4 {
+		t.Errorf("reset to 4: %d %v", got, err)
+	}
+	var refused *APIError
+	if _, err := cl.ResetConsumer(ctx, "ORDERS", "late", 1); !errors.As(err, &refused) {
+		t.Errorf("reset below the start: %v, want an *APIError", err)
+	}
+	until := time.Now().Add(time.Hour).Truncate(time.Second)
+	if paused, got, err := cl.PauseConsumer(ctx, "ORDERS", "late", &until); err != nil || !paused || !got.Equal(until) {
+		t.Errorf("pause until %v: %v %v %v", until, paused, got, err)
+	}
+	if paused, _, err := cl.PauseConsumer(ctx, "ORDERS", "late", nil); err != nil || paused {
+		t.Errorf("resume: paused %v, %v", paused, err)
+	}
+	if _, _, err := cl.PauseConsumer(ctx, "ORDERS", "nobody", &until); !errors.As(err, &refused) || refused.ErrCode != 10014 {
+		t.Errorf("pause a consumer that does not exist: %v, want err_code 10014", err)
 	}
 }

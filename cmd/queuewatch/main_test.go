@@ -52,6 +52,33 @@ func TestCheckBadConfigNamesFileLineKey(t *testing.T) {
 	}
 }
 
+// TestCheckReportsEveryMistake: three independent mistakes, two that
+// decoding finds (an unknown key, a bad duration) and one that validation
+// finds (a bad log level), are reported in one run, one line each, each
+// naming its file, line and key, top to bottom.
+func TestCheckReportsEveryMistake(t *testing.T) {
+	path := writeConfig(t, "poll_interval: 15s\nkafka:\n  - name: prod\n    brokers: [a:9092]\n    isolaton: read_committed\n"+
+		"alerts:\n  stale_after: soon\nlog:\n  level: loud\n")
+	code, _, errOut := runCmd("check", "--config", path)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	want := []string{
+		path + ":5: kafka[0].isolaton: unknown key (did you mean isolation?)",
+		path + `:7: alerts.stale_after: invalid duration "soon"`,
+		path + `:9: log.level: must be debug, info, warn or error, got "loud"`,
+	}
+	lines := strings.Split(strings.TrimSpace(strings.TrimPrefix(errOut, "queuewatch check: ")), "\n")
+	if len(lines) != len(want) {
+		t.Fatalf("%d lines, want %d:\n%s", len(lines), len(want), errOut)
+	}
+	for i, w := range want {
+		if !strings.HasPrefix(lines[i], w) {
+			t.Errorf("line %d: %q, want it to start %q", i+1, lines[i], w)
+		}
+	}
+}
+
 func TestCheckUnreachableBrokerFails(t *testing.T) {
 	path := writeConfig(t, "poll_timeout: 2s\nkafka:\n  - name: gone\n    brokers: [127.0.0.1:1]\n")
 	code, out, errOut := runCmd("check", "--config", path)

@@ -13,8 +13,8 @@ import (
 
 	"github.com/queuewatch/queuewatch/app"
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 const offsetsUsage = `Usage:
@@ -187,7 +187,7 @@ func offsetsLog(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	if resets == nil {
-		resets = []audit.OffsetReset{}
+		resets = []store.OffsetReset{}
 	}
 	enc := json.NewEncoder(stdout)
 	enc.SetIndent("", "  ")

@@ -25,7 +25,7 @@ import (
 )
 
 // Store keeps the poll leases and the holders' snapshots
-// (dlqreplay/audit.Store on PostgreSQL).
+// (store.Store on PostgreSQL).
 type Store interface {
 	// LeasePoll takes or renews holder's lease on source until now+ttl
 	// unless another's runs, and returns the holder after the call.

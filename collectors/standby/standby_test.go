@@ -15,9 +15,9 @@ import (
 
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/standby"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // broker stands for one cluster's broker: it counts the polls that reach
@@ -51,7 +51,7 @@ func (s source) Poll(context.Context) (*queue.Snapshot, error) {
 type replica struct {
 	col   *collectors.Collector
 	src   *standby.Source
-	store *audit.Store
+	store *store.Store
 	stop  context.CancelFunc
 	done  chan struct{}
 }
@@ -68,16 +68,16 @@ const (
 
 func startReplica(t *testing.T, dsn string, b *broker) *replica {
 	t.Helper()
-	store, err := audit.OpenPostgres(t.Context(), dsn, 0)
+	auditStore, err := store.OpenPostgres(t.Context(), dsn, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
+	t.Cleanup(func() { _ = auditStore.Close() })
 	log := slog.New(slog.DiscardHandler)
-	src := standby.Wrap(source{b}, store, store.Replica(), ttl, log)
+	src := standby.Wrap(source{b}, auditStore, auditStore.Replica(), ttl, log)
 	col := collectors.New([]collectors.Source{src}, collectors.Options{Interval: interval, History: time.Minute, Logger: log})
 	ctx, cancel := context.WithCancel(t.Context())
-	r := &replica{col: col, src: src, store: store, stop: cancel, done: make(chan struct{})}
+	r := &replica{col: col, src: src, store: auditStore, stop: cancel, done: make(chan struct{})}
 	go func() { defer close(r.done); col.Run(ctx) }()
 	t.Cleanup(func() { cancel(); <-r.done })
 	return r

@@ -22,7 +22,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestIDHeader names the header that carries a test message's id.
@@ -79,7 +79,7 @@ type World interface {
 	// visibility timeout; NATS: its connection dropped; Kafka: nothing it
 	// had not committed ever commits). Writes to store are the case's to
 	// stop.
-	ServiceOn(t *testing.T, store dlqreplay.Store) (svc *dlqreplay.Service, crash func(t *testing.T))
+	ServiceOn(t *testing.T, auditStore dlqreplay.Store) (svc *dlqreplay.Service, crash func(t *testing.T))
 }
 
 // Fault is one way a broker fails in the middle of a job.
@@ -693,7 +693,7 @@ func missing(all []string, arrived map[string]int, inDLQ []string) []string {
 // possible duplicate is allowed; a missed one is not.
 func crash(t *testing.T, w World) {
 	dir := t.TempDir()
-	st, err := audit.Open(ctxT(t), dir)
+	st, err := store.Open(ctxT(t), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -731,7 +731,7 @@ func crash(t *testing.T, w World) {
 	dying.die()
 	kill(t)
 
-	survivor, err := audit.Open(ctxT(t), dir)
+	survivor, err := store.Open(ctxT(t), dir)
 	if err != nil {
 		t.Fatal(err)
 	}

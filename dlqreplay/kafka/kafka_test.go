@@ -21,9 +21,9 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 const dlt = "orders.DLT"
@@ -35,7 +35,7 @@ type world struct {
 	c     *kfake.Cluster
 	cl    *kgo.Client
 	adm   *kadm.Client
-	store *audit.Store
+	store *store.Store
 	svc   *dlqreplay.Service
 	be    *Backend
 	dlq   string
@@ -58,7 +58,7 @@ func newWorld(t testing.TB, maxReplays int) *world {
 			t.Fatal(err)
 		}
 	}
-	w.store, err = audit.Open(context.Background(), t.TempDir())
+	w.store, err = store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,9 +16,9 @@ import (
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestLeaseErrNotBlockedBySlowRenew checks that a job asking whether its
@@ -120,7 +120,7 @@ func TestReleaseFailureKeepsJobSucceeded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

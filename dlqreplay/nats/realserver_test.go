@@ -18,9 +18,9 @@ import (
 	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // realBinary finds a pinned binary in the module's .cache/bin.
@@ -125,7 +125,7 @@ func TestRealServerAndCLI(t *testing.T) {
 		t.Fatalf("dlq %+v", dlqs[0])
 	}
 
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

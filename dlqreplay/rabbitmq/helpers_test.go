@@ -10,9 +10,9 @@ import (
 	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // testCluster names the shared test broker in Refs and
@@ -27,7 +27,7 @@ type world struct {
 	vh    string
 	ch    *amqp.Channel
 	conn  *amqp.Connection
-	store *audit.Store
+	store *store.Store
 	dir   string
 	svc   *dlqreplay.Service
 	be    *Backend
@@ -75,7 +75,7 @@ func access(t testing.TB, name, amqpURL, managementURL string) *rabbit.Cluster {
 
 func (w *world) openService(o worldOpts) {
 	w.t.Helper()
-	st, err := audit.Open(context.Background(), w.dir)
+	st, err := store.Open(context.Background(), w.dir)
 	if err != nil {
 		w.t.Fatal(err)
 	}

@@ -12,9 +12,9 @@ import (
 	amqp "github.com/rabbitmq/amqp091-go"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // streamEnv is one test's vhost with a stream DLQ and a Service over it.
@@ -40,7 +40,7 @@ func newStreamEnv(t *testing.T, name string, args amqp.Table, mgmt bool) *stream
 	if err := ch.Confirm(false); err != nil {
 		t.Fatal(err)
 	}
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

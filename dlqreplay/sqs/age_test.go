@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestOldestSentSeen: a browse records the oldest SentTimestamp it
@@ -22,7 +22,7 @@ func TestOldestSentSeen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,10 +28,10 @@ import (
 	brokersqs "github.com/queuewatch/queuewatch/brokers/sqs"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/dlqreplay/conformance"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 func TestMain(m *testing.M) {
@@ -149,7 +149,7 @@ func (w *world) create(t *testing.T, name string, attrs map[string]string) {
 }
 
 func (w *world) Service(t *testing.T, maxReplays int) *dlqreplay.Service {
-	st, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}

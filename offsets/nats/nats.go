@@ -1,8 +1,8 @@
 // Package nats resets and pauses JetStream consumers for package offsets,
-// through brokers/nats.Cluster: CONSUMER.INFO and STREAM.INFO for the
-// plan, STREAM.MSG.GET for a time's sequence and the target message's
-// time, CONSUMER.RESET for the commit and CONSUMER.PAUSE for pause and
-// resume.
+// through brokers/nats.Client, the one raw JetStream API client:
+// CONSUMER.INFO and STREAM.INFO for the plan, STREAM.MSG.GET for a time's
+// sequence and the target message's time, CONSUMER.RESET for the commit
+// and CONSUMER.PAUSE for pause and resume.
 //
 // A consumer is an offsets "group" named <stream>/<consumer>, with one
 // "partition": the stream, partition 0. Its offset is the next stream
@@ -21,7 +21,6 @@ package nats
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -43,8 +42,7 @@ import (
 type Resets struct {
 	c  *brokernats.Cluster
 	mu sync.Mutex
-	nc *natsgo.Conn
-	js jetstream.JetStream
+	cl *brokernats.Client
 }
 
 var (
@@ -61,9 +59,9 @@ func New(c *brokernats.Cluster) *Resets { return &Resets{c: c} }
 func (r *Resets) Close() {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.nc != nil {
-		r.nc.Close()
-		r.nc, r.js = nil, nil
+	if r.cl != nil {
+		r.cl.Close()
+		r.cl = nil
 	}
 }
 
@@ -73,23 +71,33 @@ func (r *Resets) Broker() string { return string(queue.NATS) }
 // Cluster is the configured cluster name.
 func (r *Resets) Cluster() string { return r.c.Name() }
 
-// conn returns the connection, connecting when there is none or it was
-// lost (brokers/nats connections do not reconnect by themselves).
-func (r *Resets) conn(ctx context.Context) (*natsgo.Conn, jetstream.JetStream, error) {
+// client returns the cluster's JetStream client, connecting when there
+// is none or it was lost (brokers/nats connections do not reconnect by
+// themselves).
+func (r *Resets) client(ctx context.Context) (*brokernats.Client, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.nc != nil && r.nc.IsConnected() {
-		return r.nc, r.js, nil
+	if r.cl != nil && r.cl.IsConnected() {
+		return r.cl, nil
 	}
-	if r.nc != nil {
-		r.nc.Close()
+	if r.cl != nil {
+		r.cl.Close()
 	}
-	nc, js, err := r.c.Connect(ctx, "offsets")
+	cl, err := r.c.NewClient(ctx, "offsets", nil)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	r.nc, r.js = nc, js
-	return nc, js, nil
+	r.cl = cl
+	return cl, nil
+}
+
+// unsupported names a server that has no responder for a JetStream API
+// request (one older than the request) with its version.
+func unsupported(cl *brokernats.Client, subject string, err error) error {
+	if errors.Is(err, natsgo.ErrNoResponders) {
+		return fmt.Errorf("%w: nats-server %s does not answer $JS.API.%s", offsets.ErrUnsupported, cl.ServerVersion(), subject)
+	}
+	return err
 }
 
 // ParseGroup splits a consumer's group name, <stream>/<consumer>. Neither
@@ -122,11 +130,11 @@ func (r *Resets) consumer(ctx context.Context, group string) (*jetstream.Consume
 	if err != nil {
 		return nil, err
 	}
-	_, js, err := r.conn(ctx)
+	cl, err := r.client(ctx)
 	if err != nil {
 		return nil, err
 	}
-	c, err := js.Consumer(ctx, stream, name)
+	c, err := cl.JetStream().Consumer(ctx, stream, name)
 	switch {
 	case errors.Is(err, jetstream.ErrStreamNotFound):
 		return nil, fmt.Errorf("%w: nats %s has no stream %s", offsets.ErrScope, r.c.Name(), stream)
@@ -142,11 +150,11 @@ func (r *Resets) consumer(ctx context.Context, group string) (*jetstream.Consume
 // what makes it active: a bound push subscriber, waiting pull requests.
 // It refuses a server without CONSUMER.RESET, naming its version.
 func (r *Resets) Describe(ctx context.Context, group string) (offsets.GroupInfo, error) {
-	nc, _, err := r.conn(ctx)
+	cl, err := r.client(ctx)
 	if err != nil {
 		return offsets.GroupInfo{}, err
 	}
-	if err := Supports(nc.ConnectedServerVersion(), Reset); err != nil {
+	if err := Supports(cl.ServerVersion(), Reset); err != nil {
 		return offsets.GroupInfo{}, fmt.Errorf("nats %s: %w", r.c.Name(), err)
 	}
 	info, err := r.consumer(ctx, group)
@@ -205,7 +213,7 @@ func (r *Resets) Positions(ctx context.Context, req offsets.Request) ([]offsets.
 	}
 	switch req.To.Kind {
 	case offsets.Timestamp:
-		seq, _, err := r.msgGet(ctx, stream, msgGetRequest{StartTime: &req.To.Time, NextFor: ">"})
+		seq, err := r.seqAt(ctx, stream, req.To.Time)
 		if err == nil {
 			pos.AfterTime = &seq
 		} else if !errors.Is(err, brokernats.ErrNoMessage) {
@@ -236,11 +244,11 @@ func scope(stream string, topics []offsets.TopicScope) error {
 // bounds reads the stream's first sequence and the one its next message
 // will get.
 func (r *Resets) bounds(ctx context.Context, stream string) (first, next int64, err error) {
-	_, js, err := r.conn(ctx)
+	cl, err := r.client(ctx)
 	if err != nil {
 		return 0, 0, err
 	}
-	s, err := js.Stream(ctx, stream)
+	s, err := cl.JetStream().Stream(ctx, stream)
 	if err != nil {
 		return 0, 0, fmt.Errorf("stream info %s: %w", stream, err)
 	}
@@ -264,7 +272,7 @@ func (r *Resets) leastReset(ctx context.Context, info *jetstream.ConsumerInfo, n
 		if cfg.OptStartTime == nil {
 			return 1, nil
 		}
-		seq, _, err := r.msgGet(ctx, info.Stream, msgGetRequest{StartTime: cfg.OptStartTime, NextFor: ">"})
+		seq, err := r.seqAt(ctx, info.Stream, *cfg.OptStartTime)
 		if errors.Is(err, brokernats.ErrNoMessage) {
 			return next, nil
 		}
@@ -330,10 +338,14 @@ func filters(cfg jetstream.ConsumerConfig) []string {
 // firstTime is the time of the first message at or after seq matching any
 // of filters.
 func (r *Resets) firstTime(ctx context.Context, stream string, seq int64, filters []string) (time.Time, bool) {
+	cl, err := r.client(ctx)
+	if err != nil {
+		return time.Time{}, false
+	}
 	var best time.Time
-	var bestSeq int64
+	var bestSeq uint64
 	for _, f := range filters {
-		s, t, err := r.msgGet(ctx, stream, msgGetRequest{Seq: uint64(max(seq, 1)), NextFor: f})
+		s, t, err := cl.NextMsg(ctx, stream, uint64(max(seq, 1)), f)
 		if err != nil {
 			continue
 		}
@@ -344,69 +356,18 @@ func (r *Resets) firstTime(ctx context.Context, stream string, seq int64, filter
 	return best.UTC(), bestSeq != 0
 }
 
-// msgGetRequest is a STREAM.MSG.GET request.
-type msgGetRequest struct {
-	Seq       uint64     `json:"seq,omitempty"`
-	NextFor   string     `json:"next_by_subj,omitempty"`
-	StartTime *time.Time `json:"start_time,omitempty"`
-}
-
-// msgGet returns the sequence and time of the message req finds, or
-// brokers/nats.ErrNoMessage.
-func (r *Resets) msgGet(ctx context.Context, stream string, req msgGetRequest) (int64, time.Time, error) {
-	var resp struct {
-		Error   *apiError `json:"error"`
-		Message struct {
-			Seq  uint64    `json:"seq"`
-			Time time.Time `json:"time"`
-		} `json:"message"`
-	}
-	if err := r.request(ctx, "STREAM.MSG.GET."+stream, req, &resp); err != nil {
-		return 0, time.Time{}, err
-	}
-	if resp.Error != nil {
-		if resp.Error.ErrCode == 10037 {
-			return 0, time.Time{}, brokernats.ErrNoMessage
-		}
-		return 0, time.Time{}, fmt.Errorf("STREAM.MSG.GET.%s: %w", stream, resp.Error)
-	}
-	return int64(resp.Message.Seq), resp.Message.Time, nil
-}
-
-// apiError is a JetStream API error.
-type apiError struct {
-	Code        int    `json:"code"`
-	ErrCode     uint16 `json:"err_code"`
-	Description string `json:"description"`
-}
-
-func (e *apiError) Error() string {
-	return fmt.Sprintf("%s (code %d, err_code %d)", e.Description, e.Code, e.ErrCode)
-}
-
-// request sends a JetStream API request and decodes its answer. A server
-// that has no responder for subject (an older one) is named with its
-// version.
-func (r *Resets) request(ctx context.Context, subject string, req, resp any) error {
-	nc, _, err := r.conn(ctx)
+// seqAt is the sequence of the first message of stream stored at or after
+// at, or brokers/nats.ErrNoMessage.
+func (r *Resets) seqAt(ctx context.Context, stream string, at time.Time) (int64, error) {
+	cl, err := r.client(ctx)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	body, err := json.Marshal(req)
+	seq, _, err := cl.MsgAt(ctx, stream, at, ">")
 	if err != nil {
-		return fmt.Errorf("encode %s: %w", subject, err)
+		return 0, unsupported(cl, "STREAM.MSG.GET."+stream, err)
 	}
-	msg, err := nc.RequestWithContext(ctx, "$JS.API."+subject, body)
-	if errors.Is(err, natsgo.ErrNoResponders) {
-		return fmt.Errorf("%w: nats-server %s does not answer $JS.API.%s", offsets.ErrUnsupported, nc.ConnectedServerVersion(), subject)
-	}
-	if err != nil {
-		return fmt.Errorf("$JS.API.%s: %w", subject, err)
-	}
-	if err := json.Unmarshal(msg.Data, resp); err != nil {
-		return fmt.Errorf("decode $JS.API.%s: %w", subject, err)
-	}
-	return nil
+	return int64(seq), nil
 }
 
 // Committed is where the consumer stands: its delivered stream sequence
@@ -432,24 +393,25 @@ func (r *Resets) Commit(ctx context.Context, group string, to map[offsets.TP]int
 	if err != nil {
 		return nil, err
 	}
+	cl, err := r.client(ctx)
+	if err != nil {
+		return nil, err
+	}
 	out := map[offsets.TP]error{}
 	for tp, seq := range to {
 		if tp.Topic != stream || tp.Partition != 0 || seq < 1 {
 			out[tp] = fmt.Errorf("not a sequence of stream %s: %s[%d] %d", stream, tp.Topic, tp.Partition, seq)
 			continue
 		}
-		var resp struct {
-			Error    *apiError `json:"error"`
-			ResetSeq uint64    `json:"reset_seq"`
-		}
-		if err := r.request(ctx, "CONSUMER.RESET."+stream+"."+name, map[string]uint64{"seq": uint64(seq)}, &resp); err != nil {
-			return nil, fmt.Errorf("reset consumer %s: %w", group, err)
-		}
+		reset, err := cl.ResetConsumer(ctx, stream, name, uint64(seq))
+		var refused *brokernats.APIError
 		switch {
-		case resp.Error != nil:
-			out[tp] = resp.Error
-		case int64(resp.ResetSeq) != seq:
-			out[tp] = fmt.Errorf("the server reset to sequence %d, not %d", resp.ResetSeq, seq)
+		case errors.As(err, &refused):
+			out[tp] = refused
+		case err != nil:
+			return nil, fmt.Errorf("reset consumer %s: %w", group, unsupported(cl, "CONSUMER.RESET."+stream+"."+name, err))
+		case int64(reset) != seq:
+			out[tp] = fmt.Errorf("the server reset to sequence %d, not %d", reset, seq)
 		}
 	}
 	return out, nil

@@ -2,6 +2,7 @@ package nats
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/nats-io/nats.go/jetstream"
 
+	brokernats "github.com/queuewatch/queuewatch/brokers/nats"
 	"github.com/queuewatch/queuewatch/offsets"
 )
 
@@ -81,12 +83,12 @@ func (r *Resets) PendingFrom(ctx context.Context, group string, at map[offsets.T
 	if err != nil {
 		return out
 	}
-	_, js, err := r.conn(ctx)
+	cl, err := r.client(ctx)
 	if err != nil {
 		return out
 	}
 	for tp, seq := range at {
-		if n, err := r.pendingFrom(ctx, js, info, seq); err == nil {
+		if n, err := r.pendingFrom(ctx, cl.JetStream(), info, seq); err == nil {
 			out[tp] = n
 		}
 	}
@@ -136,37 +138,26 @@ func (r *Resets) pause(ctx context.Context, group string, until *time.Time) (off
 	if err != nil {
 		return offsets.PauseState{}, err
 	}
-	nc, _, err := r.conn(ctx)
+	cl, err := r.client(ctx)
 	if err != nil {
 		return offsets.PauseState{}, err
 	}
-	if err := Supports(nc.ConnectedServerVersion(), Pause); err != nil {
+	if err := Supports(cl.ServerVersion(), Pause); err != nil {
 		return offsets.PauseState{}, fmt.Errorf("nats %s: %w", r.c.Name(), err)
 	}
-	req := map[string]time.Time{}
-	if until != nil {
-		req["pause_until"] = until.UTC()
+	paused, pausedUntil, err := cl.PauseConsumer(ctx, stream, name, until)
+	var refused *brokernats.APIError
+	switch {
+	case errors.As(err, &refused) && refused.ErrCode == 10014: // consumer not found
+		return offsets.PauseState{}, fmt.Errorf("%w: stream %s has no consumer %s", offsets.ErrScope, stream, name)
+	case errors.As(err, &refused) && refused.ErrCode == 10059: // stream not found
+		return offsets.PauseState{}, fmt.Errorf("%w: nats %s has no stream %s", offsets.ErrScope, r.c.Name(), stream)
+	case err != nil:
+		return offsets.PauseState{}, fmt.Errorf("pause consumer %s: %w", group, unsupported(cl, "CONSUMER.PAUSE."+stream+"."+name, err))
 	}
-	var resp struct {
-		Error      *apiError `json:"error"`
-		Paused     bool      `json:"paused"`
-		PauseUntil time.Time `json:"pause_until"`
-	}
-	if err := r.request(ctx, "CONSUMER.PAUSE."+stream+"."+name, req, &resp); err != nil {
-		return offsets.PauseState{}, fmt.Errorf("pause consumer %s: %w", group, err)
-	}
-	if resp.Error != nil {
-		switch resp.Error.ErrCode {
-		case 10014: // consumer not found
-			return offsets.PauseState{}, fmt.Errorf("%w: stream %s has no consumer %s", offsets.ErrScope, stream, name)
-		case 10059: // stream not found
-			return offsets.PauseState{}, fmt.Errorf("%w: nats %s has no stream %s", offsets.ErrScope, r.c.Name(), stream)
-		}
-		return offsets.PauseState{}, fmt.Errorf("pause consumer %s: %w", group, resp.Error)
-	}
-	st := offsets.PauseState{Paused: resp.Paused}
-	if resp.Paused {
-		st.Until = resp.PauseUntil.UTC()
+	st := offsets.PauseState{Paused: paused}
+	if paused {
+		st.Until = pausedUntil.UTC()
 	}
 	return st, nil
 }

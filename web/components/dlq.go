@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // DLQData is what the DLQ page shows.
@@ -264,7 +264,7 @@ func routing(d queue.Death) string {
 type JobsData struct {
 	Chrome Chrome
 	// Reads are the newest body reads (the body-read audit).
-	Reads     []audit.BodyRead
+	Reads     []store.BodyRead
 	Table     Table
 	Running   []dlqreplay.Job
 	Jobs      []dlqreplay.Job

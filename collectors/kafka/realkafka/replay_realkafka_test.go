@@ -14,10 +14,10 @@ import (
 	collector "github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	replaykafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestBrowseAndReplayAll is dlqreplay/kafka's test of the same name on the
@@ -130,12 +130,12 @@ func replayService(t *testing.T, access *brokerkafka.Cluster) *dlqreplay.Service
 		t.Fatal(err)
 	}
 	t.Cleanup(be.Close)
-	store, err := audit.Open(context.Background(), t.TempDir())
+	st, err := store.Open(context.Background(), t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: store, Backends: []dlqreplay.Backend{be}, FlushInterval: 50 * time.Millisecond})
+	t.Cleanup(func() { _ = st.Close() })
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}, FlushInterval: 50 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,11 @@
-// Package audit is the durable record of every DLQ job and every archived
-// message: dlqreplay.Store kept in an embedded SQLite database
-// (modernc.org/sqlite, pure Go) in the data directory. It speaks
-// dlqreplay's types; nothing outside this package sees a row.
+// Package store is the process's store, the audit store: the durable
+// record of every DLQ job and every archived message (dlqreplay.Store), and
+// beside it body reads, offset resets, plans and pauses (offsets.Store, as
+// ResetStore), job and poll leases and stored snapshots, kept in an
+// embedded SQLite database (modernc.org/sqlite, pure Go) in the data
+// directory, or in PostgreSQL for replicas. Each consumer declares the
+// small interface it needs and this package implements it, speaking the
+// consumer's types; nothing outside this package sees a row.
 //
 // The store is written before the broker is told anything irreversible: a
 // job row exists before its first message moves, per-message outcomes are
@@ -60,4 +64,4 @@
 // plans are kept) and the last pause or resume of each consumer
 // (pauses.go: laid over a snapshot polled before it, deleted after a
 // while as pauses are kept).
-package audit
+package store
