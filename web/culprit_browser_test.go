@@ -20,10 +20,10 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	dlqkafka "github.com/queuewatch/queuewatch/dlqreplay/kafka"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
@@ -86,17 +86,17 @@ func culpritSite(t *testing.T, grafanaURL string) string {
 	var wg sync.WaitGroup
 	wg.Go(func() { col.Run(runCtx) })
 	t.Cleanup(func() { cancel(); wg.Wait() })
-	store, err := audit.Open(ctx, t.TempDir())
+	st, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = store.Close() })
+	t.Cleanup(func() { _ = st.Close() })
 	be, err := dlqkafka.New(dlqkafka.Options{Cluster: kc})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(be.Close)
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: store, Backends: []dlqreplay.Backend{be}})
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,10 @@ import (
 	"github.com/queuewatch/queuewatch/collectors/rabbitmq"
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
-	"github.com/queuewatch/queuewatch/dlqreplay/audit"
 	dlqrabbit "github.com/queuewatch/queuewatch/dlqreplay/rabbitmq"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // rabbitQueueWorld is a vhost of the real test broker with orders (a
@@ -101,7 +101,7 @@ func rabbitQueueWorld(t *testing.T) (base, vh string) {
 	wg.Go(func() { col.Run(ctx) })
 	// The DLQ link opens a real DLQ page: the replay service over the
 	// same cluster.
-	store, err := audit.Open(ctx, t.TempDir())
+	st, err := store.Open(ctx, t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -109,13 +109,13 @@ func rabbitQueueWorld(t *testing.T) (base, vh string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	svc, err := dlqreplay.New(dlqreplay.Options{Store: store, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond})
+	svc, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}, MaxReplays: 5, FlushInterval: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		svc.Close()
-		if err := store.Close(); err != nil {
+		if err := st.Close(); err != nil {
 			t.Error(err)
 		}
 	})
