@@ -15,7 +15,9 @@
 // job that was still running when the process died is marked interrupted
 // the next time the store is opened; its counts and outcomes are what was
 // flushed, and InFlight names the messages it recorded and never settled,
-// which the next job on the DLQ marks possible duplicates.
+// which the next job on the DLQ marks possible duplicates. A job that ends
+// (succeeded, failed or cancelled) has settled every copy it sent, so its
+// in-flight records are deleted with its last update.
 //
 // # Schema versions
 //

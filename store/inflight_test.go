@@ -72,3 +72,51 @@ func testInFlight(t *testing.T, e engine, db string) {
 		dlqreplay.Outcome{MessageID: "b", Result: dlqreplay.ResultWouldMove})
 	check("j9", map[string]string{"b": "j1", "d": "j1"})
 }
+
+func TestInFlightPrunedWhenAJobEnds(t *testing.T) { forEngines(t, testInFlightPruned) }
+
+// testInFlightPruned checks that a job's in-flight records are deleted
+// when it ends with its copies settled, and kept while it runs or after an
+// interruption, when the next job needs them.
+func testInFlightPruned(t *testing.T, e engine, db string) {
+	ctx := context.Background()
+	s := e.open(t, db)
+	defer func() { _ = s.Close() }()
+	const dlq = "kafka:c::orders.DLT"
+	rows := func(job string) int {
+		t.Helper()
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT COUNT(*) FROM inflight WHERE job_id = ?`, job).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, end := range []dlqreplay.JobState{dlqreplay.StateRunning, dlqreplay.StateSucceeded, dlqreplay.StateFailed, dlqreplay.StateCancelled} {
+		id := "job-" + string(end)
+		j := dlqreplay.Job{ID: id, DLQ: dlq, Action: dlqreplay.ActionReplay, State: dlqreplay.StateRunning, Created: time.Now()}
+		if err := s.CreateJob(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+		if err := s.RecordInFlight(ctx, id, dlq, []string{"a", "b", "c"}); err != nil {
+			t.Fatal(err)
+		}
+		j.State = end
+		if err := s.UpdateJob(ctx, j, 0, nil); err != nil {
+			t.Fatal(err)
+		}
+		want := 0
+		if end == dlqreplay.StateRunning {
+			want = 3
+		}
+		if got := rows(id); got != want {
+			t.Errorf("job %s: %d in-flight records, want %d", end, got, want)
+		}
+	}
+	// An interrupted job keeps its records: the next job flags them.
+	if _, err := s.db.ExecContext(ctx, `UPDATE jobs SET state = ? WHERE id = ?`, string(dlqreplay.StateInterrupted), "job-running"); err != nil {
+		t.Fatal(err)
+	}
+	if got := rows("job-running"); got != 3 {
+		t.Errorf("interrupted job: %d in-flight records, want 3", got)
+	}
+}

@@ -202,6 +202,14 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 	if n, err := res.RowsAffected(); err == nil && n == 0 {
 		return fmt.Errorf("update job %s: %w", j.ID, dlqreplay.ErrLeaseLost)
 	}
+	if settled(j.State) {
+		// InFlight reads only interrupted and running jobs' records: a job
+		// that ended any other way settled what it sent, and its records,
+		// one per copy, would only grow the table.
+		if _, err := tx.ExecContext(ctx, `DELETE FROM inflight WHERE job_id = ?`, j.ID); err != nil {
+			return fmt.Errorf("update job %s: %w", j.ID, err)
+		}
+	}
 	if len(outcomes) > 0 {
 		st, err := tx.PrepareContext(ctx, `INSERT INTO outcomes
 			(job_id, seq, dlq, message_id, result, target, reason, source, possible_duplicate) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -223,6 +231,12 @@ func (s *Store) UpdateJob(ctx context.Context, j dlqreplay.Job, firstSeq int, ou
 		return fmt.Errorf("update job %s: %w", j.ID, err)
 	}
 	return nil
+}
+
+// settled reports whether a job in state has ended with every copy it
+// sent settled: anything but running, or interrupted by a stop.
+func settled(state dlqreplay.JobState) bool {
+	return state == dlqreplay.StateSucceeded || state == dlqreplay.StateFailed || state == dlqreplay.StateCancelled
 }
 
 const jobCols = `id, dlq, action, who, dry_run, selection, target, state, error, note, created, finished,
