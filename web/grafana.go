@@ -13,12 +13,13 @@ import (
 // every UID and variable name against the generated dashboards, so a
 // renamed variable fails a test rather than a link.
 var (
-	grafanaGroup    = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"cluster", "group"}}
-	grafanaShare    = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"share_cluster", "share_group"}}
-	grafanaSQS      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"sqs_account", "sqs_queue"}}
-	grafanaOutbox   = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"source"}}
-	grafanaConsumer = grafanaBoard{uid: "queuewatch-nats", vars: []string{"cluster", "stream", "consumer"}}
-	grafanaDLQ      = grafanaBoard{uid: "queuewatch-dlq", vars: []string{"broker", "cluster", "dlq"}}
+	grafanaGroup       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"cluster", "group"}}
+	grafanaShare       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"share_cluster", "share_group"}}
+	grafanaSQS         = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"sqs_account", "sqs_queue"}}
+	grafanaOutbox      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"source"}}
+	grafanaConsumer    = grafanaBoard{uid: "queuewatch-nats", vars: []string{"cluster", "stream", "consumer"}}
+	grafanaRabbitQueue = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"rabbitmq_cluster", "rabbitmq_vhost", "rabbitmq_queue"}}
+	grafanaDLQ         = grafanaBoard{uid: "queuewatch-dlq", vars: []string{"broker", "cluster", "dlq"}}
 )
 
 // grafanaBoard is a dashboard and the variables, in order, that select

@@ -13,7 +13,7 @@ import (
 func TestGrafanaLinks(t *testing.T) {
 	boards := map[string]grafanaBoard{
 		"group": grafanaGroup, "share": grafanaShare, "sqs": grafanaSQS, "outbox": grafanaOutbox,
-		"consumer": grafanaConsumer, "dlq": grafanaDLQ,
+		"consumer": grafanaConsumer, "dlq": grafanaDLQ, "rabbitmq queue": grafanaRabbitQueue,
 	}
 	for dir, m := range grafana.Variants {
 		dashboards, err := grafana.DashboardsFor(m)

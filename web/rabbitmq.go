@@ -26,6 +26,7 @@ func (s *Server) rabbitQueuePage(c echo.Context) error {
 		HistoryURL: rabbitHistoryURL(q), Range: chartRange(c), SourcePages: map[string]string{},
 	}
 	d.DeadLetters, d.HasDeadLetters = snap.DeadLettersTo(q)
+	d.Links.Grafana = grafanaRabbitQueue.link(s.opts.GrafanaURL, q.Cluster, q.VHost, q.Name)
 	for i := range snap.DLQs {
 		if dl := snap.DLQs[i]; dl.VHost == q.VHost && dl.Name == q.Name {
 			d.AsDLQ, d.IsDLQ = dl, true

@@ -26,7 +26,7 @@ const (
 func rabbitServer() *Server {
 	now := time.Now()
 	return New(Options{
-		Metrics: http.NotFoundHandler(),
+		Metrics: http.NotFoundHandler(), GrafanaURL: "https://grafana.example",
 		Monitor: historyMonitor{staticMonitor{ready: true, snaps: []*queue.Snapshot{{
 			Broker: queue.RabbitMQ, Cluster: "main", Time: now,
 			Queues: []queue.Queue{
@@ -77,6 +77,7 @@ func TestRabbitMQQueuePage(t *testing.T) {
 		`data-chart="rabbitmq" data-url="/api/v1/rabbitmq/queues/main/%2F/orders/history" data-range="6h"`,
 		`href="/dlq/rabbitmq:main:%2F:orders.dlq" data-dlq-link`,
 		`via dlx`,
+		`href="https://grafana.example/d/queuewatch-consumer-lag?var-rabbitmq_cluster=main&amp;var-rabbitmq_queue=orders&amp;var-rabbitmq_vhost=%2F"`,
 	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("orders page lacks %q", want)

@@ -19,6 +19,9 @@ type RabbitMQQueueData struct {
 	AsDLQ          queue.DLQ
 	IsDLQ          bool
 	SourcePages    map[string]string
+	// Links holds the Grafana dashboard's address; the DLQ is linked
+	// above, with the exchange that routes to it.
+	Links Links
 	// HistoryURL is the JSON endpoint the chart reads; Range its initial
 	// time range.
 	HistoryURL string
