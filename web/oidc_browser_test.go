@@ -62,7 +62,9 @@ func TestBrowserOIDCLogin(t *testing.T) {
 	if strings.Contains(cookie, sessionCookie) {
 		t.Errorf("the session cookie is readable by scripts: %q", cookie)
 	}
-	b.run(t, chromedp.Click(chromedp.CSS(`form.signout button`)))
+	// The page refreshes every few seconds: a click can find its button
+	// replaced, and is then made on the new one.
+	b.runAgainIfStale(t, chromedp.Click(chromedp.CSS(`form.signout button`)))
 	b.waitJS(t, "signed out", `document.body.innerText.includes('You are signed out')`, 15*time.Second)
 	shot("signed-out")
 	b.run(t, chromedp.Navigate(s.a+page))

@@ -162,7 +162,26 @@ func TestReplayFencesSecondInstance(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// Wait for the job to be under way, its first copies committed: at 5
+	// messages a second it then runs for seconds more. A fixed sleep was
+	// too short on a loaded machine, where the job had not yet begun.
+	for {
+		got, err := svc.Job(ctx, j.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got.Progress.Moved > 0 {
+			break
+		}
+		if got.State != dlqreplay.StateRunning {
+			t.Fatalf("job %s before the second instance started", got.State)
+		}
+		select {
+		case <-ctx.Done():
+			t.Fatal("the job moved nothing in 2 minutes")
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
 	other := replayService(t, access)
 	// The job's ID reaches other instances with its first cursor commit;
 	// before that the open transaction alone refuses them.
