@@ -132,9 +132,10 @@ type SchemaRegistry struct {
 }
 
 // SASL holds Kafka SASL credentials: a username and password for PLAIN
-// and SCRAM, an OAuth 2.0 client for OAUTHBEARER.
+// and SCRAM, an OAuth 2.0 client for OAUTHBEARER, the AWS credential
+// chain (and a role to assume) for AWS_MSK_IAM.
 type SASL struct {
-	Mechanism string `yaml:"mechanism"` // PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER
+	Mechanism string `yaml:"mechanism"` // PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER|AWS_MSK_IAM
 	Username  string `yaml:"username"`
 	Password  string `yaml:"password"`
 	// TokenURL is the identity provider's token endpoint, where
@@ -150,6 +151,13 @@ type SASL struct {
 	// Audience, when set, is sent as the token request's audience
 	// parameter (Auth0, Okta and others select the token's aud with it).
 	Audience string `yaml:"audience"`
+	// Region is where AWS_MSK_IAM's credentials are had (STS for
+	// RoleARN, a profile's region otherwise); the signature's region is
+	// the brokers' (from their MSK host names, else AWS_REGION).
+	Region string `yaml:"region"`
+	// RoleARN, when set, is assumed (STS AssumeRole) with the default
+	// credential chain, as for SQS.
+	RoleARN string `yaml:"role_arn"`
 }
 
 // Mechanisms are the SASL mechanisms queuewatch speaks to Kafka.
@@ -158,6 +166,7 @@ const (
 	MechanismSCRAM256    = "SCRAM-SHA-256"
 	MechanismSCRAM512    = "SCRAM-SHA-512"
 	MechanismOAuthBearer = "OAUTHBEARER"
+	MechanismMSKIAM      = "AWS_MSK_IAM"
 )
 
 // TLS configures a TLS client connection. Relative file paths are resolved

@@ -200,12 +200,16 @@ func (k *Kafka) validate(p *problems, path string) {
 }
 
 func (s *SASL) validate(p *problems, path string) {
-	const want = "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"
+	const want = "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM"
 	switch s.Mechanism {
 	case MechanismPlain, MechanismSCRAM256, MechanismSCRAM512:
 		s.validatePassword(p, path)
+		s.validateUnused(p, path, s.awsFields(), "AWS_MSK_IAM")
 	case MechanismOAuthBearer:
 		s.validateOAuth(p, path)
+		s.validateUnused(p, path, s.awsFields(), "AWS_MSK_IAM")
+	case MechanismMSKIAM:
+		s.validateMSK(p, path)
 	case "":
 		p.add(path+".mechanism", "required when sasl is set (%s)", want)
 	default:
@@ -222,10 +226,30 @@ func (s *SASL) validatePassword(p *problems, path string) {
 	if s.Password == "" {
 		p.add(path+".password", "required when sasl is set")
 	}
-	for _, f := range s.oauthFields() {
+	s.validateUnused(p, path, s.oauthFields(), "OAUTHBEARER")
+}
+
+// validateUnused reports the fields of another mechanism that are set.
+func (s *SASL) validateUnused(p *problems, path string, fields []saslField, mechanism string) {
+	for _, f := range fields {
 		if f.value != "" {
-			p.add(path+"."+f.key, "only for mechanism OAUTHBEARER, not %s", s.Mechanism)
+			p.add(path+"."+f.key, "only for mechanism %s, not %s", mechanism, s.Mechanism)
 		}
+	}
+}
+
+// validateMSK checks AWS_MSK_IAM, whose credentials come from the AWS
+// chain: no password, no OAuth client, and a well-formed role.
+func (s *SASL) validateMSK(p *problems, path string) {
+	if s.Username != "" || s.Password != "" {
+		p.add(path, "username and password are not used by AWS_MSK_IAM; it signs with the AWS credential chain (or role_arn)")
+	}
+	s.validateUnused(p, path, s.oauthFields(), "OAUTHBEARER")
+	if s.Region != "" && !sqsRegionRE.MatchString(s.Region) {
+		p.add(path+".region", "%s is not an AWS region (such as eu-west-1)", quoteScalar(s.Region))
+	}
+	if s.RoleARN != "" && !sqsRoleARNRE.MatchString(s.RoleARN) {
+		p.add(path+".role_arn", "%s is not an IAM role ARN (arn:aws:iam::123456789012:role/name)", quoteScalar(s.RoleARN))
 	}
 }
 
@@ -253,10 +277,13 @@ func (s *SASL) validateOAuth(p *problems, path string) {
 	checkFile(p, path+".client_secret_file", s.ClientSecretFile)
 }
 
-// oauthFields are the OAUTHBEARER keys by their YAML names, in the
-// order their problems are listed.
-func (s *SASL) oauthFields() []struct{ key, value string } {
-	return []struct{ key, value string }{
+// saslField is a mechanism's key by its YAML name, and its value.
+type saslField struct{ key, value string }
+
+// oauthFields are the OAUTHBEARER keys, in the order their problems are
+// listed.
+func (s *SASL) oauthFields() []saslField {
+	return []saslField{
 		{"token_url", s.TokenURL},
 		{"client_id", s.ClientID},
 		{"client_secret", s.ClientSecret},
@@ -264,6 +291,11 @@ func (s *SASL) oauthFields() []struct{ key, value string } {
 		{"scope", s.Scope},
 		{"audience", s.Audience},
 	}
+}
+
+// awsFields are the AWS_MSK_IAM keys.
+func (s *SASL) awsFields() []saslField {
+	return []saslField{{"region", s.Region}, {"role_arn", s.RoleARN}}
 }
 
 func (t *TLS) validate(p *problems, path string) {

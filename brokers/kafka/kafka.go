@@ -34,7 +34,8 @@ type Cluster struct {
 // and its name_pattern. extra are added to every client of the cluster
 // after the client's own options, so they win; tests use them for short
 // metadata ages and hooks. New does no network I/O; it reads the TLS
-// files and an OAUTHBEARER client_secret_file.
+// files, an OAUTHBEARER client_secret_file and AWS_MSK_IAM's AWS config
+// files.
 func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 	if dlq.KafkaCursorGroup == "" {
 		return nil, fmt.Errorf("kafka %s: dlq.kafka_cursor_group is required", k.Name)
@@ -88,8 +89,10 @@ func saslMechanism(s *config.SASL) (sasl.Mechanism, error) {
 		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism(), nil
 	case config.MechanismOAuthBearer:
 		return oauthMechanism(s)
+	case config.MechanismMSKIAM:
+		return mskMechanism(s)
 	}
-	return nil, fmt.Errorf("%w %q (want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER)", errUnsupportedMechanism, s.Mechanism)
+	return nil, fmt.Errorf("%w %q (want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM)", errUnsupportedMechanism, s.Mechanism)
 }
 
 // Name is the configured cluster name, the cluster label everywhere.
