@@ -71,3 +71,43 @@ func TestOAuthBearerCheck(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckNamesUnofferedMechanism runs check against the real broker's
+// SASL_SSL listener, which offers SCRAM-SHA-512 only, with AWS_MSK_IAM
+// and credentials from the environment: the output says that the broker
+// does not offer AWS_MSK_IAM, and shows no secret.
+func TestCheckNamesUnofferedMechanism(t *testing.T) {
+	node := testenv.RealKafka(t)
+	const secret = "msk-secret-4f9a2e"
+	dir := t.TempDir()
+	for k, v := range map[string]string{
+		"AWS_ACCESS_KEY_ID": "AKIAIOSFODNN7EXAMPLE", "AWS_SECRET_ACCESS_KEY": secret, "AWS_REGION": "eu-west-1",
+		"AWS_CONFIG_FILE": filepath.Join(dir, "config"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_EC2_METADATA_DISABLED": "true",
+	} {
+		t.Setenv(k, v)
+	}
+	yml := "data_dir: " + dir + "\nkafka:\n  - name: msk\n    brokers: [" + node.SecureAddr() + "]\n" +
+		"    tls: {enabled: true, ca_file: " + node.CAFile() + "}\n    sasl: {mechanism: AWS_MSK_IAM}\n"
+	path := filepath.Join(dir, "queuewatch.yml")
+	if err := os.WriteFile(path, []byte(yml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	if err := Check(context.Background(), cfg, &out, nil); err == nil {
+		t.Fatalf("check passed:\n%s", out.String())
+	}
+	for _, w := range []string{"FAIL kafka:msk: ", "sasl AWS_MSK_IAM is not enabled on the broker's listener", "UNSUPPORTED_SASL_MECHANISM"} {
+		if !strings.Contains(out.String(), w) {
+			t.Errorf("check output:\n%s\nwant it to say %q", out.String(), w)
+		}
+	}
+	if strings.Contains(out.String(), secret) {
+		t.Errorf("check output shows the secret:\n%s", out.String())
+	}
+	t.Logf("check output:\n%s", out.String())
+}

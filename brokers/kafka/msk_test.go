@@ -188,3 +188,20 @@ func TestMSKIAMRefreshesBeforeExpiry(t *testing.T) {
 		t.Errorf("%d credentials fetched; want 2", n)
 	}
 }
+
+// TestMSKIAMNoCredentials: a chain that finds no credentials fails the
+// authentication with an error naming the mechanism.
+func TestMSKIAMNoCredentials(t *testing.T) {
+	mskEnv(t)
+	t.Setenv("AWS_ACCESS_KEY_ID", "")
+	t.Setenv("AWS_SECRET_ACCESS_KEY", "")
+	t.Setenv("AWS_SESSION_TOKEN", "")
+	mech, err := saslMechanism(&config.SASL{Mechanism: config.MechanismMSKIAM, Region: "eu-west-1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, _, err = mech.Authenticate(context.Background(), "b-1.demo.abc123.c2.kafka.eu-west-1.amazonaws.com:9098")
+	if err == nil || !strings.HasPrefix(err.Error(), "sasl AWS_MSK_IAM: aws credentials: ") {
+		t.Errorf("authenticate without credentials: %v; want an error naming AWS_MSK_IAM's credentials", err)
+	}
+}

@@ -91,16 +91,23 @@ func (ts *tokenSource) token(ctx context.Context) (string, error) {
 }
 
 // AuthError names the SASL mechanism in err when the broker refused the
-// cluster's credentials, so that check says which sign-in failed; the
-// broker's reason is in err. Other errors are returned as they are.
+// cluster's credentials or does not offer the mechanism, so that check
+// says which sign-in failed; the broker's reason is in err. Other errors
+// are returned as they are.
 func (c *Cluster) AuthError(err error) error {
-	if err == nil || c.cfg.SASL == nil || !errors.Is(err, kerr.SaslAuthenticationFailed) {
+	if err == nil || c.cfg.SASL == nil {
 		return err
 	}
-	if c.cfg.SASL.Mechanism == config.MechanismOAuthBearer {
+	mech := c.cfg.SASL.Mechanism
+	switch {
+	case errors.Is(err, kerr.UnsupportedSaslMechanism):
+		return fmt.Errorf("sasl %s is not enabled on the broker's listener: %w", mech, err)
+	case !errors.Is(err, kerr.SaslAuthenticationFailed):
+		return err
+	case mech == config.MechanismOAuthBearer:
 		// Kafka tells the client only {"status":"invalid_token"}; which
 		// check the token failed is in the broker's log.
 		return fmt.Errorf("sasl OAUTHBEARER refused by the broker (its log names the failed check: audience, issuer, expiry or signature): %w", err)
 	}
-	return fmt.Errorf("sasl %s refused by the broker: %w", c.cfg.SASL.Mechanism, err)
+	return fmt.Errorf("sasl %s refused by the broker: %w", mech, err)
 }
