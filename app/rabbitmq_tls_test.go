@@ -18,6 +18,8 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The Kafka node of the OAUTHBEARER check test trusts a Keycloak.
+	testenv.KafkaWithOAuth()
 	code := m.Run()
 	testenv.StopRabbitMQTLS()
 	testenv.StopElasticMQ()

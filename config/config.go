@@ -136,12 +136,43 @@ type SchemaRegistry struct {
 	TLS      TLS    `yaml:"tls"`
 }
 
-// SASL holds Kafka SASL credentials.
+// SASL holds Kafka SASL credentials: a username and password for PLAIN
+// and SCRAM, an OAuth 2.0 client for OAUTHBEARER, the AWS credential
+// chain (and a role to assume) for AWS_MSK_IAM.
 type SASL struct {
-	Mechanism string `yaml:"mechanism"` // PLAIN|SCRAM-SHA-256|SCRAM-SHA-512
+	Mechanism string `yaml:"mechanism"` // PLAIN|SCRAM-SHA-256|SCRAM-SHA-512|OAUTHBEARER|AWS_MSK_IAM
 	Username  string `yaml:"username"`
 	Password  string `yaml:"password"`
+	// TokenURL is the identity provider's token endpoint, where
+	// OAUTHBEARER gets its tokens with the client-credentials grant.
+	TokenURL string `yaml:"token_url"`
+	ClientID string `yaml:"client_id"`
+	// ClientSecret or ClientSecretFile (read once at start, surrounding
+	// white space trimmed) is the client's secret.
+	ClientSecret     string `yaml:"client_secret"`
+	ClientSecretFile string `yaml:"client_secret_file"`
+	// Scope is the space-separated scopes to ask for; empty asks for none.
+	Scope string `yaml:"scope"`
+	// Audience, when set, is sent as the token request's audience
+	// parameter (Auth0, Okta and others select the token's aud with it).
+	Audience string `yaml:"audience"`
+	// Region is where AWS_MSK_IAM's credentials are had (STS for
+	// RoleARN, a profile's region otherwise); the signature's region is
+	// the brokers' (from their MSK host names, else AWS_REGION).
+	Region string `yaml:"region"`
+	// RoleARN, when set, is assumed (STS AssumeRole) with the default
+	// credential chain, as for SQS.
+	RoleARN string `yaml:"role_arn"`
 }
+
+// Mechanisms are the SASL mechanisms queuewatch speaks to Kafka.
+const (
+	MechanismPlain       = "PLAIN"
+	MechanismSCRAM256    = "SCRAM-SHA-256"
+	MechanismSCRAM512    = "SCRAM-SHA-512"
+	MechanismOAuthBearer = "OAUTHBEARER"
+	MechanismMSKIAM      = "AWS_MSK_IAM"
+)
 
 // TLS configures a TLS client connection. Relative file paths are resolved
 // against the config file's directory by Parse and Load.
@@ -410,10 +441,13 @@ func parseYAML(data []byte, filename string) (*yaml.Node, error) {
 	return top, nil
 }
 
-// resolvePaths makes relative TLS file paths relative to dir.
+// resolvePaths makes relative TLS and secret file paths relative to dir.
 func (c *Config) resolvePaths(dir string) {
 	for i := range c.Kafka {
 		c.Kafka[i].TLS.resolve(dir)
+		if s := c.Kafka[i].SASL; s != nil {
+			resolvePath(dir, &s.ClientSecretFile)
+		}
 		if r := c.Kafka[i].SchemaRegistry; r != nil {
 			r.TLS.resolve(dir)
 		}
@@ -425,9 +459,14 @@ func (c *Config) resolvePaths(dir string) {
 
 func (t *TLS) resolve(dir string) {
 	for _, p := range []*string{&t.CAFile, &t.CertFile, &t.KeyFile} {
-		if *p != "" && !filepath.IsAbs(*p) && dir != "." {
-			*p = filepath.Join(dir, *p)
-		}
+		resolvePath(dir, p)
+	}
+}
+
+// resolvePath makes a relative file path relative to dir.
+func resolvePath(dir string, p *string) {
+	if *p != "" && !filepath.IsAbs(*p) && dir != "." {
+		*p = filepath.Join(dir, *p)
 	}
 }
 

@@ -203,19 +203,102 @@ func (k *Kafka) validate(p *problems, path string) {
 }
 
 func (s *SASL) validate(p *problems, path string) {
+	const want = "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM"
 	switch s.Mechanism {
-	case "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512":
+	case MechanismPlain, MechanismSCRAM256, MechanismSCRAM512:
+		s.validatePassword(p, path)
+		s.validateUnused(p, path, s.awsFields(), "AWS_MSK_IAM")
+	case MechanismOAuthBearer:
+		s.validateOAuth(p, path)
+		s.validateUnused(p, path, s.awsFields(), "AWS_MSK_IAM")
+	case MechanismMSKIAM:
+		s.validateMSK(p, path)
 	case "":
-		p.add(path+".mechanism", "required when sasl is set (PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)")
+		p.add(path+".mechanism", "required when sasl is set (%s)", want)
 	default:
-		p.add(path+".mechanism", "must be PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512, got %s", quoteScalar(s.Mechanism))
+		p.add(path+".mechanism", "must be %s, got %s", want, quoteScalar(s.Mechanism))
 	}
+}
+
+// validatePassword checks PLAIN and SCRAM credentials, which have no use
+// for an OAuth client.
+func (s *SASL) validatePassword(p *problems, path string) {
 	if s.Username == "" {
 		p.add(path+".username", "required when sasl is set")
 	}
 	if s.Password == "" {
 		p.add(path+".password", "required when sasl is set")
 	}
+	s.validateUnused(p, path, s.oauthFields(), "OAUTHBEARER")
+}
+
+// validateUnused reports the fields of another mechanism that are set.
+func (s *SASL) validateUnused(p *problems, path string, fields []saslField, mechanism string) {
+	for _, f := range fields {
+		if f.value != "" {
+			p.add(path+"."+f.key, "only for mechanism %s, not %s", mechanism, s.Mechanism)
+		}
+	}
+}
+
+// validateMSK checks AWS_MSK_IAM, whose credentials come from the AWS
+// chain: no password, no OAuth client, and a well-formed role.
+func (s *SASL) validateMSK(p *problems, path string) {
+	if s.Username != "" || s.Password != "" {
+		p.add(path, "username and password are not used by AWS_MSK_IAM; it signs with the AWS credential chain (or role_arn)")
+	}
+	s.validateUnused(p, path, s.oauthFields(), "OAUTHBEARER")
+	if s.Region != "" && !sqsRegionRE.MatchString(s.Region) {
+		p.add(path+".region", "%s is not an AWS region (such as eu-west-1)", quoteScalar(s.Region))
+	}
+	if s.RoleARN != "" && !sqsRoleARNRE.MatchString(s.RoleARN) {
+		p.add(path+".role_arn", "%s is not an IAM role ARN (arn:aws:iam::123456789012:role/name)", quoteScalar(s.RoleARN))
+	}
+}
+
+// validateOAuth checks an OAUTHBEARER client: a token endpoint, a client
+// id and exactly one of its secret and a file holding it.
+func (s *SASL) validateOAuth(p *problems, path string) {
+	if s.Username != "" || s.Password != "" {
+		p.add(path, "username and password are not used by OAUTHBEARER; set client_id and client_secret")
+	}
+	switch u, err := url.Parse(s.TokenURL); {
+	case s.TokenURL == "":
+		p.add(path+".token_url", "required for OAUTHBEARER (the identity provider's token endpoint)")
+	case err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "":
+		p.add(path+".token_url", "must be an http or https URL, got %s", quoteScalar(s.TokenURL))
+	}
+	if s.ClientID == "" {
+		p.add(path+".client_id", "required for OAUTHBEARER")
+	}
+	switch {
+	case s.ClientSecret == "" && s.ClientSecretFile == "":
+		p.add(path+".client_secret", "required for OAUTHBEARER (or client_secret_file)")
+	case s.ClientSecret != "" && s.ClientSecretFile != "":
+		p.add(path+".client_secret_file", "set client_secret or client_secret_file, not both")
+	}
+	checkFile(p, path+".client_secret_file", s.ClientSecretFile)
+}
+
+// saslField is a mechanism's key by its YAML name, and its value.
+type saslField struct{ key, value string }
+
+// oauthFields are the OAUTHBEARER keys, in the order their problems are
+// listed.
+func (s *SASL) oauthFields() []saslField {
+	return []saslField{
+		{"token_url", s.TokenURL},
+		{"client_id", s.ClientID},
+		{"client_secret", s.ClientSecret},
+		{"client_secret_file", s.ClientSecretFile},
+		{"scope", s.Scope},
+		{"audience", s.Audience},
+	}
+}
+
+// awsFields are the AWS_MSK_IAM keys.
+func (s *SASL) awsFields() []saslField {
+	return []saslField{{"region", s.Region}, {"role_arn", s.RoleARN}}
 }
 
 func (t *TLS) validate(p *problems, path string) {

@@ -33,7 +33,9 @@ type Cluster struct {
 // section: its kafka_cursor_group (required; config supplies the default)
 // and its name_pattern. extra are added to every client of the cluster
 // after the client's own options, so they win; tests use them for short
-// metadata ages and hooks. New does no I/O.
+// metadata ages and hooks. New does no network I/O; it reads the TLS
+// files, an OAUTHBEARER client_secret_file and AWS_MSK_IAM's AWS config
+// files.
 func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 	if dlq.KafkaCursorGroup == "" {
 		return nil, fmt.Errorf("kafka %s: dlq.kafka_cursor_group is required", k.Name)
@@ -72,20 +74,25 @@ func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 var errUnsupportedMechanism = errors.New("unsupported sasl mechanism")
 
 // saslMechanism is the franz-go mechanism for the configured credentials,
-// nil when the cluster needs no SASL.
+// nil when the cluster needs no SASL. An OAUTHBEARER mechanism caches its
+// token for every client of the cluster.
 func saslMechanism(s *config.SASL) (sasl.Mechanism, error) {
 	if s == nil {
 		return nil, nil
 	}
 	switch s.Mechanism {
-	case "PLAIN":
+	case config.MechanismPlain:
 		return plain.Auth{User: s.Username, Pass: s.Password}.AsMechanism(), nil
-	case "SCRAM-SHA-256":
+	case config.MechanismSCRAM256:
 		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha256Mechanism(), nil
-	case "SCRAM-SHA-512":
+	case config.MechanismSCRAM512:
 		return scram.Auth{User: s.Username, Pass: s.Password}.AsSha512Mechanism(), nil
+	case config.MechanismOAuthBearer:
+		return oauthMechanism(s)
+	case config.MechanismMSKIAM:
+		return mskMechanism(s)
 	}
-	return nil, fmt.Errorf("%w %q (want PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512)", errUnsupportedMechanism, s.Mechanism)
+	return nil, fmt.Errorf("%w %q (want PLAIN, SCRAM-SHA-256, SCRAM-SHA-512, OAUTHBEARER or AWS_MSK_IAM)", errUnsupportedMechanism, s.Mechanism)
 }
 
 // Name is the configured cluster name, the cluster label everywhere.

@@ -129,7 +129,7 @@ func (s *Source) Close() { s.cl.Close() }
 func (s *Source) Check(ctx context.Context) ([]string, error) {
 	bs, err := s.adm.ListBrokers(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("list brokers of %s: %w", s.name, err)
+		return nil, fmt.Errorf("list brokers of %s: %w", s.name, s.opts.Cluster.AuthError(err))
 	}
 	var out []string
 	for _, b := range bs {
@@ -147,7 +147,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 
 	groups, shares, err := s.listGroups(ctx)
 	if err != nil {
-		return nil, err
+		return nil, s.opts.Cluster.AuthError(err)
 	}
 	// Describe and offset fetches go to each group's coordinator. A slow
 	// coordinator must cost only its own groups, not the whole poll, so

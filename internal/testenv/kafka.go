@@ -59,9 +59,14 @@ type KafkaNode struct {
 	// certificate.
 	securePort int
 	caFile     string
-	mu         sync.Mutex
-	cmd        *exec.Cmd
-	exited     chan struct{}
+	// oauthPort is the OAUTHBEARER listener whose tokens keycloak issues,
+	// under KafkaMainWithOAuth; keycloakErr is why there is none.
+	oauthPort   int
+	keycloak    *Keycloak
+	keycloakErr error
+	mu          sync.Mutex
+	cmd         *exec.Cmd
+	exited      chan struct{}
 	// FormatTime is how long formatting the storage took (a JVM of its
 	// own), StartupTime how long the last Start took until the node served.
 	FormatTime, StartupTime time.Duration
@@ -121,6 +126,7 @@ func StopKafka() {
 	for _, sn := range shared {
 		if sn.node != nil {
 			sn.node.Stop()
+			sn.node.stopOAuth()
 			_ = os.RemoveAll(sn.node.dir)
 		}
 	}
@@ -197,11 +203,14 @@ func startKafka(version string) (*KafkaNode, error) {
 		return nil, err
 	}
 	n.voters, n.replicas = n.voter(), 1
+	n.startOAuth()
 	if err := n.format(clusterID()); err != nil {
+		n.stopOAuth()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
 	if err := n.Start(); err != nil {
+		n.stopOAuth()
 		_ = os.RemoveAll(dir)
 		return nil, err
 	}
@@ -238,14 +247,15 @@ func (n *KafkaNode) format(clusterID string) error {
 		return err
 	}
 	n.caFile = caFile
+	oauthListener, oauthProtocol := n.oauthListener()
 	props := fmt.Sprintf(`process.roles=broker,controller
 node.id=%[5]d
 controller.quorum.voters=%[6]s
-listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d,SASL_SSL://127.0.0.1:%[4]d
-advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[4]d
+listeners=PLAINTEXT://127.0.0.1:%[1]d,CONTROLLER://127.0.0.1:%[2]d,SASL_SSL://127.0.0.1:%[4]d%[9]s
+advertised.listeners=PLAINTEXT://127.0.0.1:%[1]d,SASL_SSL://127.0.0.1:%[4]d%[9]s
 controller.listener.names=CONTROLLER
 inter.broker.listener.name=PLAINTEXT
-listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL
+listener.security.protocol.map=PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT,SASL_SSL:SASL_SSL%[10]s
 log.dirs=%[3]s
 num.partitions=1
 offsets.topic.replication.factor=%[7]d
@@ -259,7 +269,7 @@ group.initial.rebalance.delay.ms=0
 broker.heartbeat.interval.ms=500
 broker.session.timeout.ms=3000
 `, n.brokerPort, n.controllerPort, filepath.Join(n.dir, "data"), n.securePort,
-		n.id, n.voters, n.replicas, min(n.replicas, 2)) + saslSSLProps(keystore)
+		n.id, n.voters, n.replicas, min(n.replicas, 2), oauthListener, oauthProtocol) + saslSSLProps(keystore) + n.oauthProps()
 	if err := os.WriteFile(n.propsPath(), []byte(props), 0o600); err != nil {
 		return err
 	}
@@ -326,8 +336,9 @@ func (n *KafkaNode) launchLocked() error {
 	// The child has its own copy of the descriptor.
 	defer func() { _ = log.Close() }()
 	// The node outlives any one test's context: Stop and Kill end it.
-	cmd := exec.CommandContext(context.Background(), "java", "-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-		"-cp", filepath.Join(n.jars, "*"), "kafka.Kafka", n.propsPath())
+	args := append([]string{"-Xms128m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1"}, n.oauthJVMArgs()...)
+	cmd := exec.CommandContext(context.Background(), "java", append(args,
+		"-cp", filepath.Join(n.jars, "*"), "kafka.Kafka", n.propsPath())...)
 	cmd.Stdout, cmd.Stderr = log, log
 	// The node must not outlive a test binary killed by its timeout.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}

@@ -23,7 +23,7 @@ import (
 // TestMain shares one node among the package's tests. They run in
 // parallel, except TestBrokerKilledAndBack, which Go runs before any
 // parallel test resumes.
-func TestMain(m *testing.M) { testenv.KafkaMain(m) }
+func TestMain(m *testing.M) { testenv.KafkaMainWithOAuth(m) }
 
 // broker is the shared real node with an admin client for test setup.
 type broker struct {
