@@ -94,16 +94,24 @@ func startKeycloak(clients []KeycloakClient) (*Keycloak, error) {
 	// the issuer the same whoever asks.
 	k.cmd = exec.CommandContext(context.Background(), filepath.Join(home, "bin", "kc.sh"), "start", "--optimized",
 		"--http-enabled=true", "--http-host=127.0.0.1", "--http-port="+port, "--hostname="+k.URL)
+	// Each server keeps its transaction log in a directory of its own:
+	// test packages run in parallel, and two Keycloaks sharing the
+	// install's data/ would share one object store.
+	txlog, err := os.MkdirTemp("", "qw-keycloak-txlog-*")
+	if err != nil {
+		return nil, err
+	}
 	k.cmd.Env = append(os.Environ(), "KEYCLOAK_ADMIN=admin", "KEYCLOAK_ADMIN_PASSWORD=admin",
-		"JAVA_OPTS_APPEND=-XX:TieredStopAtLevel=1")
+		"JAVA_OPTS_APPEND=-XX:TieredStopAtLevel=1 -Dquarkus.transaction-manager.object-store.directory="+txlog)
 	k.cmd.Stdout, k.cmd.Stderr = logFile, logFile
 	// Keycloak must not outlive a test binary killed by its timeout.
 	k.cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 	if err := k.cmd.Start(); err != nil {
 		_ = logFile.Close()
+		_ = os.RemoveAll(txlog)
 		return nil, fmt.Errorf("start keycloak: %w", err)
 	}
-	go func() { _ = k.cmd.Wait(); _ = logFile.Close(); close(k.exited) }()
+	go func() { _ = k.cmd.Wait(); _ = logFile.Close(); _ = os.RemoveAll(txlog); close(k.exited) }()
 	if err := k.setUp(clients); err != nil {
 		k.Stop()
 		return nil, fmt.Errorf("keycloak on %s: %w; log tail:\n%s", k.URL, err, k.LogTail())
