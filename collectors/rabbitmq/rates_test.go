@@ -84,7 +84,7 @@ func TestRatesOfARealProducerAndConsumer(t *testing.T) {
 			t.Fatal("the management API never showed ready messages")
 		}
 	}
-	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: polls})
+	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: polls, HysteresisPolls: 1}) // the judgement, not its hysteresis
 	var q queue.Queue
 	for i := 0; i < polls; i++ {
 		time.Sleep(time.Second) // the collector's interval: the rates are per poll apart
@@ -141,7 +141,7 @@ func TestStallOfARealConsumerThatFinishesNothing(t *testing.T) {
 		}
 	}
 	const window = 12
-	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: window})
+	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: window, HysteresisPolls: 1}) // the judgement, not its hysteresis
 	var q queue.Queue
 	for range window {
 		snap := poll(t, src)
