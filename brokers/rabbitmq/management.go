@@ -303,8 +303,11 @@ func (m *Client) Queues(ctx context.Context, vhost string) ([]Queue, error) {
 	} else {
 		out, err = m.queuesPaged(ctx, vhost)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		m.counts.Store(vhost, len(out))
+	case errors.Is(err, ErrNotFound): // a deleted vhost is forgotten
+		m.counts.Delete(vhost)
 	}
 	return out, err
 }

@@ -212,8 +212,10 @@ func TestRecordedResponsesUnpaged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"/api/vhosts", "/api/queues/qw-record", "/api/exchanges/qw-record",
-		"/api/exchanges/qw-record/dlx/bindings/source", "/api/queues/qw-record/orders/bindings"}
+	want := []string{
+		"/api/vhosts", "/api/queues/qw-record", "/api/exchanges/qw-record",
+		"/api/exchanges/qw-record/dlx/bindings/source", "/api/queues/qw-record/orders/bindings",
+	}
 	slices.Sort(want)
 	slices.Sort(f.paths) // the listing and the exchanges are read concurrently
 	if !slices.Equal(f.paths, want) {

@@ -157,8 +157,10 @@ func timed(node int, idle time.Duration, p *proxy, rounds int, name string, f fu
 		sizes = append(sizes, p.bytes.Load()-b0)
 		time.Sleep(time.Second) // let the node's statistics settle between rounds
 	}
-	c := cost{name: name, wall: time.Duration(median(walls)), self: time.Duration(median(selfs)),
-		cpu: time.Duration(median(cpus)), bytes: median(sizes), items: items}
+	c := cost{
+		name: name, wall: time.Duration(median(walls)), self: time.Duration(median(selfs)),
+		cpu: time.Duration(median(cpus)), bytes: median(sizes), items: items,
+	}
 	log.Printf("%s: %+v", name, c)
 	return c, nil
 }
@@ -261,7 +263,8 @@ type proxy struct {
 }
 
 func newProxy(target string) (*proxy, error) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	var lc net.ListenConfig
+	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
@@ -279,12 +282,13 @@ func newProxy(target string) (*proxy, error) {
 }
 
 func (p *proxy) forward(c net.Conn, target string) {
-	defer c.Close()
-	u, err := net.Dial("tcp", target)
+	defer func() { _ = c.Close() }()
+	var d net.Dialer
+	u, err := d.DialContext(context.Background(), "tcp", target)
 	if err != nil {
 		return
 	}
-	defer u.Close()
+	defer func() { _ = u.Close() }()
 	done := make(chan struct{})
 	go func() {
 		_, _ = io.Copy(counting{u, &p.bytes}, c)

@@ -38,7 +38,7 @@ func (a *admin) do(method, path string, body any) error {
 		b, _ := json.Marshal(body)
 		r = bytes.NewReader(b)
 	}
-	req, err := http.NewRequest(method, mgmtURL+path, r)
+	req, err := http.NewRequestWithContext(context.Background(), method, mgmtURL+path, r)
 	if err != nil {
 		return err
 	}
@@ -49,7 +49,8 @@ func (a *admin) do(method, path string, body any) error {
 		return err
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode >= 300 && !(method == http.MethodDelete && resp.StatusCode == http.StatusNotFound) {
+	gone := method == http.MethodDelete && resp.StatusCode == http.StatusNotFound // deleting what is not there
+	if resp.StatusCode >= 300 && !gone {
 		b, _ := io.ReadAll(resp.Body)
 		return fmt.Errorf("%s %s: %s %s", method, path, resp.Status, b)
 	}
