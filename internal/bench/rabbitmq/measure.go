@@ -26,6 +26,7 @@ import (
 type cost struct {
 	name            string
 	wall, self, cpu time.Duration // wall time, this process's CPU, the node's net CPU
+	raw             time.Duration // the node's CPU with its idle rate left in
 	bytes           int64
 	items           int
 }
@@ -141,7 +142,7 @@ func newSource(mgmt string) (*collector.Source, error) {
 
 // timed runs f rounds times and keeps the median of each measure.
 func timed(node int, idle time.Duration, p *proxy, rounds int, name string, f func() (int, error)) (cost, error) {
-	var walls, selfs, cpus, sizes []int64
+	var walls, selfs, cpus, raws, sizes []int64
 	var items int
 	for range rounds {
 		n0, s0, b0 := nodeCPU(node), selfCPU(), p.bytes.Load()
@@ -152,14 +153,16 @@ func timed(node int, idle time.Duration, p *proxy, rounds int, name string, f fu
 			return cost{}, fmt.Errorf("%s: %w", name, err)
 		}
 		items = n
-		node := nodeCPU(node) - n0 - time.Duration(float64(idle)*wall.Seconds())
-		walls, selfs, cpus = append(walls, int64(wall)), append(selfs, int64(selfCPU()-s0)), append(cpus, int64(node))
+		raw := nodeCPU(node) - n0
+		netCPU := raw - time.Duration(float64(idle)*wall.Seconds())
+		walls, selfs, cpus = append(walls, int64(wall)), append(selfs, int64(selfCPU()-s0)), append(cpus, int64(netCPU))
+		raws = append(raws, int64(raw))
 		sizes = append(sizes, p.bytes.Load()-b0)
 		time.Sleep(time.Second) // let the node's statistics settle between rounds
 	}
 	c := cost{
 		name: name, wall: time.Duration(median(walls)), self: time.Duration(median(selfs)),
-		cpu: time.Duration(median(cpus)), bytes: median(sizes), items: items,
+		cpu: time.Duration(median(cpus)), raw: time.Duration(median(raws)), bytes: median(sizes), items: items,
 	}
 	log.Printf("%s: %+v", name, c)
 	return c, nil
@@ -314,15 +317,15 @@ func (c counting) Write(b []byte) (int, error) {
 func (r *result) print(w io.Writer, queues int) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "%d queues in one vhost; node idle %.2f CPU-s/min (subtracted below)\t\n", queues, r.idlePerMin.Seconds())
-	fmt.Fprintln(tw, "reader\twall s\tqueuewatch CPU-s\tnode CPU-s\tnode CPU-s/min at 15 s\tKB on the wire\tqueues or samples\t")
+	fmt.Fprintln(tw, "reader\twall s\tqueuewatch CPU-s\tnode CPU-s (raw)\tnode CPU-s/min at 15 s\tKB on the wire\tqueues or samples\t")
 	for _, c := range r.costs {
-		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f\t%.2f\t%d\t%d\t\n", c.name, c.wall.Seconds(), c.self.Seconds(),
-			c.cpu.Seconds(), 4*c.cpu.Seconds(), c.bytes/1000, c.items)
+		fmt.Fprintf(tw, "%s\t%.2f\t%.2f\t%.2f (%.2f)\t%.2f\t%d\t%d\t\n", c.name, c.wall.Seconds(), c.self.Seconds(),
+			c.cpu.Seconds(), c.raw.Seconds(), 4*c.cpu.Seconds(), c.bytes/1000, c.items)
 	}
 	_ = tw.Flush()
 	q, p := r.costs[1], r.costs[2+len(listings)]
-	fmt.Fprintf(w, "\nratios, queuewatch steady poll ÷ plugin scrape (coarse+consumers): wall %.2f×, node CPU %.2f×, bytes %.2f×\n",
-		ratio(q.wall, p.wall), ratio(q.cpu, p.cpu), float64(q.bytes)/float64(max(p.bytes, 1)))
+	fmt.Fprintf(w, "\nratios, queuewatch steady poll ÷ plugin scrape (coarse+consumers): wall %.2f×, node CPU %.2f× (raw %.2f×), bytes %.2f×\n",
+		ratio(q.wall, p.wall), ratio(q.cpu, p.cpu), ratio(q.raw, p.raw), float64(q.bytes)/float64(max(p.bytes, 1)))
 	fmt.Fprintf(w, "queuewatch CPU per poll %.2f s; node CPU-s/min incl. idle: queuewatch %.2f, plugin %.2f (%.2f×)\n",
 		q.self.Seconds(), r.idlePerMin.Seconds()+4*q.cpu.Seconds(), r.idlePerMin.Seconds()+4*p.cpu.Seconds(),
 		(r.idlePerMin.Seconds()+4*q.cpu.Seconds())/(r.idlePerMin.Seconds()+4*p.cpu.Seconds()))
