@@ -3,7 +3,7 @@ GO      ?= go
 PKGS    ?= ./...
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 
-.PHONY: demo elasticmq build test test-helm test-short test-kafka-quorum bench bench-kminion lint fmt generate check-generated docs
+.PHONY: demo elasticmq build test test-helm test-short test-kafka-quorum bench bench-kminion bench-rabbitmq lint fmt generate check-generated docs
 
 demo: ## run the zero-config demo: embedded Kafka + simulated services, UI on :8080
 	$(GO) run ./cmd/queuewatch demo
@@ -55,6 +55,9 @@ generate: ## regenerate templ components, the rule file and dashboards (and the 
 check-generated: ## fail when generated files are stale
 	$(GO) tool templ generate -path web/components >/dev/null 2>&1
 	git diff --exit-code -- web/components || (echo "templ output is stale: run make generate and commit" && exit 1)
+
+bench-rabbitmq: ## queuewatch's RabbitMQ poll side by side with a rabbitmq_prometheus scrape on 10,000 queues in one vhost of the local broker (created, then deleted)
+	$(GO) run ./internal/bench/rabbitmq
 
 bench-kminion: ## queuewatch side by side with kminion (.cache/bin/kminion, when installed) on one seeded kfake cluster; LARGE=1 for 100k group-partitions
 	$(GO) run ./internal/bench/kminion $(if $(LARGE),-large)

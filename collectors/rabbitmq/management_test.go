@@ -21,7 +21,8 @@ import (
 )
 
 // The files in testdata were recorded from RabbitMQ 3.10.8 with
-// page_size=3, so the five queues of vhost qw-record span two pages:
+// page_size=3, so the five queues of vhost qw-record span two pages
+// (queues.json is the two pages' items as the unpaged listing sends them):
 //
 //	events      stream, created seconds before: no statistics yet
 //	fresh       quorum, created just before: no statistics yet
@@ -76,6 +77,7 @@ func (f *fakeAPI) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		"/api/queues/qw-record?page=1":                 "queues-page1.json",
 		"/api/queues/qw-record?page=2":                 "queues-page2.json",
 		"/api/queues/qw-record?page=3":                 "page-out-of-range.json",
+		"/api/queues/qw-record":                        "queues.json",
 		"/api/exchanges":                               "exchanges.json",
 		"/api/exchanges/qw-record":                     "exchanges.json",
 		"/api/exchanges/qw-record/dlx/bindings/source": "dlx-bindings.json",
@@ -189,6 +191,53 @@ func TestRecordedResponses(t *testing.T) {
 	}
 	if !slices.Equal(f.paths, want) || s.HTTPRequests() != int64(len(want)) {
 		t.Errorf("requests %v (%d), want %v", f.paths, s.HTTPRequests(), want)
+	}
+}
+
+// TestRecordedResponsesUnpaged polls twice: the second poll knows the
+// vhost's size and lists it in one request, and sees the same queues and
+// DLQs as the paged first poll.
+func TestRecordedResponsesUnpaged(t *testing.T) {
+	f, srv := newFakeAPI(t)
+	s := fakeSource(t, srv, config.RabbitMQ{}, Options{})
+	s.now = func() time.Time { return time.Unix(1700000090, 0) }
+	first, err := pollErr(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.mu.Lock()
+	f.paths = nil
+	f.mu.Unlock()
+	second, err := pollErr(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"/api/vhosts", "/api/queues/qw-record", "/api/exchanges/qw-record",
+		"/api/exchanges/qw-record/dlx/bindings/source", "/api/queues/qw-record/orders/bindings",
+	}
+	slices.Sort(want)
+	slices.Sort(f.paths) // the listing and the exchanges are read concurrently
+	if !slices.Equal(f.paths, want) {
+		t.Errorf("second poll's requests %v, want %v", f.paths, want)
+	}
+	type seen struct {
+		name, typ            string
+		ready, unacked, cons int64
+		deadLetter, headAge  bool
+	}
+	view := func(snap *queue.Snapshot) (out []seen) {
+		for _, q := range snap.Queues {
+			out = append(out, seen{q.Name, q.Type, q.Ready, q.Unacked, int64(q.Consumers), q.HasDeadLetter, q.HasHeadAge})
+		}
+		return out
+	}
+	if a, b := view(first), view(second); !slices.Equal(a, b) || len(a) != 5 {
+		t.Errorf("paged %+v\nunpaged %+v", a, b)
+	}
+	if len(second.DLQs) != 1 || second.DLQs[0].Name != "orders.dlq" || second.DLQs[0].Messages != first.DLQs[0].Messages ||
+		!slices.Equal(second.DLQs[0].Sources, first.DLQs[0].Sources) {
+		t.Errorf("DLQs %+v, want %+v", second.DLQs, first.DLQs)
 	}
 }
 
