@@ -62,7 +62,7 @@ func kafkaSnapshot() *queue.Snapshot {
 			Status: queue.StatusWarn, ETA: queue.ETA{Known: true, In: 90 * time.Second},
 			Partitions: []queue.PartitionLag{
 				{Topic: "orders", Partition: 0, Committed: 100, HasCommit: true, End: 120, LogStart: 10, Lag: 20, LagSeconds: 12.5},
-				{Topic: "orders", Partition: 1, End: 80, Lag: 80, LagSeconds: 40},
+				{Topic: "orders", Partition: 1, End: 80, Lag: 80, LagSeconds: 40, Member: "consumer-2"},
 			},
 		}, {
 			Cluster: "prod", Name: "secret", Type: queue.GroupClassic, Err: "fetch offsets: GROUP_AUTHORIZATION_FAILED",

@@ -77,7 +77,7 @@ var (
 	dlqLabels       = []string{"broker", "cluster", "vhost", "dlq", "source"}
 	sourceLabels    = []string{"broker", "cluster"}
 
-	descLag          = desc("kafka_consumergroup_lag", "Messages the group is behind on the partition: end offset minus committed offset (log start when nothing is committed).", partitionLabels...)
+	descLag          = desc("kafka_consumergroup_lag", "Messages the group is behind on the partition: end offset minus committed offset (log start when nothing is committed yet and a member reads it).", partitionLabels...)
 	descLagSeconds   = desc("kafka_consumergroup_lag_seconds", "Age in seconds of the next record the group will read on the partition; 0 when caught up.", partitionLabels...)
 	descTopicLagSecs = desc("kafka_consumergroup_topic_lag_seconds", "Largest lag in seconds over the group's partitions of the topic.", topicLabels...)
 	descTotalLag     = desc("kafka_consumergroup_total_lag", "Messages the group is behind, summed over all its partitions.", groupLabels...)
@@ -262,10 +262,15 @@ func collectKafka(ch sink, snap *queue.Snapshot, m config.Metrics) {
 
 // collectGroupDetails emits what the group granularity adds to the status:
 // members, info, catch-up ETA and max lag seconds.
+//
+// The ETA is a consuming group's: a group without members reads nothing,
+// its status (stop) already says so, and its ETA would only be +Inf, or 0
+// with no lag. At a million group-partitions most groups are such leftovers,
+// and their ETAs cost a series each for nothing (docs/performance.md).
 func collectGroupDetails(ch sink, cl string, g *queue.ConsumerGroup) {
 	ch.gauge(descMembers, float64(g.Members), cl, g.Name)
 	ch.gauge(descInfo, 1, cl, g.Name, g.State, g.Protocol, string(g.Type))
-	if g.ETA.Known {
+	if g.ETA.Known && g.Members > 0 {
 		eta := g.ETA.In.Seconds()
 		if g.ETA.FallingBehind {
 			eta = math.Inf(1)
@@ -297,6 +302,9 @@ func collectPartitions(ch sink, cl string, g *queue.ConsumerGroup, m config.Metr
 		return
 	}
 	for _, p := range g.Partitions {
+		if !readsPartition(&p) {
+			continue
+		}
 		part := strconv.Itoa(int(p.Partition))
 		if m.PerPartition() {
 			ch.gauge(descLag, float64(p.Lag), cl, g.Name, p.Topic, part)
@@ -308,6 +316,19 @@ func collectPartitions(ch sink, cl string, g *queue.ConsumerGroup, m config.Metr
 			ch.gauge(descCommitted, float64(p.Committed), cl, g.Name, p.Topic, part)
 		}
 	}
+}
+
+// readsPartition reports whether a partition of a consumed topic gets
+// per-partition series: the group committed on it, or a member is assigned
+// to it. A partition the group never committed and nobody reads has no lag
+// of its own: kafka-consumer-groups.sh shows its LAG as "-", and where the
+// group starts reading it depends on the client's auto.offset.reset (the
+// Java default, latest, skips the records end − log start would count). Its
+// records still count in the topic and total lag, and commit_gaps counts the
+// partition; a series for it would be 5% of the lag family on a typical
+// cluster, and wrong for most consumers.
+func readsPartition(p *queue.PartitionLag) bool {
+	return p.HasCommit || p.Member != ""
 }
 
 func collectRabbitMQ(ch sink, snap *queue.Snapshot) {

@@ -107,5 +107,26 @@ func appendFloat(b []byte, v float64) []byte {
 	case math.IsNaN(v):
 		return append(b, "NaN"...)
 	}
+	if v == math.Trunc(v) && math.Abs(v) < 1<<53 {
+		return appendInteger(b, v)
+	}
 	return strconv.AppendFloat(b, v, 'g', -1, 64)
+}
+
+// appendInteger writes an integral v in the shorter of its two exact forms:
+// digits, or the exponent form client_golang writes ('g'). Offsets and
+// lags of a million or more are the common case in the offset families,
+// where 'g' turns 123456789 into 1.23456789e+08; 1e+06 stays as it is.
+func appendInteger(b []byte, v float64) []byte {
+	n := len(b)
+	b = strconv.AppendFloat(b, v, 'g', -1, 64)
+	if len(b)-n <= 6 { // at most 6 digits: 'g' wrote them without exponent
+		return b
+	}
+	var digits [24]byte
+	d := strconv.AppendInt(digits[:0], int64(v), 10)
+	if len(d) < len(b)-n {
+		b = append(b[:n], d...)
+	}
+	return b
 }

@@ -17,7 +17,10 @@
 //
 // Usage:
 //
-//	go run ./internal/bench/kminion [-large] [-groups N] [-kminion .cache/bin/kminion] [-steady 60s]
+//	go run ./internal/bench/kminion [-large] [-groups N] [-kminion .cache/bin/kminion] [-steady 60s] [-families]
+//
+// -families also prints, for each exporter, the series and sample bytes of
+// every family of 100 series or more: which families grow with the workload.
 //
 // -groups N scales the large workload to N groups (N × 60 group-partitions
 // on the same 800 topics): the sizing runs of docs/performance.md.
@@ -61,6 +64,7 @@ func main() {
 	only := flag.String("only", "", "measure only this exporter (queuewatch or kminion)")
 	groups := flag.Int("groups", 0, "the large workload with this many groups (60 group-partitions each) instead of 1,700")
 	granularity := flag.String("granularity", "", "queuewatch's metrics.granularity (partition, topic or group); empty: the default")
+	families := flag.Bool("families", false, "also print each exporter's series and bytes per metric family")
 	flag.Parse()
 	w := kafkaload.Target
 	if *large || *groups > 0 {
@@ -69,13 +73,13 @@ func main() {
 	if *groups > 0 {
 		w.Groups = *groups
 	}
-	if err := run(w, *kminion, *steady, *only, *granularity); err != nil {
+	if err := run(w, *kminion, *steady, *only, *granularity, *families); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)
 	}
 }
 
-func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only, granularity string) error {
+func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only, granularity string, families bool) error {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "qw-bench-")
 	if err != nil {
@@ -125,6 +129,11 @@ func run(w kafkaload.Workload, kminionBin string, steady time.Duration, only, gr
 		}
 	}
 	printTable(os.Stdout, results)
+	if families {
+		for _, r := range results {
+			printFamilies(os.Stdout, r)
+		}
+	}
 	if kminionNote != "" {
 		fmt.Println(kminionNote)
 	}
@@ -222,6 +231,7 @@ type result struct {
 	peakRSS      int64 // bytes
 	series       int
 	size         int
+	families     []familyCount // from the last scrape, most series first
 	scrapeMedian time.Duration
 	poll         time.Duration
 	cpuPerMinute time.Duration
@@ -289,6 +299,7 @@ func measure(ctx context.Context, e exporter, groups []string, steady time.Durat
 	}
 	r.size = len(body)
 	r.series = countSeries(body)
+	r.families = countFamilies(body)
 	r.poll = r.scrapeMedian
 	if e.pollSeconds != nil {
 		sum1, n1 := e.pollSeconds(body)
@@ -356,6 +367,61 @@ func countSeries(body []byte) int {
 		}
 	}
 	return n
+}
+
+// familyCount is one metric family's share of a /metrics body.
+type familyCount struct {
+	name          string
+	series, bytes int
+}
+
+// countFamilies counts the series and sample-line bytes of each family in
+// body (a histogram's _bucket, _sum and _count lines count as separate
+// families), the most series first: it shows which families grow with the
+// workload.
+func countFamilies(body []byte) []familyCount {
+	idx := map[string]int{}
+	var out []familyCount
+	for line := range bytes.Lines(body) {
+		if len(bytes.TrimSpace(line)) == 0 || line[0] == '#' {
+			continue
+		}
+		end := bytes.IndexAny(line, "{ ")
+		if end < 0 {
+			continue
+		}
+		name := string(line[:end])
+		i, ok := idx[name]
+		if !ok {
+			i = len(out)
+			idx[name] = i
+			out = append(out, familyCount{name: name})
+		}
+		out[i].series++
+		out[i].bytes += len(line)
+	}
+	slices.SortFunc(out, func(a, b familyCount) int {
+		if a.series != b.series {
+			return b.series - a.series
+		}
+		return strings.Compare(a.name, b.name)
+	})
+	return out
+}
+
+// printFamilies prints r's series and bytes per family as a Markdown table,
+// the families under 100 series in one row.
+func printFamilies(w io.Writer, r result) {
+	fmt.Fprintf(w, "\n%s: series and sample bytes per family\n\n| family | series | bytes |\n|---|---|---|\n", r.name)
+	var rest familyCount
+	for _, f := range r.families {
+		if f.series < 100 { // runtime and self-metrics: constant, not the workload's
+			rest.series, rest.bytes = rest.series+f.series, rest.bytes+f.bytes
+			continue
+		}
+		fmt.Fprintf(w, "| %s | %s | %s |\n", f.name, count(float64(f.series)), mb(float64(f.bytes)))
+	}
+	fmt.Fprintf(w, "| families under 100 series | %s | %s |\n", count(float64(rest.series)), mb(float64(rest.bytes)))
 }
 
 // label returns the value of name in a series line (no escapes in the
