@@ -127,19 +127,22 @@ type pastPoll struct {
 // pastGroup is a group as a past poll saw it.
 type pastGroup struct {
 	members int
+	topics  []string        // the distinct topics of parts
 	parts   []pastPartition // in the snapshot's order
 	// sorted records whether parts are in (topic, partition) order, which
 	// permits binary search.
 	sorted bool
 }
 
-// pastPartition is the part of a queue.PartitionLag status reads: half its
-// size.
+// pastPartition is the part of a queue.PartitionLag status reads, in 32
+// bytes: a poll of the status window keeps one per group-partition (18,000
+// at 500 groups), so the window is most of queuewatch's live heap. The
+// topic is an index into its group's topics; committed is -1 without a
+// commit.
 type pastPartition struct {
-	topic               string
 	committed, end, lag int64
 	partition           int32
-	hasCommit           bool
+	topic               uint32
 }
 
 // observation is one partition as seen by one poll.
@@ -249,19 +252,35 @@ func pastGroups(s *queue.Snapshot) map[string]*pastGroup {
 		pg := &pastGroup{members: g.Members, parts: make([]pastPartition, len(g.Partitions))}
 		for j := range g.Partitions {
 			p := &g.Partitions[j]
+			committed := p.Committed
+			if !p.HasCommit || committed < 0 {
+				committed = -1
+			}
 			pg.parts[j] = pastPartition{
-				topic: p.Topic, partition: p.Partition, committed: p.Committed,
-				hasCommit: p.HasCommit, end: p.End, lag: p.Lag,
+				topic: pg.topicIndex(p.Topic), partition: p.Partition, committed: committed, end: p.End, lag: p.Lag,
 			}
 		}
-		pg.sorted = slices.IsSortedFunc(pg.parts, comparePast)
+		pg.sorted = slices.IsSortedFunc(pg.parts, func(a, b pastPartition) int { return pg.compare(a, pg.topics[b.topic], b.partition) })
 		groups[g.Name] = pg
 	}
 	return groups
 }
 
-func comparePast(a, b pastPartition) int {
-	return cmp.Or(strings.Compare(a.topic, b.topic), cmp.Compare(a.partition, b.partition))
+// topicIndex is topic's index in g.topics, added when new. Partitions come
+// grouped by topic, so the last topic is nearly always the one.
+func (g *pastGroup) topicIndex(topic string) uint32 {
+	for i := len(g.topics) - 1; i >= 0; i-- {
+		if g.topics[i] == topic {
+			return uint32(i)
+		}
+	}
+	g.topics = append(g.topics, topic)
+	return uint32(len(g.topics) - 1)
+}
+
+// compare orders p against topic/partition.
+func (g *pastGroup) compare(p pastPartition, topic string, partition int32) int {
+	return cmp.Or(strings.Compare(g.topics[p.topic], topic), cmp.Compare(p.partition, partition))
 }
 
 // evaluateGroup sets g's status, reason and ETA.
@@ -340,7 +359,7 @@ func (e *Evaluator) observe(now time.Time, g *queue.ConsumerGroup, i int) []obse
 		}
 		if pp := pg.find(i, p.Topic, p.Partition); pp != nil {
 			e.obs = append(e.obs, observation{
-				time: e.past[k].Time, committed: pp.committed, hasCommit: pp.hasCommit && pp.committed >= 0,
+				time: e.past[k].Time, committed: pp.committed, hasCommit: pp.committed >= 0,
 				end: pp.end, lag: pp.lag, members: pg.members,
 			})
 		}
@@ -355,18 +374,18 @@ func (e *Evaluator) observe(now time.Time, g *queue.ConsumerGroup, i int) []obse
 // first: partitions rarely change between polls, so they line up.
 func (g *pastGroup) find(hint int, topic string, partition int32) *pastPartition {
 	ps := g.parts
-	if hint < len(ps) && ps[hint].partition == partition && ps[hint].topic == topic {
+	if hint < len(ps) && ps[hint].partition == partition && g.topics[ps[hint].topic] == topic {
 		return &ps[hint]
 	}
 	if g.sorted {
-		i, ok := slices.BinarySearchFunc(ps, pastPartition{topic: topic, partition: partition}, comparePast)
+		i, ok := slices.BinarySearchFunc(ps, partition, func(p pastPartition, partition int32) int { return g.compare(p, topic, partition) })
 		if ok {
 			return &ps[i]
 		}
 		return nil
 	}
 	for i := range ps {
-		if ps[i].partition == partition && ps[i].topic == topic {
+		if ps[i].partition == partition && g.topics[ps[i].topic] == topic {
 			return &ps[i]
 		}
 	}

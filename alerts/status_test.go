@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -669,5 +670,14 @@ func TestEvaluatorKeepsSourcesApart(t *testing.T) {
 				t.Errorf("moving group: %s (%s); want ok", g.Status, g.StatusReason)
 			}
 		}
+	}
+}
+
+// TestPastPartitionSize guards the status window's memory: one
+// pastPartition per group-partition per poll of the window is most of
+// queuewatch's live heap (docs/performance.md).
+func TestPastPartitionSize(t *testing.T) {
+	if n := unsafe.Sizeof(pastPartition{}); n > 32 {
+		t.Errorf("pastPartition is %d bytes; keep it within 32", n)
 	}
 }
