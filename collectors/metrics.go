@@ -325,8 +325,8 @@ func collectPartitions(ch sink, cl string, g *queue.ConsumerGroup, m config.Metr
 // group starts reading it depends on the client's auto.offset.reset (the
 // Java default, latest, skips the records end − log start would count). Its
 // records still count in the topic and total lag, and commit_gaps counts the
-// partition; a series for it would be 5% of the lag family on a typical
-// cluster, and wrong for most consumers.
+// partition. A series for it was 5% of the lag family on the kminion
+// benchmark's workload, and its value wrong for most consumers.
 func readsPartition(p *queue.PartitionLag) bool {
 	return p.HasCommit || p.Member != ""
 }
