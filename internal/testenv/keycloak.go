@@ -79,7 +79,7 @@ func startKeycloak(clients []KeycloakClient) (*Keycloak, error) {
 	if err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(1)
+	ports, err := freePorts(2)
 	if err != nil {
 		return nil, err
 	}
@@ -92,8 +92,11 @@ func startKeycloak(clients []KeycloakClient) (*Keycloak, error) {
 	// The server was built for an in-memory database by the install
 	// script, so --optimized skips the build; the fixed hostname makes
 	// the issuer the same whoever asks.
+	// The management interface has a port of its own (9000 by default):
+	// two test packages running Keycloak at once would both want it.
 	k.cmd = exec.CommandContext(context.Background(), filepath.Join(home, "bin", "kc.sh"), "start", "--optimized",
-		"--http-enabled=true", "--http-host=127.0.0.1", "--http-port="+port, "--hostname="+k.URL)
+		"--http-enabled=true", "--http-host=127.0.0.1", "--http-port="+port,
+		"--http-management-port="+strconv.Itoa(ports[1]), "--hostname="+k.URL)
 	// Each server keeps its transaction log in a directory of its own:
 	// test packages run in parallel, and two Keycloaks sharing the
 	// install's data/ would share one object store.
@@ -113,8 +116,9 @@ func startKeycloak(clients []KeycloakClient) (*Keycloak, error) {
 	}
 	go func() { _ = k.cmd.Wait(); _ = logFile.Close(); _ = os.RemoveAll(txlog); close(k.exited) }()
 	if err := k.setUp(clients); err != nil {
+		logTail := k.LogTail() // before Stop removes the log
 		k.Stop()
-		return nil, fmt.Errorf("keycloak on %s: %w; log tail:\n%s", k.URL, err, k.LogTail())
+		return nil, fmt.Errorf("keycloak on %s: %w; log tail:\n%s", k.URL, err, logTail)
 	}
 	return k, nil
 }
