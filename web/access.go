@@ -178,7 +178,7 @@ func seenDLQs(c echo.Context) func(dlqID string) bool {
 // covers. For one who sees only part of the cluster a name it does not
 // see answers as a name that does not exist does, so that planning is no
 // oracle of another team's groups and topics.
-func (s *Server) checkPlanNames(c echo.Context, own queue.Reader, req offsets.Request) error {
+func checkPlanNames(c echo.Context, m Monitor, own queue.Reader, req offsets.Request) error {
 	p := principalOf(c.Request().Context())
 	if p.may(config.RoleViewer, own.Cluster, "", "") {
 		return nil
@@ -196,7 +196,7 @@ func (s *Server) checkPlanNames(c echo.Context, own queue.Reader, req offsets.Re
 	if len(req.Topics) == 0 {
 		return nil
 	}
-	seen := s.visibleTopics(c, own)
+	seen := visibleTopics(m, own)
 	for _, t := range req.Topics {
 		if !seen[t.Topic] {
 			return echo.NewHTTPError(http.StatusBadRequest, fmt.Sprintf("topic %s: no topic of that name that a group you may see reads", t.Topic))
@@ -206,10 +206,11 @@ func (s *Server) checkPlanNames(c echo.Context, own queue.Reader, req offsets.Re
 }
 
 // visibleTopics are the topics (JetStream: streams) that the readers the
-// principal sees on own's cluster read, in the last poll.
-func (s *Server) visibleTopics(c echo.Context, own queue.Reader) map[string]bool {
+// principal sees on own's cluster read, in the last poll (m is the
+// principal's view).
+func visibleTopics(m Monitor, own queue.Reader) map[string]bool {
 	seen := map[string]bool{}
-	for _, snap := range s.mon(c).Snapshots() {
+	for _, snap := range m.Snapshots() {
 		if snap.Broker != own.Broker || snap.Cluster != own.Cluster {
 			continue
 		}
@@ -248,9 +249,9 @@ func seenResets(ctx context.Context) func(broker, cluster, group string) bool {
 // an original destination comes from the message's headers, which
 // whoever writes to the DLQ controls. A native redrive goes where the
 // broker's policy says, unseen, so it needs operator on the cluster.
-func checkReplay(c echo.Context, id string, req replayRequest) (func(string) error, error) {
+func checkReplay(c echo.Context, id string, action dlqreplay.Action, mode dlqreplay.Mode, target string) (func(string) error, error) {
 	role := config.RoleOperator
-	if req.Action == dlqreplay.ActionDelete {
+	if action == dlqreplay.ActionDelete {
 		role = config.RoleAdmin
 	}
 	if err := checkDLQ(c, role, id); err != nil {
@@ -258,10 +259,10 @@ func checkReplay(c echo.Context, id string, req replayRequest) (func(string) err
 	}
 	p := principalOf(c.Request().Context())
 	ref, _ := dlqreplay.ParseID(id)
-	if req.Action == dlqreplay.ActionDelete || p.may(config.RoleOperator, ref.Cluster, "", "") {
+	if action == dlqreplay.ActionDelete || p.may(config.RoleOperator, ref.Cluster, "", "") {
 		return nil, nil
 	}
-	if req.mode() == dlqreplay.ModeNative {
+	if mode == dlqreplay.ModeNative {
 		return nil, forbidden(p, config.RoleOperator, "cluster "+ref.Cluster+" (a native redrive goes where the broker's policy says)")
 	}
 	mayRoute := func(target string) error {
@@ -277,8 +278,8 @@ func checkReplay(c echo.Context, id string, req replayRequest) (func(string) err
 		return nil
 	}
 	// Any name is a named target (the service defaults the kind so).
-	if t := req.Target.target(); t.Name != "" {
-		if err := mayRoute(t.Name); err != nil {
+	if target != "" {
+		if err := mayRoute(target); err != nil {
 			return nil, echo.NewHTTPError(http.StatusForbidden, "forbidden: "+err.Error())
 		}
 	}
@@ -287,29 +288,30 @@ func checkReplay(c echo.Context, id string, req replayRequest) (func(string) err
 
 // checkRestore answers 403 unless the principal is an admin of the target
 // and of every DLQ the archived messages came from. Only a scoped
-// principal pays for the lookup.
-func (s *Server) checkRestore(c echo.Context, svc DLQService, req restoreRequest) error {
+// principal pays for the lookup. A failure of svc is returned as it is,
+// for the caller to answer.
+func checkRestore(c echo.Context, svc DLQService, target, jobID string, archiveIDs []int64) error {
 	p := principalOf(c.Request().Context())
 	if p.everywhere(config.RoleAdmin) {
 		return nil
 	}
-	if err := checkDLQ(c, config.RoleAdmin, req.Target); err != nil {
+	if err := checkDLQ(c, config.RoleAdmin, target); err != nil {
 		return err
 	}
 	ctx := c.Request().Context()
-	if req.JobID != "" {
-		j, err := svc.Job(ctx, req.JobID)
+	if jobID != "" {
+		j, err := svc.Job(ctx, jobID)
 		if err != nil {
-			return s.dlqFail(c, err)
+			return err
 		}
 		return checkJob(c, config.RoleAdmin, j)
 	}
-	rows, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{IDs: req.ArchiveIDs, Limit: len(req.ArchiveIDs)})
+	rows, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{IDs: archiveIDs, Limit: len(archiveIDs)})
 	if err != nil {
-		return s.dlqFail(c, err)
+		return err
 	}
 	want := map[int64]bool{}
-	for _, id := range req.ArchiveIDs {
+	for _, id := range archiveIDs {
 		want[id] = true
 	}
 	for _, a := range rows {

@@ -514,7 +514,7 @@ func (s *Server) apiDLQReplay(c echo.Context) error {
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
 	}
-	mayRoute, err := checkReplay(c, id, req)
+	mayRoute, err := checkReplay(c, id, req.Action, req.mode(), req.Target.target().Name)
 	if err != nil {
 		return err
 	}
@@ -590,7 +590,7 @@ func (s *Server) apiDLQPreview(c echo.Context) error {
 	if req.Action == dlqreplay.ActionDelete && !hasRole(ctx, config.RoleAdmin) {
 		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
 	}
-	mayRoute, err := checkReplay(c, id, req)
+	mayRoute, err := checkReplay(c, id, req.Action, req.mode(), req.Target.target().Name)
 	if err != nil {
 		return err
 	}
@@ -790,8 +790,8 @@ func (s *Server) apiRestore(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "target is required: the queue or topic to restore into, as broker:cluster:vhost:name")
 	}
 	ctx := c.Request().Context()
-	if err := s.checkRestore(c, svc, req); err != nil {
-		return err
+	if err := checkRestore(c, svc, req.Target, req.JobID, req.ArchiveIDs); err != nil {
+		return s.dlqFail(c, err)
 	}
 	job, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{
 		ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Rate: req.Rate, Who: who(ctx),

@@ -90,7 +90,7 @@ func (s *Server) apiConsumerPlan(c echo.Context) error {
 		return err
 	}
 	stream, name, _ := strings.Cut(group, "/")
-	if err := s.checkPlanNames(c, queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: name}, req); err != nil {
+	if err := checkPlanNames(c, s.mon(c), queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: name}, req); err != nil {
 		return err
 	}
 	plan, err := ca.PlanOn(c.Request().Context(), string(queue.NATS), cluster, req)

@@ -101,7 +101,7 @@ func (s *Server) offsetsPlan(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	if err := s.checkPlanNames(c, queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}, req); err != nil {
+	if err := checkPlanNames(c, s.mon(c), queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}, req); err != nil {
 		return err
 	}
 	req.Kind = kind

@@ -129,15 +129,17 @@ func (o *oidcAuth) grants(groups []string) []config.Grant {
 	return groupGrants(groups, o.cfg.OIDC.GroupRoles, o.cfg.OIDC.DefaultRole)
 }
 
-func (o *oidcAuth) loginPage(c echo.Context, s *Server, status int, problem string) error {
+func (o *oidcAuth) loginPage(c echo.Context, assetVersion string, status int, problem string) error {
 	host := o.cfg.OIDC.Issuer
 	if u, err := url.Parse(host); err == nil && u.Host != "" {
 		host = u.Host
 	}
-	return render(c, status, components.Login(components.LoginData{
+	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
+	c.Response().WriteHeader(status)
+	return components.Login(components.LoginData{
 		Provider: host, Next: safeNext(c.QueryParam("next")), Problem: problem,
-		SignedOut: c.QueryParam("bye") != "", AssetVersion: s.assetVersion,
-	}))
+		SignedOut: c.QueryParam("bye") != "", AssetVersion: assetVersion,
+	}).Render(c.Request().Context(), c.Response())
 }
 
 // start sends the browser to the provider, with a fresh state, nonce and
@@ -166,11 +168,11 @@ func (o *oidcAuth) start(c echo.Context) error {
 // callback finishes a login: the state must be the login cookie's, the
 // code is exchanged with the PKCE verifier, the ID token verified and its
 // nonce compared; then the session cookie is set.
-func (o *oidcAuth) callback(c echo.Context, s *Server) error {
+func (o *oidcAuth) callback(c echo.Context, assetVersion string) error {
 	r := c.Request()
 	fail := func(status int, why string) error {
 		clearCookie(c, loginCookie, "/auth/")
-		return o.loginPage(c, s, status, why)
+		return o.loginPage(c, assetVersion, status, why)
 	}
 	var ls loginState
 	lc, err := r.Cookie(loginCookie)

@@ -124,9 +124,9 @@ func (s *Server) routes() []route {
 	if o := s.auth.oidc; o != nil {
 		// Signing in is how one gets credentials.
 		rs = append(rs,
-			route{"GET", "/auth/login", func(c echo.Context) error { return o.loginPage(c, s, http.StatusOK, "") }, public},
+			route{"GET", "/auth/login", func(c echo.Context) error { return o.loginPage(c, s.assetVersion, http.StatusOK, "") }, public},
 			route{"GET", "/auth/start", o.start, public},
-			route{"GET", "/auth/callback", func(c echo.Context) error { return o.callback(c, s) }, public},
+			route{"GET", "/auth/callback", func(c echo.Context) error { return o.callback(c, s.assetVersion) }, public},
 			route{"POST", "/auth/logout", o.logout, public},
 		)
 	}

@@ -13,12 +13,15 @@ import (
 // for a viewer (or more) everywhere, else only the clusters, DLQs and
 // readers the grants' scopes cover. Every list, page and history reads
 // through it, so what is out of scope is nowhere, not even by a crafted URL.
-func (s *Server) mon(c echo.Context) Monitor {
+func (s *Server) mon(c echo.Context) Monitor { return scoped(c, s.opts.Monitor) }
+
+// scoped is m as the request's principal may see it (see mon).
+func scoped(c echo.Context, m Monitor) Monitor {
 	p := principalOf(c.Request().Context())
 	if !p.scoped() {
-		return s.opts.Monitor
+		return m
 	}
-	return scopedMonitor{Monitor: s.opts.Monitor, p: p}
+	return scopedMonitor{Monitor: m, p: p}
 }
 
 type scopedMonitor struct {
