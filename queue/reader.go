@@ -7,10 +7,14 @@ import (
 
 // A Reader is anything that reads from a queue, in the one shape every
 // broker shares: a Kafka consumer group, a JetStream consumer, a RabbitMQ
-// queue's consumers, an outbox table (read by its polling publisher), a
-// replication slot (read by a CDC client). The overview's counts, "needs attention" and sorts are written
-// once over Readers; each broker's type builds its Reader with a Reader
-// method, so shared code never asks which broker a reader belongs to.
+// queue's consumers, an SQS queue's, a Kafka share group, an outbox table
+// (read by its polling publisher), a replication slot (read by a CDC
+// client). What is said of readers of every broker — the overview's
+// counts and "Needs attention", the worst lag and its trend, the alert
+// rules' reader shapes, the scope a grant covers — is written once over
+// Readers; each broker's type builds its Reader with a Reader method
+// (web/view's Kinds say which of a kind's rows are readers), so shared
+// code never asks which broker a reader belongs to.
 type Reader struct {
 	Broker  Broker
 	Cluster string // the cluster, or the outbox source

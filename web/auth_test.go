@@ -14,6 +14,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 const apiToken = "qw-test-token-1"
@@ -45,7 +46,7 @@ func authConfig(t *testing.T, mode string) config.Auth {
 func authServer(t *testing.T, mode string) *Server {
 	t.Helper()
 	s := testServer(true)
-	s = New(Options{Monitor: s.opts.Monitor, Metrics: s.opts.Metrics, Auth: authConfig(t, mode)})
+	s = New(Options{Monitor: s.view.Opts.Monitor, Metrics: s.view.Opts.Metrics, Auth: authConfig(t, mode)})
 	ok := func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"ok": "yes"}) }
 	s.e.POST("/api/v1/test/any", ok, s.authorize(viewer))
 	s.e.POST("/api/v1/test/operator", ok, s.authorize(operator))
@@ -263,7 +264,7 @@ func TestCheckListenAuth(t *testing.T) {
 		{"nonsense", none, false, false},
 	} {
 		t.Run(tc.listen, func(t *testing.T) {
-			err := CheckListenAuth(tc.listen, tc.auth, tc.insecure)
+			err := auth.CheckListenAuth(tc.listen, tc.auth, tc.insecure)
 			if (err == nil) != tc.ok {
 				t.Errorf("CheckListenAuth(%q, %s, %v) = %v", tc.listen, tc.auth.Mode, tc.insecure, err)
 			}

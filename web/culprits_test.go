@@ -11,6 +11,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // culpritGroup is a 200-partition group of "events" evaluated by the real
@@ -58,18 +59,18 @@ func TestGroupCulpritsAPI(t *testing.T) {
 	if rec.Code != http.StatusOK {
 		t.Fatalf("group API %d %s", rec.Code, rec.Body)
 	}
-	g := decode[groupJSON](t, rec)
+	g := decode[api.GroupJSON](t, rec)
 	if g.Status != queue.StatusStall {
 		t.Fatalf("status %q (%s); want stall", g.Status, g.StatusReason)
 	}
-	want := []culpritJSON{
+	want := []api.CulpritJSON{
 		{Topic: "events", Partition: 181, Status: queue.StatusStall, Lag: 900, Reason: "committed offset has not moved over the status window while lag is 900"},
 		{Topic: "events", Partition: 57, Status: queue.StatusStall, Lag: 500, Reason: "committed offset has not moved over the status window while lag is 500"},
 	}
 	if !slices.Equal(g.Culprits, want) {
 		t.Errorf("culprits %+v;\nwant %+v", g.Culprits, want)
 	}
-	statuses := map[int32]partitionJSON{}
+	statuses := map[int32]api.PartitionJSON{}
 	for _, p := range g.Partitions {
 		statuses[p.Partition] = p
 	}

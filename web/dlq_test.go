@@ -19,10 +19,12 @@ import (
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
+	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 // The real service satisfies the interface the web layer declares.
-var _ DLQService = (*dlqreplay.Service)(nil)
+var _ auth.DLQService = (*dlqreplay.Service)(nil)
 
 const (
 	hostileImg = `<img src=x onerror=alert(2)>`
@@ -276,13 +278,13 @@ func (f *fakeDLQ) StartRestore(_ context.Context, req dlqreplay.RestoreRequest) 
 
 // dlqServer serves the fake DLQ service with one RabbitMQ DLQ and one
 // whose name is markup.
-func dlqServer(t *testing.T, mode string, svc DLQService) *Server {
+func dlqServer(t *testing.T, mode string, svc auth.DLQService) *Server {
 	t.Helper()
 	return dlqServerAuth(authConfig(t, mode), svc)
 }
 
 // dlqServerAuth is dlqServer with any auth configuration.
-func dlqServerAuth(auth config.Auth, svc DLQService) *Server {
+func dlqServerAuth(auth config.Auth, svc auth.DLQService) *Server {
 	snap := &queue.Snapshot{Broker: queue.RabbitMQ, Cluster: "main", Time: time.Now(), DLQs: []queue.DLQ{
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 3, OldestAge: 2 * time.Hour, HasOldestAge: true},
 		{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: hostileQueue, Sources: []string{hostileImg}, Messages: 1},
@@ -365,9 +367,9 @@ func TestDLQMessagesAPI(t *testing.T) {
 	c := newClient(t, s)
 	type page struct {
 		DLQ      string
-		Messages []messageJSON
+		Messages []api.MessageJSON
 		Next     string
-		Groups   []failureGroupJSON
+		Groups   []api.FailureGroupJSON
 	}
 	t.Run("page with base64 bodies and display forms", func(t *testing.T) {
 		rec := c.do("GET", apiDLQ(testDLQ)+"/messages?limit=2", "")
@@ -459,7 +461,7 @@ func TestDLQBodyDownload(t *testing.T) {
 	if rec := c.do("GET", apiDLQ(testDLQ)+"/messages/nope/body", ""); rec.Code != 404 {
 		t.Errorf("missing message: %d", rec.Code)
 	}
-	if got := downloadName(`../../etc/"passwd` + "\r\n"); got != "message-.._.._etc__passwd__.bin" {
+	if got := api.DownloadName(`../../etc/"passwd` + "\r\n"); got != "message-.._.._etc__passwd__.bin" {
 		t.Errorf("downloadName = %q", got)
 	}
 }
@@ -511,7 +513,7 @@ func TestDLQReplayAPI(t *testing.T) {
 		{name: "unknown nested field", auth: alice, body: `{"selection":{"everything":true}}`, code: 400, want: "unknown field"},
 		{name: "trailing data", auth: alice, body: `{"selection":{"all":true}} {}`, code: 400},
 		{name: "empty body", auth: alice, body: ``, code: 400, want: "empty"},
-		{name: "oversized body", auth: alice, body: `{"selection":{"ids":["` + strings.Repeat("x", maxRequestBody) + `"]}}`, code: 413},
+		{name: "oversized body", auth: alice, body: `{"selection":{"ids":["` + strings.Repeat("x", api.MaxRequestBody) + `"]}}`, code: 413},
 		{name: "bad DLQ id", auth: alice, target: "/api/v1/dlqs/nope/replay", body: `{"selection":{"all":true}}`, code: 404},
 		{name: "unknown cluster", auth: alice, target: apiDLQ("rabbitmq:eu:/:x") + "/replay", body: `{"selection":{"all":true}}`, code: 404},
 		{name: "job already running", auth: alice, running: "job-7", body: `{"selection":{"all":true}}`, code: 409, want: `"job":"job-7"`},
@@ -600,7 +602,7 @@ func TestArchiveAPI(t *testing.T) {
 	admin := newClient(t, s, bearerTok(apiToken))
 
 	rec := alice.do("GET", "/api/v1/archive?dlq="+url.QueryEscape(hostileDLQ), "")
-	out := decode[struct{ Archived []archivedJSON }](t, rec)
+	out := decode[struct{ Archived []api.ArchivedJSON }](t, rec)
 	if rec.Code != 200 || len(out.Archived) != 1 || string(out.Archived[0].Body) != `<script>alert(4)</script>` || out.Archived[0].Headers[0].Text != hostileImg {
 		t.Errorf("archive %d %s", rec.Code, rec.Body.String())
 	}
@@ -617,7 +619,7 @@ func TestArchiveAPI(t *testing.T) {
 		{"no target", admin, `{"archive_ids":[7]}`, 400, "target is required"},
 		{"bad target", admin, `{"archive_ids":[7],"target":"orders"}`, 404, "unknown dlq"},
 		{"nothing archived", admin, `{"archive_ids":[404],"target":"` + testDLQ + `"}`, 404, "no archived messages"},
-		{"oversized", admin, `{"archive_ids":[` + strings.Repeat("1,", maxRequestBody/2) + `1],"target":"x"}`, 413, ""},
+		{"oversized", admin, `{"archive_ids":[` + strings.Repeat("1,", api.MaxRequestBody/2) + `1],"target":"x"}`, 413, ""},
 		{"restore", admin, `{"archive_ids":[7],"target":"` + testDLQ + `","rate":50}`, 202, `"action":"restore"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // TestOversizedRequestAnswersTheErrorShape sends request lines and
@@ -50,7 +52,7 @@ func TestOversizedRequestAnswersTheErrorShape(t *testing.T) {
 			if resp.Header.Get("X-Content-Type-Options") != "nosniff" {
 				t.Errorf("no security headers: %v", resp.Header)
 			}
-			var e apiError
+			var e api.Error
 			isJSON := strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") && json.Unmarshal(body, &e) == nil && e.Error != ""
 			if isJSON != tc.json {
 				t.Errorf("JSON error %v, want %v: %s %.200s", isJSON, tc.json, resp.Header.Get("Content-Type"), body)

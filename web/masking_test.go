@@ -20,6 +20,7 @@ import (
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/store"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 const (
@@ -62,8 +63,8 @@ func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
 		{Fields: []jsonpath.Path{path("$..email")}, Headers: []string{"X-Card"}, Mode: masking.Redact},
 	}, []byte("a key of sixteen bytes"))
 	s := dlqServerAuth(authConfig(t, config.AuthBasic), f)
-	s.opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
-	s.opts.Inspect = inspect.New(inspect.Options{Masker: m, Reads: reads})
+	s.view.Opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
+	s.view.Opts.Inspect = inspect.New(inspect.Options{Masker: m, Reads: reads})
 	return s, f
 }
 
@@ -109,7 +110,7 @@ func TestMaskingOnEverySurface(t *testing.T) {
 	}
 
 	rec := alice.do(http.MethodGet, apiDLQ(testDLQ)+"/messages/m-card", "")
-	m := decode[messageJSON](t, rec)
+	m := decode[api.MessageJSON](t, rec)
 	if m.Size != len(f.msgs[0].Body) {
 		t.Errorf("size %d, want the body's %d bytes on the wire", m.Size, len(f.msgs[0].Body))
 	}
@@ -170,7 +171,7 @@ func TestUnmask(t *testing.T) {
 	}
 	admin := newClient(t, s, bearerTok(apiToken))
 	rec := admin.do(http.MethodGet, one, "")
-	if rec.Code != http.StatusOK || !strings.Contains(decode[messageJSON](t, rec).BodyView.Text, clearCard) {
+	if rec.Code != http.StatusOK || !strings.Contains(decode[api.MessageJSON](t, rec).BodyView.Text, clearCard) {
 		t.Fatalf("admin unmask = %d %s", rec.Code, rec.Body)
 	}
 	page := admin.do(http.MethodGet, "/dlq/"+url.PathEscape(testDLQ)+"?unmask=m-card", "")

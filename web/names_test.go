@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
@@ -124,7 +125,7 @@ func TestHostileNamesGroups(t *testing.T) {
 	base, _ := namesServer(t)
 	seen := map[string]bool{}
 	_, overview := get(t, base, "/")
-	var list struct{ Groups []groupJSON }
+	var list struct{ Groups []api.GroupJSON }
 	_, raw := get(t, base, "/api/v1/groups")
 	if err := json.Unmarshal([]byte(raw), &list); err != nil {
 		t.Fatal(err)
@@ -141,7 +142,7 @@ func TestHostileNamesGroups(t *testing.T) {
 			}
 			followLinks(t, seen, base, link, page)
 
-			var g groupJSON
+			var g api.GroupJSON
 			code, body := get(t, base, "/api/v1/groups/main/"+url.PathEscape(name))
 			if err := json.Unmarshal([]byte(body), &g); err != nil || code != 200 || g.Group != name || g.Cluster != "main" {
 				t.Errorf("API group = %d %q (%v), want %q", code, g.Group, err, name)
@@ -151,7 +152,7 @@ func TestHostileNamesGroups(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &h); err != nil || code != 200 || h.Group != name {
 				t.Errorf("API history = %d %q (%v), want %q", code, h.Group, err, name)
 			}
-			if !slices.ContainsFunc(list.Groups, func(g groupJSON) bool { return g.Group == name }) {
+			if !slices.ContainsFunc(list.Groups, func(g api.GroupJSON) bool { return g.Group == name }) {
 				t.Errorf("/api/v1/groups does not list %q", name)
 			}
 		})
@@ -178,7 +179,7 @@ func TestHostileNamesDLQs(t *testing.T) {
 	_, queueTab := get(t, base, "/?tab=queues")
 	// Only the queue table: the attention list above it links DLQs too.
 	queueTab = queueTab[strings.Index(queueTab, `id="queues"`):]
-	var list struct{ DLQs []dlqJSON }
+	var list struct{ DLQs []api.DLQJSON }
 	_, raw := get(t, base, "/api/v1/dlqs")
 	if err := json.Unmarshal([]byte(raw), &list); err != nil {
 		t.Fatal(err)
@@ -201,7 +202,7 @@ func TestHostileNamesDLQs(t *testing.T) {
 
 			var msgs struct {
 				DLQ      string
-				Messages []messageJSON
+				Messages []api.MessageJSON
 			}
 			code, body := get(t, base, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
 			if err := json.Unmarshal([]byte(body), &msgs); err != nil || code != 200 || msgs.DLQ != id {
@@ -214,11 +215,11 @@ func TestHostileNamesDLQs(t *testing.T) {
 			}
 
 			// The page's own replay endpoint, called as a script would.
-			api := dataAPI.FindStringSubmatch(page)
-			if api == nil {
+			pageAPI := dataAPI.FindStringSubmatch(page)
+			if pageAPI == nil {
 				t.Fatal("no data-api on the DLQ page")
 			}
-			resp, err := http.Post(base+html.UnescapeString(api[1]), "application/json", strings.NewReader(`{"selection":{"all":true},"dry_run":true}`))
+			resp, err := http.Post(base+html.UnescapeString(pageAPI[1]), "application/json", strings.NewReader(`{"selection":{"all":true},"dry_run":true}`))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -230,7 +231,7 @@ func TestHostileNamesDLQs(t *testing.T) {
 			}
 			f.mu.Unlock()
 			if resp.StatusCode != 200 || started != id {
-				t.Errorf("dry run via %s = %d for DLQ %q, want 200 for %q", api[1], resp.StatusCode, started, id)
+				t.Errorf("dry run via %s = %d for DLQ %q, want 200 for %q", pageAPI[1], resp.StatusCode, started, id)
 			}
 			// Names inside JSON bodies: a move to a queue named like the
 			// DLQ, and a restore into the DLQ by its ID.
@@ -238,7 +239,7 @@ func TestHostileNamesDLQs(t *testing.T) {
 				"action": "move", "selection": map[string]any{"all": true},
 				"target": map[string]string{"kind": "queue", "name": ref.Name}, "dry_run": true,
 			})
-			resp, err = http.Post(base+html.UnescapeString(api[1]), "application/json", strings.NewReader(string(move)))
+			resp, err = http.Post(base+html.UnescapeString(pageAPI[1]), "application/json", strings.NewReader(string(move)))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -261,7 +262,7 @@ func TestHostileNamesDLQs(t *testing.T) {
 			if err := json.Unmarshal([]byte(body), &audit); err != nil || len(audit.Jobs) == 0 || audit.Jobs[0].DLQ != id {
 				t.Errorf("audit of %q = %s", id, body)
 			}
-			if !slices.ContainsFunc(list.DLQs, func(d dlqJSON) bool {
+			if !slices.ContainsFunc(list.DLQs, func(d api.DLQJSON) bool {
 				return d.ID == id && d.Name == ref.Name && d.VHost == ref.VHost
 			}) {
 				t.Errorf("/api/v1/dlqs does not list %q", id)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/chromedp/chromedp"
+	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 // TestBrowserOIDCLogin: chromium opens a DLQ page, is sent to the sign-in
@@ -59,7 +60,7 @@ func TestBrowserOIDCLogin(t *testing.T) {
 
 	signIn("ann@example.com", "ann-pw-1", "admin")
 	cookie := evalJS[string](t, b, `document.cookie`)
-	if strings.Contains(cookie, sessionCookie) {
+	if strings.Contains(cookie, auth.SessionCookie) {
 		t.Errorf("the session cookie is readable by scripts: %q", cookie)
 	}
 	// The page refreshes every few seconds: a click can find its button

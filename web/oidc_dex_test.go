@@ -19,6 +19,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 // dexSite is a real Dex and queuewatch replicas that sign in through it:
@@ -136,7 +137,7 @@ func (s *dexSite) signIn(t *testing.T, base, email, password string) (*http.Clie
 		t.Fatalf("callback = %d → %q: %s", resp.StatusCode, resp.Header.Get("Location"), body)
 	}
 	for _, ck := range resp.Cookies() {
-		if ck.Name == sessionCookie && ck.Value != "" {
+		if ck.Name == auth.SessionCookie && ck.Value != "" {
 			if !ck.HttpOnly || ck.SameSite != http.SameSiteLaxMode {
 				t.Errorf("session cookie %+v: want HttpOnly, SameSite=Lax", ck)
 			}
@@ -236,20 +237,20 @@ func TestOIDCRefusesForeignTokens(t *testing.T) {
 		}
 		return tok.Extra("id_token").(string)
 	}
-	o := newOIDCAuth(s.aAuth)
+	o := auth.NewOIDCAuth(s.aAuth)
 	ours := token("queuewatch", "qw-secret", s.a+"/auth/callback", "nonce-1")
-	if sess, err := o.verify(ctx, p, ours, "nonce-1"); err != nil || sess.Name != "ann@example.com" || len(sess.Groups) != 1 || sess.Groups[0] != "platform" {
+	if sess, err := o.Verify(ctx, p, ours, "nonce-1"); err != nil || sess.Name != "ann@example.com" || len(sess.Groups) != 1 || sess.Groups[0] != "platform" {
 		t.Fatalf("our own token: %+v, %v", sess, err)
 	}
-	if _, err := o.verify(ctx, p, ours, "nonce-2"); err == nil || !strings.Contains(err.Error(), "nonce") {
+	if _, err := o.Verify(ctx, p, ours, "nonce-2"); err == nil || !strings.Contains(err.Error(), "nonce") {
 		t.Errorf("another login's nonce: %v", err)
 	}
 	foreign := token("other-app", "other-secret", "http://127.0.0.1:9/cb", "nonce-1")
-	if _, err := o.verify(ctx, p, foreign, "nonce-1"); err == nil || !strings.Contains(err.Error(), "audience") {
+	if _, err := o.Verify(ctx, p, foreign, "nonce-1"); err == nil || !strings.Contains(err.Error(), "audience") {
 		t.Errorf("a token for another client: %v", err)
 	}
-	o.now = func() time.Time { return time.Now().Add(48 * time.Hour) }
-	if _, err := o.verify(ctx, p, ours, "nonce-1"); err == nil || !strings.Contains(err.Error(), "expired") {
+	o.Now = func() time.Time { return time.Now().Add(48 * time.Hour) }
+	if _, err := o.Verify(ctx, p, ours, "nonce-1"); err == nil || !strings.Contains(err.Error(), "expired") {
 		t.Errorf("an expired token: %v", err)
 	}
 }

@@ -21,13 +21,14 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // loadOpenAPI loads the embedded document and checks it is a valid
 // OpenAPI document before anything is validated against it.
 func loadOpenAPI(t *testing.T) *openapi3.T {
 	t.Helper()
-	doc, err := openapi3.NewLoader().LoadFromData(openAPIDoc)
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPIDoc)
 	if err != nil {
 		t.Fatalf("load openapi.json: %v", err)
 	}
@@ -252,7 +253,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 
 	// Outbox sources, polled by the real collector.
 	outbox, _ := outboxServer(t)
-	outboxBasic := New(Options{Monitor: outbox.opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
+	outboxBasic := New(Options{Monitor: outbox.view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
 	a.check(outbox, "GET", "/outbox", "/api/v1/outbox", "")
 	a.check(outbox, "GET", "/sources", "/api/v1/sources", "")
 	a.check(open, "GET", "/outbox", "/api/v1/outbox", "")
@@ -324,7 +325,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(s, "POST", replay, rp, `{"selection":{"ids":["m-1"]},"target":{"kind":"queue","name":"missing"}}`)
 	a.check(s, "POST", replay, rp, `{"selection":{"all":true},"dryrun":true}`)
 	a.check(s, "POST", replay, rp, ``)
-	a.check(s, "POST", replay, rp, `{"selection":{"all":true}}`+strings.Repeat(" ", maxRequestBody))
+	a.check(s, "POST", replay, rp, `{"selection":{"all":true}}`+strings.Repeat(" ", api.MaxRequestBody))
 	a.check(s, "POST", replay, unknown+"/replay", `{"selection":{"all":true}}`)
 	a.check(s, "POST", replay, rp, `{"selection":{"all":true}}`, crossSite)
 	a.check(basicS, "POST", replay, rp, `{"selection":{"all":true}}`, victor)
@@ -463,7 +464,7 @@ func TestAPIErrorShape(t *testing.T) {
 			if ct := rec.Header().Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
 				t.Errorf("content type %q", ct)
 			}
-			var e apiError
+			var e api.Error
 			dec := json.NewDecoder(rec.Body)
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&e); err != nil {
@@ -481,7 +482,7 @@ func TestAPIErrorShape(t *testing.T) {
 		t.Fatalf("start: %d %s", rec.Code, rec.Body.String())
 	}
 	rec := c.do("POST", rp, `{"selection":{"all":true}}`)
-	var e apiError
+	var e api.Error
 	dec := json.NewDecoder(rec.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&e); err != nil || rec.Code != http.StatusConflict || e.Job != f.running || e.Error == "" {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // hostileSource is an outbox source name that is markup and has a slash
@@ -263,8 +264,8 @@ func TestOutboxAPI(t *testing.T) {
 	s, _ := outboxServer(t)
 	rec := do(t, s, "GET", "/api/v1/outbox")
 	var out struct {
-		Tables []outboxTableJSON `json:"tables"`
-		Slots  []slotJSON        `json:"slots"`
+		Tables []api.OutboxTableJSON `json:"tables"`
+		Slots  []api.SlotJSON        `json:"slots"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil {
 		t.Fatalf("decode %s: %v", rec.Body, err)
@@ -294,9 +295,9 @@ func TestOutboxAPI(t *testing.T) {
 
 	rec = do(t, s, "GET", "/api/v1/outbox/orders-db/history")
 	var h struct {
-		Source string             `json:"source"`
-		Tables []tableHistoryJSON `json:"tables"`
-		Slots  []slotHistoryJSON  `json:"slots"`
+		Source string                 `json:"source"`
+		Tables []api.TableHistoryJSON `json:"tables"`
+		Slots  []api.SlotHistoryJSON  `json:"slots"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &h); err != nil {
 		t.Fatalf("decode %s: %v", rec.Body, err)

@@ -7,9 +7,10 @@ import (
 	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/auth"
+	"github.com/queuewatch/queuewatch/web/view"
 )
 
 // A need is what a route asks of the request's principal, declared once
@@ -23,18 +24,20 @@ type need struct {
 	object object
 }
 
-// object is the kind of thing a route's path names, read from its
-// parameters by pathObject.
-type object int
+// object is what a route's path names: a DLQ, a job, or one reader of a
+// kind (the kind's view.Path reads it from the parameters).
+type object struct {
+	kind   objectKind
+	reader view.Path
+}
+
+type objectKind int
 
 const (
-	anyObject    object = iota // a list, a form or a page of many: the view filters them
-	dlqObject                  // :id, a DLQ ID
-	jobObject                  // :job, a job, by its DLQ
-	kafkaGroup                 // :cluster/:group, a consumer or share group
-	natsConsumer               // :cluster/:stream/:consumer
-	sqsQueue                   // :cluster/:queue
-	rabbitQueue                // :cluster/:vhost/:queue
+	anyObject    objectKind = iota // a list, a form or a page of many: the view filters them
+	dlqObject                      // :id, a DLQ ID
+	jobObject                      // :job, a job, by its DLQ
+	readerObject                   // a reader, named as its kind's Path says
 )
 
 var (
@@ -42,10 +45,16 @@ var (
 	viewer   = need{role: config.RoleViewer}
 	operator = need{role: config.RoleOperator}
 	admin    = need{role: config.RoleAdmin}
+
+	aDLQ = object{kind: dlqObject}
+	aJob = object{kind: jobObject}
 )
 
 // on is n on the object the path names.
 func (n need) on(o object) need { n.object = o; return n }
+
+// reader is the object a path names for a reader of kind k.
+func reader(k view.Lister) object { return object{kind: readerObject, reader: k.ReaderPath()} }
 
 // route is one line of the route table.
 type route struct {
@@ -60,77 +69,90 @@ func (s *Server) routes() []route {
 	rs := []route{
 		{"GET", "/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, public},
 		{"GET", "/readyz", s.readyz, public},
-		{"GET", "/metrics", echo.WrapHandler(s.opts.Metrics), public},
+		{"GET", "/metrics", echo.WrapHandler(s.view.Opts.Metrics), public},
 		{"GET", "/static/*", echo.WrapHandler(staticHandler()), public},
 
 		// Pages.
-		{"GET", "/", s.overview, viewer},
-		{"GET", "/kafka/:cluster/groups/:group", s.groupPage, viewer.on(kafkaGroup)},
-		{"GET", "/kafka/:cluster/share-groups/:group", s.shareGroupPage, viewer.on(kafkaGroup)},
-		{"GET", "/nats/:cluster/streams/:stream/consumers/:consumer", s.natsConsumerPage, viewer.on(natsConsumer)},
-		{"GET", "/sqs/:cluster/queues/:queue", s.sqsQueuePage, viewer.on(sqsQueue)},
-		{"GET", "/rabbitmq/:cluster/queues/:vhost/:queue", s.rabbitQueuePage, viewer.on(rabbitQueue)},
-		{"GET", "/outbox/:source", s.outboxPage, viewer},
-		{"GET", "/dlq/:id", s.dlqPage, viewer.on(dlqObject)},
-		{"GET", "/replays", s.replaysPage, viewer},
+		{"GET", "/", s.ui.Overview, viewer},
+		{"GET", "/outbox/:source", s.ui.OutboxPage, viewer},
+		{"GET", "/dlq/:id", s.ui.DLQPage, viewer.on(aDLQ)},
+		{"GET", "/replays", s.ui.ReplaysPage, viewer},
 
-		// Readers.
-		{"GET", "/api/v1/groups", s.apiGroups, viewer},
-		{"GET", "/api/v1/groups/:cluster/:group", s.apiGroup, viewer.on(kafkaGroup)},
-		{"GET", "/api/v1/groups/:cluster/:group/history", s.apiGroupHistory, viewer.on(kafkaGroup)},
-		{"GET", "/api/v1/kafka/share-groups", s.apiShareGroups, viewer},
-		{"GET", "/api/v1/kafka/share-groups/:cluster/:group/history", s.apiShareGroupHistory, viewer.on(kafkaGroup)},
-		{"GET", "/api/v1/nats/consumers", s.apiNATSConsumers, viewer},
-		{"GET", "/api/v1/nats/consumers/:cluster/:stream/:consumer/history", s.apiNATSConsumerHistory, viewer.on(natsConsumer)},
-		{"GET", "/api/v1/sqs/queues", s.apiSQSQueues, viewer},
-		{"GET", "/api/v1/sqs/queues/:cluster/:queue/history", s.apiSQSQueueHistory, viewer.on(sqsQueue)},
-		{"GET", "/api/v1/rabbitmq/queues", s.apiRabbitQueues, viewer},
-		{"GET", "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue", s.apiRabbitQueue, viewer.on(rabbitQueue)},
-		{"GET", "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue/history", s.apiRabbitQueueHistory, viewer.on(rabbitQueue)},
-		{"GET", "/api/v1/outbox", s.apiOutbox, viewer},
-		{"GET", "/api/v1/outbox/:source/history", s.apiOutboxHistory, viewer},
-		{"GET", "/api/v1/sources", s.apiSources, viewer},
-		{"GET", "/api/v1/openapi.json", s.apiOpenAPI, viewer},
+		// Readers beyond their kind's page, list and history (readerRoutes).
+		{"GET", "/api/v1/groups/:cluster/:group", s.api.Group, viewer.on(reader(&view.Groups))},
+		{"GET", "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue", s.api.RabbitQueue, viewer.on(reader(&view.Queues))},
+		{"GET", "/api/v1/outbox", s.api.Outbox, viewer},
+		{"GET", "/api/v1/outbox/:source/history", s.api.OutboxHistory, viewer},
+		{"GET", "/api/v1/sources", s.api.Sources, viewer},
+		{"GET", "/api/v1/openapi.json", s.api.OpenAPI, viewer},
 
 		// Dead letters. Replay and move need an operator, delete an admin:
 		// checkReplay reads the action from the body.
-		{"GET", "/api/v1/dlqs", s.apiDLQs, viewer},
-		{"GET", "/api/v1/dlqs/:id/messages", s.apiDLQMessages, viewer.on(dlqObject)},
-		{"GET", "/api/v1/dlqs/:id/messages/:msg", s.apiDLQMessage, viewer.on(dlqObject)},
-		{"GET", "/api/v1/dlqs/:id/messages/:msg/body", s.apiDLQBody, viewer.on(dlqObject)},
-		{"POST", "/api/v1/dlqs/:id/replay", s.apiDLQReplay, operator.on(dlqObject)},
-		{"POST", "/api/v1/dlqs/:id/preview", s.apiDLQPreview, operator.on(dlqObject)},
-		{"GET", "/api/v1/replays/:job", s.apiReplay, viewer.on(jobObject)},
-		{"DELETE", "/api/v1/replays/:job", s.apiCancelReplay, operator.on(jobObject)},
-		{"GET", "/api/v1/audit", s.apiAudit, viewer},
-		{"GET", "/api/v1/archive", s.apiArchive, viewer},
-		{"POST", "/api/v1/archive/restore", s.apiRestore, admin}, // checkRestore: the target and every message's DLQ
+		{"GET", "/api/v1/dlqs", s.api.DLQs, viewer},
+		{"GET", "/api/v1/dlqs/:id/messages", s.api.DLQMessages, viewer.on(aDLQ)},
+		{"GET", "/api/v1/dlqs/:id/messages/:msg", s.api.DLQMessage, viewer.on(aDLQ)},
+		{"GET", "/api/v1/dlqs/:id/messages/:msg/body", s.api.DLQBody, viewer.on(aDLQ)},
+		{"POST", "/api/v1/dlqs/:id/replay", s.api.DLQReplay, operator.on(aDLQ)},
+		{"POST", "/api/v1/dlqs/:id/preview", s.api.DLQPreview, operator.on(aDLQ)},
+		{"GET", "/api/v1/replays/:job", s.api.Replay, viewer.on(aJob)},
+		{"DELETE", "/api/v1/replays/:job", s.api.CancelReplay, operator.on(aJob)},
+		{"GET", "/api/v1/audit", s.api.Audit, viewer},
+		{"GET", "/api/v1/archive", s.api.Archive, viewer},
+		{"POST", "/api/v1/archive/restore", s.api.Restore, admin}, // checkRestore: the target and every message's DLQ
 
 		// Offset resets and pauses. Planning reads offsets only, but it is
 		// the first step of a change and names the group's members, so it
 		// needs an operator like apply; the log is for everyone.
-		{"POST", "/api/v1/groups/:cluster/:group/offsets/plan", s.apiOffsetsPlan, operator.on(kafkaGroup)},
-		{"POST", "/api/v1/groups/:cluster/:group/offsets/apply", s.apiOffsetsApply, operator.on(kafkaGroup)},
-		{"GET", "/api/v1/groups/:cluster/:group/offsets/resets", s.apiOffsetResets, viewer.on(kafkaGroup)},
-		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/plan", func(c echo.Context) error { return s.offsetsPlan(c, offsets.KindShare) }, operator.on(kafkaGroup)},
-		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/apply", func(c echo.Context) error { return s.offsetsApply(c, offsets.KindShare) }, operator.on(kafkaGroup)},
-		{"GET", "/api/v1/kafka/share-groups/:cluster/:group/offsets/resets", s.apiOffsetResets, viewer.on(kafkaGroup)},
-		{"POST", consumerBase + "/offsets/plan", s.apiConsumerPlan, operator.on(natsConsumer)},
-		{"POST", consumerBase + "/offsets/apply", s.apiConsumerApply, operator.on(natsConsumer)},
-		{"GET", consumerBase + "/offsets/resets", s.apiConsumerResets, viewer.on(natsConsumer)},
-		{"POST", consumerBase + "/pause", s.apiConsumerPause, operator.on(natsConsumer)},
-		{"POST", consumerBase + "/resume", s.apiConsumerResume, operator.on(natsConsumer)},
+		{"POST", "/api/v1/groups/:cluster/:group/offsets/plan", s.api.OffsetsPlan, operator.on(reader(&view.Groups))},
+		{"POST", "/api/v1/groups/:cluster/:group/offsets/apply", s.api.OffsetsApply, operator.on(reader(&view.Groups))},
+		{"GET", "/api/v1/groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.ShareGroups))},
+		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/plan", func(c echo.Context) error { return s.api.PlanOf(c, offsets.KindShare) }, operator.on(reader(&view.ShareGroups))},
+		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/apply", func(c echo.Context) error { return s.api.ApplyOf(c, offsets.KindShare) }, operator.on(reader(&view.Groups))},
+		{"GET", "/api/v1/kafka/share-groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.Groups))},
+		{"POST", consumerBase + "/offsets/plan", s.api.ConsumerPlan, operator.on(reader(&view.Consumers))},
+		{"POST", consumerBase + "/offsets/apply", s.api.ConsumerApply, operator.on(reader(&view.Consumers))},
+		{"GET", consumerBase + "/offsets/resets", s.api.ConsumerResets, viewer.on(reader(&view.Consumers))},
+		{"POST", consumerBase + "/pause", s.api.ConsumerPause, operator.on(reader(&view.Consumers))},
+		{"POST", consumerBase + "/resume", s.api.ConsumerResume, operator.on(reader(&view.Consumers))},
 	}
-	if o := s.auth.oidc; o != nil {
+	for _, k := range s.readerRoutes() {
+		on := viewer.on(reader(k.kind))
+		rs = append(rs, route{"GET", k.page, k.pageH, on}, route{"GET", k.list, k.listH, viewer}, route{"GET", k.history, k.historyH, on})
+	}
+	if o := s.auth.Oidc; o != nil {
 		// Signing in is how one gets credentials.
 		rs = append(rs,
-			route{"GET", "/auth/login", func(c echo.Context) error { return o.loginPage(c, s.assetVersion, http.StatusOK, "") }, public},
-			route{"GET", "/auth/start", o.start, public},
-			route{"GET", "/auth/callback", func(c echo.Context) error { return o.callback(c, s.assetVersion) }, public},
-			route{"POST", "/auth/logout", o.logout, public},
+			route{"GET", "/auth/login", func(c echo.Context) error { return o.LoginPage(c, s.view.AssetVersion, http.StatusOK, "") }, public},
+			route{"GET", "/auth/start", o.Start, public},
+			route{"GET", "/auth/callback", func(c echo.Context) error { return o.Callback(c, s.view.AssetVersion) }, public},
+			route{"POST", "/auth/logout", o.Logout, public},
 		)
 	}
 	return rs
+}
+
+// readerRoute is a reader kind's page, its list in the API and one
+// reader's history there. The page and the history need a viewer of the
+// reader the path names, the list a viewer (the view filters it).
+type readerRoute struct {
+	kind     view.Lister
+	page     string
+	pageH    echo.HandlerFunc
+	list     string
+	listH    echo.HandlerFunc
+	history  string
+	historyH echo.HandlerFunc
+}
+
+// readerRoutes are the reader kinds' routes, one line per kind.
+func (s *Server) readerRoutes() []readerRoute {
+	return []readerRoute{
+		{&view.Groups, "/kafka/:cluster/groups/:group", s.ui.GroupPage, "/api/v1/groups", s.api.Groups, "/api/v1/groups/:cluster/:group/history", s.api.GroupHistory},
+		{&view.ShareGroups, "/kafka/:cluster/share-groups/:group", s.ui.ShareGroupPage, "/api/v1/kafka/share-groups", s.api.ShareGroups, "/api/v1/kafka/share-groups/:cluster/:group/history", s.api.ShareGroupHistory},
+		{&view.Consumers, "/nats/:cluster/streams/:stream/consumers/:consumer", s.ui.NATSConsumerPage, "/api/v1/nats/consumers", s.api.NATSConsumers, consumerBase + "/history", s.api.NATSConsumerHistory},
+		{&view.SQSQueues, "/sqs/:cluster/queues/:queue", s.ui.SQSQueuePage, "/api/v1/sqs/queues", s.api.SQSQueues, "/api/v1/sqs/queues/:cluster/:queue/history", s.api.SQSQueueHistory},
+		{&view.Queues, "/rabbitmq/:cluster/queues/:vhost/:queue", s.ui.RabbitQueuePage, "/api/v1/rabbitmq/queues", s.api.RabbitQueues, "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue/history", s.api.RabbitQueueHistory},
+	}
 }
 
 // consumerBase is a JetStream consumer's URL space in the API.
@@ -151,7 +173,7 @@ func (s *Server) addRoutes() {
 // mustNeed stops the server from starting with a route that declares no
 // authorization: neither public nor a role.
 func mustNeed(r route) {
-	if !r.need.public && roleRank(r.need.role) == 0 {
+	if !r.need.public && auth.RoleRank(r.need.role) == 0 {
 		panic(fmt.Sprintf("web: route %s %s declares no authorization need", r.method, r.path))
 	}
 }
@@ -173,11 +195,11 @@ func (s *Server) authorize(n need) echo.MiddlewareFunc {
 			return next
 		}
 		return func(c echo.Context) error {
-			p, ok := PrincipalFrom(c.Request().Context())
+			p, ok := auth.PrincipalFrom(c.Request().Context())
 			if !ok {
-				return errUnauthenticated
+				return auth.ErrUnauthenticated
 			}
-			if roleRank(p.Role) < roleRank(n.role) {
+			if auth.RoleRank(p.Role) < auth.RoleRank(n.role) {
 				return echo.NewHTTPError(http.StatusForbidden, fmt.Sprintf("forbidden: needs role %s, %s is %s", n.role, p.Name, p.Role))
 			}
 			if err := s.checkObject(c, n); err != nil {
@@ -190,83 +212,55 @@ func (s *Server) authorize(n need) echo.MiddlewareFunc {
 
 // checkObject checks n's role on the object the path names.
 func (s *Server) checkObject(c echo.Context, n need) error {
-	switch n.object {
+	switch n.object.kind {
 	case dlqObject:
-		id, err := pathParam(c, "id")
+		id, err := view.PathParam(c, "id")
 		if err != nil {
 			return err
 		}
-		return checkDLQ(c, n.role, id)
+		return auth.CheckDLQ(c, n.role, id)
 	case jobObject:
 		return s.checkJobParam(c, n.role)
-	case kafkaGroup, natsConsumer, sqsQueue, rabbitQueue:
-		r, err := pathReader(c, n.object)
+	case readerObject:
+		r, err := pathReader(c, n.object.reader)
 		if err != nil {
 			return err
 		}
-		return checkReader(c, n.role, r)
+		return auth.CheckReader(c, n.role, r)
 	}
 	return nil
 }
 
-// pathReader is the reader the path names.
-func pathReader(c echo.Context, o object) (queue.Reader, error) {
-	params := map[object][]string{
-		kafkaGroup:   {"cluster", "group"},
-		natsConsumer: {"cluster", "stream", "consumer"},
-		sqsQueue:     {"cluster", "queue"},
-		rabbitQueue:  {"cluster", "vhost", "queue"},
-	}[o]
-	v := make([]string, len(params))
-	for i, name := range params {
+// pathReader is the reader the path names, as its kind's Path reads it.
+func pathReader(c echo.Context, p view.Path) (queue.Reader, error) {
+	v := make([]string, len(p.Params))
+	for i, name := range p.Params {
 		var err error
-		if v[i], err = pathParam(c, name); err != nil {
+		if v[i], err = view.PathParam(c, name); err != nil {
 			return queue.Reader{}, err
 		}
 	}
-	switch o {
-	case kafkaGroup:
-		return queue.Reader{Broker: queue.Kafka, Cluster: v[0], Name: v[1]}, nil
-	case natsConsumer:
-		return queue.Reader{Broker: queue.NATS, Cluster: v[0], Scope: v[1], Name: v[2]}, nil
-	case rabbitQueue:
-		return queue.Reader{Broker: queue.RabbitMQ, Cluster: v[0], Scope: v[1], Name: v[2]}, nil
-	}
-	return queue.Reader{Broker: queue.SQS, Cluster: v[0], Name: v[1]}, nil
+	return p.Reader(v), nil
 }
 
 // checkJobParam checks role on the :job's DLQ. A job the store does not
 // know is left to the handler, which answers it (a 404, or a cancel of a
 // job still starting here).
 func (s *Server) checkJobParam(c echo.Context, role config.Role) error {
-	id, err := pathParam(c, "job")
-	if err != nil || s.opts.DLQs == nil {
+	id, err := view.PathParam(c, "job")
+	if err != nil || s.view.Opts.DLQs == nil {
 		return err
 	}
-	j, err := s.opts.DLQs.Job(c.Request().Context(), id)
+	j, err := s.view.Opts.DLQs.Job(c.Request().Context(), id)
 	if err != nil {
-		if !principalOf(c.Request().Context()).everywhere(role) {
-			return s.dlqFail(c, err) // not found, or unreadable: nothing to check it against
+		if !auth.PrincipalOf(c.Request().Context()).Everywhere(role) {
+			return s.view.DLQFail(c, err) // not found, or unreadable: nothing to check it against
 		}
 		return nil
 	}
-	if err := checkJob(c, role, j); err != nil {
+	if err := auth.CheckJob(c, role, j); err != nil {
 		return err
 	}
-	c.Set(jobKey, j)
+	c.Set(view.JobKey, j)
 	return nil
-}
-
-// jobKey is where checkJobParam leaves the job it read, so that the
-// handler does not read it again (pathJob).
-const jobKey = "web.job"
-
-// pathJob is the :job id, as the route's authorization read it, or as
-// read now when it could not (a job it did not find, left to the handler
-// to answer for a principal whose role holds everywhere).
-func pathJob(c echo.Context, svc DLQService, id string) (dlqreplay.Job, error) {
-	if j, ok := c.Get(jobKey).(dlqreplay.Job); ok && j.ID == id {
-		return j, nil
-	}
-	return svc.Job(c.Request().Context(), id)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 
@@ -15,7 +16,7 @@ import (
 // is reached for another team's object without the check.
 func TestEveryRouteDeclaresItsNeed(t *testing.T) {
 	s, _ := scopedServer(t)
-	wantObject := map[string]object{":id": dlqObject, ":job": jobObject, ":group": kafkaGroup, ":consumer": natsConsumer, ":queue": sqsQueue}
+	readerParams := []string{":group", ":consumer", ":queue"}
 	for _, r := range s.e.Routes() {
 		n, ok := s.needs[r.Method+" "+r.Path]
 		if !ok {
@@ -25,17 +26,37 @@ func TestEveryRouteDeclaresItsNeed(t *testing.T) {
 		if n.public {
 			continue
 		}
-		for param, o := range wantObject {
-			if param == ":queue" && strings.Contains(r.Path, "rabbitmq") {
-				o = rabbitQueue // a RabbitMQ queue is named with its vhost
+		switch {
+		case strings.Contains(r.Path, ":id"):
+			if n.object.kind != dlqObject {
+				t.Errorf("%s %s names a DLQ but its need checks object %d", r.Method, r.Path, n.object.kind)
 			}
-			if strings.Contains(r.Path, param) && n.object != o {
-				t.Errorf("%s %s names %s but its need checks object %d", r.Method, r.Path, param, n.object)
+		case strings.Contains(r.Path, ":job"):
+			if n.object.kind != jobObject {
+				t.Errorf("%s %s names a job but its need checks object %d", r.Method, r.Path, n.object.kind)
+			}
+		case slices.ContainsFunc(readerParams, func(p string) bool { return strings.Contains(r.Path, p) }):
+			// The need reads the reader from every parameter its kind's
+			// path has, and the route has them all (a RabbitMQ queue is
+			// named with its vhost).
+			if n.object.kind != readerObject {
+				t.Errorf("%s %s names a reader but its need checks object %d", r.Method, r.Path, n.object.kind)
+				continue
+			}
+			var params []string
+			for _, seg := range strings.Split(r.Path, "/") {
+				if strings.HasPrefix(seg, ":") {
+					params = append(params, seg[1:])
+				}
+			}
+			if !slices.Equal(params[:min(len(params), len(n.object.reader.Params))], n.object.reader.Params) {
+				t.Errorf("%s %s: its need reads the reader from %q", r.Method, r.Path, n.object.reader.Params)
 			}
 		}
 	}
 	for _, r := range s.routes() {
-		if n := s.needs[r.method+" "+r.path]; n != r.need {
+		n := s.needs[r.method+" "+r.path]
+		if n.public != r.need.public || n.role != r.need.role || n.object.kind != r.need.object.kind || !slices.Equal(n.object.reader.Params, r.need.object.reader.Params) {
 			t.Errorf("%s %s: need %+v registered, %+v declared", r.method, r.path, n, r.need)
 		}
 	}
@@ -99,7 +120,7 @@ func TestScopeOnEveryRoute(t *testing.T) {
 			if strings.Contains(body, "team-"+who.other) {
 				t.Errorf("%s: %s %s answers %d naming team %s's objects: %.300s", who.name, r.method, target, rec.Code, who.other, body)
 			}
-			if r.need.object != anyObject && rec.Code != http.StatusNotFound {
+			if r.need.object.kind != anyObject && rec.Code != http.StatusNotFound {
 				t.Errorf("%s: %s %s on team %s's object = %d, want 404", who.name, r.method, target, who.other, rec.Code)
 			}
 		}

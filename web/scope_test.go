@@ -20,6 +20,8 @@ import (
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/store"
+	"github.com/queuewatch/queuewatch/web/api"
+	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 // Two teams share one queuewatch: team A's and team B's consumer groups
@@ -326,7 +328,7 @@ func TestScopesOnEverySurface(t *testing.T) {
 // both readers.
 func TestScopedLinks(t *testing.T) {
 	s, _ := scopedServer(t)
-	s.opts.GrafanaURL = "https://grafana.example.com/"
+	s.view.Opts.GrafanaURL = "https://grafana.example.com/"
 	ana, vic := newClient(t, s, basic("ana", "a")), newClient(t, s, basic("vic", "v"))
 	dlqOfA := "/dlq/" + url.PathEscape(queue.DLQRef{Broker: queue.Kafka, Cluster: "prod", Name: "team-a-shared.DLT"}.ID())
 
@@ -381,11 +383,11 @@ func TestReaderScopeEscapesVHosts(t *testing.T) {
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	p := newPrincipal("ana", methodBasic, cfg.Auth.Users[0].Grants)
+	p := auth.NewPrincipal("ana", auth.MethodBasic, cfg.Auth.Users[0].Grants)
 	own := queue.Reader{Broker: queue.RabbitMQ, Cluster: "rmq", Scope: "qwp", Name: "team-a.orders"}
 	evil := queue.Reader{Broker: queue.RabbitMQ, Cluster: "rmq", Scope: "qwp:team-a.evil", Name: "orders"}
-	if !p.mayReader(config.RoleViewer, own) || p.mayReader(config.RoleViewer, evil) {
-		t.Errorf("team A sees its queue: %v, team B's queue in vhost %q: %v", p.mayReader(config.RoleViewer, own), evil.Scope, p.mayReader(config.RoleViewer, evil))
+	if !p.MayReader(config.RoleViewer, own) || p.MayReader(config.RoleViewer, evil) {
+		t.Errorf("team A sees its queue: %v, team B's queue in vhost %q: %v", p.MayReader(config.RoleViewer, own), evil.Scope, p.MayReader(config.RoleViewer, evil))
 	}
 }
 
@@ -395,9 +397,9 @@ func TestReaderScopeEscapesVHosts(t *testing.T) {
 func TestAuditFeed(t *testing.T) {
 	s, _ := scopedServer(t)
 	type feed struct {
-		Events []auditEvent `json:"events"`
+		Events []api.AuditEvent `json:"events"`
 	}
-	events := func(c *client, query string) []auditEvent {
+	events := func(c *client, query string) []api.AuditEvent {
 		rec := c.do(http.MethodGet, "/api/v1/audit"+query, "")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET /api/v1/audit%s = %d %s", query, rec.Code, rec.Body)

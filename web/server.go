@@ -9,68 +9,32 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
 	"github.com/labstack/echo/v4/middleware"
 
 	"github.com/queuewatch/queuewatch/config"
-	"github.com/queuewatch/queuewatch/inspect"
-	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
+	"github.com/queuewatch/queuewatch/web/auth"
 	"github.com/queuewatch/queuewatch/web/components"
+	"github.com/queuewatch/queuewatch/web/ui"
+	"github.com/queuewatch/queuewatch/web/view"
 )
 
-// Monitor is what the web server reads: the collectors' latest state.
-type Monitor interface {
-	Snapshots() []*queue.Snapshot
-	Statuses() []queue.SourceStatus
-	Ready() bool
-	// ReaderHistory is the kept history of one reader, of any broker: what
-	// the overview's cards and rows and a group's chart draw.
-	ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint
-	DLQHistory(id string) []queue.DLQPoint
-	// The outbox page's chart draws more than a reader's point (a table's
-	// oldest age, a slot's bytes and activity): its own history.
-	OutboxHistory(source, table string) []queue.OutboxPoint
-	SlotHistory(source, slot string) []queue.SlotPoint
-}
+// Options configure the server: what its surfaces read (view.Options).
+type Options = view.Options
 
-// Options configure the server.
-type Options struct {
-	Monitor Monitor
-	// Metrics serves /metrics.
-	Metrics http.Handler
-	Logger  *slog.Logger
-	Version string
-	// Auth is who may use the UI and API. The zero value is mode none:
-	// everyone is admin, which CheckListenAuth allows only on loopback.
-	Auth config.Auth
-	// DLQs browses and replays dead letters (*dlqreplay.Service). Nil
-	// leaves the DLQ pages read-only and the DLQ API answering 503.
-	DLQs DLQService
-	// ReplayRate is config dlq.replay_rate, the rate the DLQ page offers
-	// (messages per second; 0 means unlimited).
-	ReplayRate float64
-	// Offsets plans and applies offset resets. Nil leaves the group page
-	// without resets and the offsets API answering 503.
-	Offsets OffsetResets
-	// ShardOwner, set when clusters are sharded, says which shard polls a
-	// configured cluster this replica does not (ok false for one it polls
-	// or does not know), for the page that sends the operator there.
-	ShardOwner func(b queue.Broker, cluster string) (ShardPlace, bool)
-	// Inspect decodes and masks dead letters before any surface shows
-	// them, and records who read them. Nil shows them as read.
-	Inspect *inspect.Inspector
-	// GrafanaURL is config grafana_url: when set, reader and DLQ pages
-	// link to their Grafana dashboards.
-	GrafanaURL string
-}
+// ShardPlace is where a cluster another shard polls is watched.
+type ShardPlace = view.ShardPlace
 
-// Server is queuewatch's HTTP server.
+// Server is queuewatch's HTTP server: the middleware chain and the route
+// table over its two surfaces, the JSON API (package api) and the pages
+// (package ui), which read through one view of the data (package view).
 type Server struct {
-	e            *echo.Echo
-	opts         Options
-	assetVersion string
-	auth         *authenticator
+	e    *echo.Echo
+	view *view.Server
+	api  *api.Server
+	ui   *ui.Server
+	auth *auth.Authenticator
 	// needs are the route table's needs by "METHOD path" (routes.go).
 	needs map[string]need
 }
@@ -82,14 +46,15 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	s := &Server{e: e, opts: opts, assetVersion: assetVersion()}
+	v := &view.Server{Opts: opts, AssetVersion: assetVersion()}
+	s := &Server{e: e, view: v, api: api.New(v), ui: ui.New(v)}
 	e.HTTPErrorHandler = s.handleError
 	// Order matters: headers on every answer (errors included), then
 	// oversized requests are refused, then cross-origin browser requests
 	// are refused before anything looks at the credentials the browser
 	// attached, then who is asking.
-	s.auth = newAuthenticator(opts.Auth)
-	e.Use(securityHeaders, limitHeaders, crossOrigin(), s.auth.middleware(s.isPublic), compress(), s.shardElsewhere)
+	s.auth = auth.NewAuthenticator(opts.Auth)
+	e.Use(securityHeaders, limitHeaders, auth.CrossOrigin(), s.auth.Middleware(s.isPublic), compress(), s.shardElsewhere)
 	s.addRoutes()
 	return s
 }
@@ -155,7 +120,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 func (s *Server) readyz(c echo.Context) error {
-	if !s.opts.Monitor.Ready() {
+	if !s.view.Opts.Monitor.Ready() {
 		return c.String(http.StatusServiceUnavailable, "waiting for the first poll of every source\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
@@ -185,34 +150,27 @@ func compress() echo.MiddlewareFunc {
 	})
 }
 
-// render writes a templ component with a status code.
-func render(c echo.Context, status int, comp templ.Component) error {
-	c.Response().Header().Set(echo.HeaderContentType, echo.MIMETextHTMLCharsetUTF8)
-	c.Response().WriteHeader(status)
-	return comp.Render(c.Request().Context(), c.Response())
-}
-
 // handleError answers JSON for the API and a plain page elsewhere, without
 // echoing anything from the request. API errors are one shape, apiError.
 func (s *Server) handleError(err error, c echo.Context) {
 	if c.Response().Committed {
 		return
 	}
-	code, body := http.StatusInternalServerError, apiError{Error: "internal error"}
+	code, body := http.StatusInternalServerError, api.Error{Error: "internal error"}
 	var he *echo.HTTPError
 	if errors.As(err, &he) {
 		code = he.Code
 		switch m := he.Message.(type) {
 		case string:
 			body.Error = m
-		case apiError:
+		case api.Error:
 			body = m
 		default:
 			body.Error = http.StatusText(code)
 		}
 	}
 	if code >= 500 {
-		s.opts.Logger.Error("request failed", "path", c.Path(), "err", err)
+		s.view.Opts.Logger.Error("request failed", "path", c.Path(), "err", err)
 	}
 	if isAPI(c) {
 		body.Detail = cmp.Or(body.Detail, routeDetail(err))
@@ -220,7 +178,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		return
 	}
 	if s.pageRequest(c, code) {
-		_ = render(c, code, components.ErrorPage(s.chrome(c, errorTitle(code), ""), code, body.Error))
+		_ = view.Render(c, code, components.ErrorPage(s.ui.Chrome(c, errorTitle(code), ""), code, body.Error))
 		return
 	}
 	_ = c.String(code, body.Error+"\n")
@@ -230,9 +188,9 @@ func (s *Server) handleError(err error, c echo.Context) {
 // request, which gets the product's error page; probes, assets, scripts
 // and the sign-in challenge get plain text.
 func (s *Server) pageRequest(c echo.Context, code int) bool {
-	_, signedIn := PrincipalFrom(c.Request().Context())
+	_, signedIn := auth.PrincipalFrom(c.Request().Context())
 	return signedIn && code != http.StatusUnauthorized && c.Request().Method == http.MethodGet &&
-		!partial(c) && !s.isPublic(c)
+		!ui.Partial(c) && !s.isPublic(c)
 }
 
 // errorTitle names an error page by its status.
@@ -260,4 +218,10 @@ func routeDetail(err error) string {
 func isAPI(c echo.Context) bool {
 	p := c.Request().URL.Path
 	return len(p) >= 5 && p[:5] == "/api/"
+}
+
+// CheckListenAuth refuses to serve without authentication anywhere but
+// on loopback (auth.CheckListenAuth).
+func CheckListenAuth(listen string, a config.Auth, insecureNoAuth bool) error {
+	return auth.CheckListenAuth(listen, a, insecureNoAuth)
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // staticMonitor serves fixed snapshots: handler tests check rendering and
@@ -140,7 +141,7 @@ func TestGroupPage(t *testing.T) {
 
 func TestAPIGroups(t *testing.T) {
 	rec := do(t, testServer(true), "GET", "/api/v1/groups")
-	var out struct{ Groups []groupJSON }
+	var out struct{ Groups []api.GroupJSON }
 	if err := json.Unmarshal(rec.Body.Bytes(), &out); err != nil || rec.Code != 200 {
 		t.Fatalf("%d %v", rec.Code, err)
 	}
@@ -152,7 +153,7 @@ func TestAPIGroups(t *testing.T) {
 func TestAPIGroup(t *testing.T) {
 	s := testServer(true)
 	rec := do(t, s, "GET", "/api/v1/groups/prod/"+url.PathEscape("stuck/group %2F"))
-	var g groupJSON
+	var g api.GroupJSON
 	if err := json.Unmarshal(rec.Body.Bytes(), &g); err != nil || rec.Code != 200 {
 		t.Fatalf("%d %v: %s", rec.Code, err, rec.Body.String())
 	}
@@ -168,7 +169,7 @@ func TestAPIGroup(t *testing.T) {
 func TestAPIDLQs(t *testing.T) {
 	rec := do(t, testServer(true), "GET", "/api/v1/dlqs")
 	body, _ := io.ReadAll(rec.Body)
-	var out struct{ DLQs []dlqJSON }
+	var out struct{ DLQs []api.DLQJSON }
 	if err := json.Unmarshal(body, &out); err != nil {
 		t.Fatal(err)
 	}

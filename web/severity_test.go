@@ -9,6 +9,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
+	"github.com/queuewatch/queuewatch/web/view"
 )
 
 // worstFirst is queue's severity order, worst first, as every list of the
@@ -66,7 +67,7 @@ func TestWorstFirstIsQueueSeverityOrder(t *testing.T) {
 // way its header sorts it first (descending), is the severity order.
 func TestGroupTableSortsBySeverity(t *testing.T) {
 	rows := rowsOf(severityGroups())
-	sortRows(rows, groupSorts["status"], "desc", compareGroupNames)
+	view.SortRows(rows, view.GroupSorts["status"], "desc", view.CompareGroupNames)
 	var got []string
 	for _, r := range rows {
 		got = append(got, string(r.Status))
@@ -110,7 +111,7 @@ func TestAttentionBySeverity(t *testing.T) {
 	for i := range groups {
 		readers[i] = groups[i].Reader()
 	}
-	items, more := s.attention(s.opts.Monitor, readers, dlqs)
+	items, more := s.ui.Attention(s.view.Opts.Monitor, readers, dlqs)
 	var got []string
 	for _, a := range items {
 		got = append(got, a.Class)
@@ -154,7 +155,7 @@ func TestAttentionOrderStable(t *testing.T) {
 	}
 	s := severityServer()
 	names := func(readers []queue.Reader, dlqs []components.DLQRow) []string {
-		items, _ := s.attention(s.opts.Monitor, readers, dlqs)
+		items, _ := s.ui.Attention(s.view.Opts.Monitor, readers, dlqs)
 		var out []string
 		for _, a := range items {
 			out = append(out, a.Name)

@@ -8,16 +8,8 @@ import (
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
+	"github.com/queuewatch/queuewatch/web/view"
 )
-
-// ShardPlace is where a cluster another shard polls is watched.
-type ShardPlace struct {
-	// Index is the owning shard, of Count.
-	Index, Count int
-	// Base is the owning replica's base URL (shard.peer_url with its
-	// index); empty when none is configured.
-	Base string
-}
 
 // shardElsewhere answers a page of a cluster that another replica polls
 // with a page naming that replica, and a link to the same page there:
@@ -27,25 +19,25 @@ type ShardPlace struct {
 // its 404s, whose clients address a replica on purpose.
 func (s *Server) shardElsewhere(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.opts.ShardOwner == nil || isAPI(c) || c.Request().Method != http.MethodGet {
+		if s.view.Opts.ShardOwner == nil || isAPI(c) || c.Request().Method != http.MethodGet {
 			return next(c)
 		}
 		b, cluster := pageCluster(c)
 		if cluster == "" {
 			return next(c)
 		}
-		place, ok := s.opts.ShardOwner(b, cluster)
+		place, ok := s.view.Opts.ShardOwner(b, cluster)
 		if !ok {
 			return next(c)
 		}
 		d := components.ShardData{
-			Chrome: s.chrome(c, string(b)+":"+cluster, ""),
+			Chrome: s.ui.Chrome(c, string(b)+":"+cluster, ""),
 			Source: string(b) + ":" + cluster, Owner: place.Index, Count: place.Count,
 		}
 		if place.Base != "" {
 			d.URL = strings.TrimRight(place.Base, "/") + c.Request().URL.RequestURI()
 		}
-		return render(c, http.StatusMisdirectedRequest, components.ShardElsewhere(d))
+		return view.Render(c, http.StatusMisdirectedRequest, components.ShardElsewhere(d))
 	}
 }
 

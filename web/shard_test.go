@@ -11,6 +11,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/view"
 )
 
 // shardedServer is testServer's replica (it polls kafka:prod) as one of 3
@@ -21,10 +22,10 @@ func shardedServer(base string) *Server {
 		queue.Kafka: {"eu": 2}, queue.NATS: {"edge": 1}, queue.SQS: {"billing": 2}, queue.Outbox: {"orders": 1},
 	}
 	return New(Options{
-		Metrics: http.NotFoundHandler(), Monitor: testServer(true).opts.Monitor,
-		ShardOwner: func(b queue.Broker, cluster string) (ShardPlace, bool) {
+		Metrics: http.NotFoundHandler(), Monitor: testServer(true).view.Opts.Monitor,
+		ShardOwner: func(b queue.Broker, cluster string) (view.ShardPlace, bool) {
 			i, ok := others[b][cluster]
-			p := ShardPlace{Index: i, Count: 3}
+			p := view.ShardPlace{Index: i, Count: 3}
 			if base != "" {
 				p.Base = strings.ReplaceAll(base, "{index}", string(rune('0'+i)))
 			}

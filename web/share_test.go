@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // shareHostile is a share group name that would run in a page if it were
@@ -119,7 +120,7 @@ func TestShareAPI(t *testing.T) {
 		t.Fatalf("status %d", rec.Code)
 	}
 	var got struct {
-		ShareGroups []shareGroupJSON `json:"share_groups"`
+		ShareGroups []api.ShareGroupJSON `json:"share_groups"`
 	}
 	if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil {
 		t.Fatal(err)

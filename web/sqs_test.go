@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/api"
 )
 
 // sqsMailer is a queue with a hostile name: it must stay text everywhere.
@@ -215,7 +216,7 @@ func TestSQSQueuePage(t *testing.T) {
 func TestSQSAPI(t *testing.T) {
 	s := sqsServer()
 	var list struct {
-		Queues []sqsQueueJSON `json:"queues"`
+		Queues []api.SqsQueueJSON `json:"queues"`
 	}
 	if err := json.Unmarshal(do(t, s, "GET", "/api/v1/sqs/queues").Body.Bytes(), &list); err != nil {
 		t.Fatal(err)
@@ -238,8 +239,8 @@ func TestSQSAPI(t *testing.T) {
 		}
 	}
 	var h struct {
-		Queue   string         `json:"queue"`
-		History []sqsPointJSON `json:"history"`
+		Queue   string             `json:"queue"`
+		History []api.SqsPointJSON `json:"history"`
 	}
 	if err := json.Unmarshal(do(t, s, "GET", "/api/v1/sqs/queues/prod-eu/orders/history").Body.Bytes(), &h); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ func natsTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.Consumers == 0 {
+		if d.Counts.Of(TabNATS) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"empty\">No NATS JetStream consumers. Add a cluster under <code>nats:</code> in the config with its <code>url</code>; queuewatch lists the durable consumers of the streams that <code>streams.include</code> / <code>streams.exclude</code> allow.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -16,11 +16,13 @@ type OverviewData struct {
 	Summary       Summary
 	Attention     []Attention
 	AttentionMore int
-	Counts        Counts
-	Table         Table
-	Groups        []GroupRow
-	Queues        []QueueRow
-	DLQs          []DLQRow
+	// Tabs are the overview's lists in their order on the page.
+	Tabs   []OverviewTab
+	Counts Counts
+	Table  Table
+	Groups []GroupRow
+	Queues []QueueRow
+	DLQs   []DLQRow
 	// Outboxes are the outbox sources' cards, worst first.
 	Outboxes  []OutboxCard
 	Consumers []ConsumerRow
@@ -28,25 +30,11 @@ type OverviewData struct {
 	Shares    []ShareRow
 }
 
-// Counts are the unfiltered sizes of the overview's lists.
-type Counts struct{ Groups, Queues, DLQs, Consumers, SQS, Shares int }
+// Counts are the unfiltered sizes of the overview's lists, by tab.
+type Counts map[string]int
 
 // Of is the size of the list a tab shows.
-func (c Counts) Of(tab string) int {
-	switch tab {
-	case TabQueues:
-		return c.Queues
-	case TabDLQs:
-		return c.DLQs
-	case TabNATS:
-		return c.Consumers
-	case TabSQS:
-		return c.SQS
-	case TabShare:
-		return c.Shares
-	}
-	return c.Groups
-}
+func (c Counts) Of(tab string) int { return c[tab] }
 
 // OverviewTab is one list of the overview: its key in the URL (?tab=), its
 // label and its filter box's hint. An optional tab shows only when its list
@@ -56,26 +44,18 @@ type OverviewTab struct {
 	Optional                bool
 }
 
-// OverviewTabs are the overview's lists in their order on the page, the
-// first being the default. A new kind of list is one line here, its count
-// in Counts and its table in overviewTable.
-var OverviewTabs = []OverviewTab{
-	{Key: TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
-	{Key: TabShare, Label: "Share groups", Placeholder: "filter share groups: name, cluster, state, status", Optional: true},
-	{Key: TabNATS, Label: "NATS consumers", Placeholder: "filter consumers: name, cluster, stream, status", Optional: true},
-	{Key: TabSQS, Label: "SQS queues", Placeholder: "filter: queue, account, DLQ", Optional: true},
-	{Key: TabQueues, Label: "Queues", Placeholder: "filter queues: name, cluster, vhost"},
-	{Key: TabDLQs, Label: "DLQs", Placeholder: "filter DLQs: name, cluster, source"},
-}
+// DLQTab is the overview's list of DLQs, after the reader kinds' tabs
+// (web/view's Kinds declare theirs).
+var DLQTab = OverviewTab{Key: TabDLQs, Label: "DLQs", Placeholder: "filter DLQs: name, cluster, source"}
 
-// OverviewTabOf is the tab with key, or the default tab for an unknown key.
-func OverviewTabOf(key string) OverviewTab {
-	for _, t := range OverviewTabs {
-		if t.Key == key {
+// tab is the tab being shown.
+func (d OverviewData) tab() OverviewTab {
+	for _, t := range d.Tabs {
+		if t.Key == d.Table.Tab {
 			return t
 		}
 	}
-	return OverviewTabs[0]
+	return OverviewTab{}
 }
 
 // Summary is the row of cards at the top of the overview.

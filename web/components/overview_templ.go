@@ -51,7 +51,7 @@ func Overview(d OverviewData) templ.Component {
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
-			templ_7745c5c3_Err = filterBox(d.Table, OverviewTabOf(d.Table.Tab).Placeholder).Render(ctx, templ_7745c5c3_Buffer)
+			templ_7745c5c3_Err = filterBox(d.Table, d.tab().Placeholder).Render(ctx, templ_7745c5c3_Buffer)
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
 			}
@@ -1125,7 +1125,7 @@ func overviewTabs(d OverviewData, oob bool) templ.Component {
 		if templ_7745c5c3_Err != nil {
 			return templ_7745c5c3_Err
 		}
-		for _, t := range OverviewTabs {
+		for _, t := range d.Tabs {
 			if !t.Optional || d.Counts.Of(t.Key) > 0 {
 				templ_7745c5c3_Err = tab(d.Table, t.Key, t.Label, d.Counts.Of(t.Key)).Render(ctx, templ_7745c5c3_Buffer)
 				if templ_7745c5c3_Err != nil {
@@ -1342,7 +1342,7 @@ func groupsTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.Groups == 0 {
+		if d.Counts.Of(TabGroups) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 105, "<p class=\"empty\">No consumer groups yet. queuewatch lists every group of the configured Kafka clusters that <code>groups.include</code> / <code>groups.exclude</code> allow; groups appear after the first poll.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -1616,7 +1616,7 @@ func queuesTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.Queues == 0 {
+		if d.Counts.Of(TabQueues) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 127, "<p class=\"empty\">No RabbitMQ queues. Add a cluster under <code>rabbitmq:</code> in the config with its <code>url</code> and <code>management_url</code>; queuewatch lists the queues of the configured vhosts that <code>queues.include</code> / <code>queues.exclude</code> allow.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err
@@ -2043,7 +2043,7 @@ func dlqsTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.DLQs == 0 {
+		if d.Counts.Of(TabDLQs) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 163, "<p class=\"empty\">No DLQs found. queuewatch finds DLQs from dead-letter arguments and policies, names ending in <code>.dlq</code>/<code>.DLT</code>, or the config (<code>dlq_topics</code>, <code>dlq_queues</code>).</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

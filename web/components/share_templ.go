@@ -26,7 +26,7 @@ func shareTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.Shares == 0 {
+		if d.Counts.Of(TabShare) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"empty\">No Kafka share groups. queuewatch lists the share groups (KIP-932, Kafka 4.2 and later) of the configured Kafka clusters that <code>groups.include</code> / <code>groups.exclude</code> allow.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

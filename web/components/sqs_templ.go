@@ -26,7 +26,7 @@ func sqsTable(d OverviewData) templ.Component {
 		}
 		ctx = templ.InitializeContext(ctx)
 		ctx = templ.ClearChildren(ctx)
-		if d.Counts.SQS == 0 {
+		if d.Counts.Of(TabSQS) == 0 {
 			templ_7745c5c3_Err = templruntime.WriteString(templ_7745c5c3_Buffer, 1, "<p class=\"empty\">No SQS queues. Add an account under <code>sqs:</code> in the config with its <code>region</code> (and an <code>endpoint</code> to reach ElasticMQ or LocalStack); queuewatch lists the queues under <code>queues.prefix</code> that <code>queues.include</code> / <code>queues.exclude</code> allow.</p>")
 			if templ_7745c5c3_Err != nil {
 				return templ_7745c5c3_Err

@@ -1,0 +1,41 @@
+package ui
+
+import (
+	"net/http"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/web/components"
+	"github.com/queuewatch/queuewatch/web/view"
+)
+
+// This file is the RabbitMQ broker's queue page and its API; the queues
+// tab of the overview is in handlers.go.
+
+// RabbitQueuePage is /rabbitmq/{cluster}/queues/{vhost}/{queue}.
+func (s *Server) RabbitQueuePage(c echo.Context) error {
+	snap, q, err := s.RabbitQueueParam(c)
+	if err != nil {
+		return err
+	}
+	d := components.RabbitMQQueueData{
+		Chrome: s.Chrome(c, q.Name, "overview"), Queue: q, Status: q.EffectiveStatus(),
+		HistoryURL: view.RabbitHistoryURL(q), Range: view.ChartRange(c), SourcePages: map[string]string{},
+	}
+	d.DeadLetters, d.HasDeadLetters = snap.DeadLettersTo(q)
+	d.Links.Grafana = grafanaRabbitQueue.Link(s.Opts.GrafanaURL, q.Cluster, q.VHost, q.Name)
+	for i := range snap.DLQs {
+		if dl := snap.DLQs[i]; dl.VHost == q.VHost && dl.Name == q.Name {
+			d.AsDLQ, d.IsDLQ = dl, true
+		}
+	}
+	for _, src := range d.AsDLQ.Sources {
+		if sq, ok := snap.Queue(q.VHost, src); ok {
+			d.SourcePages[src] = components.RabbitMQQueueURL(sq.Cluster, sq.VHost, sq.Name)
+		}
+	}
+	if Partial(c) {
+		return view.Render(c, http.StatusOK, components.RabbitMQQueuePartial(d))
+	}
+	return view.Render(c, http.StatusOK, components.RabbitMQQueue(d))
+}

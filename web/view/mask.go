@@ -1,0 +1,143 @@
+package view
+
+import (
+	"net/http"
+	"strconv"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	"github.com/queuewatch/queuewatch/inspect"
+	"github.com/queuewatch/queuewatch/jsonpath"
+	"github.com/queuewatch/queuewatch/masking"
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/web/auth"
+)
+
+// Every surface that shows a dead letter's key, headers or body gets it
+// through shown or shownArchived: decoded, masked unless a clear view was
+// asked for and allowed, and the read recorded.
+
+// CanUnmask reports whether the request's principal may show one
+// message of DLQ dlq with its masked values in clear: the unmask role,
+// there.
+func (s *Server) CanUnmask(c echo.Context, dlq string) bool {
+	return auth.PrincipalOf(c.Request().Context()).MayDLQ(s.UnmaskRole(), dlq)
+}
+
+// ClearRequested reads ?unmask=true for a DLQ: false when its messages
+// have nothing masked, 403 when the principal may not unmask.
+func (s *Server) ClearRequested(c echo.Context, dlq string) (bool, error) {
+	v := c.QueryParam("unmask")
+	if v == "" {
+		return false, nil
+	}
+	inClear, err := strconv.ParseBool(v)
+	if err != nil {
+		return false, echo.NewHTTPError(http.StatusBadRequest, "unmask must be true or false")
+	}
+	if !inClear || s.Opts.Inspect.Policy(dlq) == nil {
+		return false, nil
+	}
+	if !s.CanUnmask(c, dlq) {
+		return false, echo.NewHTTPError(http.StatusForbidden, "showing masked values needs the "+string(s.UnmaskRole())+" role")
+	}
+	return true, nil
+}
+
+// UnmaskRole is the role that may show masked values in clear
+// (auth.unmask_role, admin by default).
+func (s *Server) UnmaskRole() config.Role {
+	if s.Opts.Auth.UnmaskRole == "" {
+		return config.RoleAdmin
+	}
+	return s.Opts.Auth.UnmaskRole
+}
+
+// Shown returns msgs of dlq as they may leave the process and records the
+// read. A clear view is recorded before it is shown, or not shown.
+func (s *Server) Shown(c echo.Context, dlq, surface string, msgs []queue.Message, inClear bool) ([]queue.Message, error) {
+	ctx := c.Request().Context()
+	ids := make([]string, len(msgs))
+	for i := range msgs {
+		ids[i] = msgs[i].ID
+	}
+	if err := s.Opts.Inspect.Read(ctx, Who(ctx), dlq, surface, inClear, ids); err != nil {
+		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, "the clear view could not be audited, so it is not shown: "+err.Error())
+	}
+	return s.Opts.Inspect.Messages(ctx, dlq, msgs, inClear), nil
+}
+
+// ShownArchived is shown for archived messages, which may come from
+// several DLQs: the rows returned are copies with what may be shown, and
+// the messages their display forms.
+func (s *Server) ShownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlqreplay.Archived, []queue.Message) {
+	ctx := c.Request().Context()
+	rows, msgs := make([]dlqreplay.Archived, len(recs)), make([]queue.Message, len(recs))
+	byDLQ := map[string][]string{}
+	for i := range recs {
+		a := recs[i]
+		m := s.Opts.Inspect.Messages(ctx, a.DLQ, []queue.Message{archivedMessage(&a)}, false)[0]
+		a.Properties, a.Headers, a.Key, a.Body = m.Properties, m.Headers, m.Key, m.Body
+		rows[i], msgs[i] = a, m
+		byDLQ[a.DLQ] = append(byDLQ[a.DLQ], a.MessageID)
+	}
+	for dlq, ids := range byDLQ {
+		_ = s.Opts.Inspect.Read(ctx, Who(ctx), dlq, inspect.SurfaceArchive, false, ids) // masked reads only log a failure
+	}
+	return rows, msgs
+}
+
+// CheckMaskedSelection refuses a selection by the value of a masked
+// header, or of a table holding one (masking.Policy.MasksSelection),
+// unless the principal may unmask: the count of a dry run would tell
+// whether a guessed value is there.
+func (s *Server) CheckMaskedSelection(c echo.Context, dlq string, sel dlqreplay.Selection) error {
+	p := s.Opts.Inspect.Policy(dlq)
+	for name, value := range sel.Headers {
+		if p.MasksSelection(name, value) && !s.CanUnmask(c, dlq) {
+			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ (or holds a masked header): selecting by its value needs the "+string(s.UnmaskRole())+" role")
+		}
+	}
+	return nil
+}
+
+// GroupByQuery reads ?group_by=, a path into the decoded or JSON body
+// ($.reason, $.customer.country) that groups the page's messages.
+func GroupByQuery(c echo.Context) (*jsonpath.Path, error) {
+	raw := c.QueryParam("group_by")
+	if raw == "" {
+		return nil, nil
+	}
+	p, err := jsonpath.Parse(raw)
+	if err != nil {
+		return nil, echo.NewHTTPError(http.StatusBadRequest, "group_by: "+err.Error())
+	}
+	return &p, nil
+}
+
+// JobView is a job as it may be shown: a selection by a masked header's
+// value (made by someone who may unmask) keeps the value from those who
+// may not.
+func (s *Server) JobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
+	p := s.Opts.Inspect.Policy(j.DLQ)
+	if p == nil || len(j.Selection.Headers) == 0 || s.CanUnmask(c, j.DLQ) {
+		return j
+	}
+	hs := make(map[string]string, len(j.Selection.Headers))
+	for k, v := range j.Selection.Headers {
+		if p.MasksSelection(k, v) {
+			v = masking.Redacted
+		}
+		hs[k] = v
+	}
+	j.Selection.Headers = hs
+	return j
+}
+
+// ReceiptView is a receipt with its job as jobView shows it.
+func (s *Server) ReceiptView(c echo.Context, r dlqreplay.Receipt) dlqreplay.Receipt {
+	r.Job = s.JobView(c, r.Job)
+	return r
+}

@@ -1,0 +1,156 @@
+package view
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/url"
+	"time"
+
+	"github.com/labstack/echo/v4"
+	"github.com/queuewatch/queuewatch/offsets"
+	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
+	"github.com/queuewatch/queuewatch/web/auth"
+	"github.com/queuewatch/queuewatch/web/components"
+)
+
+// OffsetResets plans and applies consumer-group offset resets;
+// offsets.Service implements it (app adds the audit store's listing),
+// recording applies in the audit store the replays use.
+type OffsetResets interface {
+	// Plan plans req on a Kafka cluster (a consumer group, or a share
+	// group by req.Kind); it changes nothing. An unknown cluster is a
+	// queue.ErrNotFound.
+	Plan(ctx context.Context, cluster string, req offsets.Request) (offsets.Plan, error)
+	// Apply applies plan as who, audited and counted whatever its result.
+	Apply(ctx context.Context, plan offsets.Plan, who string) (offsets.Receipt, error)
+	// Resets lists the newest resets (and pauses) q selects, newest first.
+	Resets(ctx context.Context, q store.ResetQuery) ([]store.OffsetReset, error)
+
+	// The plans the API issued are kept by the service, in the store every
+	// replica shares, not by the server: apply takes only a plan_id, and
+	// may reach another replica than the plan did.
+
+	// KeepPlan keeps plan, just issued, for its apply.
+	KeepPlan(ctx context.Context, plan offsets.Plan) error
+	// IssuedPlan returns the kept plan id of cluster's group:
+	// offsets.ErrUnknownPlan when none is kept (never issued, applied,
+	// pushed out, another group's), offsets.ErrPlanExpired past
+	// offsets.PlanTTL.
+	IssuedPlan(ctx context.Context, id, cluster, group string) (offsets.Plan, error)
+	// DropPlan forgets plan id once applied.
+	DropPlan(ctx context.Context, id string) error
+}
+
+var errNoResets = echo.NewHTTPError(http.StatusServiceUnavailable, "offset resets not configured")
+
+// Resets returns the reset service or the 503 every offsets endpoint
+// answers without one.
+func (s *Server) Resets() (OffsetResets, error) {
+	if s.Opts.Offsets == nil {
+		return nil, errNoResets
+	}
+	return s.Opts.Offsets, nil
+}
+
+// ResetViews fills d's offset resets from the audit log.
+func (s *Server) ResetViews(ctx context.Context, d *components.JobsData) error {
+	if s.Opts.Offsets == nil {
+		d.ResetsOff = true
+		return nil
+	}
+	list, err := s.Opts.Offsets.Resets(ctx, store.ResetQuery{Visible: auth.SeenResets(ctx), Limit: components.PageSize})
+	if err != nil {
+		return err
+	}
+	for _, r := range list {
+		v := components.ResetView{At: r.At, Who: r.Who, Cluster: r.Cluster, Group: r.Group, PlanID: r.PlanID, Result: r.Result}
+		var e offsets.Entry
+		var pause struct {
+			Action string             `json:"action"`
+			State  offsets.PauseState `json:"state"`
+			Error  string             `json:"error"`
+		}
+		// An entry that does not decode still shows who did what, when.
+		if json.Unmarshal(r.Entry, &pause) == nil && pause.Action != "" {
+			// A JetStream consumer's pause or resume, logged beside the resets.
+			v.To, v.Error = pause.Action, pause.Error
+			if pause.State.Paused {
+				v.To += " until " + pause.State.Until.Format(time.RFC3339)
+			}
+		} else if json.Unmarshal(r.Entry, &e) == nil {
+			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
+			v.Share = e.Plan.Kind == offsets.KindShare
+			v.Partitions = e.Plan.Totals.Changed
+			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
+			for _, p := range e.Receipt.Partitions {
+				if p.Result == "committed" {
+					v.Committed++
+				}
+			}
+		}
+		d.Resets = append(d.Resets, v)
+	}
+	return nil
+}
+
+// ConsumerActions are the resets and pauses of JetStream consumers. The
+// reset service (Options.Offsets) implements it beside OffsetResets; the
+// consumer page offers what it finds. A consumer is named to package
+// offsets as <stream>/<consumer>, on a cluster of broker nats.
+type ConsumerActions interface {
+	// PlanOn plans req on cluster of broker; it changes nothing.
+	PlanOn(ctx context.Context, broker, cluster string, req offsets.Request) (offsets.Plan, error)
+	// Pause pauses group until until, audited.
+	Pause(ctx context.Context, broker, cluster, group string, until time.Time, who string) (offsets.PauseState, error)
+	// Resume resumes group at once, audited.
+	Resume(ctx context.Context, broker, cluster, group, who string) (offsets.PauseState, error)
+	// RecentPause is the last pause or resume of group made through any
+	// replica sharing the service's store, if it was made after polled:
+	// the consumer page lays it over a snapshot that cannot show it yet
+	// (polls may be minutes apart).
+	RecentPause(ctx context.Context, broker, cluster, group string, polled time.Time) (offsets.PauseState, bool, error)
+}
+
+var errNoConsumerActions = echo.NewHTTPError(http.StatusServiceUnavailable, "consumer resets not configured")
+
+// ConsumerActions returns the service, or the 503 its endpoints answer
+// without one.
+func (s *Server) ConsumerActions() (ConsumerActions, error) {
+	ca, ok := s.Opts.Offsets.(ConsumerActions)
+	if !ok {
+		return nil, errNoConsumerActions
+	}
+	return ca, nil
+}
+
+// ConsumerResetAPI is the base of a consumer's reset endpoints,
+// …/offsets (plan, apply).
+func ConsumerResetAPI(c *queue.StreamConsumer) string {
+	return ConsumerAPI(c) + "/offsets"
+}
+
+// ConsumerAPI is a consumer's URL space in the API.
+func ConsumerAPI(c *queue.StreamConsumer) string {
+	return "/api/v1/nats/consumers/" + url.PathEscape(c.Cluster) + "/" + url.PathEscape(c.Stream) + "/" + url.PathEscape(c.Name)
+}
+
+// RecentPause returns con with the last pause or resume made through any
+// replica after its snapshot was polled laid over it. The page shows the
+// poll's state when the store does not answer.
+func (s *Server) RecentPause(ctx context.Context, con queue.StreamConsumer, polled time.Time) queue.StreamConsumer {
+	ca, err := s.ConsumerActions()
+	if err != nil {
+		return con
+	}
+	st, ok, err := ca.RecentPause(ctx, string(queue.NATS), con.Cluster, con.Stream+"/"+con.Name, polled)
+	if err != nil {
+		s.Opts.Logger.Warn("recent consumer pause not read; the page shows the last poll's", "cluster", con.Cluster,
+			"stream", con.Stream, "consumer", con.Name, "err", err)
+	}
+	if ok {
+		con.Paused, con.PauseUntil = st.Paused, st.Until
+	}
+	return con
+}
