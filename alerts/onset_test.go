@@ -178,7 +178,8 @@ func TestOnsetShareGroup(t *testing.T) {
 		latest = &queue.Snapshot{
 			Broker: queue.Kafka, Cluster: "prod", Time: t0.Add(time.Duration(i) * time.Minute),
 			ShareGroups: []queue.ShareGroup{{
-				Cluster: "prod", Name: "sg", Status: queue.StatusStop, StatusReason: "no members: 40 records waiting",
+				Cluster: "prod", Name: "sg",
+				Partitions: []queue.SharePartition{{Topic: "orders", Initialized: true, Start: 10, End: 50, Lag: 40}},
 			}},
 		}
 		e.Evaluate(latest)

@@ -64,9 +64,19 @@ func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOpti
 	for _, s := range history {
 		if s != nil && s != latest && keyOf(s) == key && s.Time.Before(latest.Time) {
 			e.polls[key] = e.remember(e.polls[key], s)
+			e.learn(s)
 		}
 	}
 	e.Evaluate(latest)
+}
+
+// learn has e judge a copy of s, an earlier poll, for what the readers
+// judged against the read before (share groups) keep of it, leaving s as
+// it is.
+func (e *Evaluator) learn(s *queue.Snapshot) {
+	c := *s
+	c.ShareGroups = slices.Clone(s.ShareGroups)
+	e.evaluateShares(&c)
 }
 
 // Evaluator evaluates the successive snapshots of its sources and remembers
@@ -101,6 +111,10 @@ type Evaluator struct {
 	holds *sourceHolds
 	// sqs are the account reads of each SQS source (onset.go).
 	sqs map[sourceKey]*sqsReads
+	// shares are the share groups of each source as the last poll read
+	// them (share.go): they are judged against the read before, not over
+	// the window.
+	shares map[sourceKey]shareReads
 }
 
 // NewEvaluator returns an Evaluator with the given options.
@@ -196,7 +210,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	evaluateOutbox(e.past, latest, e.window, e.settle)
 	e.evaluateConsumers(latest)
 	e.evaluateQueues(latest)
-	e.shareOnsets(latest)
+	e.evaluateShares(latest)
 	e.sqsOnsets(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
