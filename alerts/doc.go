@@ -1,9 +1,15 @@
 // Package alerts evaluates the health of every reader queuewatch watches
-// (Kafka consumer groups, JetStream consumers, outbox tables and replication
-// slots) and generates the Prometheus rule file from the same thresholds.
-// The sections below describe consumer groups; the doc comments of
-// EvaluateOutbox and the comment at the top of nats.go say how the other
-// readers' statuses differ.
+// (Kafka consumer and share groups, JetStream consumers, RabbitMQ queues,
+// SQS queues, outbox tables and replication slots) and generates the
+// Prometheus rule file from the same thresholds. It is the one place where
+// a reader's status is judged: collectors read facts into a
+// queue.Snapshot, and the scheduler has an Evaluator judge each snapshot
+// before it is published. The sections below describe consumer groups;
+// the comments at the top of nats.go, rabbitmq.go, share.go and sqs.go and
+// the doc comment of EvaluateOutbox say how the other readers' statuses
+// differ. Most are judged over the sliding window of polls; share groups
+// against the previous poll and SQS queues against the account's previous
+// read, whose memory the Evaluator keeps beside the window.
 //
 // # Lag status
 //
@@ -91,11 +97,12 @@
 // The collector evaluates every poll against the window before it. An
 // Evaluator remembers, per source, only what the window needs of each poll:
 // per partition its offsets and lag (48 bytes, against a snapshot's 104),
-// per group its member count, and the small NATS and outbox parts. Ten
-// polls of 100,000 group-partitions so cost about 50 MB rather than the
-// 145 MB of ten snapshots. Partitions are matched by position first and by
-// binary search second, since collectors keep them sorted by topic and
-// partition. The first poll after a start, published before its lag seconds
-// were read, is replaced by the poll that completes it, so the window spans
-// polling intervals.
+// per group its member count, and the small NATS and outbox parts; of
+// share groups and SQS queues it keeps their last read (start offsets;
+// visible and in-flight counts). Ten polls of 100,000 group-partitions so
+// cost about 50 MB rather than the 145 MB of ten snapshots. Partitions
+// are matched by position first and by binary search second, since
+// collectors keep them sorted by topic and partition. The first poll after
+// a start, published before its lag seconds were read, is replaced by the
+// poll that completes it, so the window spans polling intervals.
 package alerts

@@ -4,7 +4,6 @@ import (
 	"context"
 	"log/slog"
 	"maps"
-	"strings"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -201,94 +200,3 @@ func shareOnset(name string) string            { return "share:" + name }
 func tableOnset(table string) string           { return "table:" + table }
 func slotOnset(slot string) string             { return "slot:" + slot }
 func sqsOnset(name string) string              { return "queue:" + name }
-
-// shareOnsets settles the statuses of latest's share groups, which the
-// collector judges from two polls, tracks their onsets and says since when
-// a share group has had no members or moved no start offset.
-func (e *Evaluator) shareOnsets(latest *queue.Snapshot) {
-	for i := range latest.ShareGroups {
-		g := &latest.ShareGroups[i]
-		raw, reason := g.EffectiveStatus(), g.StatusReason
-		start := latest.Time
-		if n := len(e.past); raw == queue.StatusStall && n > 0 {
-			start = e.past[n-1].Time // no start offset moved since that poll
-		}
-		st, since, text := e.settle(shareOnset(g.Name), raw, start, latest.Time, func(since time.Time) string {
-			return shareReason(reason, raw, since, latest.Time)
-		})
-		g.StatusSince = since
-		if g.Err == "" { // else the error is what it shows
-			g.Status, g.StatusReason = st, text
-		}
-	}
-}
-
-// shareReason is a share group's sentence, queue.ShareGroupStatus's, with
-// how long its condition lasted (since its onset) in its head, which the
-// collector's two polls cannot tell.
-func shareReason(reason string, st queue.Status, since, now time.Time) string {
-	if since.IsZero() || !since.Before(now) {
-		return reason
-	}
-	d := queue.HumanSince(since, now)
-	switch st {
-	case queue.StatusStop:
-		return strings.Replace(reason, "no members: ", "no members "+d+": ", 1)
-	case queue.StatusStall:
-		return strings.Replace(reason, "no start offset moved since the last poll: ", "no start offset moved "+d+": ", 1)
-	}
-	return reason
-}
-
-// sqsReads are the times of the last two account reads of one SQS source
-// an Evaluator saw.
-type sqsReads struct{ last, prev time.Time }
-
-// sqsOnsets tracks the onsets of latest's SQS queues, whose status the
-// collector judges from two reads of the account, and says since when in
-// their sentences. A "no consumer" began by the read before the one that
-// found it: nothing was in flight at either. Between reads a poll gives a
-// copy of the last read's snapshot, and the durations are as of the read,
-// like its counts.
-func (e *Evaluator) sqsOnsets(latest *queue.Snapshot) {
-	if latest.SQS == nil || e.on == nil {
-		return
-	}
-	if e.sqs == nil {
-		e.sqs = make(map[sourceKey]*sqsReads)
-	}
-	r := e.sqs[keyOf(latest)]
-	if r == nil {
-		r = &sqsReads{}
-		e.sqs[keyOf(latest)] = r
-	}
-	if at := latest.SQS.ReadAt; at.After(r.last) {
-		r.prev, r.last = r.last, at
-	}
-	for i := range latest.SQSQueues {
-		q := &latest.SQSQueues[i]
-		st := q.EffectiveStatus()
-		start := latest.Time
-		if st == queue.StatusStop && !r.prev.IsZero() {
-			start = r.prev
-		}
-		q.StatusSince = e.since(sqsOnset(q.Name), st, start)
-		q.StatusReason = sqsReason(q.StatusReason, st, q.StatusSince, latest.Time)
-	}
-}
-
-// sqsReason is an SQS queue's sentence, queue.SQSStatus's, with how long
-// its condition lasted (since its onset), which one read cannot tell.
-func sqsReason(reason string, st queue.Status, since, now time.Time) string {
-	if since.IsZero() || !since.Before(now) {
-		return reason
-	}
-	d := queue.HumanSince(since, now)
-	switch st {
-	case queue.StatusStop:
-		return strings.Replace(reason, "no consumer: ", "no consumer "+d+": ", 1)
-	case queue.StatusStall:
-		return strings.Replace(reason, ": receives fail", " "+d+": receives fail", 1)
-	}
-	return reason
-}

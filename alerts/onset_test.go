@@ -178,7 +178,8 @@ func TestOnsetShareGroup(t *testing.T) {
 		latest = &queue.Snapshot{
 			Broker: queue.Kafka, Cluster: "prod", Time: t0.Add(time.Duration(i) * time.Minute),
 			ShareGroups: []queue.ShareGroup{{
-				Cluster: "prod", Name: "sg", Status: queue.StatusStop, StatusReason: "no members: 40 records waiting",
+				Cluster: "prod", Name: "sg",
+				Partitions: []queue.SharePartition{{Topic: "orders", Initialized: true, Start: 10, End: 50, Lag: 40}},
 			}},
 		}
 		e.Evaluate(latest)
@@ -285,16 +286,11 @@ func TestOnsetFailedPoll(t *testing.T) {
 }
 
 // sqsRead is a read of account "acct" at minute m whose queue "orders" has
-// visible messages and none in flight, judged against the read before it
-// (nil for the first since a start), as the collector judges it.
-func sqsRead(m int, visible int64, prev *queue.Snapshot) *queue.Snapshot {
+// visible messages and none in flight; the Evaluator judges it against the
+// read before it that it saw.
+func sqsRead(m int, visible int64) *queue.Snapshot {
 	at := t0.Add(time.Duration(m) * time.Minute)
 	q := queue.SQSQueue{Cluster: "acct", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:1:orders", Visible: visible}
-	var before *queue.SQSQueue
-	if prev != nil {
-		before = &prev.SQSQueues[0]
-	}
-	q.Status, q.StatusReason = queue.SQSStatus(before, &q)
 	return &queue.Snapshot{
 		Broker: queue.SQS, Cluster: "acct", Time: at,
 		SQS: &queue.SQSAccount{ReadAt: at, ReadEvery: 4 * time.Minute}, SQSQueues: []queue.SQSQueue{q},
@@ -309,23 +305,23 @@ func TestOnsetSQS(t *testing.T) {
 	store := newMemOnsets()
 	e := NewEvaluator(StatusOptions{})
 	e.Persist(store, nil)
-	r0 := sqsRead(0, 4, nil)
+	r0 := sqsRead(0, 4)
 	e.Evaluate(r0)
 	if q := r0.SQSQueues[0]; q.Status != queue.StatusOK || !q.StatusSince.IsZero() {
 		t.Fatalf("first read: %s since %v", q.Status, q.StatusSince)
 	}
-	r4 := sqsRead(4, 10, r0)
+	r4 := sqsRead(4, 10)
 	e.Evaluate(r4)
 	if q := r4.SQSQueues[0]; q.Status != queue.StatusStop || !q.StatusSince.Equal(t0) ||
 		q.StatusReason != "no consumer since 12:00 UTC (4m): 10 visible, up from 4 at the last read, and none in flight" {
 		t.Errorf("second read: %s since %v %q", q.Status, q.StatusSince, q.StatusReason)
 	}
-	mid := sqsRead(4, 10, r0) // a poll between reads: a copy of the read as read
+	mid := sqsRead(4, 10) // a poll between reads: a copy of the read as read
 	e.Evaluate(mid)
 	if q := mid.SQSQueues[0]; !q.StatusSince.Equal(t0) || !strings.HasPrefix(q.StatusReason, "no consumer since 12:00 UTC (4m): ") {
 		t.Errorf("between reads: since %v %q", q.StatusSince, q.StatusReason)
 	}
-	r8 := sqsRead(8, 16, r4)
+	r8 := sqsRead(8, 16)
 	e.Evaluate(r8)
 	if q := r8.SQSQueues[0]; !q.StatusSince.Equal(t0) ||
 		q.StatusReason != "no consumer since 12:00 UTC (8m): 16 visible, up from 10 at the last read, and none in flight" {
@@ -339,17 +335,16 @@ func TestOnsetSQS(t *testing.T) {
 	// second finds no consumer again, and the onset is the stored one.
 	e = NewEvaluator(StatusOptions{})
 	e.Persist(store, nil)
-	r12 := sqsRead(12, 20, nil)
+	r12 := sqsRead(12, 20)
 	e.Evaluate(r12)
-	r16 := sqsRead(16, 25, r12)
+	r16 := sqsRead(16, 25)
 	e.Evaluate(r16)
 	if q := r16.SQSQueues[0]; !q.StatusSince.Equal(t0) || !strings.HasPrefix(q.StatusReason, "no consumer since 12:00 UTC (16m): ") {
 		t.Errorf("after a restart: since %v %q; want since %v", q.StatusSince, q.StatusReason, t0)
 	}
 	// A consumer came: the onset is forgotten, in the store too.
-	r20 := sqsRead(20, 25, r16)
+	r20 := sqsRead(20, 25)
 	r20.SQSQueues[0].InFlight = 5
-	r20.SQSQueues[0].Status, r20.SQSQueues[0].StatusReason = queue.SQSStatus(&r16.SQSQueues[0], &r20.SQSQueues[0])
 	e.Evaluate(r20)
 	if q := r20.SQSQueues[0]; q.Status != queue.StatusOK || !q.StatusSince.IsZero() || len(store.readers()) != 0 {
 		t.Errorf("consumed again: %s since %v, stored %v", q.Status, q.StatusSince, store.readers())
@@ -361,10 +356,9 @@ func TestOnsetSQSStall(t *testing.T) {
 	e := NewEvaluator(StatusOptions{})
 	var last *queue.Snapshot
 	for m := 0; m <= 8; m += 4 {
-		last = sqsRead(m, 10, last)
+		last = sqsRead(m, 10)
 		q := &last.SQSQueues[0]
 		q.InFlight = queue.SQSInFlightLimit
-		q.Status, q.StatusReason = queue.SQSStatus(nil, q)
 		e.Evaluate(last)
 	}
 	want := "in flight at the SQS limit of 120,000 since 12:00 UTC (8m): receives fail until some are deleted"

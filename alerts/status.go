@@ -49,9 +49,10 @@ func (o StatusOptions) window() int {
 }
 
 // Evaluate fills the Status and StatusReason of every reader in latest
-// (consumer groups, JetStream consumers, outbox tables and replication
-// slots) and each group's ETA from history, the earlier snapshots of the
-// same source, oldest first and not including latest. It mutates latest only. Callers that evaluate every poll
+// (consumer and share groups, JetStream consumers, RabbitMQ and SQS
+// queues, outbox tables and replication slots) and each group's ETA from
+// history, the earlier snapshots of the same source, oldest first and not
+// including latest. It mutates latest only. Callers that evaluate every poll
 // should keep an Evaluator instead, which remembers the window itself and
 // the statuses it showed: Evaluate has none, so it shows each reader's
 // judgement as it is, without hysteresis.
@@ -64,14 +65,26 @@ func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOpti
 	for _, s := range history {
 		if s != nil && s != latest && keyOf(s) == key && s.Time.Before(latest.Time) {
 			e.polls[key] = e.remember(e.polls[key], s)
+			e.learn(s)
 		}
 	}
 	e.Evaluate(latest)
 }
 
+// learn has e judge a copy of s, an earlier poll, for what the readers
+// judged against the read before (share groups, SQS queues) keep of it,
+// leaving s as it is.
+func (e *Evaluator) learn(s *queue.Snapshot) {
+	c := *s
+	c.ShareGroups, c.SQSQueues = slices.Clone(s.ShareGroups), slices.Clone(s.SQSQueues)
+	e.evaluateShares(&c)
+	e.evaluateSQS(&c)
+}
+
 // Evaluator evaluates the successive snapshots of its sources and remembers
 // of each only what status needs later: per partition its offsets and lag,
-// per group its member count, and the small NATS and outbox parts. A window
+// per group its member count, the small NATS and outbox parts, and the
+// last read of share groups and SQS queues. A window
 // of ten polls of 100,000 group-partitions so costs about 5 MB a poll rather
 // than the 15 MB of a snapshot. It is safe for concurrent use, though calls
 // are serialized.
@@ -99,8 +112,11 @@ type Evaluator struct {
 	// runs, nil when statuses are shown as judged (a failed poll).
 	held  map[sourceKey]*sourceHolds
 	holds *sourceHolds
-	// sqs are the account reads of each SQS source (onset.go).
-	sqs map[sourceKey]*sqsReads
+	// shares are the share groups of each source as the last poll read
+	// them (share.go), sqs the account reads of each SQS source (sqs.go):
+	// both are judged against the read before, not over the window.
+	shares map[sourceKey]shareReads
+	sqs    map[sourceKey]*sqsReads
 }
 
 // NewEvaluator returns an Evaluator with the given options.
@@ -156,8 +172,9 @@ type observation struct {
 }
 
 // Evaluate fills Status, StatusReason and ETA of every group (and the status
-// of every NATS consumer and outbox) in latest from the last Window-1 polls
-// of its source this Evaluator saw before it, then remembers latest. A poll
+// of every other reader) in latest from the last Window-1 polls of its
+// source this Evaluator saw before it (share groups and SQS queues from
+// the read before), then remembers latest. A poll
 // that failed as a whole is evaluated as an error and not remembered. It
 // mutates latest only.
 func (e *Evaluator) Evaluate(latest *queue.Snapshot) { e.evaluate(latest, false) }
@@ -196,8 +213,8 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	evaluateOutbox(e.past, latest, e.window, e.settle)
 	e.evaluateConsumers(latest)
 	e.evaluateQueues(latest)
-	e.shareOnsets(latest)
-	e.sqsOnsets(latest)
+	e.evaluateShares(latest)
+	e.evaluateSQS(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)

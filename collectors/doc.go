@@ -8,4 +8,10 @@
 // source is polled on its own goroutine with its own deadline; a failing
 // source backs off and reports itself down (queuewatch_collector_up 0) while
 // its last good data stays visible and every other source carries on.
+//
+// Sources read facts and judge nothing: every reader's status (consumer
+// and share groups, RabbitMQ and SQS queues, JetStream consumers, outbox
+// tables and slots) is judged by Options.Evaluator (app passes an
+// alerts.Evaluator) over each snapshot before it is published, from what
+// it remembers of the polls before.
 package collectors

@@ -13,6 +13,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 
+	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -100,23 +101,30 @@ func TestSQSTextMatchesCollect(t *testing.T) {
 	}
 }
 
-// TestSQSDLQStatusAgreesWithRules: a DLQ that fills with nothing in flight,
-// judged as the SQS collector judges it (queue.SQSStatus, the DLQ known
-// from the snapshot's DLQs), is exported ok, not stop: every queue the
-// alert rules leave out as a DLQ (it has a queuewatch_dlq_messages series
-// of its broker) has no stop or stall status series, so Grafana and the
-// rules read what the UI shows. A queue that is no DLQ in the same state
-// is stop.
+// TestSQSDLQStatusAgreesWithRules: a DLQ that fills with nothing in flight
+// between two reads, judged as the scheduler's evaluator judges it (the
+// DLQ known from the snapshot's DLQs), is exported ok, not stop: every
+// queue the alert rules leave out as a DLQ (it has a
+// queuewatch_dlq_messages series of its broker) has no stop or stall
+// status series, so Grafana and the rules read what the UI shows. A queue
+// that is no DLQ in the same state is stop.
 func TestSQSDLQStatusAgreesWithRules(t *testing.T) {
-	snap := sqsSnapshot()
-	snap.SQSQueues[0].InFlight = 0 // orders: nobody receives either
-	for i := range snap.SQSQueues[:2] {
-		q := &snap.SQSQueues[i]
-		q.DLQ = !snap.JudgedAsReader("", q.Name)
-		prev := *q
-		prev.Visible = q.Visible - 1
-		q.Status, q.StatusReason = queue.SQSStatus(&prev, q)
+	read := func(at time.Time, grown int64) *queue.Snapshot {
+		s := sqsSnapshot()
+		s.Time, s.SQS.ReadAt = at, at
+		s.SQSQueues[0].InFlight = 0 // orders: nobody receives either
+		for i := range s.SQSQueues[:2] {
+			q := &s.SQSQueues[i]
+			q.DLQ = !s.JudgedAsReader("", q.Name)
+			q.Visible += grown
+			q.Status, q.StatusReason = "", ""
+		}
+		return s
 	}
+	ev := alerts.NewEvaluator(alerts.StatusOptions{})
+	ev.Evaluate(read(fixedTime.Add(-5*time.Minute), -1))
+	snap := read(fixedTime, 0)
+	ev.Evaluate(snap)
 	c := New([]Source{
 		&scriptedSource{broker: queue.SQS, cluster: "prod-eu", results: []func() (*queue.Snapshot, error){ok(snap)}},
 	}, Options{})

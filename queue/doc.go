@@ -3,10 +3,12 @@
 // lag, queues, dead-letter queues and messages, plus the pure lag arithmetic.
 //
 // It also holds the words every other package must agree on, each in one
-// place: the DLQ ID and the replay header names; a group's status, its
-// effective value (ConsumerGroup.EffectiveStatus) and the one severity order
-// (Statuses, Status.Severity) that every sort, banner, "needs attention" list,
-// metric and dashboard ranks by; and how durations and counts are written for
+// place: the DLQ ID and the replay header names; the statuses a reader can
+// have (package alerts judges them: queue holds the facts they are judged
+// from and, once judged, the verdict), a reader's effective status
+// (ConsumerGroup.EffectiveStatus) and the one severity order (Statuses,
+// Status.Severity) that every sort, banner, "needs attention" list, metric
+// and dashboard ranks by; and how durations and counts are written for
 // people (HumanDuration, HumanCount, ExactCount), so that the UI, alert
 // sentences and the CLI say "12.4k", "3m 20s" and "1d 2h" alike.
 //

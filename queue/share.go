@@ -24,8 +24,8 @@ type ShareGroup struct {
 	// Partitions are sorted by topic, partition.
 	Partitions []SharePartition
 
-	// Status and StatusReason are ShareGroupStatus over the previous poll
-	// and this one, filled by the collector.
+	// Status and StatusReason are the group's status judged against the
+	// previous poll, filled by alerts evaluation.
 	Status       Status
 	StatusReason string
 	// StatusSince is when the current non-ok condition began (see Onset),
@@ -102,64 +102,10 @@ func (g *ShareGroup) EffectiveStatus() Status { return EffectiveStatus(g.Err, g.
 // EffectiveReason is the sentence that goes with g's EffectiveStatus.
 func (g *ShareGroup) EffectiveReason() string { return EffectiveReason(g.Err, g.StatusReason) }
 
-// ShareGroupStatus judges a share group from two polls: prev (nil before
-// the second poll) and cur. From the most severe:
-//
-//   - stop: records wait and the group has no member to read them;
-//   - stall: records wait, members are there, and no start offset moved
-//     since the last poll (a member holds the oldest record, or fails it
-//     over and over until the delivery limit);
-//   - warn: the lag grew since the last poll while start offsets moved:
-//     the members read, slower than producers write;
-//
-// and ok otherwise. The counts are in every sentence.
-func ShareGroupStatus(prev, cur *ShareGroup) (Status, string) {
-	lag := cur.TotalLag()
-	waiting := ExactCount(lag) + " records waiting"
-	switch {
-	case lag > 0 && len(cur.Members) == 0:
-		return StatusStop, "no members: " + waiting
-	case prev == nil || lag == 0:
-	case !startMoved(prev, cur):
-		return StatusStall, "no start offset moved since the last poll: " + waiting + ", " + members(len(cur.Members))
-	case lag > prev.TotalLag():
-		return StatusWarn, "lag rising: " + waiting + ", up from " + ExactCount(prev.TotalLag()) + " at the last poll"
-	}
-	return StatusOK, waiting + ", " + members(len(cur.Members))
-}
-
-// startMoved reports whether the start offset of some partition of cur
-// that has lag differs from prev's.
-func startMoved(prev, cur *ShareGroup) bool {
-	before := map[TopicPartition]int64{}
-	for _, p := range prev.Partitions {
-		if p.Initialized {
-			before[TopicPartition{p.Topic, p.Partition}] = p.Start
-		}
-	}
-	for _, p := range cur.Partitions {
-		if !p.Initialized || p.Lag == 0 {
-			continue
-		}
-		if start, ok := before[TopicPartition{p.Topic, p.Partition}]; !ok || start != p.Start {
-			return true
-		}
-	}
-	return false
-}
-
 // TopicPartition names one partition of a topic.
 type TopicPartition struct {
 	Topic     string
 	Partition int32
-}
-
-// members is "1 member" or "n members".
-func members(n int) string {
-	if n == 1 {
-		return "1 member"
-	}
-	return ExactCount(int64(n)) + " members"
 }
 
 // Reader is g in the shape every reader shares: its backlog is its lag,

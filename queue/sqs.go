@@ -48,8 +48,9 @@ type SQSQueue struct {
 	OldestAge      time.Duration
 	OldestAgeBasis SQSAgeBasis
 
-	// Status and StatusReason are SQSStatus over the previous read and
-	// this one, filled by the collector (SQSRereadStatus after a re-read).
+	// Status and StatusReason are SQSStatus over the account's previous
+	// read and this one, filled by alerts evaluation (which judges a
+	// re-read after a job from the status the queue had).
 	Status       Status
 	StatusReason string
 	// StatusSince is when the current non-ok condition began (see Onset),
@@ -103,6 +104,11 @@ const SQSInFlightLimit = 120000
 //
 // and ok otherwise, with the counts as the reason. A DLQ is ok with
 // DLQReason: nothing receiving from it is normal.
+//
+// Statuses are judged in package alerts, which calls this for every SQS
+// queue. It is still here, a verdict among queue's facts, only because
+// web/dlqhealth_test.go builds a judged snapshot with it; once that test
+// gets its statuses from alerts, this moves to alerts/sqs.go.
 func SQSStatus(prev, cur *SQSQueue) (Status, string) {
 	switch {
 	case cur.DLQ:
@@ -113,26 +119,6 @@ func SQSStatus(prev, cur *SQSQueue) (Status, string) {
 		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible, up from " + ExactCount(prev.Visible) + " at the last read, and none in flight"
 	}
 	return StatusOK, ExactCount(cur.Visible) + " visible, " + ExactCount(cur.InFlight) + " in flight"
-}
-
-// SQSRereadStatus judges a queue re-read after a job (see DepthRead)
-// from the status the account's last read gave it, read, and the counts
-// read now, cur. A job's own sends are no sign of a missing consumer, so
-// a backlog that grew since the read is not judged stop for that; the
-// next account read compares its counts with the read before the job
-// again. What the read found stays true while the counts still show it:
-//
-//   - stall: cur's in-flight count is at SQSInFlightLimit;
-//   - stop: the read found no consumer, and cur still has visible messages
-//     and none in flight (read stop, 10 visible and 0 in flight now:
-//     still stop);
-//
-// and ok otherwise, with the counts as the reason.
-func SQSRereadStatus(read Status, cur *SQSQueue) (Status, string) {
-	if !cur.DLQ && cur.InFlight < SQSInFlightLimit && read == StatusStop && cur.Visible > 0 && cur.InFlight == 0 {
-		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible and none in flight, as at the last account read"
-	}
-	return SQSStatus(nil, cur)
 }
 
 // EffectiveStatus is the status q shows everywhere (see EffectiveStatus).

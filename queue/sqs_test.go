@@ -145,32 +145,6 @@ func TestCloudWatchCost(t *testing.T) {
 	}
 }
 
-func TestSQSRereadStatus(t *testing.T) {
-	tests := []struct {
-		name       string
-		read       Status
-		cur        *SQSQueue
-		want       Status
-		wantReason string
-	}{
-		{"a replay's target grew, nothing in flight yet", StatusOK, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
-		{"still no consumer", StatusStop, &SQSQueue{Visible: 10}, StatusStop, "no consumer: 10 visible and none in flight, as at the last account read"},
-		{"no consumer read, now one receives", StatusStop, &SQSQueue{Visible: 10, InFlight: 1}, StatusOK, "10 visible, 1 in flight"},
-		{"no consumer read, drained", StatusStop, &SQSQueue{}, StatusOK, "0 visible, 0 in flight"},
-		{"at the limit", StatusOK, &SQSQueue{Visible: 3, InFlight: 120000}, StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
-		{"stall read, below the limit now", StatusStall, &SQSQueue{Visible: 3, InFlight: 7}, StatusOK, "3 visible, 7 in flight"},
-		{"a DLQ read stop, visible, nothing in flight", StatusStop, &SQSQueue{Visible: 10, DLQ: true}, StatusOK, DLQReason},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, reason := SQSRereadStatus(tt.read, tt.cur)
-			if st != tt.want || reason != tt.wantReason {
-				t.Errorf("SQSRereadStatus = %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
-			}
-		})
-	}
-}
-
 func TestDepthReadSentence(t *testing.T) {
 	now := time.Date(2026, 5, 4, 5, 15, 15, 0, time.UTC)
 	tests := []struct {

@@ -37,8 +37,9 @@
 // A share group has no committed offsets: its position on a partition is
 // the share-partition start offset, and its lag is the broker's (KIP-1226,
 // DescribeShareGroupOffsets v1, Kafka 4.2 and later) or, from an older
-// broker, end offset − start offset, marked as an estimate. Its status
-// (queue.ShareGroupStatus) is judged against the previous poll.
+// broker, end offset − start offset, marked as an estimate. Its status is
+// judged by alerts evaluation against the previous poll, like every
+// reader's.
 //
 // A failing group (authorization, coordinator error) is reported on that group
 // only; a failing cluster fails the poll and the scheduler keeps the others.

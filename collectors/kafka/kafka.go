@@ -64,9 +64,6 @@ type Source struct {
 	ends endHistory
 	// listed is the last poll's group listing, by name.
 	listed kadm.ListedGroups
-	// shares are the share groups of the last poll, by name: what their
-	// status is judged against.
-	shares map[string]*queue.ShareGroup
 	// dlqSources remembers each DLQ topic's source once a record named it,
 	// so the label stays when the DLQ is empty.
 	dlqSources map[string]string
@@ -199,7 +196,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		}
 		snap.Groups = append(snap.Groups, cg)
 	}
-	s.pollShares(snap, shares, shared, offsets)
+	pollShares(s.name, snap, shares, shared, offsets)
 	cursor := committed[s.cursor]
 	// A cursor group that does not exist yet just means nothing was
 	// replayed: depth counts from the log start.

@@ -14,26 +14,16 @@ import (
 // shareType is a share group's type in a ListGroups answer.
 const shareType = "share"
 
-// pollShares builds the snapshot's share groups and keeps them for the
-// next poll's status.
-func (s *Source) pollShares(snap *queue.Snapshot, names []string, r shareRead, offsets offsetTable) {
-	kept := make(map[string]*queue.ShareGroup, len(names))
+// pollShares builds the snapshot's share groups; alerts evaluation judges
+// their statuses against the previous poll.
+func pollShares(cluster string, snap *queue.Snapshot, names []string, r shareRead, offsets offsetTable) {
 	for _, name := range names {
-		g := buildShareGroup(s.name, name, r, offsets, s.shares[name])
+		g := buildShareGroup(cluster, name, r, offsets)
 		if g.Err != "" {
 			snap.Partial = append(snap.Partial, "share group "+name+": "+g.Err)
 		}
 		snap.ShareGroups = append(snap.ShareGroups, g)
 	}
-	for i := range snap.ShareGroups {
-		g := &snap.ShareGroups[i]
-		// A group read in error is judged against its last good read.
-		if g.Err != "" && s.shares[g.Name] != nil {
-			g = s.shares[g.Name]
-		}
-		kept[g.Name] = g
-	}
-	s.shares = kept
 }
 
 // shareRead is what describing the watched share groups learned: their
@@ -78,10 +68,8 @@ func (r shareRead) topics() []string {
 	return out
 }
 
-// buildShareGroup builds one share group from what the poll read. Its
-// status is judged against prev, the group at the last poll (nil at the
-// first).
-func buildShareGroup(cluster, name string, r shareRead, offsets offsetTable, prev *queue.ShareGroup) queue.ShareGroup {
+// buildShareGroup builds one share group from what the poll read.
+func buildShareGroup(cluster, name string, r shareRead, offsets offsetTable) queue.ShareGroup {
 	g := queue.ShareGroup{Cluster: cluster, Name: name}
 	d, ok := r.groups[name]
 	switch {
@@ -121,9 +109,6 @@ func buildShareGroup(cluster, name string, r shareRead, offsets offsetTable, pre
 	slices.SortFunc(g.Partitions, func(a, b queue.SharePartition) int {
 		return cmp.Or(cmp.Compare(a.Topic, b.Topic), cmp.Compare(a.Partition, b.Partition))
 	})
-	if g.Err == "" {
-		g.Status, g.StatusReason = queue.ShareGroupStatus(prev, &g)
-	}
 	return g
 }
 

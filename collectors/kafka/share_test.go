@@ -2,6 +2,7 @@ package kafka
 
 import (
 	"context"
+	"regexp"
 	"testing"
 	"time"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/twmb/franz-go/pkg/kmsg"
 	"github.com/twmb/franz-go/pkg/kversion"
 
+	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
@@ -76,8 +78,9 @@ func TestShareGroup(t *testing.T) {
 	// is 4, and 4 records wait (6 by the estimate).
 	cl := tc.shareConsume("orders", "workers", 10, func(o int64) bool { return o < 4 || o == 6 || o == 7 })
 	s := tc.source(Options{})
+	ev := judgement()
 
-	snap := poll(t, s)
+	snap := judgedPoll(t, s, ev)
 	if _, ok := snap.Group("workers"); ok {
 		t.Error("share group reported as a consumer group")
 	}
@@ -103,9 +106,11 @@ func TestShareGroup(t *testing.T) {
 	}
 
 	cl.Close()
-	waitShare(t, s, "member leaves", func(g *queue.ShareGroup, ok bool) bool { return ok && len(g.Members) == 0 },
+	waitShare(t, s, ev, "member leaves", func(g *queue.ShareGroup, ok bool) bool { return ok && len(g.Members) == 0 },
 		func(g *queue.ShareGroup) {
-			if g.Status != queue.StatusStop || g.StatusReason != "no members: 4 records waiting" || g.TotalLag() != 4 {
+			// The judgement's sentence, since when (the onset alerts adds) aside.
+			reason := regexp.MustCompile(`^no members since [^:]+:\d\d UTC \([^)]*\): `).ReplaceAllString(g.StatusReason, "no members: ")
+			if g.Status != queue.StatusStop || reason != "no members: 4 records waiting" || g.TotalLag() != 4 {
 				t.Errorf("after the member left: %s %q lag %d; want stop with 4 waiting", g.Status, g.StatusReason, g.TotalLag())
 			}
 		})
@@ -113,7 +118,7 @@ func TestShareGroup(t *testing.T) {
 	if _, err := tc.adm.DeleteGroup(context.Background(), "workers"); err != nil {
 		t.Fatal(err)
 	}
-	waitShare(t, s, "deleted", func(_ *queue.ShareGroup, ok bool) bool { return !ok }, func(*queue.ShareGroup) {})
+	waitShare(t, s, ev, "deleted", func(_ *queue.ShareGroup, ok bool) bool { return !ok }, func(*queue.ShareGroup) {})
 }
 
 // TestShareGroupLagEstimate: a broker that answers DescribeShareGroupOffsets
@@ -142,13 +147,41 @@ func TestShareGroupLagEstimate(t *testing.T) {
 	}
 }
 
-// waitShare polls s until done says the share group is as wanted, then
-// checks it; a member's leaving shows only after the broker notices.
-func waitShare(t *testing.T, s *Source, what string, done func(*queue.ShareGroup, bool) bool, check func(*queue.ShareGroup)) {
+// judgement judges share groups as the scheduler's evaluator does (they
+// are judged in alerts), without hysteresis: these tests read the
+// judgement of each poll.
+func judgement() *alerts.Evaluator {
+	return alerts.NewEvaluator(alerts.StatusOptions{HysteresisPolls: 1})
+}
+
+// judgedPoll is poll with the evaluation the scheduler gives each
+// snapshot: the poll that completes pending lag seconds takes the place of
+// the one before it.
+func judgedPoll(t *testing.T, s *Source, ev *alerts.Evaluator) *queue.Snapshot {
+	t.Helper()
+	snap := pollOnce(t, s)
+	ev.Evaluate(snap)
+	if snap.LagSecondsPending() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		if !s.Finish(ctx) {
+			t.Fatal("lag seconds pending, but Finish had nothing to read")
+		}
+		snap = pollOnce(t, s)
+		ev.Complete(snap)
+	}
+	return snap
+}
+
+// waitShare polls s, judged by ev, until done says the share group is as
+// wanted, then checks it; a member's leaving shows only after the broker
+// notices.
+func waitShare(t *testing.T, s *Source, ev *alerts.Evaluator, what string, done func(*queue.ShareGroup, bool) bool, check func(*queue.ShareGroup)) {
 	t.Helper()
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		snap := pollOnce(t, s)
+		ev.Evaluate(snap)
 		g, ok := snap.ShareGroup("workers")
 		if done(g, ok) {
 			check(g)
@@ -182,14 +215,15 @@ func TestShareGroupRejectAndDeliveryLimit(t *testing.T) {
 		return kgo.AckRelease
 	})
 	s := tc.source(Options{})
+	ev := judgement()
 	want := queue.SharePartition{Topic: "orders", Partition: 0, Initialized: true, Start: 4, End: 10, Lag: 6, LagSource: queue.LagFromBroker}
-	if g := workers(t, poll(t, s)); len(g.Partitions) != 1 || g.Partitions[0] != want {
+	if g := workers(t, judgedPoll(t, s, ev)); len(g.Partitions) != 1 || g.Partitions[0] != want {
 		t.Errorf("after reject, accept and release: %+v; want %+v", g.Partitions, want)
 	}
 
 	tc.shareAck(cl, 6, func(*kgo.Record) kgo.AckStatus { return kgo.AckRelease })
 	want.Start, want.Lag = 10, 0
-	g := workers(t, poll(t, s))
+	g := workers(t, judgedPoll(t, s, ev))
 	if len(g.Partitions) != 1 || g.Partitions[0] != want {
 		t.Errorf("after the delivery limit: %+v; want %+v", g.Partitions, want)
 	}

@@ -12,11 +12,13 @@
 // queue's policy is read anyway. A DLQ once found stays listed, at 0 when
 // its queue is gone, so its series drops to 0 instead of vanishing.
 //
-// Each queue's status (queue.SQSStatus) is judged here, from this read and
-// the previous one, because a poll between reads returns the last snapshot
-// as it is: "no consumer" (stop) for a visible backlog that grew with
-// nothing in flight at either read, stall for in-flight messages at SQS's
-// limit, ok otherwise.
+// No status is judged here: a queue's status is judged by alerts
+// evaluation, like every reader's, from this read and the account's
+// previous one ("no consumer" for a visible backlog that grew with nothing
+// in flight at either read, stall at SQS's in-flight limit). A read marks
+// what that needs: which queues are DLQs (SQSQueue.DLQ), when the counts
+// were read (SQSAccount.ReadAt) and whether a job's re-read gave them
+// (SQSQueue.Read).
 //
 // SQS's API tells no message's age, and a poll must not receive (a
 // receive hides a message and spends its delivery limit). A queue's oldest

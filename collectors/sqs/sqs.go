@@ -49,11 +49,9 @@ type Source struct {
 	mu sync.Mutex
 	// last is the snapshot a poll returns until the next read is due:
 	// the last read's, or a copy with the queues a job touched read again
-	// (Reread). accountRead is the last read's own, whose counts the next read
-	// judges growth against, and lastRead when it was taken.
-	last        *queue.Snapshot
-	accountRead *queue.Snapshot
-	lastRead    time.Time
+	// (Reread); lastRead is when the account was last read.
+	last     *queue.Snapshot
+	lastRead time.Time
 	// known are the DLQs found so far and their sources, kept listed
 	// after their queue or policy is gone.
 	known map[string][]string
@@ -101,13 +99,14 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.last, s.accountRead, s.lastRead = snap, snap, now
+	s.last, s.lastRead = snap, now
 	return s.handOut(), nil
 }
 
 // handOut is a copy of the last snapshot with queues of its own: the
-// collector's evaluation writes each queue's onset into what a poll
-// returns, while s.last stays as read, for Reread to start from under s.mu.
+// collector's evaluation writes each queue's status and onset into what a
+// poll returns, while s.last stays as read, for Reread to start from under
+// s.mu.
 func (s *Source) handOut() *queue.Snapshot {
 	c := *s.last
 	c.SQSQueues = slices.Clone(s.last.SQSQueues)
@@ -153,7 +152,6 @@ func (s *Source) Reread(ctx context.Context, names []string, job string) (bool, 
 		// A DLQ stays listed once known (see dlqs), so the last snapshot
 		// tells whether q is one.
 		q.DLQ = !s.last.JudgedAsReader("", name)
-		q.Status, q.StatusReason = queue.SQSRereadStatus(old.Status, &q)
 		if old.OldestAgeBasis == queue.SQSAgeCloudWatch && q.Messages() > 0 {
 			// CloudWatch is asked at the account's reads only.
 			q.OldestAge, q.OldestAgeBasis = old.OldestAge, old.OldestAgeBasis
@@ -203,13 +201,12 @@ func (s *Source) read(ctx context.Context, now time.Time) (*queue.Snapshot, erro
 			snap.Partial = append(snap.Partial, "queue "+q.Name+": "+q.Err)
 		}
 	}
-	// The DLQs first: a queue the snapshot lists as one is not judged by
-	// its consumers, as the alert rules leave it out.
+	// A queue the snapshot lists as a DLQ is not judged by its consumers
+	// (alerts evaluation), as the alert rules leave it out.
 	snap.DLQs = s.dlqs(snap.SQSQueues)
 	for i := range snap.SQSQueues {
 		q := &snap.SQSQueues[i]
 		q.DLQ = !snap.JudgedAsReader("", q.Name)
-		q.Status, q.StatusReason = queue.SQSStatus(s.previous(q.Name), q)
 		s.estimateAge(q, now)
 	}
 	if err := s.readCloudWatch(ctx, snap, now); err != nil {
@@ -274,20 +271,6 @@ func (s *Source) readCloudWatch(ctx context.Context, snap *queue.Snapshot, now t
 		}
 	}
 	return err
-}
-
-// previous is the queue named name as the last read of the account saw
-// it, if it was read then: a re-read after a job does not count, so that
-// a job's target nobody consumes from is still found by the next read.
-func (s *Source) previous(name string) *queue.SQSQueue {
-	if s.accountRead == nil {
-		return nil
-	}
-	q, ok := s.accountRead.SQSQueue(name)
-	if !ok || q.ARN == "" {
-		return nil
-	}
-	return q
 }
 
 // readQueues reads the attributes of every queue in urls, parallel at a

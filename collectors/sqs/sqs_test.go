@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"os/exec"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/queuewatch/queuewatch/alerts"
 	brokersqs "github.com/queuewatch/queuewatch/brokers/sqs"
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/config"
@@ -281,6 +283,18 @@ func dlqsEqual(a, b []queue.DLQ) bool {
 	})
 }
 
+// judgedPoll polls src and has ev judge the snapshot, as the collector
+// does before it publishes one: statuses are judged in alerts.
+func judgedPoll(t *testing.T, src *Source, ev *alerts.Evaluator) *queue.Snapshot {
+	t.Helper()
+	snap, err := src.Poll(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev.Evaluate(snap)
+	return snap
+}
+
 // TestSQSStatusElasticMQ: a queue whose visible backlog grows between two
 // reads with nothing in flight reads as "no consumer" (stop); once a
 // consumer holds a message it is ok again.
@@ -294,14 +308,15 @@ func TestSQSStatusElasticMQ(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ev := alerts.NewEvaluator(alerts.StatusOptions{})
+	// The sentence is the judgement's, with since when a stop lasted
+	// (the onset alerts adds) in its head.
 	read := func(step string, want queue.Status, reason string) {
 		t.Helper()
-		snap, err := src.Poll(t.Context())
-		if err != nil {
-			t.Fatal(err)
-		}
+		snap := judgedPoll(t, src, ev)
 		r := snap.SQSQueues[0].Reader()
-		if r.Status != want || r.Reason != reason || r.Backlog != snap.SQSQueues[0].Visible {
+		since := regexp.MustCompile(`^no consumer since \d\d:\d\d UTC \(\d+s\): `)
+		if r.Status != want || since.ReplaceAllString(r.Reason, "no consumer: ") != reason || r.Backlog != snap.SQSQueues[0].Visible {
 			t.Errorf("%s: reader %+v, want %s %q", step, r, want, reason)
 		}
 	}
@@ -337,17 +352,13 @@ func TestSQSDLQNotJudgedElasticMQ(t *testing.T) {
 	send := func(name, body string) {
 		s.AWS(t, "sqs", "send-message", "--queue-url", s.QueueURL(name), "--message-body", body)
 	}
+	ev := alerts.NewEvaluator(alerts.StatusOptions{})
 	send(dlq, "a")
 	send(jobs, "a")
-	if _, err := src.Poll(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	judgedPoll(t, src, ev)
 	send(dlq, "b")
 	send(jobs, "b")
-	snap, err := src.Poll(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := judgedPoll(t, src, ev)
 	d, ok := snap.SQSQueue(dlq)
 	if !ok || !d.DLQ || d.EffectiveStatus() != queue.StatusOK || d.EffectiveReason() != queue.DLQReason || d.Visible != 2 {
 		t.Errorf("DLQ %s: %+v, want a DLQ, ok: %q, 2 visible", dlq, d, queue.DLQReason)
@@ -385,9 +396,8 @@ func TestSQSReread(t *testing.T) {
 	t0 := time.Now()
 	now := t0
 	src.now = func() time.Time { return now }
-	if _, err := src.Poll(t.Context()); err != nil {
-		t.Fatal(err)
-	}
+	ev := alerts.NewEvaluator(alerts.StatusOptions{})
+	judgedPoll(t, src, ev)
 	// What a replay does: the DLQ's messages go back to the source.
 	s.AWS(t, "sqs", "purge-queue", "--queue-url", s.QueueURL(dlq))
 	for range 2 {
@@ -403,10 +413,7 @@ func TestSQSReread(t *testing.T) {
 	if after["GetQueueAttributes"]-before["GetQueueAttributes"] != 2 || after["ListQueues"] != before["ListQueues"] {
 		t.Errorf("requests went from %v to %v, want two GetQueueAttributes more and nothing else", before, after)
 	}
-	snap, err := src.Poll(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap := judgedPoll(t, src, ev)
 	reread := queue.DepthRead{At: now, Every: 4 * time.Minute, AfterJob: "job-1"}
 	sq, _ := snap.SQSQueue(source)
 	dq, _ := snap.SQSQueue(dlq)
@@ -421,10 +428,7 @@ func TestSQSReread(t *testing.T) {
 		t.Errorf("snapshot time %v and account read %v, want %v and %v", snap.Time, snap.SQS.ReadAt, now, t0)
 	}
 	now = t0.Add(4 * time.Minute)
-	snap, err = src.Poll(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
+	snap = judgedPoll(t, src, ev)
 	sq, _ = snap.SQSQueue(source)
 	if sq.Read.AfterJob != "" || !sq.Read.At.Equal(now) || sq.Status != queue.StatusStop {
 		t.Errorf("the next account read: %+v, %s %q; want read now, and stop (0 → 2 since the read before the job, none in flight)",

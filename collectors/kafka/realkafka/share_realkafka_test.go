@@ -12,6 +12,8 @@ import (
 	"github.com/twmb/franz-go/pkg/kgo"
 	"github.com/twmb/franz-go/pkg/kmsg"
 
+	"github.com/queuewatch/queuewatch/alerts"
+	collector "github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/collectors/kafka/kafkatest"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
@@ -50,8 +52,8 @@ func TestShareGroupConsoleConsumer(t *testing.T) {
 	if g, ok := listed[share]; !ok || g.GroupType != "share" {
 		t.Fatalf("the broker lists share group %s as %+v; want type share", share, g)
 	}
-	s := b.source(false, share, classic)
-	snap := poll(t, s)
+	s := judge(b.source(false, share, classic))
+	snap := s.poll(t)
 	if _, ok := snap.Group(share); ok {
 		t.Error("share group reported as a consumer group")
 	}
@@ -74,7 +76,7 @@ func TestShareGroupConsoleConsumer(t *testing.T) {
 		"--bootstrap-server", b.node.Addr(), "--delete", "--group", share); err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := poll(t, s).ShareGroup(share); ok {
+	if _, ok := s.poll(t).ShareGroup(share); ok {
 		t.Error("deleted share group still reported")
 	}
 }
@@ -97,7 +99,7 @@ func TestShareGroupRejected(t *testing.T) {
 		"--max-messages", "4", "--timeout-ms", "90000"); err != nil {
 		t.Fatal(err)
 	}
-	g := shareGroup(t, poll(t, b.source(false, share)), share)
+	g := shareGroup(t, judge(b.source(false, share)).poll(t), share)
 	// The lag is right at once; the start offset is the persisted one,
 	// which 4.4.0 left at 0 (kafka-share-groups too) for the 30 s a first
 	// version of this test waited for it to reach 4.
@@ -126,15 +128,15 @@ func TestShareGroupFranzGo(t *testing.T) {
 	b.groupConfig(share, "share.auto.offset.reset", "earliest")
 	cl := b.shareConsume(topic, share, 10, func(o int64) bool { return o < 4 || o == 6 || o == 7 })
 
-	s := b.source(false, share)
+	s := judge(b.source(false, share))
 	// The broker answers from the share coordinator's persisted state,
 	// which follows the acknowledgements a moment later: right after they
 	// were flushed it said start offset 0 and lag 4 (kafka-share-groups
 	// too).
-	g := shareGroup(t, poll(t, s), share)
+	g := shareGroup(t, s.poll(t), share)
 	for deadline := time.Now().Add(30 * time.Second); len(g.Partitions) == 1 && g.Partitions[0].Start != 4 && time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
-		g = shareGroup(t, poll(t, s), share)
+		g = shareGroup(t, s.poll(t), share)
 	}
 	want := queue.SharePartition{Topic: topic, Partition: 0, Initialized: true, Start: 4, End: 10, Lag: 4, LagSource: queue.LagFromBroker}
 	if len(g.Partitions) != 1 || g.Partitions[0] != want {
@@ -155,7 +157,7 @@ func TestShareGroupFranzGo(t *testing.T) {
 			t.Fatalf("the member never left: %+v", g.Members)
 		}
 		time.Sleep(500 * time.Millisecond)
-		g = shareGroup(t, poll(t, s), share)
+		g = shareGroup(t, s.poll(t), share)
 	}
 	if g.Status != queue.StatusStop || g.TotalLag() != 4 {
 		t.Errorf("after the member left: %s %q lag %d; want stop, 4", g.Status, g.StatusReason, g.TotalLag())
@@ -354,4 +356,41 @@ func TestShareGroupsPerRelease(t *testing.T) {
 			}
 		})
 	}
+}
+
+// judgedSource is a source whose polls are judged as the scheduler's
+// evaluator judges them (share groups are judged in alerts), without
+// hysteresis: these tests read the judgement of each poll.
+type judgedSource struct {
+	s  *collector.Source
+	ev *alerts.Evaluator
+}
+
+func judge(s *collector.Source) *judgedSource {
+	return &judgedSource{s: s, ev: alerts.NewEvaluator(alerts.StatusOptions{HysteresisPolls: 1})}
+}
+
+// poll polls as the scheduler does (see kafkatest.Poll) and judges what
+// it publishes: the poll that completes pending lag seconds takes the
+// place of the one before it.
+func (j *judgedSource) poll(t *testing.T) *queue.Snapshot {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // two polls and a Finish
+	defer cancel()
+	snap, err := j.s.Poll(ctx)
+	if err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	j.ev.Evaluate(snap)
+	if !snap.LagSecondsPending() {
+		return snap
+	}
+	if !j.s.Finish(ctx) {
+		t.Fatal("lag seconds pending, but Finish had nothing to read")
+	}
+	if snap, err = j.s.Poll(ctx); err != nil {
+		t.Fatalf("poll: %v", err)
+	}
+	j.ev.Complete(snap)
+	return snap
 }

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	collector "github.com/queuewatch/queuewatch/collectors/kafka"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
 )
@@ -34,7 +33,7 @@ func TestShareGroupJavaClient(t *testing.T) {
 	b.groupConfig(share, "share.auto.offset.reset", "earliest")
 	member := b.javaShareAcks(topic, share, "aaaarraxah", 0)
 
-	s := b.source(false, share)
+	s := judge(b.source(false, share))
 	want := queue.SharePartition{Topic: topic, Partition: 0, Initialized: true, Start: 4, End: 10, Lag: 3, LagSource: queue.LagFromBroker}
 	g := b.waitShare(s, share, func(g *queue.ShareGroup) bool { return len(g.Partitions) == 1 && g.Partitions[0] == want })
 	if len(g.Partitions) != 1 || g.Partitions[0] != want {
@@ -67,12 +66,12 @@ func TestShareGroupJavaClient(t *testing.T) {
 // waitShare polls s until ok holds for the share group (the broker's
 // persisted share state follows the acknowledgements a moment later) or
 // 30 s passed, and returns the last read.
-func (b *broker) waitShare(s *collector.Source, name string, ok func(*queue.ShareGroup) bool) *queue.ShareGroup {
+func (b *broker) waitShare(s *judgedSource, name string, ok func(*queue.ShareGroup) bool) *queue.ShareGroup {
 	b.t.Helper()
-	g := shareGroup(b.t, poll(b.t, s), name)
+	g := shareGroup(b.t, s.poll(b.t), name)
 	for deadline := time.Now().Add(30 * time.Second); !ok(g) && time.Now().Before(deadline); {
 		time.Sleep(500 * time.Millisecond)
-		g = shareGroup(b.t, poll(b.t, s), name)
+		g = shareGroup(b.t, s.poll(b.t), name)
 	}
 	return g
 }

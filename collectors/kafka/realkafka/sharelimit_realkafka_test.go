@@ -38,7 +38,7 @@ func TestShareGroupDeliveryLimit(t *testing.T) {
 	b.groupConfig(share, "share.delivery.count.limit", "2")
 	member := b.javaShareAcks(topic, share, "aRRa", 2)
 
-	s := b.source(false, share)
+	s := judge(b.source(false, share))
 	done := func(g *queue.ShareGroup) bool {
 		p := g.Partitions
 		return len(p) == 1 && p[0].Initialized && p[0].Lag == 0 && p[0].End == 4 && p[0].Start >= 1 && p[0].Start <= 4
@@ -64,7 +64,7 @@ func TestShareGroupDeliveryLimit(t *testing.T) {
 		"--bootstrap-server", b.node.Addr(), "--delete", "--group", share); err != nil {
 		t.Fatal(err)
 	}
-	if g, ok := poll(t, s).ShareGroup(share); ok {
+	if g, ok := s.poll(t).ShareGroup(share); ok {
 		t.Errorf("deleted share group still reported: %+v", g)
 	}
 }
