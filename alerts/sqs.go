@@ -10,7 +10,7 @@ import (
 // SQS queues are judged by their consumers from two reads of their
 // account, minutes apart (AWS bills every request), not over the window:
 // polls between two reads serve the last read as it is, and judge it the
-// same way again. The rule is queue.SQSStatus: stop ("no consumer") for a
+// same way again. The rule is SQSStatus: stop ("no consumer") for a
 // visible backlog that grew with nothing in flight at either read, stall
 // at SQS's in-flight limit, ok otherwise, and ok for a DLQ. A queue read
 // again after a DLQ job is judged by sqsRereadStatus from the status it
@@ -83,7 +83,7 @@ func (r *sqsReads) judge(s *queue.Snapshot) {
 		if q.Read.AfterJob != "" {
 			q.Status, q.StatusReason = sqsRereadStatus(r.judged[q.Name], q)
 		} else {
-			q.Status, q.StatusReason = queue.SQSStatus(r.before[q.Name], q)
+			q.Status, q.StatusReason = SQSStatus(r.before[q.Name], q)
 		}
 		judged[q.Name] = q.Status
 	}
@@ -121,7 +121,7 @@ func sqsRereadStatus(read queue.Status, cur *queue.SQSQueue) (queue.Status, stri
 	if !cur.DLQ && cur.InFlight < queue.SQSInFlightLimit && read == queue.StatusStop && cur.Visible > 0 && cur.InFlight == 0 {
 		return queue.StatusStop, "no consumer: " + queue.ExactCount(cur.Visible) + " visible and none in flight, as at the last account read"
 	}
-	return queue.SQSStatus(nil, cur)
+	return SQSStatus(nil, cur)
 }
 
 // sqsReason is an SQS queue's sentence, queue.SQSStatus's, with how long
@@ -138,4 +138,31 @@ func sqsReason(reason string, st queue.Status, since, now time.Time) string {
 		return strings.Replace(reason, ": receives fail", " "+d+": receives fail", 1)
 	}
 	return reason
+}
+
+// SQSStatus judges a queue's consumers from two reads: prev (nil before
+// the second read) and cur. SQS says nothing of consumers but the in-flight
+// count, so only two cases are certain, from the most severe:
+//
+//   - stop, "no consumer": the visible backlog grew since the last read
+//     and nothing was in flight at either read (with 10 visible now, 4
+//     before and 0 in flight: nobody receives);
+//   - stall: the in-flight count is at queue.SQSInFlightLimit, so no consumer can
+//     receive more until some are deleted;
+//
+// and ok otherwise, with the counts as the reason. A DLQ is ok with
+// queue.DLQReason: nothing receiving from it is normal.
+//
+// The Evaluator calls it for every SQS queue; it is exported for tests
+// elsewhere that build a judged snapshot (web's).
+func SQSStatus(prev, cur *queue.SQSQueue) (queue.Status, string) {
+	switch {
+	case cur.DLQ:
+		return queue.StatusOK, queue.DLQReason
+	case cur.InFlight >= queue.SQSInFlightLimit:
+		return queue.StatusStall, "in flight at the SQS limit of " + queue.ExactCount(queue.SQSInFlightLimit) + ": receives fail until some are deleted"
+	case prev != nil && cur.Visible > prev.Visible && cur.InFlight == 0 && prev.InFlight == 0:
+		return queue.StatusStop, "no consumer: " + queue.ExactCount(cur.Visible) + " visible, up from " + queue.ExactCount(prev.Visible) + " at the last read, and none in flight"
+	}
+	return queue.StatusOK, queue.ExactCount(cur.Visible) + " visible, " + queue.ExactCount(cur.InFlight) + " in flight"
 }

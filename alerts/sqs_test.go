@@ -84,3 +84,30 @@ func TestSQSJudgedAcrossReads(t *testing.T) {
 		}
 	}
 }
+
+func TestSQSStatus(t *testing.T) {
+	tests := []struct {
+		name       string
+		prev, cur  *queue.SQSQueue
+		want       queue.Status
+		wantReason string
+	}{
+		{"first read", nil, &queue.SQSQueue{Visible: 10}, queue.StatusOK, "10 visible, 0 in flight"},
+		{"growing, nothing in flight", &queue.SQSQueue{Visible: 4}, &queue.SQSQueue{Visible: 10}, queue.StatusStop, "no consumer: 10 visible, up from 4 at the last read, and none in flight"},
+		{"growing, some in flight now", &queue.SQSQueue{Visible: 4}, &queue.SQSQueue{Visible: 10, InFlight: 2}, queue.StatusOK, "10 visible, 2 in flight"},
+		{"growing, some in flight before", &queue.SQSQueue{Visible: 4, InFlight: 1}, &queue.SQSQueue{Visible: 10}, queue.StatusOK, "10 visible, 0 in flight"},
+		{"steady backlog, nothing in flight", &queue.SQSQueue{Visible: 10}, &queue.SQSQueue{Visible: 10}, queue.StatusOK, "10 visible, 0 in flight"},
+		{"shrinking", &queue.SQSQueue{Visible: 10}, &queue.SQSQueue{Visible: 3}, queue.StatusOK, "3 visible, 0 in flight"},
+		{"in flight at the limit", &queue.SQSQueue{Visible: 5, InFlight: 120000}, &queue.SQSQueue{Visible: 9, InFlight: 120000}, queue.StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
+		// A DLQ fills with nothing in flight: that is what it is for.
+		{"a DLQ growing, nothing in flight", &queue.SQSQueue{Visible: 4, DLQ: true}, &queue.SQSQueue{Visible: 10, DLQ: true}, queue.StatusOK, queue.DLQReason},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			st, reason := SQSStatus(tt.prev, tt.cur)
+			if st != tt.want || reason != tt.wantReason {
+				t.Errorf("SQSStatus = %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
+			}
+		})
+	}
+}

@@ -48,7 +48,7 @@ type SQSQueue struct {
 	OldestAge      time.Duration
 	OldestAgeBasis SQSAgeBasis
 
-	// Status and StatusReason are SQSStatus over the account's previous
+	// Status and StatusReason are alerts.SQSStatus over the account's previous
 	// read and this one, filled by alerts evaluation (which judges a
 	// re-read after a job from the status the queue had).
 	Status       Status
@@ -91,35 +91,6 @@ func (q *SQSQueue) Messages() int64 { return q.Visible + q.InFlight + q.Delayed 
 // OverLimit. AWS applies 120,000 to standard queues and, since 2024, to
 // FIFO queues too.
 const SQSInFlightLimit = 120000
-
-// SQSStatus judges a queue's consumers from two reads: prev (nil before
-// the second read) and cur. SQS says nothing of consumers but the in-flight
-// count, so only two cases are certain, from the most severe:
-//
-//   - stop, "no consumer": the visible backlog grew since the last read
-//     and nothing was in flight at either read (with 10 visible now, 4
-//     before and 0 in flight: nobody receives);
-//   - stall: the in-flight count is at SQSInFlightLimit, so no consumer can
-//     receive more until some are deleted;
-//
-// and ok otherwise, with the counts as the reason. A DLQ is ok with
-// DLQReason: nothing receiving from it is normal.
-//
-// Statuses are judged in package alerts, which calls this for every SQS
-// queue. It is still here, a verdict among queue's facts, only because
-// web/dlqhealth_test.go builds a judged snapshot with it; once that test
-// gets its statuses from alerts, this moves to alerts/sqs.go.
-func SQSStatus(prev, cur *SQSQueue) (Status, string) {
-	switch {
-	case cur.DLQ:
-		return StatusOK, DLQReason
-	case cur.InFlight >= SQSInFlightLimit:
-		return StatusStall, "in flight at the SQS limit of " + ExactCount(SQSInFlightLimit) + ": receives fail until some are deleted"
-	case prev != nil && cur.Visible > prev.Visible && cur.InFlight == 0 && prev.InFlight == 0:
-		return StatusStop, "no consumer: " + ExactCount(cur.Visible) + " visible, up from " + ExactCount(prev.Visible) + " at the last read, and none in flight"
-	}
-	return StatusOK, ExactCount(cur.Visible) + " visible, " + ExactCount(cur.InFlight) + " in flight"
-}
 
 // EffectiveStatus is the status q shows everywhere (see EffectiveStatus).
 // A queue whose attributes were read keeps its status when only its

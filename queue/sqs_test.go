@@ -46,33 +46,6 @@ func TestSQSDLQID(t *testing.T) {
 	}
 }
 
-func TestSQSStatus(t *testing.T) {
-	tests := []struct {
-		name       string
-		prev, cur  *SQSQueue
-		want       Status
-		wantReason string
-	}{
-		{"first read", nil, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
-		{"growing, nothing in flight", &SQSQueue{Visible: 4}, &SQSQueue{Visible: 10}, StatusStop, "no consumer: 10 visible, up from 4 at the last read, and none in flight"},
-		{"growing, some in flight now", &SQSQueue{Visible: 4}, &SQSQueue{Visible: 10, InFlight: 2}, StatusOK, "10 visible, 2 in flight"},
-		{"growing, some in flight before", &SQSQueue{Visible: 4, InFlight: 1}, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
-		{"steady backlog, nothing in flight", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 10}, StatusOK, "10 visible, 0 in flight"},
-		{"shrinking", &SQSQueue{Visible: 10}, &SQSQueue{Visible: 3}, StatusOK, "3 visible, 0 in flight"},
-		{"in flight at the limit", &SQSQueue{Visible: 5, InFlight: 120000}, &SQSQueue{Visible: 9, InFlight: 120000}, StatusStall, "in flight at the SQS limit of 120,000: receives fail until some are deleted"},
-		// A DLQ fills with nothing in flight: that is what it is for.
-		{"a DLQ growing, nothing in flight", &SQSQueue{Visible: 4, DLQ: true}, &SQSQueue{Visible: 10, DLQ: true}, StatusOK, DLQReason},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			st, reason := SQSStatus(tt.prev, tt.cur)
-			if st != tt.want || reason != tt.wantReason {
-				t.Errorf("SQSStatus = %s %q, want %s %q", st, reason, tt.want, tt.wantReason)
-			}
-		})
-	}
-}
-
 func TestSQSQueueReader(t *testing.T) {
 	q := SQSQueue{
 		Cluster: "prod", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:1:orders", Visible: 7, InFlight: 2,

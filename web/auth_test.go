@@ -46,7 +46,7 @@ func authConfig(t *testing.T, mode string) config.Auth {
 func authServer(t *testing.T, mode string) *Server {
 	t.Helper()
 	s := testServer(true)
-	s = New(Options{Monitor: s.view.Opts.Monitor, Metrics: s.view.Opts.Metrics, Auth: authConfig(t, mode)})
+	s = New(Options{Monitor: s.opts.Monitor, Metrics: s.opts.Metrics, Auth: authConfig(t, mode)})
 	ok := func(c echo.Context) error { return c.JSON(http.StatusOK, map[string]string{"ok": "yes"}) }
 	s.e.POST("/api/v1/test/any", ok, s.authorize(viewer))
 	s.e.POST("/api/v1/test/operator", ok, s.authorize(operator))

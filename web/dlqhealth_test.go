@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/queuewatch/queuewatch/alerts"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // dlqHealthServer serves an SQS account whose DLQ fills with nothing in
-// flight, judged as the collector judges it (queue.SQSStatus over two
+// flight, judged as the evaluation judges it (alerts.SQSStatus over two
 // reads, the DLQ known from the snapshot's DLQs), and a RabbitMQ cluster
 // with a DLQ and a queue, both with ready messages and no consumer.
 func dlqHealthServer() *Server {
@@ -30,7 +31,7 @@ func dlqHealthServer() *Server {
 		q.DLQ = !sqs.JudgedAsReader("", q.Name)
 		prev := *q
 		prev.Visible, prev.InFlight = 2, 0 // grew since the last read, nothing in flight then
-		q.Status, q.StatusReason = queue.SQSStatus(&prev, q)
+		q.Status, q.StatusReason = alerts.SQSStatus(&prev, q)
 	}
 	rabbit := &queue.Snapshot{
 		Broker: queue.RabbitMQ, Cluster: "main", Time: now,

@@ -63,9 +63,10 @@ func maskedServer(t *testing.T, reads inspect.ReadLog) (*Server, *fakeDLQ) {
 		{Fields: []jsonpath.Path{path("$..email")}, Headers: []string{"X-Card"}, Mode: masking.Redact},
 	}, []byte("a key of sixteen bytes"))
 	s := dlqServerAuth(authConfig(t, config.AuthBasic), f)
-	s.view.Opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
-	s.view.Opts.Inspect = inspect.New(inspect.Options{Masker: m, Reads: reads})
-	return s, f
+	opts := s.opts
+	opts.Auth.Tokens = authConfig(t, config.AuthBasic).Tokens // ci-bot, an admin
+	opts.Inspect = inspect.New(inspect.Options{Masker: m, Reads: reads})
+	return New(opts), f
 }
 
 var base64Run = regexp.MustCompile(`"([A-Za-z0-9+/]{12,}={0,2})"`)
@@ -259,7 +260,7 @@ func TestSelectionByNestedMaskedHeader(t *testing.T) {
 	if rec := admin.do(http.MethodPost, apiDLQ(testDLQ)+"/replay", sel); rec.Code != http.StatusOK {
 		t.Fatalf("the unmask role's selection = %d %s", rec.Code, rec.Body)
 	}
-	for _, target := range []string{"/api/v1/replays/job-1", "/api/v1/audit", "/replays"} {
+	for _, target := range []string{"/api/v1/replays/job-1", "/api/v1/audit", "/replays", "/replays?job=job-1"} {
 		rec := alice.do(http.MethodGet, target, "")
 		if rec.Code != http.StatusOK {
 			t.Fatalf("GET %s = %d", target, rec.Code)

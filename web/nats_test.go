@@ -113,7 +113,7 @@ func TestNATSConsumerPage(t *testing.T) {
 // never another stream's.
 func TestNATSConsumerDeadLetters(t *testing.T) {
 	s := natsServer()
-	snap := s.view.Opts.Monitor.(staticMonitor).snaps[1]
+	snap := s.opts.Monitor.(staticMonitor).snaps[1]
 	mailer := queue.DLQ{Broker: queue.NATS, Cluster: "local", Name: "mailer", Sources: []string{"ORDERS"}, Messages: 1284, OldestAge: 2 * time.Hour, HasOldestAge: true}
 	snap.DLQs = append(snap.DLQs, mailer,
 		queue.DLQ{Broker: queue.NATS, Cluster: "local", Name: "ORDERS.healthy", Sources: []string{"ORDERS"}, Messages: 5},
@@ -192,13 +192,13 @@ func (m natsHistoryMonitor) ReaderHistory(k queue.ReaderKey) []queue.ReaderPoint
 // natsHistoryServer is natsServer with three polls of mailer's history,
 // the first before its lag time was known.
 func natsHistoryServer(now time.Time) *Server {
-	s := natsServer()
-	s.view.Opts.Monitor = natsHistoryMonitor{staticMonitor: s.view.Opts.Monitor.(staticMonitor), points: []queue.ConsumerPoint{
+	opts := natsServer().opts
+	opts.Monitor = natsHistoryMonitor{staticMonitor: opts.Monitor.(staticMonitor), points: []queue.ConsumerPoint{
 		{At: now.Add(-30 * time.Second), Pending: 2, AckPending: 1},
 		{At: now.Add(-15 * time.Second), Pending: 6, AckPending: 4, LagSeconds: 12.5, HasLagSeconds: true},
 		{At: now, Pending: 10, AckPending: 3, LagSeconds: 40, HasLagSeconds: true},
 	}}
-	return s
+	return New(opts)
 }
 
 // TestNATSConsumerChart: the NATS tab keeps its pending sparkline; the

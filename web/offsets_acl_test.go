@@ -82,7 +82,7 @@ func TestOffsetsAPIPartialApply(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s := New(Options{Monitor: testServer(true).view.Opts.Monitor, Offsets: &kafkaResets{b: b, store: st, metrics: m}})
+	s := New(Options{Monitor: testServer(true).opts.Monitor, Offsets: &kafkaResets{b: b, store: st, metrics: m}})
 
 	cl := newClient(t, s)
 	rec := cl.do("POST", "/api/v1/groups/prod/g/offsets/plan", `{"to":"earliest"}`)

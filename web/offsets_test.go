@@ -151,7 +151,7 @@ func newResetEnv(t *testing.T) *resetEnv {
 	}
 	e := &resetEnv{t: t, c: c, adm: kadm.NewClient(cl), resets: &kafkaResets{b: b, store: st, metrics: m}}
 	e.commit("billing", 4, 10)
-	e.s = New(Options{Monitor: testServer(true).view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
+	e.s = New(Options{Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
 	return e
 }
 
@@ -382,7 +382,7 @@ func TestOffsetsAPIApplyAudit(t *testing.T) {
 	e := newResetEnv(t)
 	var logs syncBuffer
 	e.s = New(Options{
-		Monitor: testServer(true).view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets,
+		Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets,
 		Logger: slog.New(slog.NewTextHandler(&logs, nil)),
 	})
 	e.resets.failBegin = true

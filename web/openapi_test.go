@@ -253,7 +253,7 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 
 	// Outbox sources, polled by the real collector.
 	outbox, _ := outboxServer(t)
-	outboxBasic := New(Options{Monitor: outbox.view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
+	outboxBasic := New(Options{Monitor: outbox.opts.Monitor, Auth: authConfig(t, config.AuthBasic)})
 	a.check(outbox, "GET", "/outbox", "/api/v1/outbox", "")
 	a.check(outbox, "GET", "/sources", "/api/v1/sources", "")
 	a.check(open, "GET", "/outbox", "/api/v1/outbox", "")

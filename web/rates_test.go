@@ -15,7 +15,7 @@ import (
 // consumer's are not known, and both say so rather than show a number.
 func TestNATSConsumerRates(t *testing.T) {
 	s := natsServer()
-	snap := s.view.Opts.Monitor.(staticMonitor).snaps[1]
+	snap := s.opts.Monitor.(staticMonitor).snaps[1]
 	snap.Consumers = append(snap.Consumers, queue.StreamConsumer{
 		Cluster: "local", Stream: "ORDERS", Name: "us-only", Pull: true, FilterSubject: []string{"orders.us"}, DeliveredSeq: 10, AckFloorSeq: 10,
 	})

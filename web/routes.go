@@ -69,7 +69,7 @@ func (s *Server) routes() []route {
 	rs := []route{
 		{"GET", "/healthz", func(c echo.Context) error { return c.String(http.StatusOK, "ok\n") }, public},
 		{"GET", "/readyz", s.readyz, public},
-		{"GET", "/metrics", echo.WrapHandler(s.view.Opts.Metrics), public},
+		{"GET", "/metrics", echo.WrapHandler(s.opts.Metrics), public},
 		{"GET", "/static/*", echo.WrapHandler(staticHandler()), public},
 
 		// Pages.
@@ -248,10 +248,10 @@ func pathReader(c echo.Context, p view.Path) (queue.Reader, error) {
 // job still starting here).
 func (s *Server) checkJobParam(c echo.Context, role config.Role) error {
 	id, err := view.PathParam(c, "job")
-	if err != nil || s.view.Opts.DLQs == nil {
+	if err != nil || s.opts.DLQs == nil {
 		return err
 	}
-	j, err := s.view.Opts.DLQs.Job(c.Request().Context(), id)
+	j, err := s.opts.DLQs.Job(c.Request().Context(), id)
 	if err != nil {
 		if !auth.PrincipalOf(c.Request().Context()).Everywhere(role) {
 			return s.view.DLQFail(c, err) // not found, or unreadable: nothing to check it against

@@ -215,7 +215,7 @@ func TestScopesOnEverySurface(t *testing.T) {
 	} {
 		code, body := get(target)
 		if target == "/replays?job=job-b" {
-			if code != http.StatusOK || !strings.Contains(body, "No receipt for job job-b: not found") || strings.Contains(body, "team-b") {
+			if code != http.StatusOK || !strings.Contains(body, "No receipt for job job-b: job job-b: job not found") || strings.Contains(body, "team-b") {
 				t.Errorf("team B's receipt on the replays page: %d", code)
 			}
 			continue
@@ -328,7 +328,9 @@ func TestScopesOnEverySurface(t *testing.T) {
 // both readers.
 func TestScopedLinks(t *testing.T) {
 	s, _ := scopedServer(t)
-	s.view.Opts.GrafanaURL = "https://grafana.example.com/"
+	opts := s.opts
+	opts.GrafanaURL = "https://grafana.example.com/"
+	s = New(opts)
 	ana, vic := newClient(t, s, basic("ana", "a")), newClient(t, s, basic("vic", "v"))
 	dlqOfA := "/dlq/" + url.PathEscape(queue.DLQRef{Broker: queue.Kafka, Cluster: "prod", Name: "team-a-shared.DLT"}.ID())
 

@@ -31,6 +31,7 @@ type ShardPlace = view.ShardPlace
 // (package ui), which read through one view of the data (package view).
 type Server struct {
 	e    *echo.Echo
+	opts Options
 	view *view.Server
 	api  *api.Server
 	ui   *ui.Server
@@ -46,8 +47,8 @@ func New(opts Options) *Server {
 	}
 	e := echo.New()
 	e.HideBanner, e.HidePort = true, true
-	v := &view.Server{Opts: opts, AssetVersion: assetVersion()}
-	s := &Server{e: e, view: v, api: api.New(v), ui: ui.New(v)}
+	v := view.New(opts, assetVersion())
+	s := &Server{e: e, opts: opts, view: v, api: api.New(v), ui: ui.New(v)}
 	e.HTTPErrorHandler = s.handleError
 	// Order matters: headers on every answer (errors included), then
 	// oversized requests are refused, then cross-origin browser requests
@@ -120,7 +121,7 @@ func (s *Server) Serve(ctx context.Context, l net.Listener) error {
 }
 
 func (s *Server) readyz(c echo.Context) error {
-	if !s.view.Opts.Monitor.Ready() {
+	if !s.opts.Monitor.Ready() {
 		return c.String(http.StatusServiceUnavailable, "waiting for the first poll of every source\n")
 	}
 	return c.String(http.StatusOK, "ready\n")
@@ -170,7 +171,7 @@ func (s *Server) handleError(err error, c echo.Context) {
 		}
 	}
 	if code >= 500 {
-		s.view.Opts.Logger.Error("request failed", "path", c.Path(), "err", err)
+		s.opts.Logger.Error("request failed", "path", c.Path(), "err", err)
 	}
 	if isAPI(c) {
 		body.Detail = cmp.Or(body.Detail, routeDetail(err))

@@ -111,7 +111,7 @@ func TestAttentionBySeverity(t *testing.T) {
 	for i := range groups {
 		readers[i] = groups[i].Reader()
 	}
-	items, more := s.ui.Attention(s.view.Opts.Monitor, readers, dlqs)
+	items, more := s.ui.Attention(s.opts.Monitor, readers, dlqs)
 	var got []string
 	for _, a := range items {
 		got = append(got, a.Class)
@@ -155,7 +155,7 @@ func TestAttentionOrderStable(t *testing.T) {
 	}
 	s := severityServer()
 	names := func(readers []queue.Reader, dlqs []components.DLQRow) []string {
-		items, _ := s.ui.Attention(s.view.Opts.Monitor, readers, dlqs)
+		items, _ := s.ui.Attention(s.opts.Monitor, readers, dlqs)
 		var out []string
 		for _, a := range items {
 			out = append(out, a.Name)

@@ -19,14 +19,14 @@ import (
 // its 404s, whose clients address a replica on purpose.
 func (s *Server) shardElsewhere(next echo.HandlerFunc) echo.HandlerFunc {
 	return func(c echo.Context) error {
-		if s.view.Opts.ShardOwner == nil || isAPI(c) || c.Request().Method != http.MethodGet {
+		if s.opts.ShardOwner == nil || isAPI(c) || c.Request().Method != http.MethodGet {
 			return next(c)
 		}
 		b, cluster := pageCluster(c)
 		if cluster == "" {
 			return next(c)
 		}
-		place, ok := s.view.Opts.ShardOwner(b, cluster)
+		place, ok := s.opts.ShardOwner(b, cluster)
 		if !ok {
 			return next(c)
 		}

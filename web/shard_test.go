@@ -22,7 +22,7 @@ func shardedServer(base string) *Server {
 		queue.Kafka: {"eu": 2}, queue.NATS: {"edge": 1}, queue.SQS: {"billing": 2}, queue.Outbox: {"orders": 1},
 	}
 	return New(Options{
-		Metrics: http.NotFoundHandler(), Monitor: testServer(true).view.Opts.Monitor,
+		Metrics: http.NotFoundHandler(), Monitor: testServer(true).opts.Monitor,
 		ShardOwner: func(b queue.Broker, cluster string) (view.ShardPlace, bool) {
 			i, ok := others[b][cluster]
 			p := view.ShardPlace{Index: i, Count: 3}

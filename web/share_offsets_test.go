@@ -65,7 +65,7 @@ func newShareResetEnv(t *testing.T) *shareResetEnv {
 	if resp, err := e.adm.AlterShareGroupOffsets(context.Background(), "workers", at); err != nil || resp.Error() != nil {
 		t.Fatal(err, resp.Error())
 	}
-	e.s = New(Options{Monitor: testServer(true).view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: se.resets})
+	e.s = New(Options{Monitor: testServer(true).opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: se.resets})
 	return se
 }
 
@@ -164,7 +164,7 @@ func checkShareResetsAPI(t *testing.T, a *apiChecker) {
 // viewer does not, nor anyone on a server without resets.
 func TestShareResetButtonForOperatorsOnly(t *testing.T) {
 	e := newShareResetEnv(t)
-	s := New(Options{Monitor: shareServer().view.Opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
+	s := New(Options{Monitor: shareServer().opts.Monitor, Auth: authConfig(t, config.AuthBasic), Offsets: e.resets})
 	page := "/kafka/prod/share-groups/workers"
 	for _, tc := range []struct {
 		name string

@@ -95,7 +95,7 @@ func TestLaggingTrendEveryReader(t *testing.T) {
 		slot.Key():     pts(1<<20, 1<<20),
 		healthy.Key():  pts(5000, 5000, 5000),
 	}}})
-	got := s.ui.LaggingTrend(s.view.Opts.Monitor, []queue.Reader{group, consumer, table, slot, healthy})
+	got := s.ui.LaggingTrend(s.opts.Monitor, []queue.Reader{group, consumer, table, slot, healthy})
 	if want := []float64{1, 12, 123}; !slices.Equal(got, want) {
 		t.Errorf("lagging trend %v; want %v", got, want)
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/store"
-	"github.com/queuewatch/queuewatch/web/auth"
 )
 
 // AuditEvent is one line of the one audit feed: any action taken through
@@ -57,24 +56,25 @@ type auditLog struct {
 // auditFeed reads the audit log once for both of its shapes, each newest
 // first and cut to limit.
 func (s *Server) auditFeed(c echo.Context, f auditFilter, limit int) (auditLog, error) {
-	ctx, seen := c.Request().Context(), auth.SeenDLQs(c)
+	ctx := c.Request().Context()
 	window := limit
 	if f != (auditFilter{dlq: f.dlq}) {
 		window = max(limit, auditWindow)
 	}
 	var log auditLog
-	if s.Opts.DLQs != nil {
-		jobs, err := s.Opts.DLQs.Jobs(ctx, dlqreplay.JobQuery{DLQ: f.dlq, Visible: seen, Limit: window})
-		if err != nil {
-			return log, err
-		}
-		for i, j := range jobs {
-			jobs[i] = s.JobView(c, j)
-			log.events = append(log.events, AuditEvent{At: j.Created, Who: j.Who, Action: string(j.Action), Object: j.DLQ, Result: string(j.State), Ref: j.ID})
-		}
-		log.jobs = jobs[:min(len(jobs), limit)]
+	svc, err := s.DLQ(c)
+	if err != nil {
+		return log, err
 	}
-	reads, err := s.Opts.Inspect.Reads(ctx, store.ReadQuery{DLQ: f.dlq, Visible: seen, Limit: window})
+	jobs, err := svc.Jobs(ctx, dlqreplay.JobQuery{DLQ: f.dlq, Limit: window})
+	if err != nil {
+		return log, err
+	}
+	for _, j := range jobs {
+		log.events = append(log.events, AuditEvent{At: j.Created, Who: j.Who, Action: string(j.Action), Object: j.DLQ, Result: string(j.State), Ref: j.ID})
+	}
+	log.jobs = jobs[:min(len(jobs), limit)]
+	reads, err := svc.Reads(ctx, store.ReadQuery{DLQ: f.dlq, Limit: window})
 	if err != nil {
 		return log, err
 	}
@@ -102,10 +102,7 @@ func (s *Server) auditFeed(c echo.Context, f auditFilter, limit int) (auditLog, 
 // resetEvents are the offset resets, pauses and resumes of readers the
 // principal sees, among the newest limit.
 func (s *Server) resetEvents(ctx context.Context, limit int) ([]AuditEvent, error) {
-	if s.Opts.Offsets == nil {
-		return nil, nil
-	}
-	list, err := s.Opts.Offsets.Resets(ctx, store.ResetQuery{Visible: auth.SeenResets(ctx), Limit: limit})
+	list, err := s.ResetLog(ctx, limit)
 	if err != nil {
 		return nil, err
 	}

@@ -3,7 +3,6 @@ package api
 import (
 	"context"
 	"errors"
-	"fmt"
 	"mime"
 	"net/http"
 	"net/url"
@@ -13,11 +12,9 @@ import (
 
 	"github.com/labstack/echo/v4"
 
-	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/dlqreplay"
 	"github.com/queuewatch/queuewatch/inspect"
 	"github.com/queuewatch/queuewatch/queue"
-	"github.com/queuewatch/queuewatch/web/auth"
 	"github.com/queuewatch/queuewatch/web/view"
 )
 
@@ -33,9 +30,6 @@ const (
 	// dryRunWait is how long a dry-run request waits for its receipt
 	// before answering 202 with the running job.
 	dryRunWait = 20 * time.Second
-	// bodySearchPages bounds how far the body download pages through a
-	// DLQ (1,000 messages a page) to find a message.
-	bodySearchPages = 5
 )
 
 // dlqID reads the :id parameter, a well-formed DLQ ID (the route's need
@@ -206,7 +200,7 @@ type FailureGroupJSON struct {
 // DLQMessages is GET /api/v1/dlqs/{id}/messages: one page of a DLQ's
 // messages, masked, and the read recorded.
 func (s *Server) DLQMessages(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -223,18 +217,15 @@ func (s *Server) DLQMessages(c echo.Context) error {
 		return err
 	}
 	after := c.QueryParam("after")
-	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after})
+	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after}, inspect.SurfaceAPI, "")
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
-	shown, err := s.Shown(c, id, inspect.SurfaceAPI, p.Messages, false)
-	if err != nil {
-		return err
-	}
+	shown := p.Messages
 	msgs := make([]MessageJSON, len(shown))
 	for i := range shown {
 		msgs[i] = toMessageJSON(id, after, &shown[i])
-		msgs[i].Size = len(p.Messages[i].Body) // on the wire, not masked
+		msgs[i].Size = p.Sizes[i] // on the wire, not masked
 	}
 	groups := make([]FailureGroupJSON, len(p.Groups))
 	for i, g := range p.Groups {
@@ -282,7 +273,7 @@ func (s *Server) DLQBody(c echo.Context) error {
 // size is its body's size on the wire. A nil message with a nil error
 // means the answer was written already (a running job's 409).
 func (s *Server) oneMessage(c echo.Context, surface string) (id string, shown *queue.Message, size int, err error) {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return "", nil, 0, err
 	}
@@ -298,50 +289,11 @@ func (s *Server) oneMessage(c echo.Context, surface string) (id string, shown *q
 	if err != nil {
 		return "", nil, 0, err
 	}
-	m, err := findMessage(c.Request().Context(), svc, id, msgID, c.QueryParam("after"))
+	m, size, err := svc.Message(c.Request().Context(), id, msgID, c.QueryParam("after"), surface, inClear)
 	if err != nil {
 		return "", nil, 0, s.DLQFail(c, err)
 	}
-	out, err := s.Shown(c, id, surface, []queue.Message{*m}, inClear)
-	if err != nil {
-		return "", nil, 0, err
-	}
-	return id, &out[0], len(m.Body), nil
-}
-
-// findMessage looks for a message on the page after names, then from the
-// head of the DLQ, a bounded number of pages deep.
-func findMessage(ctx context.Context, svc auth.DLQService, dlq, msgID, after string) (*queue.Message, error) {
-	tried := map[string]bool{}
-	search := func(after string, pages int) (*queue.Message, error) {
-		for range pages {
-			if tried[after] {
-				return nil, nil
-			}
-			tried[after] = true
-			p, err := svc.Browse(ctx, dlq, dlqreplay.BrowseOptions{Limit: 1000, After: after})
-			if err != nil {
-				return nil, err
-			}
-			for i := range p.Messages {
-				if p.Messages[i].ID == msgID {
-					return &p.Messages[i], nil
-				}
-			}
-			if p.Next == "" {
-				return nil, nil
-			}
-			after = p.Next
-		}
-		return nil, nil
-	}
-	for _, start := range []string{after, ""} {
-		m, err := search(start, bodySearchPages)
-		if m != nil || err != nil {
-			return m, err
-		}
-	}
-	return nil, echo.NewHTTPError(http.StatusNotFound, fmt.Sprintf("message %q is not in the first %d messages of the DLQ", msgID, bodySearchPages*1000))
+	return id, &m, size, nil
 }
 
 // DownloadName makes a safe file name from a message ID.
@@ -396,7 +348,7 @@ func (t targetRequest) target() dlqreplay.Target {
 // DLQReplay is POST /api/v1/dlqs/{id}/replay: a replay, move or delete
 // (or its dry run), answered with its job or receipt.
 func (s *Server) DLQReplay(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -411,21 +363,10 @@ func (s *Server) DLQReplay(c echo.Context) error {
 	if err := req.check(); err != nil {
 		return err
 	}
-	if err := s.CheckMaskedSelection(c, id, req.Selection); err != nil {
-		return err
-	}
 	ctx := c.Request().Context()
-	if req.Action == dlqreplay.ActionDelete && !view.HasRole(ctx, config.RoleAdmin) {
-		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
-	}
-	mayRoute, err := auth.CheckReplay(c, id, req.Action, req.mode(), req.Target.target().Name)
-	if err != nil {
-		return err
-	}
 	job, err := svc.Start(ctx, dlqreplay.Request{
 		DLQ: id, Action: req.Action, Selection: req.Selection,
-		Target: req.Target.target(), DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate, Who: view.Who(ctx),
-		MayRoute: mayRoute,
+		Target: req.Target.target(), DryRun: req.DryRun, Mode: req.mode(), Rate: req.Rate,
 	})
 	if err != nil {
 		return s.DLQFail(c, err)
@@ -436,11 +377,11 @@ func (s *Server) DLQReplay(c echo.Context) error {
 		wctx, cancel := context.WithTimeout(ctx, dryRunWait)
 		defer cancel()
 		if r, err := svc.Wait(wctx, job.ID); err == nil {
-			return c.JSON(http.StatusOK, withOutcomes(s.ReceiptView(c, r)))
+			return c.JSON(http.StatusOK, withOutcomes(r))
 		}
 	}
 	c.Response().Header().Set(echo.HeaderLocation, "/api/v1/replays/"+url.PathEscape(job.ID))
-	return c.JSON(http.StatusAccepted, map[string]any{"job": s.JobView(c, job)})
+	return c.JSON(http.StatusAccepted, map[string]any{"job": job})
 }
 
 // previewRequest is the body of POST /api/v1/dlqs/{id}/preview: what a
@@ -471,7 +412,7 @@ type previewJSON struct {
 // audit log. The confirmation dialog asks it when it opens; a dry run
 // someone asks for is POST …/replay with dry_run, and is recorded.
 func (s *Server) DLQPreview(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -487,26 +428,16 @@ func (s *Server) DLQPreview(c echo.Context) error {
 	if err := req.check(); err != nil {
 		return err
 	}
-	if err := s.CheckMaskedSelection(c, id, req.Selection); err != nil {
-		return err
-	}
 	ctx := c.Request().Context()
-	if req.Action == dlqreplay.ActionDelete && !view.HasRole(ctx, config.RoleAdmin) {
-		return echo.NewHTTPError(http.StatusForbidden, "forbidden: delete needs role admin")
-	}
-	mayRoute, err := auth.CheckReplay(c, id, req.Action, req.mode(), req.Target.target().Name)
-	if err != nil {
-		return err
-	}
 	pctx, cancel := context.WithTimeout(ctx, dryRunWait)
 	defer cancel()
 	p, err := svc.Preview(pctx, dlqreplay.Request{
-		DLQ: id, Action: req.Action, Selection: req.Selection, Target: req.Target.target(), Who: view.Who(ctx), MayRoute: mayRoute,
+		DLQ: id, Action: req.Action, Selection: req.Selection, Target: req.Target.target(),
 	})
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
-	j := s.JobView(c, p.Job)
+	j := p.Job
 	return c.JSON(http.StatusOK, previewJSON{
 		DLQ: j.DLQ, Action: j.Action, Selection: j.Selection, Target: j.Target, Note: j.Note,
 		Complete: p.Complete, Progress: j.Progress, Outcomes: list(p.Outcomes),
@@ -516,7 +447,7 @@ func (s *Server) DLQPreview(c echo.Context) error {
 // Replay returns a job with every message's outcome, or only the job
 // with ?outcomes=false (the progress bar's cheap poll).
 func (s *Server) Replay(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -528,23 +459,23 @@ func (s *Server) Replay(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	j, err := view.PathJob(c, svc, id)
+	j, err := svc.PathJob(c.Request().Context(), id)
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
 	if !outcomes {
-		return c.JSON(http.StatusOK, map[string]any{"job": s.JobView(c, j)})
+		return c.JSON(http.StatusOK, map[string]any{"job": j})
 	}
 	r, err := svc.ReceiptOf(c.Request().Context(), j)
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
-	return c.JSON(http.StatusOK, withOutcomes(s.ReceiptView(c, r)))
+	return c.JSON(http.StatusOK, withOutcomes(r))
 }
 
 // CancelReplay is DELETE /api/v1/replays/{job}.
 func (s *Server) CancelReplay(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -559,12 +490,12 @@ func (s *Server) CancelReplay(c echo.Context) error {
 		}
 		return s.DLQFail(c, err)
 	}
-	s.Opts.Logger.Info("dlq job cancel requested", "job", id, "who", view.Who(ctx))
+	s.Logger().Info("dlq job cancel requested", "job", id, "who", view.Who(ctx))
 	j, err := svc.Job(ctx, id)
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
-	return c.JSON(http.StatusAccepted, map[string]any{"job": s.JobView(c, j)})
+	return c.JSON(http.StatusAccepted, map[string]any{"job": j})
 }
 
 // Audit lists, newest first, the one audit feed of every action
@@ -572,7 +503,7 @@ func (s *Server) CancelReplay(c echo.Context) error {
 // filtered by who, object, action and dlq), and the jobs and body reads
 // alone as before.
 func (s *Server) Audit(c echo.Context) error {
-	if _, err := s.DLQTools(); err != nil {
+	if _, err := s.DLQ(c); err != nil {
 		return err
 	}
 	limit, err := view.IntQuery(c, "limit", 100, 1, 1000)
@@ -640,7 +571,7 @@ func toArchivedJSON(a *dlqreplay.Archived, m *queue.Message) ArchivedJSON {
 // Archive is GET /api/v1/archive: the archived messages the principal
 // sees, newest first.
 func (s *Server) Archive(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -648,11 +579,11 @@ func (s *Server) Archive(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	recs, err := svc.Archived(c.Request().Context(), dlqreplay.ArchiveQuery{DLQ: c.QueryParam("dlq"), Visible: auth.SeenDLQs(c), Limit: limit})
+	a, err := svc.Archived(c.Request().Context(), dlqreplay.ArchiveQuery{DLQ: c.QueryParam("dlq"), Limit: limit})
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
-	rows, msgs := s.ShownArchived(c, recs)
+	rows, msgs := a.Rows, a.Messages
 	out := make([]ArchivedJSON, len(rows))
 	for i := range rows {
 		out[i] = toArchivedJSON(&rows[i], &msgs[i])
@@ -676,7 +607,7 @@ type restoreRequest struct {
 // a restore keeps the rate, so a large one outlasts any request and is
 // followed on /api/v1/replays/{job}.
 func (s *Server) Restore(c echo.Context) error {
-	svc, err := s.DLQTools()
+	svc, err := s.DLQ(c)
 	if err != nil {
 		return err
 	}
@@ -688,9 +619,6 @@ func (s *Server) Restore(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusBadRequest, "target is required: the queue or topic to restore into, as broker:cluster:vhost:name")
 	}
 	ctx := c.Request().Context()
-	if err := auth.CheckRestore(c, svc, req.Target, req.JobID, req.ArchiveIDs); err != nil {
-		return s.DLQFail(c, err)
-	}
 	job, err := svc.StartRestore(ctx, dlqreplay.RestoreRequest{
 		ArchiveIDs: req.ArchiveIDs, JobID: req.JobID, Target: req.Target, Rate: req.Rate, Who: view.Who(ctx),
 	})

@@ -11,7 +11,6 @@ import (
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/store"
-	"github.com/queuewatch/queuewatch/web/auth"
 	"github.com/queuewatch/queuewatch/web/view"
 )
 
@@ -33,8 +32,7 @@ func consumerGroup(c echo.Context) (cluster, group string, err error) {
 
 // ConsumerPlan plans a reset of the path's JetStream consumer.
 func (s *Server) ConsumerPlan(c echo.Context) error {
-	ca, err := s.ConsumerActions()
-	if err != nil {
+	if _, err := s.ConsumerActions(); err != nil {
 		return err
 	}
 	cluster, group, err := consumerGroup(c)
@@ -50,15 +48,8 @@ func (s *Server) ConsumerPlan(c echo.Context) error {
 		return err
 	}
 	stream, name, _ := strings.Cut(group, "/")
-	if err := auth.CheckPlanNames(c, s.Mon(c), queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: name}, req); err != nil {
-		return err
-	}
-	plan, err := ca.PlanOn(c.Request().Context(), string(queue.NATS), cluster, req)
+	plan, err := s.Plan(c, queue.Reader{Broker: queue.NATS, Cluster: cluster, Scope: stream, Name: name}, req)
 	if err != nil {
-		return s.offsetsFail(c, err)
-	}
-	// ca is Options.Offsets, an OffsetResets: the plans' keeper.
-	if err := keepPlan(c.Request().Context(), s.Opts.Offsets, plan); err != nil {
 		return s.offsetsFail(c, err)
 	}
 	return c.JSON(http.StatusOK, plan)
@@ -171,7 +162,7 @@ func (s *Server) pauseAnswer(c echo.Context, st offsets.PauseState, err error) e
 	switch {
 	case err == nil:
 	case errors.Is(err, offsets.ErrAudit):
-		s.Opts.Logger.Error("consumer pause not recorded", "path", c.Request().URL.Path, "err", err)
+		s.Logger().Error("consumer pause not recorded", "path", c.Request().URL.Path, "err", err)
 	case errors.Is(err, offsets.ErrPauseInPast):
 		return echo.NewHTTPError(http.StatusBadRequest, err.Error())
 	default:

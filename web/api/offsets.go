@@ -11,7 +11,6 @@ import (
 	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/store"
-	"github.com/queuewatch/queuewatch/web/auth"
 	"github.com/queuewatch/queuewatch/web/view"
 )
 
@@ -46,8 +45,7 @@ func (s *Server) OffsetsPlan(c echo.Context) error { return s.PlanOf(c, "") }
 
 // PlanOf plans a reset of the path's group of kind (offsets.Kinded).
 func (s *Server) PlanOf(c echo.Context, kind string) error {
-	svc, err := s.Resets()
-	if err != nil {
+	if _, err := s.Resets(); err != nil {
 		return err
 	}
 	cluster, group, err := groupParams(c)
@@ -62,38 +60,13 @@ func (s *Server) PlanOf(c echo.Context, kind string) error {
 	if err != nil {
 		return err
 	}
-	if err := auth.CheckPlanNames(c, s.Mon(c), queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}, req); err != nil {
-		return err
-	}
 	req.Kind = kind
-	plan, err := s.planOffsets(c.Request().Context(), svc, cluster, req)
+	plan, err := s.Plan(c, queue.Reader{Broker: queue.Kafka, Cluster: cluster, Name: group}, req)
 	if err != nil {
 		return s.offsetsFail(c, err)
 	}
 	return c.JSON(http.StatusOK, plan)
 }
-
-// planOffsets plans req and has the service keep the plan for apply.
-func (s *Server) planOffsets(ctx context.Context, svc view.OffsetResets, cluster string, req offsets.Request) (offsets.Plan, error) {
-	plan, err := svc.Plan(ctx, cluster, req)
-	if err != nil {
-		return offsets.Plan{}, err
-	}
-	return plan, keepPlan(ctx, svc, plan)
-}
-
-// keepPlan has the service keep plan, just issued, for its apply. A plan
-// nobody can apply is no answer: a failure is the request's.
-func keepPlan(ctx context.Context, svc view.OffsetResets, plan offsets.Plan) error {
-	if err := svc.KeepPlan(ctx, plan); err != nil {
-		return fmt.Errorf("%w: the plan could not be kept for its apply: %w", errPlanStore, err)
-	}
-	return nil
-}
-
-// errPlanStore is wrapped around a failure to keep, read or drop an
-// issued plan in the service's store: a 500, logged.
-var errPlanStore = errors.New("plan store")
 
 // request is the offsets request of group that b asks for; 400 when the
 // spec or a topic is malformed.
@@ -159,13 +132,13 @@ func (s *Server) applyOffsets(ctx context.Context, svc view.OffsetResets, plan o
 	if errors.Is(err, offsets.ErrAudit) {
 		// The commit ran but the log still says "applying": an operator
 		// must know the log is wrong.
-		s.Opts.Logger.Error("offset reset applied but its result was not recorded in the audit log",
+		s.Logger().Error("offset reset applied but its result was not recorded in the audit log",
 			"cluster", r.Cluster, "group", r.Group, "plan_id", r.PlanID, "who", r.Who, "result", r.Result, "err", err)
 	}
 	// A plan commits once: applied again it could only be stale (and the
 	// apply would say so), so a drop that fails is logged, not answered.
 	if err := svc.DropPlan(ctx, plan.ID); err != nil {
-		s.Opts.Logger.Warn("applied plan not dropped; it expires by itself", "plan_id", plan.ID, "err", err)
+		s.Logger().Warn("applied plan not dropped; it expires by itself", "plan_id", plan.ID, "err", err)
 	}
 	return r, nil
 }
@@ -175,7 +148,7 @@ func (s *Server) applyOffsets(ctx context.Context, svc view.OffsetResets, plan o
 func issuedPlan(c echo.Context, svc view.OffsetResets, id, cluster, group string) (offsets.Plan, error) {
 	plan, err := svc.IssuedPlan(c.Request().Context(), id, cluster, group)
 	if err != nil && !errors.Is(err, offsets.ErrUnknownPlan) && !errors.Is(err, offsets.ErrPlanExpired) {
-		return plan, fmt.Errorf("%w: %w", errPlanStore, err)
+		return plan, fmt.Errorf("%w: %w", view.ErrPlanStore, err)
 	}
 	return plan, err
 }
@@ -223,12 +196,12 @@ func (s *Server) offsetsFail(c echo.Context, err error) error {
 		return echo.NewHTTPError(http.StatusNotFound, offsets.ErrUnknownPlan.Error())
 	case errors.Is(err, offsets.ErrPlanExpired):
 		return echo.NewHTTPError(http.StatusGone, offsets.ErrPlanExpired.Error())
-	case errors.Is(err, offsets.ErrAudit), errors.Is(err, errPlanStore):
-		s.Opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
+	case errors.Is(err, offsets.ErrAudit), errors.Is(err, view.ErrPlanStore):
+		s.Logger().Error("offsets request failed", "path", c.Path(), "err", err)
 		return echo.NewHTTPError(http.StatusInternalServerError, err.Error())
 	case errors.Is(err, context.DeadlineExceeded):
 		return echo.NewHTTPError(http.StatusGatewayTimeout, err.Error())
 	}
-	s.Opts.Logger.Error("offsets request failed", "path", c.Path(), "err", err)
+	s.Logger().Error("offsets request failed", "path", c.Path(), "err", err)
 	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
 }

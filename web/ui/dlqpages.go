@@ -1,9 +1,9 @@
 package ui
 
 import (
-	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
@@ -42,17 +42,18 @@ func (s *Server) DLQPage(c echo.Context) error {
 	d := components.DLQData{
 		Chrome: s.Chrome(c, ref.Name, "dlqs"), ID: id, Broker: string(ref.Broker), Cluster: ref.Cluster,
 		VHost: ref.VHost, Name: ref.Name, DLQ: s.FindDLQ(s.Mon(c), id),
-		CanReplay:  s.Opts.DLQs != nil && p.MayDLQ(config.RoleOperator, id),
-		CanDelete:  s.Opts.DLQs != nil && p.MayDLQ(config.RoleAdmin, id),
+		CanReplay:  s.HasDLQTools() && p.MayDLQ(config.RoleOperator, id),
+		CanDelete:  s.HasDLQTools() && p.MayDLQ(config.RoleAdmin, id),
 		ReplayAPI:  "/api/v1/dlqs/" + url.PathEscape(id) + "/replay",
 		PreviewAPI: "/api/v1/dlqs/" + url.PathEscape(id) + "/preview",
 		Limit:      dlqPageSize,
 	}
-	if s.Opts.ReplayRate > 0 {
-		d.Rate = strconv.FormatFloat(s.Opts.ReplayRate, 'f', -1, 64)
+	if s.ReplayRate() > 0 {
+		d.Rate = strconv.FormatFloat(s.ReplayRate(), 'f', -1, 64)
 	}
-	if nr, ok := s.Opts.DLQs.(nativeRedrive); ok && d.CanReplay {
-		d.CanNative = nr.CanRedriveNatively(id)
+	svc, dlqErr := s.DLQ(c)
+	if dlqErr == nil && d.CanReplay {
+		d.CanNative = svc.CanRedriveNatively(id)
 	}
 	if d.DLQ != nil {
 		d.Readers = s.ReadersOf(c, d.DLQ)
@@ -64,30 +65,33 @@ func (s *Server) DLQPage(c echo.Context) error {
 	if Partial(c) {
 		return view.Render(c, http.StatusOK, components.DLQPartial(d))
 	}
-	if s.Opts.DLQs == nil {
+	if dlqErr != nil {
 		d.Notice = "DLQ tools not configured: this queuewatch has no replay service, so messages cannot be browsed or replayed here."
 		return view.Render(c, http.StatusServiceUnavailable, components.DLQ(d))
 	}
 	d.Limit, _ = view.IntQuery(c, "limit", dlqPageSize, 1, 1000)
 	d.After = c.QueryParam("after")
-	status := s.loadMessages(c, &d)
+	status := s.loadMessages(c, svc, &d)
 	if status == http.StatusNotFound && d.DLQ == nil {
 		// Neither the poll nor the broker knows it: the product's page for
 		// what is not there (a stale alert link lands here), not a DLQ page
 		// with buttons for nothing.
 		return echo.NewHTTPError(http.StatusNotFound, d.Notice)
 	}
-	d.Fanout = s.fanout(c, ref, d.Messages)
-	d.Jobs, _ = s.Opts.DLQs.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
+	d.Fanout = s.fanout(c, svc, ref, d.Messages)
+	d.Jobs, _ = svc.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
 	d.Targets = s.jobTargets(s.Mon(c), d.Jobs)
 	return view.Render(c, status, components.DLQ(d))
 }
 
 // loadMessages reads the page of messages into d, or explains in d.Notice
 // why it cannot, and returns the page's HTTP status.
-func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
-	p, err := s.Opts.DLQs.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After, GroupOver: dlqreplay.MaxGroupOver})
+func (s *Server) loadMessages(c echo.Context, svc view.DLQs, d *components.DLQData) int {
+	d.CanUnmask = svc.CanUnmask(d.ID)
+	p, err := svc.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After, GroupOver: dlqreplay.MaxGroupOver},
+		inspect.SurfacePage, c.QueryParam("unmask"))
 	var ce *dlqreplay.ConflictError
+	var he *echo.HTTPError
 	switch {
 	case errors.As(err, &ce):
 		d.RunningJob = ce.JobID
@@ -104,19 +108,21 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 	case errors.Is(err, dlqreplay.ErrDeliveryLimit):
 		d.Notice = "Browsing is paused to protect the delivery limit: " + err.Error()
 		return http.StatusOK
+	case errors.As(err, &he):
+		// Refused or not recorded: a clear view the principal may not
+		// have, or one the audit could not record.
+		d.Notice = fmt.Sprint(he.Message)
+		return he.Code
 	case err != nil:
-		s.Opts.Logger.Warn("browse dlq", "dlq", d.ID, "err", err)
+		s.Logger().Warn("browse dlq", "dlq", d.ID, "err", err)
 		d.Notice = "Could not read the messages: " + err.Error()
 		return http.StatusOK
 	}
 	d.Next, d.Groups = p.Next, p.Groups
 	d.GroupsOf, d.GroupsHead, d.GroupsWhole = p.GroupsOf, p.GroupsHead, p.GroupsWhole
 	d.SafeBrowsesLeft, d.CachedAt = p.SafeBrowsesLeft, p.CachedAt
-	shown, err := s.shownPage(c, d, p.Messages)
-	if err != nil {
-		d.Notice = err.Error()
-		return http.StatusForbidden
-	}
+	shown := p.Messages
+	d.Unmasked = p.Unmasked
 	// Samples come from what is shown: an exception text may be masked.
 	d.GroupSample = map[string]string{}
 	for i := range shown {
@@ -135,37 +141,9 @@ func (s *Server) loadMessages(c echo.Context, d *components.DLQData) int {
 	d.Messages = make([]components.MessageView, len(shown))
 	for i := range shown {
 		d.Messages[i] = messageView(d.ID, d.After, i, &shown[i])
-		d.Messages[i].Size = len(p.Messages[i].Body)
+		d.Messages[i].Size = p.Sizes[i]
 	}
 	return http.StatusOK
-}
-
-// shownPage returns a page of messages as they may be shown: masked, but
-// for the one ?unmask= names when the viewer may unmask (recorded as a
-// clear read of that message alone).
-func (s *Server) shownPage(c echo.Context, d *components.DLQData, msgs []queue.Message) ([]queue.Message, error) {
-	d.CanUnmask = s.Opts.Inspect.Policy(d.ID) != nil && s.CanUnmask(c, d.ID)
-	shown, err := s.Shown(c, d.ID, inspect.SurfacePage, msgs, false)
-	if err != nil {
-		return nil, err
-	}
-	clearID := c.QueryParam("unmask")
-	if clearID == "" || s.Opts.Inspect.Policy(d.ID) == nil {
-		return shown, nil
-	}
-	if !d.CanUnmask {
-		return nil, errors.New("showing masked values needs the " + string(s.UnmaskRole()) + " role")
-	}
-	for i := range msgs {
-		if msgs[i].ID == clearID {
-			one, err := s.Shown(c, d.ID, inspect.SurfaceMessage, msgs[i:i+1], true)
-			if err != nil {
-				return nil, err
-			}
-			shown[i], d.Unmasked = one[0], clearID
-		}
-	}
-	return shown, nil
 }
 
 func messageView(dlq, after string, i int, m *queue.Message) components.MessageView {
@@ -197,10 +175,11 @@ func (s *Server) ReplaysPage(c echo.Context) error {
 		Table:     components.Table{Path: "/replays", Q: strings.TrimSpace(c.QueryParam("q"))},
 		CanCancel: view.HasRole(ctx, config.RoleOperator), CanDelete: view.HasRole(ctx, config.RoleAdmin),
 	}
-	if s.Opts.ReplayRate > 0 {
-		d.Rate = strconv.FormatFloat(s.Opts.ReplayRate, 'f', -1, 64)
+	if s.ReplayRate() > 0 {
+		d.Rate = strconv.FormatFloat(s.ReplayRate(), 'f', -1, 64)
 	}
-	if s.Opts.DLQs == nil {
+	svc, err := s.DLQ(c)
+	if err != nil {
 		d.Notice = "DLQ tools not configured: this queuewatch has no replay service and no audit log."
 		if Partial(c) {
 			return view.Render(c, http.StatusOK, components.ReplaysPartial(d))
@@ -210,8 +189,7 @@ func (s *Server) ReplaysPage(c echo.Context) error {
 		}
 		return view.Render(c, http.StatusServiceUnavailable, components.Replays(d))
 	}
-	seen := auth.SeenDLQs(c)
-	jobs, err := s.Opts.DLQs.Jobs(ctx, dlqreplay.JobQuery{Visible: seen, Limit: 1000})
+	jobs, err := svc.Jobs(ctx, dlqreplay.JobQuery{Limit: 1000})
 	if err != nil {
 		d.Notice = "Could not read the audit log: " + err.Error()
 	}
@@ -235,10 +213,7 @@ func (s *Server) ReplaysPage(c echo.Context) error {
 		d.Notice = "Could not read the offset resets: " + err.Error()
 	}
 	if id := c.QueryParam("job"); id != "" {
-		r, err := s.Opts.DLQs.Receipt(ctx, id)
-		if err == nil && !p.MayDLQ(config.RoleViewer, r.Job.DLQ) {
-			err = errors.New("not found") // as for a job that is not there
-		}
+		r, err := svc.Receipt(ctx, id)
 		if err != nil {
 			d.Notice = "No receipt for job " + id + ": " + err.Error()
 		} else {
@@ -248,15 +223,15 @@ func (s *Server) ReplaysPage(c echo.Context) error {
 			maps.Copy(d.Targets, s.jobTargets(s.Mon(c), []dlqreplay.Job{r.Job}))
 		}
 	}
-	d.Reads, err = s.Opts.Inspect.Reads(ctx, store.ReadQuery{Visible: seen, Limit: components.PageSize})
+	d.Reads, err = svc.Reads(ctx, store.ReadQuery{Limit: components.PageSize})
 	if err != nil {
 		d.Notice = "Could not read the body-read audit: " + err.Error()
 	}
-	recs, err := s.Opts.DLQs.Archived(ctx, dlqreplay.ArchiveQuery{Visible: seen, Limit: components.PageSize})
+	a, err := svc.Archived(ctx, dlqreplay.ArchiveQuery{Limit: components.PageSize})
 	if err != nil {
 		d.Notice = "Could not read the archive: " + err.Error()
 	}
-	archived, shown := s.ShownArchived(c, recs)
+	archived, shown := a.Rows, a.Messages
 	for i := range archived {
 		m := &shown[i]
 		kind, _, _ := m.BodyView(4096)
@@ -264,7 +239,7 @@ func (s *Server) ReplaysPage(c echo.Context) error {
 			kind = queue.BodyText
 		}
 		d.Archived = append(d.Archived, components.ArchivedView{
-			A: &archived[i], Size: len(recs[i].Body), Restorable: p.MayDLQ(config.RoleAdmin, archived[i].DLQ),
+			A: &archived[i], Size: a.Sizes[i], Restorable: p.MayDLQ(config.RoleAdmin, archived[i].DLQ),
 			Preview: components.Preview(kind, m.Body),
 		})
 	}
@@ -286,19 +261,6 @@ func (s *Server) jobTargets(m auth.Monitor, jobs []dlqreplay.Job) map[string]str
 	return out
 }
 
-// nativeRedrive is a DLQ service that can tell whether a DLQ's broker
-// moves it back itself (*dlqreplay.Service: the DLQ's backend is a
-// dlqreplay.NativeRedriver), so the page offers the native redrive.
-type nativeRedrive interface {
-	CanRedriveNatively(dlqID string) bool
-}
-
-// subjectFanout is a DLQ service that can name who reads a subject
-// (*dlqreplay.Service, for NATS DLQs).
-type subjectFanout interface {
-	SubjectConsumers(ctx context.Context, dlqID, stream, subject string) ([]string, error)
-}
-
 // maxFanoutSubjects bounds the consumer lookups of one page.
 const maxFanoutSubjects = 5
 
@@ -307,11 +269,7 @@ const maxFanoutSubjects = 5
 // too. The service answers nil for a DLQ whose broker does not fan out
 // (dlqreplay.Service asks the DLQ's backend), so every DLQ asks. A failed
 // lookup only leaves its warning out.
-func (s *Server) fanout(c echo.Context, ref dlqreplay.Ref, msgs []components.MessageView) []components.Fanout {
-	sf, ok := s.Opts.DLQs.(subjectFanout)
-	if !ok {
-		return nil
-	}
+func (s *Server) fanout(c echo.Context, svc view.DLQs, ref dlqreplay.Ref, msgs []components.MessageView) []components.Fanout {
 	// The DLQ is named after its consumer ("stream.consumer" when the
 	// name is shared by two streams).
 	self := ref.Name
@@ -330,9 +288,12 @@ func (s *Server) fanout(c echo.Context, ref dlqreplay.Ref, msgs []components.Mes
 			continue
 		}
 		seen[k] = true
-		names, err := sf.SubjectConsumers(c.Request().Context(), ref.ID(), k[0], k[1])
+		names, ok, err := svc.SubjectConsumers(c.Request().Context(), ref.ID(), k[0], k[1])
+		if !ok {
+			return nil // the service cannot tell who reads a subject
+		}
 		if err != nil {
-			s.Opts.Logger.Warn("consumers of a subject", "dlq", ref.ID(), "subject", k[1], "err", err)
+			s.Logger().Warn("consumers of a subject", "dlq", ref.ID(), "subject", k[1], "err", err)
 			continue
 		}
 		others := slices.DeleteFunc(names, func(n string) bool { return n == self })

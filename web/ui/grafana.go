@@ -44,5 +44,5 @@ func (b grafanaBoard) Link(base string, values ...string) string {
 
 // grafanaDLQLink is d's row of the dead-letter dashboard.
 func (s *Server) grafanaDLQLink(d *queue.DLQ) string {
-	return grafanaDLQ.Link(s.Opts.GrafanaURL, string(d.Broker), d.Cluster, d.Name)
+	return grafanaDLQ.Link(s.GrafanaURL(), string(d.Broker), d.Cluster, d.Name)
 }

@@ -124,7 +124,7 @@ func (s *Server) GroupPage(c echo.Context) error {
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),
 		HistoryURL: "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history",
 		Range:      view.ChartRange(c),
-		CanReset:   s.Opts.Offsets != nil && auth.PrincipalOf(c.Request().Context()).MayReader(config.RoleOperator, g.Reader()),
+		CanReset:   s.HasResets() && auth.PrincipalOf(c.Request().Context()).MayReader(config.RoleOperator, g.Reader()),
 		ResetAPI:   "/api/v1/groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	for _, t := range g.Topics() {
@@ -132,7 +132,7 @@ func (s *Server) GroupPage(c echo.Context) error {
 	}
 	d.Links = components.Links{
 		DLQs: s.DLQsOf(c, g.Reader()), ShowDLQs: true,
-		Grafana: grafanaGroup.Link(s.Opts.GrafanaURL, g.Cluster, g.Name),
+		Grafana: grafanaGroup.Link(s.GrafanaURL(), g.Cluster, g.Name),
 	}
 	d.Culprits = g.Culprits()
 	rows := view.PartitionRows(g, d.Culprits, d.Lag)

@@ -32,7 +32,7 @@ func (s *Server) NATSConsumerPage(c echo.Context) error {
 	}
 	d.DeadLetters, d.HasDeadLetters = view.ConsumerDLQ(snap, con)
 	// The captured dead letters are in the facts above.
-	d.Links.Grafana = grafanaConsumer.Link(s.Opts.GrafanaURL, con.Cluster, con.Stream, con.Name)
+	d.Links.Grafana = grafanaConsumer.Link(s.GrafanaURL(), con.Cluster, con.Stream, con.Name)
 	if Partial(c) {
 		return view.Render(c, http.StatusOK, components.NATSConsumerPartial(d))
 	}

@@ -21,7 +21,7 @@ func (s *Server) OutboxPage(c echo.Context) error {
 		HistoryURL: "/api/v1/outbox/" + url.PathEscape(card.Source) + "/history", Range: view.ChartRange(c),
 	}
 	d.LastPoll = components.Ago(card.LastPoll, d.Chrome.Now.T)
-	d.Links.Grafana = grafanaOutbox.Link(s.Opts.GrafanaURL, card.Source)
+	d.Links.Grafana = grafanaOutbox.Link(s.GrafanaURL(), card.Source)
 	if Partial(c) {
 		return view.Render(c, http.StatusOK, components.OutboxPartial(d))
 	}

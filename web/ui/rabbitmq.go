@@ -23,7 +23,7 @@ func (s *Server) RabbitQueuePage(c echo.Context) error {
 		HistoryURL: view.RabbitHistoryURL(q), Range: view.ChartRange(c), SourcePages: map[string]string{},
 	}
 	d.DeadLetters, d.HasDeadLetters = snap.DeadLettersTo(q)
-	d.Links.Grafana = grafanaRabbitQueue.Link(s.Opts.GrafanaURL, q.Cluster, q.VHost, q.Name)
+	d.Links.Grafana = grafanaRabbitQueue.Link(s.GrafanaURL(), q.Cluster, q.VHost, q.Name)
 	for i := range snap.DLQs {
 		if dl := snap.DLQs[i]; dl.VHost == q.VHost && dl.Name == q.Name {
 			d.AsDLQ, d.IsDLQ = dl, true

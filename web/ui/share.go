@@ -21,12 +21,12 @@ func (s *Server) ShareGroupPage(c echo.Context) error {
 	d := components.ShareGroupData{
 		Chrome: s.Chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		HistoryURL: view.ShareHistoryURL(g), Range: view.ChartRange(c),
-		CanReset: s.Opts.Offsets != nil && auth.PrincipalOf(c.Request().Context()).MayReader(config.RoleOperator, g.Reader()),
+		CanReset: s.HasResets() && auth.PrincipalOf(c.Request().Context()).MayReader(config.RoleOperator, g.Reader()),
 		ResetAPI: "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/offsets",
 	}
 	// A share group's rejected records are archived by the broker, not
 	// copied to a DLQ, so only its dashboard is linked (shareHead says so).
-	d.Links.Grafana = grafanaShare.Link(s.Opts.GrafanaURL, g.Cluster, g.Name)
+	d.Links.Grafana = grafanaShare.Link(s.GrafanaURL(), g.Cluster, g.Name)
 	if Partial(c) {
 		return view.Render(c, http.StatusOK, components.ShareGroupPartial(d))
 	}

@@ -33,7 +33,7 @@ func (s *Server) SQSQueuePage(c echo.Context) error {
 		}
 	}
 	// Its DLQ (redrive policy) is in the facts above.
-	d.Links.Grafana = grafanaSQS.Link(s.Opts.GrafanaURL, q.Cluster, q.Name)
+	d.Links.Grafana = grafanaSQS.Link(s.GrafanaURL(), q.Cluster, q.Name)
 	if Partial(c) {
 		return view.Render(c, http.StatusOK, components.SQSQueuePartial(d))
 	}

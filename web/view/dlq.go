@@ -15,17 +15,6 @@ import (
 	"github.com/queuewatch/queuewatch/web/auth"
 )
 
-var errNoDLQTools = echo.NewHTTPError(http.StatusServiceUnavailable, "DLQ tools not configured")
-
-// DLQTools returns the DLQ service or the 503 every DLQ endpoint answers
-// without one.
-func (s *Server) DLQTools() (auth.DLQService, error) {
-	if s.Opts.DLQs == nil {
-		return nil, errNoDLQTools
-	}
-	return s.Opts.DLQs, nil
-}
-
 // DLQFail answers a DLQ service error with the status callers branch on.
 // A conflict names the job that holds the DLQ so a client can follow it.
 func (s *Server) DLQFail(c echo.Context, err error) error {
@@ -50,7 +39,7 @@ func (s *Server) DLQFail(c echo.Context, err error) error {
 	}
 	// What is left failed at the broker or the audit store: the operator
 	// needs the reason, so it is passed on (JSON-encoded, never as markup).
-	s.Opts.Logger.Error("dlq request failed", "path", c.Path(), "err", err)
+	s.opts.Logger.Error("dlq request failed", "path", c.Path(), "err", err)
 	return echo.NewHTTPError(http.StatusBadGateway, err.Error())
 }
 
@@ -127,14 +116,14 @@ func (s *Server) FindDLQ(m auth.Monitor, id string) *queue.DLQ {
 // handler does not read it again (pathJob).
 const JobKey = "web.job"
 
-// PathJob is the :job id, as the route's authorization read it, or as
-// read now when it could not (a job it did not find, left to the handler
-// to answer for a principal whose role holds everywhere).
-func PathJob(c echo.Context, svc auth.DLQService, id string) (dlqreplay.Job, error) {
-	if j, ok := c.Get(JobKey).(dlqreplay.Job); ok && j.ID == id {
-		return j, nil
+// PathJob is the :job id as shown, as the route's authorization read it,
+// or as read now when it could not (a job it did not find, left to the
+// handler to answer for a principal whose role holds everywhere).
+func (d DLQs) PathJob(ctx context.Context, id string) (dlqreplay.Job, error) {
+	if j, ok := d.c.Get(JobKey).(dlqreplay.Job); ok && j.ID == id {
+		return d.s.jobView(d.c, j), nil
 	}
-	return svc.Job(c.Request().Context(), id)
+	return d.Job(ctx, id)
 }
 
 // Links between a DLQ and the readers of its sources are found in the

@@ -1,19 +1,23 @@
 // Package view is the data as the request's principal may see it, and
-// the one way web/api and web/ui read it: Server (embedded by both
-// surfaces' servers) holds the options, Mon is the scoped Monitor
-// (auth.Scoped), and the lookups (GroupParam, ConsumerParam, FindDLQ, …)
-// find a path's object in it, so an object out of scope is nowhere.
+// the one way web/api and web/ui read it. Server (embedded by both
+// surfaces' servers) keeps the options private: a surface reads the
+// collectors only through Mon, the Monitor cut to the principal's scope
+// (auth.Scoped), and finds a path's object there (GroupParam,
+// ConsumerParam, FindDLQ, …), so an object out of scope is nowhere.
 //
-// Dead letters reach a surface only through mask.go: Shown and
-// ShownArchived decode and mask them (unless a clear view was asked for
-// and allowed, ClearRequested) and record the read first; JobView and
-// ReceiptView keep a masked header's value out of a selection shown to
-// one who may not unmask. DLQTools, Resets and ConsumerActions are the
-// services behind the DLQ, offset-reset and pause endpoints, or the 503
-// each answers without one.
+// Dead letters, jobs, receipts, the archive and the body-read log are
+// reached only through DLQ(c), the DLQ service as the principal may use
+// it: lists are cut to the principal's scope in the query, before their
+// limit; every message, job, receipt and archived row comes back masked
+// (mask.go: masking is applied here once, for every surface), a clear
+// view only where it was asked for and allowed, and each read recorded
+// before it is shown; and an action is checked before it runs (a
+// selection by a masked value, delete's admin, auth.CheckReplay's
+// destinations, auth.CheckRestore). Plan likewise checks what a reset
+// plan names (auth.CheckPlanNames) before it plans.
 //
-// The tables (tables.go and one file per reader kind) are what a list
-// shows of each kind: its rows from a snapshot, its sort keys and name
-// order, the filter, and its history URL; the API's lists and the
-// overview's tabs sort and filter through the same ones.
+// The reader-kind table (kinds.go; each Kind declared in tables.go or its
+// broker's file) is what the overview, the API's lists and the route
+// table know of each kind of reader: its tab, rows, sort keys, filter,
+// name order, spark, and the path that names one reader.
 package view

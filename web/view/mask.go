@@ -19,11 +19,11 @@ import (
 // through shown or shownArchived: decoded, masked unless a clear view was
 // asked for and allowed, and the read recorded.
 
-// CanUnmask reports whether the request's principal may show one
+// canUnmask reports whether the request's principal may show one
 // message of DLQ dlq with its masked values in clear: the unmask role,
 // there.
-func (s *Server) CanUnmask(c echo.Context, dlq string) bool {
-	return auth.PrincipalOf(c.Request().Context()).MayDLQ(s.UnmaskRole(), dlq)
+func (s *Server) canUnmask(c echo.Context, dlq string) bool {
+	return auth.PrincipalOf(c.Request().Context()).MayDLQ(s.unmaskRole(), dlq)
 }
 
 // ClearRequested reads ?unmask=true for a DLQ: false when its messages
@@ -37,54 +37,54 @@ func (s *Server) ClearRequested(c echo.Context, dlq string) (bool, error) {
 	if err != nil {
 		return false, echo.NewHTTPError(http.StatusBadRequest, "unmask must be true or false")
 	}
-	if !inClear || s.Opts.Inspect.Policy(dlq) == nil {
+	if !inClear || s.opts.Inspect.Policy(dlq) == nil {
 		return false, nil
 	}
-	if !s.CanUnmask(c, dlq) {
-		return false, echo.NewHTTPError(http.StatusForbidden, "showing masked values needs the "+string(s.UnmaskRole())+" role")
+	if !s.canUnmask(c, dlq) {
+		return false, echo.NewHTTPError(http.StatusForbidden, "showing masked values needs the "+string(s.unmaskRole())+" role")
 	}
 	return true, nil
 }
 
-// UnmaskRole is the role that may show masked values in clear
+// unmaskRole is the role that may show masked values in clear
 // (auth.unmask_role, admin by default).
-func (s *Server) UnmaskRole() config.Role {
-	if s.Opts.Auth.UnmaskRole == "" {
+func (s *Server) unmaskRole() config.Role {
+	if s.opts.Auth.UnmaskRole == "" {
 		return config.RoleAdmin
 	}
-	return s.Opts.Auth.UnmaskRole
+	return s.opts.Auth.UnmaskRole
 }
 
-// Shown returns msgs of dlq as they may leave the process and records the
+// shown returns msgs of dlq as they may leave the process and records the
 // read. A clear view is recorded before it is shown, or not shown.
-func (s *Server) Shown(c echo.Context, dlq, surface string, msgs []queue.Message, inClear bool) ([]queue.Message, error) {
+func (s *Server) shown(c echo.Context, dlq, surface string, msgs []queue.Message, inClear bool) ([]queue.Message, error) {
 	ctx := c.Request().Context()
 	ids := make([]string, len(msgs))
 	for i := range msgs {
 		ids[i] = msgs[i].ID
 	}
-	if err := s.Opts.Inspect.Read(ctx, Who(ctx), dlq, surface, inClear, ids); err != nil {
+	if err := s.opts.Inspect.Read(ctx, Who(ctx), dlq, surface, inClear, ids); err != nil {
 		return nil, echo.NewHTTPError(http.StatusServiceUnavailable, "the clear view could not be audited, so it is not shown: "+err.Error())
 	}
-	return s.Opts.Inspect.Messages(ctx, dlq, msgs, inClear), nil
+	return s.opts.Inspect.Messages(ctx, dlq, msgs, inClear), nil
 }
 
-// ShownArchived is shown for archived messages, which may come from
+// shownArchived is shown for archived messages, which may come from
 // several DLQs: the rows returned are copies with what may be shown, and
 // the messages their display forms.
-func (s *Server) ShownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlqreplay.Archived, []queue.Message) {
+func (s *Server) shownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlqreplay.Archived, []queue.Message) {
 	ctx := c.Request().Context()
 	rows, msgs := make([]dlqreplay.Archived, len(recs)), make([]queue.Message, len(recs))
 	byDLQ := map[string][]string{}
 	for i := range recs {
 		a := recs[i]
-		m := s.Opts.Inspect.Messages(ctx, a.DLQ, []queue.Message{archivedMessage(&a)}, false)[0]
+		m := s.opts.Inspect.Messages(ctx, a.DLQ, []queue.Message{archivedMessage(&a)}, false)[0]
 		a.Properties, a.Headers, a.Key, a.Body = m.Properties, m.Headers, m.Key, m.Body
 		rows[i], msgs[i] = a, m
 		byDLQ[a.DLQ] = append(byDLQ[a.DLQ], a.MessageID)
 	}
 	for dlq, ids := range byDLQ {
-		_ = s.Opts.Inspect.Read(ctx, Who(ctx), dlq, inspect.SurfaceArchive, false, ids) // masked reads only log a failure
+		_ = s.opts.Inspect.Read(ctx, Who(ctx), dlq, inspect.SurfaceArchive, false, ids) // masked reads only log a failure
 	}
 	return rows, msgs
 }
@@ -94,10 +94,10 @@ func (s *Server) ShownArchived(c echo.Context, recs []dlqreplay.Archived) ([]dlq
 // unless the principal may unmask: the count of a dry run would tell
 // whether a guessed value is there.
 func (s *Server) CheckMaskedSelection(c echo.Context, dlq string, sel dlqreplay.Selection) error {
-	p := s.Opts.Inspect.Policy(dlq)
+	p := s.opts.Inspect.Policy(dlq)
 	for name, value := range sel.Headers {
-		if p.MasksSelection(name, value) && !s.CanUnmask(c, dlq) {
-			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ (or holds a masked header): selecting by its value needs the "+string(s.UnmaskRole())+" role")
+		if p.MasksSelection(name, value) && !s.canUnmask(c, dlq) {
+			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ (or holds a masked header): selecting by its value needs the "+string(s.unmaskRole())+" role")
 		}
 	}
 	return nil
@@ -117,12 +117,12 @@ func GroupByQuery(c echo.Context) (*jsonpath.Path, error) {
 	return &p, nil
 }
 
-// JobView is a job as it may be shown: a selection by a masked header's
+// jobView is a job as it may be shown: a selection by a masked header's
 // value (made by someone who may unmask) keeps the value from those who
 // may not.
-func (s *Server) JobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
-	p := s.Opts.Inspect.Policy(j.DLQ)
-	if p == nil || len(j.Selection.Headers) == 0 || s.CanUnmask(c, j.DLQ) {
+func (s *Server) jobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
+	p := s.opts.Inspect.Policy(j.DLQ)
+	if p == nil || len(j.Selection.Headers) == 0 || s.canUnmask(c, j.DLQ) {
 		return j
 	}
 	hs := make(map[string]string, len(j.Selection.Headers))
@@ -136,8 +136,8 @@ func (s *Server) JobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
 	return j
 }
 
-// ReceiptView is a receipt with its job as jobView shows it.
-func (s *Server) ReceiptView(c echo.Context, r dlqreplay.Receipt) dlqreplay.Receipt {
-	r.Job = s.JobView(c, r.Job)
+// receiptView is a receipt with its job as jobView shows it.
+func (s *Server) receiptView(c echo.Context, r dlqreplay.Receipt) dlqreplay.Receipt {
+	r.Job = s.jobView(c, r.Job)
 	return r
 }

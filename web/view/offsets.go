@@ -3,6 +3,8 @@ package view
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"time"
@@ -48,19 +50,28 @@ var errNoResets = echo.NewHTTPError(http.StatusServiceUnavailable, "offset reset
 // Resets returns the reset service or the 503 every offsets endpoint
 // answers without one.
 func (s *Server) Resets() (OffsetResets, error) {
-	if s.Opts.Offsets == nil {
+	if s.opts.Offsets == nil {
 		return nil, errNoResets
 	}
-	return s.Opts.Offsets, nil
+	return s.opts.Offsets, nil
+}
+
+// ResetLog lists the newest resets, pauses and resumes of the readers the
+// principal sees, limit at most; none without a reset service.
+func (s *Server) ResetLog(ctx context.Context, limit int) ([]store.OffsetReset, error) {
+	if s.opts.Offsets == nil {
+		return nil, nil
+	}
+	return s.opts.Offsets.Resets(ctx, store.ResetQuery{Visible: auth.SeenResets(ctx), Limit: limit})
 }
 
 // ResetViews fills d's offset resets from the audit log.
 func (s *Server) ResetViews(ctx context.Context, d *components.JobsData) error {
-	if s.Opts.Offsets == nil {
+	if s.opts.Offsets == nil {
 		d.ResetsOff = true
 		return nil
 	}
-	list, err := s.Opts.Offsets.Resets(ctx, store.ResetQuery{Visible: auth.SeenResets(ctx), Limit: components.PageSize})
+	list, err := s.ResetLog(ctx, components.PageSize)
 	if err != nil {
 		return err
 	}
@@ -118,7 +129,7 @@ var errNoConsumerActions = echo.NewHTTPError(http.StatusServiceUnavailable, "con
 // ConsumerActions returns the service, or the 503 its endpoints answer
 // without one.
 func (s *Server) ConsumerActions() (ConsumerActions, error) {
-	ca, ok := s.Opts.Offsets.(ConsumerActions)
+	ca, ok := s.opts.Offsets.(ConsumerActions)
 	if !ok {
 		return nil, errNoConsumerActions
 	}
@@ -146,7 +157,7 @@ func (s *Server) RecentPause(ctx context.Context, con queue.StreamConsumer, poll
 	}
 	st, ok, err := ca.RecentPause(ctx, string(queue.NATS), con.Cluster, con.Stream+"/"+con.Name, polled)
 	if err != nil {
-		s.Opts.Logger.Warn("recent consumer pause not read; the page shows the last poll's", "cluster", con.Cluster,
+		s.opts.Logger.Warn("recent consumer pause not read; the page shows the last poll's", "cluster", con.Cluster,
 			"stream", con.Stream, "consumer", con.Name, "err", err)
 	}
 	if ok {
@@ -154,3 +165,41 @@ func (s *Server) RecentPause(ctx context.Context, con queue.StreamConsumer, poll
 	}
 	return con
 }
+
+// Plan plans req for own — a Kafka consumer or share group (req.Kind), or
+// a JetStream consumer — and has the service keep the plan for its apply,
+// once the principal may see everything req names besides own
+// (auth.CheckPlanNames: a group: spec's group, the topics). It changes
+// nothing at the broker.
+func (s *Server) Plan(c echo.Context, own queue.Reader, req offsets.Request) (offsets.Plan, error) {
+	if err := auth.CheckPlanNames(c, s.Mon(c), own, req); err != nil {
+		return offsets.Plan{}, err
+	}
+	svc, err := s.Resets()
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	ctx := c.Request().Context()
+	var plan offsets.Plan
+	if own.Broker == queue.NATS {
+		ca, caErr := s.ConsumerActions()
+		if caErr != nil {
+			return offsets.Plan{}, caErr
+		}
+		plan, err = ca.PlanOn(ctx, string(queue.NATS), own.Cluster, req)
+	} else {
+		plan, err = svc.Plan(ctx, own.Cluster, req)
+	}
+	if err != nil {
+		return offsets.Plan{}, err
+	}
+	// A plan nobody can apply is no answer: a failure is the request's.
+	if err := svc.KeepPlan(ctx, plan); err != nil {
+		return offsets.Plan{}, fmt.Errorf("%w: the plan could not be kept for its apply: %w", ErrPlanStore, err)
+	}
+	return plan, nil
+}
+
+// ErrPlanStore is wrapped around a failure to keep, read or drop an
+// issued plan in the service's store: a 500, logged.
+var ErrPlanStore = errors.New("plan store")

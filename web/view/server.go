@@ -55,7 +55,10 @@ func Render(c echo.Context, status int, comp templ.Component) error {
 // lookups and masked reads of this package). api.Server and ui.Server
 // embed it.
 type Server struct {
-	Opts Options
+	// opts are private to this package: what a surface may read of them
+	// has an accessor, and the Monitor and the DLQ service are read only
+	// through the principal's view (Mon, DLQs).
+	opts Options
 	// AssetVersion is the static assets' fingerprint, in their URLs.
 	AssetVersion string
 }
@@ -64,7 +67,7 @@ type Server struct {
 // for a viewer (or more) everywhere, else only the clusters, DLQs and
 // readers the grants' scopes cover. Every list, page and history reads
 // through it, so what is out of scope is nowhere, not even by a crafted URL.
-func (s *Server) Mon(c echo.Context) auth.Monitor { return auth.Scoped(c, s.Opts.Monitor) }
+func (s *Server) Mon(c echo.Context) auth.Monitor { return auth.Scoped(c, s.opts.Monitor) }
 
 // ShardPlace is where a cluster another shard polls is watched.
 type ShardPlace struct {
@@ -74,3 +77,20 @@ type ShardPlace struct {
 	// index); empty when none is configured.
 	Base string
 }
+
+// New is the view over opts; assetVersion fingerprints the static assets.
+func New(opts Options, assetVersion string) *Server {
+	return &Server{opts: opts, AssetVersion: assetVersion}
+}
+
+// Logger is the server's logger.
+func (s *Server) Logger() *slog.Logger { return s.opts.Logger }
+
+// GrafanaURL is config grafana_url; empty without Grafana links.
+func (s *Server) GrafanaURL() string { return s.opts.GrafanaURL }
+
+// ReplayRate is config dlq.replay_rate, the rate the DLQ page offers.
+func (s *Server) ReplayRate() float64 { return s.opts.ReplayRate }
+
+// HasResets reports whether this server plans and applies offset resets.
+func (s *Server) HasResets() bool { return s.opts.Offsets != nil }
