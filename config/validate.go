@@ -444,6 +444,7 @@ func (a *Alerts) validate(p *problems) {
 		{"dlq_age_high", a.DLQAgeHigh},
 		{"dlq_growing_window", a.DLQGrowingWindow},
 		{"stale_after", a.StaleAfter},
+		{"retention_headroom_low", a.RetentionHeadroomLow},
 	} {
 		if d.val <= 0 {
 			p.add("alerts."+d.key, "must be positive, got %s", d.val)

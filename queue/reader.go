@@ -48,6 +48,11 @@ type Reader struct {
 	// partition's lag seconds), which the next poll completes.
 	LagNote string
 
+	// Headroom is how long until the broker deletes the oldest item not
+	// yet read (see Headroom); unknown where retention is infinite or
+	// nothing is pending.
+	Headroom Headroom
+
 	// Members is how many clients read, -1 where the broker does not say.
 	Members int
 	// Err is why the reader could not be read; its status is then error.
@@ -140,6 +145,7 @@ func (r *Reader) BacklogTitle() string {
 func (r Reader) known() Reader {
 	if r.Err != "" {
 		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis, r.LagNote = 0, false, 0, LagUnknown, ""
+		r.Headroom = Headroom{}
 	}
 	return r
 }
@@ -158,7 +164,7 @@ func (g *ConsumerGroup) Reader() Reader {
 		Broker: Kafka, Cluster: g.Cluster, Name: g.Name, Title: g.Name,
 		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(), StatusSince: g.StatusSince,
 		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact,
+		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact, Headroom: g.Headroom,
 		Members: g.Members, Err: g.Err,
 		Page: GroupPage(g.Cluster, g.Name),
 	}

@@ -130,6 +130,9 @@ type ConsumerGroup struct {
 	// first (by severity, then the size of the problem); Culprits are
 	// those that made Status.
 	Judged []PartitionStatus `json:",omitempty"`
+	// Headroom is the shortest retention headroom over the group's lagging
+	// partitions (collectors fill it; Where names the partition).
+	Headroom Headroom `json:",omitzero"`
 }
 
 // TotalLag is the sum of lag over the group's partitions.
