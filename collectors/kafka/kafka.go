@@ -77,8 +77,8 @@ type Source struct {
 	// and committed-offset trends that project retention.bytes.
 	retention     map[string]topicRetention
 	retentionRead time.Time
-	starts        map[tp]*trend
-	commits       map[groupTP]*trend
+	starts        map[tp]*queue.Trend
+	commits       map[groupTP]*queue.Trend
 }
 
 // New creates a source; it does not connect until the first poll.

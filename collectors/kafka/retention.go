@@ -20,12 +20,6 @@ import (
 // the next poll whatever the age of the rest.
 const retentionRefresh = 5 * time.Minute
 
-// trendWindow is the span the log-start and committed-offset rates are
-// measured over (between one and two of it): long enough to see a log
-// start that moves a segment at a time, short enough to follow a change
-// in traffic within the hour.
-const trendWindow = 15 * time.Minute
-
 // topicRetention is what deletes a topic's records: retention.ms (-1 for
 // none) and retention.bytes (-1 for none, per partition), acting only when
 // cleanup.policy includes delete. A compacted-only topic never deletes a
@@ -118,35 +112,6 @@ func parseRetention(cs []kmsg.DescribeConfigsResponseResourceConfig) topicRetent
 	return r
 }
 
-// trend measures how fast an offset moves: from a base sample at most two
-// trend windows old to the latest. It keeps two samples, not a history,
-// because it is kept per group-partition.
-type trend struct {
-	base, mid offsetSample
-}
-
-type offsetSample struct {
-	at     time.Time
-	offset int64
-}
-
-// observe adds the offset at at and returns its rate in offsets per
-// second since the base sample, false until there is a span to measure.
-// An offset that went backwards (a topic re-created, offsets reset)
-// starts over.
-func (t *trend) observe(at time.Time, offset int64) (float64, bool) {
-	switch {
-	case t.base.at.IsZero() || offset < t.base.offset || !at.After(t.base.at):
-		t.base, t.mid = offsetSample{at, offset}, offsetSample{}
-		return 0, false
-	case t.mid.at.IsZero() && at.Sub(t.base.at) >= trendWindow:
-		t.mid = offsetSample{at, offset}
-	case !t.mid.at.IsZero() && at.Sub(t.base.at) >= 2*trendWindow:
-		t.base, t.mid = t.mid, offsetSample{at, offset}
-	}
-	return float64(offset-t.base.offset) / at.Sub(t.base.at).Seconds(), true
-}
-
 // groupTP names one group's position on one partition.
 type groupTP struct {
 	group string
@@ -182,7 +147,7 @@ func (s *Source) fillHeadroom(ctx context.Context, snap *queue.Snapshot, offsets
 	}
 	ret := s.retentions(ctx, topics, now)
 	starts := s.startRates(offsets, ret, now)
-	commits := make(map[groupTP]*trend, len(s.commits))
+	commits := make(map[groupTP]*queue.Trend, len(s.commits))
 	for gi := range snap.Groups {
 		g := &snap.Groups[gi]
 		for pi := range g.Partitions {
@@ -203,7 +168,7 @@ func (s *Source) fillHeadroom(ctx context.Context, snap *queue.Snapshot, offsets
 
 // partitionHeadroom is one group-partition's headroom (see fillHeadroom).
 // It moves the partition's commit trend from past into next.
-func partitionHeadroom(p *queue.PartitionLag, r topicRetention, starts map[tp]float64, past, next map[groupTP]*trend, group string, now time.Time) queue.Headroom {
+func partitionHeadroom(p *queue.PartitionLag, r topicRetention, starts map[tp]float64, past, next map[groupTP]*queue.Trend, group string, now time.Time) queue.Headroom {
 	var h queue.Headroom
 	if r.ms > 0 && !p.LagSecondsPending {
 		h = queue.AgeHeadroom(time.Duration(r.ms)*time.Millisecond, time.Duration(p.LagSeconds*float64(time.Second)), "retention.ms")
@@ -214,10 +179,10 @@ func partitionHeadroom(p *queue.PartitionLag, r topicRetention, starts map[tp]fl
 	k := groupTP{group, tp{p.Topic, p.Partition}}
 	t := past[k]
 	if t == nil {
-		t = &trend{}
+		t = &queue.Trend{}
 	}
 	next[k] = t
-	read, ok := t.observe(now, nextOffset(p))
+	read, ok := t.Observe(now, nextOffset(p))
 	start, known := starts[k.tp]
 	if !ok || !known {
 		return h
@@ -230,7 +195,7 @@ func partitionHeadroom(p *queue.PartitionLag, r topicRetention, starts map[tp]fl
 // retention.bytes and returns the rate of those whose rate is known.
 func (s *Source) startRates(offsets offsetTable, ret map[string]topicRetention, now time.Time) map[tp]float64 {
 	rates := map[tp]float64{}
-	next := make(map[tp]*trend, len(s.starts))
+	next := make(map[tp]*queue.Trend, len(s.starts))
 	for topic, ps := range offsets {
 		if r, ok := ret[topic]; !ok || !r.deletes || r.bytes < 0 {
 			continue
@@ -239,10 +204,10 @@ func (s *Source) startRates(offsets offsetTable, ret map[string]topicRetention, 
 			k := tp{topic, p}
 			t := s.starts[k]
 			if t == nil {
-				t = &trend{}
+				t = &queue.Trend{}
 			}
 			next[k] = t
-			if rate, ok := t.observe(now, o.LogStart); ok {
+			if rate, ok := t.Observe(now, o.LogStart); ok {
 				rates[k] = rate
 			}
 		}
