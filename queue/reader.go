@@ -181,7 +181,7 @@ func (c *StreamConsumer) Reader() Reader {
 		Broker: NATS, Cluster: c.Cluster, Scope: c.Stream, Name: c.Name, Title: c.Name,
 		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(), StatusSince: c.StatusSince,
 		Backlog: int64(min(c.Pending, 1<<63-1)), BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagBasis: LagUnknown, Members: -1, Err: c.Err,
+		LagBasis: LagUnknown, Headroom: c.Headroom, Members: -1, Err: c.Err,
 		Page: ConsumerPage(c.Cluster, c.Stream, c.Name),
 	}
 	if c.HasLagSeconds {
