@@ -30,3 +30,17 @@ func (e *Evaluator) withHeadroom(raw queue.Status, h queue.Headroom, noun string
 		return h.Sentence(noun)
 	}
 }
+
+// sqsHeadroom adds q's retention headroom to the status the collector
+// judged (SQS statuses are judged there, from two reads): as withHeadroom
+// does for the other readers. A DLQ keeps its DLQ sentence: it is not
+// judged as a reader, and QueuewatchDataLossImminent speaks for its
+// expiring letters.
+func (e *Evaluator) sqsHeadroom(q *queue.SQSQueue) {
+	if q.DLQ || q.EffectiveStatus() == queue.StatusError {
+		return
+	}
+	reason := q.StatusReason
+	st, text := e.withHeadroom(q.Status, q.RetentionHeadroom(), "message", func(time.Time) string { return reason })
+	q.Status, q.StatusReason = st, text(time.Time{})
+}

@@ -50,3 +50,24 @@ func TestGroupHeadroom(t *testing.T) {
 		})
 	}
 }
+
+// TestSQSHeadroom: an SQS queue the collector judged ok is warn when its
+// oldest message expires within the threshold; a DLQ keeps its sentence
+// (its expiring letters are QueuewatchDataLossImminent's).
+func TestSQSHeadroom(t *testing.T) {
+	now := time.Date(2026, 12, 7, 10, 0, 0, 0, time.UTC)
+	q := queue.SQSQueue{
+		Cluster: "acct", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:1:orders", Visible: 3, Retention: time.Hour,
+		OldestAge: 50 * time.Minute, OldestAgeBasis: queue.SQSAgeCloudWatch, Status: queue.StatusOK, StatusReason: "3 visible, 0 in flight",
+	}
+	dlq := q
+	dlq.Name, dlq.DLQ, dlq.StatusReason = "orders-dlq", true, queue.DLQReason
+	snap := &queue.Snapshot{Broker: queue.SQS, Cluster: "acct", Time: now, SQS: &queue.SQSAccount{ReadAt: now}, SQSQueues: []queue.SQSQueue{q, dlq}}
+	NewEvaluator(StatusOptions{HeadroomLow: time.Hour}).Evaluate(snap)
+	if got := snap.SQSQueues[0]; got.Status != queue.StatusWarn || got.StatusReason != "oldest pending message is deleted in 10m (MessageRetentionPeriod 1h)" {
+		t.Errorf("queue: %s %q", got.Status, got.StatusReason)
+	}
+	if got := snap.SQSQueues[1]; got.Status != queue.StatusOK || got.StatusReason != queue.DLQReason {
+		t.Errorf("DLQ: %s %q", got.Status, got.StatusReason)
+	}
+}

@@ -267,6 +267,7 @@ func (e *Evaluator) sqsOnsets(latest *queue.Snapshot) {
 	}
 	for i := range latest.SQSQueues {
 		q := &latest.SQSQueues[i]
+		e.sqsHeadroom(q)
 		st := q.EffectiveStatus()
 		start := latest.Time
 		if st == queue.StatusStop && !r.prev.IsZero() {
