@@ -199,7 +199,7 @@ func (q *Queue) Reader() Reader {
 		Broker: RabbitMQ, Cluster: q.Cluster, Scope: q.VHost, Name: q.Name, Title: q.Name,
 		Status: q.EffectiveStatus(), Reason: q.StatusReason, StatusSince: q.StatusSince,
 		Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagBasis: LagUnknown, Members: q.Consumers,
+		LagBasis: LagUnknown, Headroom: q.RetentionHeadroom(), Members: q.Consumers,
 		Page: RabbitMQQueuePage(q.Cluster, q.VHost, q.Name),
 	}
 	if q.HasHeadAge {

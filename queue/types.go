@@ -252,6 +252,15 @@ type Queue struct {
 	DeadLetterRoutingKey string
 	HasDeadLetter        bool
 	Arguments            map[string]any
+	// MessageTTL, MaxLength and MaxLengthBytes are the effective limits
+	// (the lower of argument and policy, as the broker applies them; 0
+	// for none); DropHead is set when reaching a length limit drops the
+	// head (overflow drop-head, the default) rather than refusing
+	// publishes.
+	MessageTTL     time.Duration `json:",omitempty"`
+	MaxLength      int64         `json:",omitempty"`
+	MaxLengthBytes int64         `json:",omitempty"`
+	DropHead       bool          `json:",omitempty"`
 	// Counters are the management API's message_stats of the queue, which
 	// its rates come from (HasCounters false when the broker sent none:
 	// a queue with no traffic yet, or statistics turned off).
