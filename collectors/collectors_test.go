@@ -75,7 +75,7 @@ func kafkaSnapshot() *queue.Snapshot {
 func rabbitSnapshot() *queue.Snapshot {
 	return &queue.Snapshot{
 		Broker: queue.RabbitMQ, Cluster: "main", Time: fixedTime,
-		Queues: []queue.Queue{{Cluster: "main", VHost: "/", Name: "orders", Type: "quorum", Ready: 5, Unacked: 2, Consumers: 3, HeadMessageAge: 30 * time.Second, HasHeadAge: true}},
+		Queues: []queue.Queue{{Cluster: "main", VHost: "/", Name: "orders", Type: "quorum", Ready: 5, Unacked: 2, Consumers: 3, HeadMessageAge: 30 * time.Second, HasHeadAge: true, MessageTTL: time.Minute}},
 		DLQs:   []queue.DLQ{{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 4}},
 	}
 }

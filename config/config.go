@@ -256,6 +256,10 @@ type Alerts struct {
 	Outbox OutboxAlerts `yaml:"outbox"`
 }
 
+// MaxRetentionHeadroomLow bounds alerts.retention_headroom_low: half the
+// day beyond which queuewatch exports no headroom series.
+const MaxRetentionHeadroomLow = 12 * time.Hour
+
 // Override replaces some thresholds for matching consumer groups or DLQs.
 // Group and DLQ are anchored regexes; at least one is set, and when both are
 // set both must match. Zero thresholds keep the global value.

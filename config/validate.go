@@ -450,6 +450,11 @@ func (a *Alerts) validate(p *problems) {
 			p.add("alerts."+d.key, "must be positive, got %s", d.val)
 		}
 	}
+	// The headroom series stops a day out (collectors.HeadroomHorizon);
+	// past half of that an alert could not see a reader cross it in time.
+	if a.RetentionHeadroomLow > MaxRetentionHeadroomLow {
+		p.add("alerts.retention_headroom_low", "must be at most %s, got %s", MaxRetentionHeadroomLow, a.RetentionHeadroomLow)
+	}
 	for i := range a.Overrides {
 		a.Overrides[i].validate(p, fmt.Sprintf("alerts.overrides[%d]", i))
 	}
