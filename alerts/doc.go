@@ -63,6 +63,18 @@
 // Durations and counts in sentences are written by queue.HumanDuration and
 // queue.ExactCount, as everywhere else in queuewatch.
 //
+// # Retention headroom
+//
+// Lag is about delay; a reader can also be about to lose data. Every
+// reader whose broker deletes unread messages (retention, TTL, max_age,
+// size and count limits) carries a queue.Headroom, filled by its
+// collector. A reader the window finds ok whose headroom is below
+// StatusOptions.HeadroomLow is warn with the headroom as its sentence
+// ("oldest pending record (orders/3) is deleted in 42m (retention.ms
+// 1d)"), and a reader already not ok adds it to its own sentence, so the
+// pages and "Needs attention" show a coming loss before it happens
+// (headroom.go). QueuewatchDataLossImminent alerts on the same figure.
+//
 // # Catch-up ETA
 //
 // The ETA compares the rate at which the group consumes (the offset lag is

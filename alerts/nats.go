@@ -78,8 +78,8 @@ func (e *Evaluator) evaluateConsumers(latest *queue.Snapshot) {
 		obs = append(obs, observeConsumer(latest.Time, c, st.LastSeq))
 		c.ETA = consumerRates(c, obs).eta(int64(min(c.Pending, 1<<63-1)))
 		j := judgeConsumer(c, st, obs, e.window)
-		c.Status, c.StatusSince, c.StatusReason = e.settle(consumerOnset(c.Stream, c.Name), j.status, j.start, latest.Time,
-			func(since time.Time) string { return j.reason(since, latest.Time) })
+		raw, reason := e.withHeadroom(j.status, c.Headroom, "message", func(since time.Time) string { return j.reason(since, latest.Time) })
+		c.Status, c.StatusSince, c.StatusReason = e.settle(consumerOnset(c.Stream, c.Name), raw, j.start, latest.Time, reason)
 	}
 	for i := range latest.Consumers {
 		if c := &latest.Consumers[i]; c.Status == queue.StatusError {

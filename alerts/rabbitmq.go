@@ -98,8 +98,8 @@ func (e *Evaluator) evaluateQueues(latest *queue.Snapshot) {
 			continue
 		}
 		j := judgeQueue(q, obs, e.window)
-		q.Status, q.StatusSince, q.StatusReason = e.settle(queueOnset(q.VHost, q.Name), j.status, j.start, latest.Time,
-			func(since time.Time) string { return j.reason(since, latest.Time) })
+		raw, reason := e.withHeadroom(j.status, q.RetentionHeadroom(), "message", func(since time.Time) string { return j.reason(since, latest.Time) })
+		q.Status, q.StatusSince, q.StatusReason = e.settle(queueOnset(q.VHost, q.Name), raw, j.start, latest.Time, reason)
 	}
 }
 

@@ -21,6 +21,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	natsSpecs,
 	sqsSpecs,
 	shareSpecs,
+	headroomSpecs,
 }
 
 // ruleParams is what every rule set derives its rules from: the config and

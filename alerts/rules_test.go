@@ -51,6 +51,7 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
+	"QueuewatchDataLossImminent",
 }
 
 func loadOverrideConfig(t *testing.T) *config.Config {

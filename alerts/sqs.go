@@ -46,6 +46,7 @@ func (e *Evaluator) evaluateSQS(latest *queue.Snapshot) {
 	}
 	for i := range latest.SQSQueues {
 		q := &latest.SQSQueues[i]
+		e.sqsHeadroom(q)
 		st := q.EffectiveStatus()
 		start := latest.Time
 		if st == queue.StatusStop && !r.prev.IsZero() {

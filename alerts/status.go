@@ -29,6 +29,17 @@ type StatusOptions struct {
 	// status before an Evaluator shows it (hysteresis.go):
 	// config.DefaultHysteresisPolls when 0 or negative, 1 for none.
 	HysteresisPolls int
+	// HeadroomLow is the retention headroom below which a reader that is
+	// otherwise ok is warn (config.Alerts.RetentionHeadroomLow; an hour
+	// when 0 or negative).
+	HeadroomLow time.Duration
+}
+
+func (o StatusOptions) headroomLow() time.Duration {
+	if o.HeadroomLow <= 0 {
+		return time.Hour
+	}
+	return o.HeadroomLow
 }
 
 func (o StatusOptions) hysteresis() int {
@@ -90,6 +101,7 @@ func (e *Evaluator) learn(s *queue.Snapshot) {
 // are serialized.
 type Evaluator struct {
 	window, hysteresis int
+	headroomLow        time.Duration
 
 	mu    sync.Mutex
 	polls map[sourceKey][]pastPoll // per source, oldest first, at most window-1
@@ -121,7 +133,7 @@ type Evaluator struct {
 
 // NewEvaluator returns an Evaluator with the given options.
 func NewEvaluator(opts StatusOptions) *Evaluator {
-	return &Evaluator{window: opts.window(), hysteresis: opts.hysteresis(), polls: make(map[sourceKey][]pastPoll)}
+	return &Evaluator{window: opts.window(), hysteresis: opts.hysteresis(), headroomLow: opts.headroomLow(), polls: make(map[sourceKey][]pastPoll)}
 }
 
 // sourceKey names a source: cluster names are unique per broker only.
@@ -192,7 +204,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.polls == nil { // zero Evaluator
-		e.window, e.hysteresis = StatusOptions{}.window(), StatusOptions{}.hysteresis()
+		e.window, e.hysteresis, e.headroomLow = StatusOptions{}.window(), StatusOptions{}.hysteresis(), StatusOptions{}.headroomLow()
 		e.polls = make(map[sourceKey][]pastPoll)
 	}
 	key := keyOf(latest)
@@ -339,12 +351,11 @@ func (e *Evaluator) evaluateGroup(latest *queue.Snapshot, g *queue.ConsumerGroup
 	}
 	sortJudged(g.Judged)
 	total := g.TotalLag()
-	raw := cmp.Or(worst.status, queue.StatusOK)
-	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), raw, latest.Time.Add(-worst.span), latest.Time,
-		func(since time.Time) string {
-			worst.since, worst.now = since, latest.Time
-			return worst.reason(total, same)
-		})
+	raw, reason := e.withHeadroom(cmp.Or(worst.status, queue.StatusOK), g.Headroom, "record", func(since time.Time) string {
+		worst.since, worst.now = since, latest.Time
+		return worst.reason(total, same)
+	})
+	g.Status, g.StatusSince, g.StatusReason = e.settle(groupOnset(g.Name), raw, latest.Time.Add(-worst.span), latest.Time, reason)
 	g.ETA = r.eta(total)
 }
 

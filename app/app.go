@@ -93,7 +93,7 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 	}
 	sources, release := shareSources(ctx, cfg, shared, sources, log)
 
-	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window, HysteresisPolls: cfg.Alerts.HysteresisPolls})
+	evaluator := alerts.NewEvaluator(alerts.StatusOptions{Window: cfg.Alerts.Window, HysteresisPolls: cfg.Alerts.HysteresisPolls, HeadroomLow: cfg.Alerts.RetentionHeadroomLow})
 	if shared != nil {
 		// Replicas share onsets from the first poll, as they share polls.
 		evaluator.Persist(shared, log)

@@ -60,6 +60,7 @@ func kafkaSnapshot() *queue.Snapshot {
 		Groups: []queue.ConsumerGroup{{
 			Cluster: "prod", Name: "billing", State: "Stable", Protocol: "range", Type: queue.GroupClassic, Members: 2,
 			Status: queue.StatusWarn, ETA: queue.ETA{Known: true, In: 90 * time.Second},
+			Headroom: queue.Headroom{Seconds: 3547.5, Known: true, Limit: "retention.ms 1h", Where: "orders/1"},
 			Partitions: []queue.PartitionLag{
 				{Topic: "orders", Partition: 0, Committed: 100, HasCommit: true, End: 120, LogStart: 10, Lag: 20, LagSeconds: 12.5},
 				{Topic: "orders", Partition: 1, End: 80, Lag: 80, LagSeconds: 40, Member: "consumer-2"},
@@ -74,7 +75,7 @@ func kafkaSnapshot() *queue.Snapshot {
 func rabbitSnapshot() *queue.Snapshot {
 	return &queue.Snapshot{
 		Broker: queue.RabbitMQ, Cluster: "main", Time: fixedTime,
-		Queues: []queue.Queue{{Cluster: "main", VHost: "/", Name: "orders", Type: "quorum", Ready: 5, Unacked: 2, Consumers: 3, HeadMessageAge: 30 * time.Second, HasHeadAge: true}},
+		Queues: []queue.Queue{{Cluster: "main", VHost: "/", Name: "orders", Type: "quorum", Ready: 5, Unacked: 2, Consumers: 3, HeadMessageAge: 30 * time.Second, HasHeadAge: true, MessageTTL: time.Minute}},
 		DLQs:   []queue.DLQ{{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq", Sources: []string{"orders"}, Messages: 4}},
 	}
 }
@@ -121,6 +122,7 @@ func TestMetricsGolden(t *testing.T) {
 		"queuewatch_rabbitmq_queue_head_message_age_seconds", "queuewatch_rabbitmq_queue_info",
 		"queuewatch_rabbitmq_queue_status", "queuewatch_dlq_messages", "queuewatch_dlq_oldest_message_age_seconds",
 		"queuewatch_collector_up", "queuewatch_collector_errors_total", "queuewatch_collector_partial_errors",
+		"queuewatch_reader_retention_headroom_seconds",
 	}
 	const golden = "testdata/metrics.golden"
 	if os.Getenv("QUEUEWATCH_UPDATE_GOLDEN") != "" {
@@ -312,6 +314,7 @@ func TestGranularityFamilies(t *testing.T) {
 		"queuewatch_kafka_consumergroup_status",
 		"queuewatch_rabbitmq_queue_consumers", "queuewatch_rabbitmq_queue_head_message_age_seconds",
 		"queuewatch_rabbitmq_queue_info", "queuewatch_rabbitmq_queue_messages", "queuewatch_rabbitmq_queue_status",
+		"queuewatch_reader_retention_headroom_seconds",
 	}
 	group := []string{
 		"queuewatch_kafka_consumergroup_catchup_eta_seconds", "queuewatch_kafka_consumergroup_info",

@@ -76,6 +76,9 @@ var (
 	queueLabels     = []string{"cluster", "vhost", "queue"}
 	dlqLabels       = []string{"broker", "cluster", "vhost", "dlq", "source"}
 	sourceLabels    = []string{"broker", "cluster"}
+	// readerLabels name a reader of any broker, like dlqLabels a DLQ:
+	// scope is its stream or vhost, empty where the cluster is enough.
+	readerLabels = []string{"broker", "cluster", "scope", "reader"}
 
 	descLag          = desc("kafka_consumergroup_lag", "Messages the group is behind on the partition: end offset minus committed offset (log start when nothing is committed yet and a member reads it).", partitionLabels...)
 	descLagSeconds   = desc("kafka_consumergroup_lag_seconds", "Age in seconds of the next record the group will read on the partition; 0 when caught up.", partitionLabels...)
@@ -103,6 +106,7 @@ var (
 	descUp           = desc("collector_up", "1 if the last poll of the source succeeded.", sourceLabels...)
 	descLastSuccess  = desc("collector_last_success_timestamp_seconds", "Unix time of the last successful poll of the source.", sourceLabels...)
 	descPartial      = desc("collector_partial_errors", "Parts (groups, vhosts) the last successful poll could not read.", sourceLabels...)
+	descHeadroom     = desc("reader_retention_headroom_seconds", "Seconds until the broker deletes the oldest message the reader has not read (retention, TTL, max age; projected from the trend for size and count limits); absent where retention is infinite or unknown, for readers with no backlog and beyond a day.", readerLabels...)
 	descStandby      = desc("collector_standby", "1 while another replica holds the source's poll lease and exports its series; this replica serves its snapshot.", sourceLabels...)
 )
 
@@ -140,6 +144,25 @@ func emitStatus(ch sink, f *family, st queue.Status, identity ...string) {
 	ch.gauge(f, 1, append(identity, string(st))...)
 }
 
+// HeadroomHorizon is the longest retention headroom exported: a reader
+// further from losing anything has no series. Every lagging reader on a
+// topic with Kafka's default week of retention would otherwise have one:
+// 16,667 more series on the million-group-partition workload, which took
+// queuewatch from 0.999× to 1.01× kminion's series (docs/performance.md),
+// to say that nothing is lost this week. A day is far above any threshold
+// an alert uses (config: alerts.retention_headroom_low is at most half of
+// it) and still charts the approach to it.
+const HeadroomHorizon = 24 * time.Hour
+
+// emitHeadroom emits a reader's retention headroom when it is known and
+// within HeadroomHorizon: a reader with no backlog, on a broker that keeps
+// messages forever, or a day or more from losing any, has no series.
+func emitHeadroom(ch sink, h queue.Headroom, broker queue.Broker, cluster, scope, reader string) {
+	if h.Below(HeadroomHorizon) {
+		ch.gauge(descHeadroom, h.Seconds, string(broker), cluster, scope, reader)
+	}
+}
+
 // metrics holds the self-metrics that need state across polls.
 type metrics struct {
 	duration *prometheus.HistogramVec
@@ -174,7 +197,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		descLag, descLagSeconds, descTopicLagSecs, descTotalLag, descCommitted, descTopicLag, descUncommitted, descLost,
 		descMaxLagSecs, descMembers, descInfo, descStatus, descETA, descHighWater, descLogStart,
 		descLastStable, descQueueMsgs, descQueueCons, descQueueHeadAge, descQueueInfo, descQueueStatus,
-		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial, descStandby,
+		descDLQMsgs, descDLQAge, descUp, descLastSuccess, descPartial, descStandby, descHeadroom,
 	} {
 		ch <- f.desc
 	}
@@ -244,6 +267,7 @@ func collectKafka(ch sink, snap *queue.Snapshot, m config.Metrics) {
 	for i := range snap.Groups {
 		g := &snap.Groups[i]
 		emitStatus(ch, descStatus, g.EffectiveStatus(), cl, g.Name)
+		emitHeadroom(ch, g.Headroom, snap.Broker, cl, "", g.Name)
 		if m.GroupDetails() {
 			collectGroupDetails(ch, cl, g)
 		}
@@ -343,6 +367,7 @@ func collectRabbitMQ(ch sink, snap *queue.Snapshot) {
 		if q.HasHeadAge {
 			ch.gauge(descQueueHeadAge, q.HeadMessageAge.Seconds(), l...)
 		}
+		emitHeadroom(ch, q.RetentionHeadroom(), snap.Broker, snap.Cluster, q.VHost, q.Name)
 	}
 }
 

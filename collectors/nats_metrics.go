@@ -53,5 +53,6 @@ func collectNATS(ch sink, snap *queue.Snapshot) {
 		if c.HasLagSeconds {
 			ch.gauge(descNATSLagSeconds, c.LagSeconds, cl, c.Stream, c.Name)
 		}
+		emitHeadroom(ch, c.Headroom, snap.Broker, cl, c.Stream, c.Name)
 	}
 }

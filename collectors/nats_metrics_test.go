@@ -25,6 +25,7 @@ func natsSnapshot() *queue.Snapshot {
 				Cluster: "local", Stream: "ORDERS", Name: "billing", Pull: true, Pending: 6, AckPending: 3, MaxAckPending: 3,
 				Redelivered: 1, Waiting: 2, DeliveredSeq: 4, LagSeconds: 12.5, HasLagSeconds: true,
 				Status: queue.StatusStall, StatusReason: "max_ack_pending reached",
+				Headroom: queue.Headroom{Seconds: 587.5, Known: true, Limit: "max_age 10m"},
 			},
 			{Cluster: "local", Stream: "ORDERS", Name: "caught-up", Pull: true, MaxAckPending: 1000, HasLagSeconds: true},
 			{Cluster: "local", Stream: "ORDERS", Name: "unread", Err: "its leader did not answer the consumer listing", Status: queue.StatusOK},
@@ -45,6 +46,7 @@ func TestNATSMetricsGolden(t *testing.T) {
 	for _, f := range natsFamilies {
 		names = append(names, f.name)
 	}
+	names = append(names, descHeadroom.name)
 	const golden = "testdata/nats_metrics.golden"
 	if os.Getenv("QUEUEWATCH_UPDATE_GOLDEN") != "" {
 		got, err := gatherText(reg, names)

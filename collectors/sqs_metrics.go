@@ -44,6 +44,7 @@ func collectSQS(ch sink, snap *queue.Snapshot) {
 		if q.OldestAgeBasis != queue.SQSAgeUnknown {
 			ch.gauge(descSQSOldestAge, q.OldestAge.Seconds(), cl, q.Name, string(q.OldestAgeBasis))
 		}
+		emitHeadroom(ch, q.RetentionHeadroom(), snap.Broker, cl, "", q.Name)
 	}
 	if snap.SQS == nil {
 		return

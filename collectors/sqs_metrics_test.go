@@ -22,7 +22,7 @@ func sqsSnapshot() *queue.Snapshot {
 		Broker: queue.SQS, Cluster: "prod-eu", Time: fixedTime,
 		SQSQueues: []queue.SQSQueue{
 			{Cluster: "prod-eu", Name: "orders", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders", Visible: 12, InFlight: 3, Delayed: 1, DeadLetterQueue: "orders-dlq", MaxReceiveCount: 5, Status: queue.StatusOK},
-			{Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders-dlq", Visible: 4, OldestAge: 3 * time.Hour, OldestAgeBasis: queue.SQSAgeBrowse, DLQ: true, Status: queue.StatusOK, StatusReason: queue.DLQReason},
+			{Cluster: "prod-eu", Name: "orders-dlq", ARN: "arn:aws:sqs:eu-west-1:123456789012:orders-dlq", Visible: 4, OldestAge: 3 * time.Hour, OldestAgeBasis: queue.SQSAgeBrowse, DLQ: true, Retention: 4 * time.Hour, Status: queue.StatusOK, StatusReason: queue.DLQReason},
 			{Cluster: "prod-eu", Name: "unreadable", Err: "get queue attributes unreadable: AccessDenied"},
 		},
 		DLQs: []queue.DLQ{{Broker: queue.SQS, Cluster: "prod-eu", Name: "orders-dlq", Sources: []string{"orders"}, Detection: queue.DetectedTopology, Messages: 4}},
@@ -40,7 +40,7 @@ func TestSQSMetricsGolden(t *testing.T) {
 	c.PollOnce(context.Background())
 	reg := prometheus.NewPedanticRegistry()
 	reg.MustRegister(c)
-	names := []string{descDLQMsgs.name}
+	names := []string{descDLQMsgs.name, descHeadroom.name}
 	for _, f := range sqsFamilies {
 		names = append(names, f.name)
 	}

@@ -246,11 +246,19 @@ type Alerts struct {
 	BacklogHigh int64 `yaml:"backlog_high"`
 	// StaleAfter is how long a collector may go without a successful poll.
 	StaleAfter time.Duration `yaml:"stale_after"`
+	// RetentionHeadroomLow is the retention headroom below which a reader
+	// with a backlog is at least warn and QueuewatchDataLossImminent fires:
+	// its oldest pending message is deleted by the broker within this long.
+	RetentionHeadroomLow time.Duration `yaml:"retention_headroom_low"`
 	// Overrides are tried in order; the first that matches wins.
 	Overrides []Override `yaml:"overrides"`
 	// Outbox holds the thresholds of the outbox alerts.
 	Outbox OutboxAlerts `yaml:"outbox"`
 }
+
+// MaxRetentionHeadroomLow bounds alerts.retention_headroom_low: half the
+// day beyond which queuewatch exports no headroom series.
+const MaxRetentionHeadroomLow = 12 * time.Hour
 
 // Override replaces some thresholds for matching consumer groups or DLQs.
 // Group and DLQ are anchored regexes; at least one is set, and when both are
@@ -338,6 +346,9 @@ func Default() *Config {
 			BacklogHigh:      10000,
 			StaleAfter:       5 * time.Minute,
 			Outbox:           defaultOutboxAlerts,
+			// An hour is enough to page someone and scale out or move the
+			// backlog aside, short enough to be rare on healthy readers.
+			RetentionHeadroomLow: time.Hour,
 		},
 		Audit: Audit{Driver: AuditSQLite, LeaseTTL: DefaultAuditLeaseTTL, BodyReads: BodyReadsAuto},
 		Auth: Auth{

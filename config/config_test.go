@@ -105,6 +105,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"sqs-bad-regex", 5, "sqs[0].queues.exclude[0]", `invalid regex "orders-(.*": missing closing )`},
 		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
 		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
+		{"headroom-low-too-long", 2, "alerts.retention_headroom_low", "must be at most 12h0m0s, got 13h0m0s"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}

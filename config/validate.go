@@ -444,10 +444,16 @@ func (a *Alerts) validate(p *problems) {
 		{"dlq_age_high", a.DLQAgeHigh},
 		{"dlq_growing_window", a.DLQGrowingWindow},
 		{"stale_after", a.StaleAfter},
+		{"retention_headroom_low", a.RetentionHeadroomLow},
 	} {
 		if d.val <= 0 {
 			p.add("alerts."+d.key, "must be positive, got %s", d.val)
 		}
+	}
+	// The headroom series stops a day out (collectors.HeadroomHorizon);
+	// past half of that an alert could not see a reader cross it in time.
+	if a.RetentionHeadroomLow > MaxRetentionHeadroomLow {
+		p.add("alerts.retention_headroom_low", "must be at most %s, got %s", MaxRetentionHeadroomLow, a.RetentionHeadroomLow)
 	}
 	for i := range a.Overrides {
 		a.Overrides[i].validate(p, fmt.Sprintf("alerts.overrides[%d]", i))

@@ -15,6 +15,15 @@ type Stream struct {
 	Consumers int
 	// LastTime is when the last message was stored.
 	LastTime time.Time
+	// MaxAge, MaxMsgs and MaxBytes are the stream's limits (0 for none);
+	// DiscardOld is set when reaching MaxMsgs or MaxBytes deletes the
+	// oldest messages (discard: old) rather than refusing new ones. The
+	// server deletes messages older than MaxAge whatever the discard
+	// policy.
+	MaxAge     time.Duration `json:",omitempty"`
+	MaxMsgs    int64         `json:",omitempty"`
+	MaxBytes   int64         `json:",omitempty"`
+	DiscardOld bool          `json:",omitempty"`
 }
 
 // StreamConsumer is one JetStream consumer: the NATS counterpart of a Kafka
@@ -58,6 +67,9 @@ type StreamConsumer struct {
 	// ETA and its rates are filled by the status evaluation from the
 	// stream sequences of the window's polls (see RatesUnknown).
 	ETA ETA
+	// Headroom is how long until the stream's limits delete the next
+	// message the consumer has not been delivered (collectors fill it).
+	Headroom Headroom `json:",omitzero"`
 }
 
 // RatesUnknown says why c's consume and produce rates cannot be known

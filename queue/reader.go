@@ -52,6 +52,11 @@ type Reader struct {
 	// partition's lag seconds), which the next poll completes.
 	LagNote string
 
+	// Headroom is how long until the broker deletes the oldest item not
+	// yet read (see Headroom); unknown where retention is infinite or
+	// nothing is pending.
+	Headroom Headroom
+
 	// Members is how many clients read, -1 where the broker does not say.
 	Members int
 	// Err is why the reader could not be read; its status is then error.
@@ -144,6 +149,7 @@ func (r *Reader) BacklogTitle() string {
 func (r Reader) known() Reader {
 	if r.Err != "" {
 		r.Backlog, r.BacklogKnown, r.LagSeconds, r.LagBasis, r.LagNote = 0, false, 0, LagUnknown, ""
+		r.Headroom = Headroom{}
 	}
 	return r
 }
@@ -162,7 +168,7 @@ func (g *ConsumerGroup) Reader() Reader {
 		Broker: Kafka, Cluster: g.Cluster, Name: g.Name, Title: g.Name,
 		Status: g.EffectiveStatus(), Reason: g.EffectiveReason(), StatusSince: g.StatusSince,
 		Backlog: g.TotalLag(), BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact,
+		LagSeconds: g.MaxLagSeconds(), LagBasis: LagExact, Headroom: g.Headroom,
 		Members: g.Members, Err: g.Err,
 		Page: GroupPage(g.Cluster, g.Name),
 	}
@@ -179,7 +185,7 @@ func (c *StreamConsumer) Reader() Reader {
 		Broker: NATS, Cluster: c.Cluster, Scope: c.Stream, Name: c.Name, Title: c.Name,
 		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(), StatusSince: c.StatusSince,
 		Backlog: int64(min(c.Pending, 1<<63-1)), BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagBasis: LagUnknown, Members: -1, Err: c.Err,
+		LagBasis: LagUnknown, Headroom: c.Headroom, Members: -1, Err: c.Err,
 		Page: ConsumerPage(c.Cluster, c.Stream, c.Name),
 	}
 	if c.HasLagSeconds {
@@ -197,7 +203,7 @@ func (q *Queue) Reader() Reader {
 		Broker: RabbitMQ, Cluster: q.Cluster, Scope: q.VHost, Name: q.Name, Title: q.Name,
 		Status: q.EffectiveStatus(), Reason: q.StatusReason, StatusSince: q.StatusSince,
 		Backlog: q.Ready, BacklogUnit: UnitMessages, BacklogKnown: true,
-		LagBasis: LagUnknown, Members: q.Consumers,
+		LagBasis: LagUnknown, Headroom: q.RetentionHeadroom(), Members: q.Consumers,
 		Page: RabbitMQQueuePage(q.Cluster, q.VHost, q.Name),
 	}
 	if q.HasHeadAge {

@@ -119,7 +119,8 @@ func (q *SQSQueue) Reader() Reader {
 		Status: q.EffectiveStatus(), Reason: q.EffectiveReason(), StatusSince: q.StatusSince,
 		Backlog: q.Visible, BacklogUnit: UnitMessages, BacklogKnown: true,
 		LagBasis: LagUnknown, Members: -1, Err: q.readErr(),
-		Page: SQSQueuePage(q.Cluster, q.Name),
+		Headroom: q.RetentionHeadroom(),
+		Page:     SQSQueuePage(q.Cluster, q.Name),
 	}
 	switch q.OldestAgeBasis {
 	case SQSAgeCloudWatch:
@@ -128,6 +129,37 @@ func (q *SQSQueue) Reader() Reader {
 		r.LagSeconds, r.LagBasis, r.LagNote = q.OldestAge.Seconds(), LagEstimate, SQSSeenWhileBrowsing
 	}
 	return r.known()
+}
+
+// RetentionHeadroom is how long, as of the read, until SQS deletes q's
+// oldest message: MessageRetentionPeriod less its age. It is unknown when
+// q is empty, its retention is not reported (ElasticMQ) or its oldest age
+// is not known (neither CloudWatch nor a browse told it).
+//
+// A standard queue's dead letters keep their original enqueue time, and
+// SQS deletes them by it: a browse reads that time (SentTimestamp), so
+// its age is the right clock; CloudWatch's age of a DLQ runs from when
+// the message was moved, so the headroom it gives is at most that. A FIFO
+// queue's dead letters start a new clock when moved.
+//
+// Worked example: retention 4d, oldest message seen while browsing 3d 20h
+// old: 4h.
+func (q *SQSQueue) RetentionHeadroom() Headroom {
+	if q.Retention <= 0 || q.Messages() == 0 || q.OldestAgeBasis == SQSAgeUnknown {
+		return Headroom{}
+	}
+	h := AgeHeadroom(q.Retention, q.OldestAge, "MessageRetentionPeriod")
+	standardDLQ := q.DLQ && !q.FIFO
+	switch {
+	case standardDLQ && q.OldestAgeBasis == SQSAgeCloudWatch:
+		h.Limit += ", or less: SQS counts a dead letter's retention from its original enqueue, CloudWatch's age from the move"
+	case standardDLQ:
+		h.Limit += ", from the original enqueue"
+	}
+	if q.OldestAgeBasis == SQSAgeBrowse {
+		h.Where = SQSSeenWhileBrowsing
+	}
+	return h
 }
 
 // SQSQueuePage is the path of an SQS queue's page, shaped like a Kafka

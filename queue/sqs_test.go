@@ -165,3 +165,47 @@ func TestJudgedAsReader(t *testing.T) {
 		t.Error("a queue with ready messages and no consumer does not count as without consumers")
 	}
 }
+
+func TestSQSRetentionHeadroom(t *testing.T) {
+	day := 24 * time.Hour
+	for _, tc := range []struct {
+		name string
+		q    SQSQueue
+		want string
+	}{
+		{
+			"browsed",
+			SQSQueue{Retention: 4 * day, Visible: 3, OldestAge: 3*day + 20*time.Hour, OldestAgeBasis: SQSAgeBrowse},
+			"oldest pending message (seen while browsing) is deleted in 4h (MessageRetentionPeriod 4d)",
+		},
+		{
+			"cloudwatch",
+			SQSQueue{Retention: time.Hour, Visible: 3, OldestAge: 50 * time.Minute, OldestAgeBasis: SQSAgeCloudWatch},
+			"oldest pending message is deleted in 10m (MessageRetentionPeriod 1h)",
+		},
+		{
+			"standard DLQ browsed",
+			SQSQueue{Retention: time.Hour, Visible: 3, DLQ: true, OldestAge: 50 * time.Minute, OldestAgeBasis: SQSAgeBrowse},
+			"oldest pending message (seen while browsing) is deleted in 10m (MessageRetentionPeriod 1h, from the original enqueue)",
+		},
+		{
+			"standard DLQ cloudwatch",
+			SQSQueue{Retention: time.Hour, Visible: 3, DLQ: true, OldestAge: 50 * time.Minute, OldestAgeBasis: SQSAgeCloudWatch},
+			"oldest pending message is deleted in 10m (MessageRetentionPeriod 1h, or less: SQS counts a dead letter's retention from its original enqueue, CloudWatch's age from the move)",
+		},
+		{
+			"FIFO DLQ",
+			SQSQueue{Retention: time.Hour, Visible: 3, DLQ: true, FIFO: true, OldestAge: 50 * time.Minute, OldestAgeBasis: SQSAgeCloudWatch},
+			"oldest pending message is deleted in 10m (MessageRetentionPeriod 1h)",
+		},
+		{"retention not reported", SQSQueue{Visible: 3, OldestAge: time.Hour, OldestAgeBasis: SQSAgeBrowse}, ""},
+		{"age unknown", SQSQueue{Retention: time.Hour, Visible: 3}, ""},
+		{"empty", SQSQueue{Retention: time.Hour, OldestAge: time.Hour, OldestAgeBasis: SQSAgeBrowse}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.q.RetentionHeadroom().Sentence("message"); got != tc.want {
+				t.Errorf("%q\nwant %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -130,6 +130,9 @@ type ConsumerGroup struct {
 	// first (by severity, then the size of the problem); Culprits are
 	// those that made Status.
 	Judged []PartitionStatus `json:",omitempty"`
+	// Headroom is the shortest retention headroom over the group's lagging
+	// partitions (collectors fill it; Where names the partition).
+	Headroom Headroom `json:",omitzero"`
 }
 
 // TotalLag is the sum of lag over the group's partitions.
@@ -249,6 +252,15 @@ type Queue struct {
 	DeadLetterRoutingKey string
 	HasDeadLetter        bool
 	Arguments            map[string]any
+	// MessageTTL, MaxLength and MaxLengthBytes are the effective limits
+	// (the lower of argument and policy, as the broker applies them; 0
+	// for none); DropHead is set when reaching a length limit drops the
+	// head (overflow drop-head, the default) rather than refusing
+	// publishes.
+	MessageTTL     time.Duration `json:",omitempty"`
+	MaxLength      int64         `json:",omitempty"`
+	MaxLengthBytes int64         `json:",omitempty"`
+	DropHead       bool          `json:",omitempty"`
 	// Counters are the management API's message_stats of the queue, which
 	// its rates come from (HasCounters false when the broker sent none:
 	// a queue with no traffic yet, or statistics turned off).

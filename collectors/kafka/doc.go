@@ -17,7 +17,13 @@
 //  5. Fetch, one request per leader (all leaders at once), of the records at
 //     committed offsets whose timestamp is not cached yet, for lag in
 //     seconds. A partition is read once from its lowest wanted offset, and
-//     every group whose offset the returned batches cover is served by it.
+//     every group whose offset the returned batches cover is served by it;
+//  6. DescribeConfigs, at most once per five minutes (and for topics new
+//     since), of retention.ms, retention.bytes and cleanup.policy of the
+//     topics groups lag on, for each group's retention headroom: the
+//     soonest of retention.ms less the age of the next record it reads and,
+//     with retention.bytes, the gap from the log start projected from how
+//     fast the log start gains on the committed offset (retention.go).
 //
 // The first poll after a start does not wait for step 5: it publishes lag
 // at once with lag seconds marked pending, and Finish, which the scheduler

@@ -68,6 +68,14 @@ type Source struct {
 	// so the label stays when the DLQ is empty.
 	dlqSources map[string]string
 	now        func() time.Time
+
+	// retention caches each consumed topic's retention settings, read at
+	// retentionRead (retention.go); starts and commits are the log-start
+	// and committed-offset trends that project retention.bytes.
+	retention     map[string]topicRetention
+	retentionRead time.Time
+	starts        map[tp]*queue.Trend
+	commits       map[groupTP]*queue.Trend
 }
 
 // New creates a source; it does not connect until the first poll.
@@ -87,6 +95,7 @@ func New(opts Options) (*Source, error) {
 		ends:       endHistory{},
 		dlqSources: map[string]string{},
 		now:        time.Now,
+		retention:  map[string]topicRetention{},
 	}
 	cl, err := opts.Cluster.NewClient(
 		kgo.WithHooks(&s.requests),
@@ -204,6 +213,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		snap.Partial = append(snap.Partial, "dlq cursor group "+s.cursor+": "+errString(cursor.Err))
 	}
 	heads := s.fillLagSeconds(ctx, snap, meta, dlqHeads(dlqs, cursor, offsets), start)
+	s.fillHeadroom(ctx, snap, offsets, start)
 	snap.DLQs = s.buildDLQs(dlqs, cursor, offsets, heads, start)
 
 	snap.Partitions = offsets.sorted()

@@ -49,6 +49,11 @@ type Source struct {
 	// coldLookups next messages and leaves the rest to Finish.
 	warm     bool
 	deferred []nextKey
+	// firsts and reads are the trends of each stream's first sequence and
+	// each consumer's next one, which project max_msgs and max_bytes
+	// (headroom.go).
+	firsts map[string]*queue.Trend
+	reads  map[[2]string]*queue.Trend
 }
 
 // New creates a source; it does not connect until the first poll.
@@ -177,6 +182,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		return strings.Compare(a.Name, b.Name)
 	})
 	s.fillLagSeconds(ctx, cl, snap, start)
+	s.fillHeadroom(snap, start)
 	s.addDeadLetters(ctx, cl, snap)
 	snap.Duration = s.now().Sub(start)
 	return snap, nil
@@ -259,6 +265,11 @@ func buildStream(cluster string, si *jetstream.StreamInfo) queue.Stream {
 		LastSeq:   si.State.LastSeq,
 		Consumers: si.State.Consumers,
 		LastTime:  si.State.LastTime,
+		MaxAge:    si.Config.MaxAge,
+		// JetStream writes -1 for no limit; queue keeps 0 for none.
+		MaxMsgs:    max(si.Config.MaxMsgs, 0),
+		MaxBytes:   max(si.Config.MaxBytes, 0),
+		DiscardOld: si.Config.Discard == jetstream.DiscardOld,
 	}
 }
 

@@ -255,6 +255,7 @@ func toQueue(cluster string, mq rabbit.Queue, now time.Time) queue.Queue {
 	if dl.hasExchange {
 		q.DeadLetterExchange, q.DeadLetterRoutingKey, q.HasDeadLetter = dl.exchange, dl.routingKey, true
 	}
+	setLimits(&q, mq.Arguments, mq.EffectivePolicy)
 	return q
 }
 

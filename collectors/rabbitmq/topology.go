@@ -3,8 +3,10 @@ package rabbitmq
 import (
 	"slices"
 	"strings"
+	"time"
 
 	rabbit "github.com/queuewatch/queuewatch/brokers/rabbitmq"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // deadLetter is a queue's effective dead-letter settings.
@@ -197,4 +199,46 @@ func words(s string) []string {
 		return nil
 	}
 	return strings.Split(s, ".")
+}
+
+// setLimits sets q's effective message TTL, length limits and overflow
+// from the queue's arguments and its effective policy the way the broker
+// combines them: for a numeric limit set in both, the lower applies; the
+// overflow argument wins over the policy's, and drop-head is the default.
+func setLimits(q *queue.Queue, args, policy map[string]any) {
+	ttl := numberSetting(args, policy, "x-message-ttl", "message-ttl")
+	q.MessageTTL = time.Duration(ttl) * time.Millisecond
+	q.MaxLength = numberSetting(args, policy, "x-max-length", "max-length")
+	q.MaxLengthBytes = numberSetting(args, policy, "x-max-length-bytes", "max-length-bytes")
+	overflow, ok := stringSetting(args, policy, "x-overflow", "overflow")
+	q.DropHead = !ok || overflow == "drop-head"
+}
+
+// numberSetting is the lower of a numeric argument and policy key, 0 when
+// neither is set (or set to a negative number, which the broker refuses).
+func numberSetting(args, policy map[string]any, argKey, policyKey string) int64 {
+	var out int64
+	for _, v := range []any{args[argKey], policy[policyKey]} {
+		n, ok := integer(v)
+		if ok && n >= 0 && (out == 0 || n < out) {
+			out = n
+		}
+	}
+	return out
+}
+
+// integer reads a number as the management API's JSON (float64) or an
+// AMQP table (an integer type) gives it.
+func integer(v any) (int64, bool) {
+	switch n := v.(type) {
+	case float64:
+		return int64(n), true
+	case int64:
+		return n, true
+	case int32:
+		return int64(n), true
+	case int:
+		return int64(n), true
+	}
+	return 0, false
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"regexp"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -37,6 +38,7 @@ func Run(t *testing.T, newCluster func(t *testing.T) Cluster) {
 		{"PollCost", pollCost},
 		{"DLQDepthAndCursor", dlqDepthAndCursor},
 		{"LagSecondsOversizedBatch", lagSecondsOversizedBatch},
+		{"RetentionHeadroom", retentionHeadroom},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
@@ -470,6 +472,68 @@ func lagSecondsOversizedBatch(t *testing.T, e *env) {
 	for _, pl := range got.Partitions {
 		if pl.LagSecondsEstimated || pl.LagSeconds < want-5 || pl.LagSeconds > want+5 {
 			t.Errorf("p%d: lag seconds %.0f (estimated %v), want ≈%.0f fetched", pl.Partition, pl.LagSeconds, pl.LagSecondsEstimated, want)
+		}
+	}
+}
+
+// retentionHeadroom: a lagging group's headroom is its topic's
+// retention.ms, as the broker describes it, less the age of the next
+// record the group reads; there is none on a topic that keeps records
+// forever or only compacts them, and none for a group that read
+// everything.
+func retentionHeadroom(t *testing.T, e *env) {
+	hour, forever, compact := "3600000", "-1", "compact"
+	kept := e.topic(1, map[string]*string{"retention.ms": &hour})
+	eternal := e.topic(1, map[string]*string{"retention.ms": &forever})
+	compacted := e.topic(1, map[string]*string{"retention.ms": &hour, "cleanup.policy": &compact})
+	// The records are 40 minutes old: 20 minutes from deletion.
+	last := time.Now().Add(-40 * time.Minute).Truncate(time.Millisecond)
+	var recs []*kgo.Record
+	for _, topic := range []string{kept, eternal, compacted} {
+		for i := range 10 {
+			recs = append(recs, &kgo.Record{
+				Topic: topic, Key: []byte{byte(i)}, Value: []byte("v"),
+				Timestamp: last.Add(-time.Duration(9-i) * time.Second),
+			})
+		}
+	}
+	e.produceRecords(recs...)
+	behind, caughtUp, onEternal, onCompacted := testenv.Unique("behind"), testenv.Unique("caught-up"), testenv.Unique("eternal"), testenv.Unique("compacted")
+	e.commit(behind, kept, map[int32]int64{0: 4})
+	e.commit(caughtUp, kept, map[int32]int64{0: 10})
+	e.commit(onEternal, eternal, map[int32]int64{0: 4})
+	e.commit(onCompacted, compacted, map[int32]int64{0: 4})
+
+	snap := Poll(t, e.source(collector.Options{}, behind, caughtUp, onEternal, onCompacted))
+
+	// The broker's own setting, read back, not the one the test asked for.
+	rc, err := e.adm.DescribeTopicConfigs(context.Background(), kept)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := rc.On(kept, nil)
+	if err == nil {
+		err = c.Err
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	var retention time.Duration
+	for _, cfg := range c.Configs {
+		if cfg.Key == "retention.ms" && cfg.Value != nil {
+			ms, _ := strconv.ParseInt(*cfg.Value, 10, 64)
+			retention = time.Duration(ms) * time.Millisecond
+		}
+	}
+	// The next record behind reads, offset 4, was produced 5s before last.
+	want := (retention - time.Since(last.Add(-5*time.Second))).Seconds()
+	h := Group(t, snap, behind).Headroom
+	if !h.Known || h.Projected || h.Seconds < want-3 || h.Seconds > want+1 || h.Where != kept+"/0" || h.Limit != "retention.ms 1h" {
+		t.Errorf("headroom %+v; want ≈%.0fs from retention.ms %s on %s/0", h, want, retention, kept)
+	}
+	for _, g := range []string{caughtUp, onEternal, onCompacted} {
+		if h := Group(t, snap, g).Headroom; h.Known {
+			t.Errorf("group %s: headroom %+v; want none", g, h)
 		}
 	}
 }

@@ -1,0 +1,48 @@
+package queue
+
+import (
+	"testing"
+	"time"
+)
+
+func TestHeadroom(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    Headroom
+		want string
+		secs float64
+	}{
+		{"age", AgeHeadroom(time.Hour, 40*time.Minute, "retention.ms"), "oldest pending record is deleted in 20m (retention.ms 1h)", 1200},
+		{"overdue", AgeHeadroom(time.Hour, 2*time.Hour, "retention.ms"), "oldest pending record is due for deletion now (retention.ms 1h)", 0},
+		{"infinite", AgeHeadroom(-1, time.Hour, "retention.ms"), "", 0},
+		{"projected", ProjectedHeadroom(6000, 5-3, "retention.bytes 1 GiB"), "oldest pending record is deleted in 50m at this rate (retention.bytes 1 GiB)", 3000},
+		{"not closing", ProjectedHeadroom(6000, 3-5, "retention.bytes 1 GiB"), "", 0},
+		{"where", Headroom{Seconds: 11520, Known: true, Where: "orders/3"}, "oldest pending record (orders/3) is deleted in 3h 12m", 11520},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.h.Sentence("record"); got != tc.want {
+				t.Errorf("sentence %q, want %q", got, tc.want)
+			}
+			if tc.h.Seconds != tc.secs {
+				t.Errorf("seconds %v, want %v", tc.h.Seconds, tc.secs)
+			}
+		})
+	}
+}
+
+func TestHeadroomSooner(t *testing.T) {
+	age := AgeHeadroom(time.Hour, 10*time.Minute, "retention.ms")
+	proj := ProjectedHeadroom(100, 1, "retention.bytes")
+	if got := age.Sooner(proj); got != proj {
+		t.Errorf("sooner of 50m and 100s is %+v", got)
+	}
+	if got := proj.Sooner(Headroom{}); got != proj {
+		t.Errorf("an unknown headroom won: %+v", got)
+	}
+	if got := (Headroom{}).Sooner(age); got != age {
+		t.Errorf("a known headroom lost to an unknown one: %+v", got)
+	}
+	if !proj.Below(time.Hour) || age.Below(10*time.Minute) || (Headroom{}).Below(time.Hour) {
+		t.Error("Below")
+	}
+}
