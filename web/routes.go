@@ -233,12 +233,9 @@ func (s *Server) checkObject(c echo.Context, n need) error {
 
 // pathReader is the reader the path names, as its kind's Path reads it.
 func pathReader(c echo.Context, p view.Path) (queue.Reader, error) {
-	v := make([]string, len(p.Params))
-	for i, name := range p.Params {
-		var err error
-		if v[i], err = view.PathParam(c, name); err != nil {
-			return queue.Reader{}, err
-		}
+	v, err := view.PathValues(c, p.Params)
+	if err != nil {
+		return queue.Reader{}, err
 	}
 	return p.Reader(v), nil
 }

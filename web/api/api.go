@@ -145,10 +145,11 @@ func (s *Server) Groups(c echo.Context) error {
 // Group is GET /api/v1/groups/{cluster}/{group}: one group with its
 // partitions and history.
 func (s *Server) Group(c echo.Context) error {
-	g, err := s.GroupParam(c)
+	_, row, err := view.Groups.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	g := row.G
 	out := toGroupJSON(g)
 	for _, t := range g.Topics() {
 		tj := topicJSON{Topic: t.Topic, Lag: t.Lag, Partitions: t.Partitions, Uncommitted: t.Uncommitted, Lost: t.Lost}
@@ -186,10 +187,11 @@ func (s *Server) Group(c echo.Context) error {
 // GroupHistory is the chart's data: the kept history of one group,
 // without the partition list the full group endpoint carries.
 func (s *Server) GroupHistory(c echo.Context) error {
-	g, err := s.GroupParam(c)
+	_, row, err := view.Groups.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	g := row.G
 	h := s.groupHistory(s.Mon(c), g)
 	out := make([]historyJSON, len(h))
 	for i, p := range h {

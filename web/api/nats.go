@@ -22,10 +22,11 @@ type consumerPointJSON struct {
 // NATSConsumerHistory is the consumer chart's data: the kept history of
 // one JetStream consumer, oldest first.
 func (s *Server) NATSConsumerHistory(c echo.Context) error {
-	_, con, err := s.ConsumerParam(c)
+	_, row, err := view.Consumers.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	con := row.C
 	points := s.ConsumerHistory(s.Mon(c), con)
 	out := make([]consumerPointJSON, len(points))
 	for i, p := range points {

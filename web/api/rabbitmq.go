@@ -111,10 +111,11 @@ func (s *Server) RabbitQueues(c echo.Context) error {
 
 // RabbitQueue is GET /api/v1/rabbitmq/queues/{cluster}/{vhost}/{queue}.
 func (s *Server) RabbitQueue(c echo.Context) error {
-	snap, q, err := s.RabbitQueueParam(c)
+	snap, row, err := view.Queues.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	q := row.Q
 	return c.JSON(http.StatusOK, toRabbitQueueJSON(snap, q))
 }
 
@@ -129,10 +130,11 @@ type rabbitPointJSON struct {
 // RabbitQueueHistory is the queue chart's data: the kept reader history
 // of one RabbitMQ queue (its ready messages and head age), oldest first.
 func (s *Server) RabbitQueueHistory(c echo.Context) error {
-	_, q, err := s.RabbitQueueParam(c)
+	_, row, err := view.Queues.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	q := row.Q
 	r := q.Reader()
 	h := s.Mon(c).ReaderHistory(r.Key())
 	out := make([]rabbitPointJSON, len(h))

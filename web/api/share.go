@@ -100,10 +100,11 @@ type sharePointJSON struct {
 // ShareGroupHistory is the share group chart's data: the kept history
 // of its lag (its reader's backlog), oldest first.
 func (s *Server) ShareGroupHistory(c echo.Context) error {
-	g, err := s.ShareParam(c)
+	_, row, err := view.ShareGroups.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	g := row.G
 	r := g.Reader()
 	h := s.Mon(c).ReaderHistory(r.Key())
 	out := make([]sharePointJSON, len(h))

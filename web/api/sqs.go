@@ -75,10 +75,11 @@ type SqsPointJSON struct {
 // SQSQueueHistory is the queue chart's data: the kept reader history
 // of one SQS queue (its visible messages), oldest first.
 func (s *Server) SQSQueueHistory(c echo.Context) error {
-	_, q, err := s.SQSQueueParam(c)
+	_, row, err := view.SQSQueues.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	q := row.Q
 	r := q.Reader()
 	h := s.Mon(c).ReaderHistory(r.Key())
 	out := make([]SqsPointJSON, len(h))

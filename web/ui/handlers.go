@@ -115,10 +115,11 @@ func (s *Server) overviewData(c echo.Context, tab string) components.OverviewDat
 
 // GroupPage is /kafka/{cluster}/groups/{group}.
 func (s *Server) GroupPage(c echo.Context) error {
-	g, err := s.GroupParam(c)
+	_, row, err := view.Groups.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	g := row.G
 	d := components.GroupData{
 		Chrome: s.Chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		Lag: g.TotalLag(), LagSec: g.MaxLagSeconds(), Total: len(g.Partitions),

@@ -13,10 +13,11 @@ import (
 
 // NATSConsumerPage is /nats/{cluster}/streams/{stream}/consumers/{consumer}.
 func (s *Server) NATSConsumerPage(c echo.Context) error {
-	snap, con, err := s.ConsumerParam(c)
+	snap, row, err := view.Consumers.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	con := row.C
 	shown := s.RecentPause(c.Request().Context(), *con, snap.Time)
 	con = &shown
 	d := components.NATSConsumerData{

@@ -14,10 +14,11 @@ import (
 
 // RabbitQueuePage is /rabbitmq/{cluster}/queues/{vhost}/{queue}.
 func (s *Server) RabbitQueuePage(c echo.Context) error {
-	snap, q, err := s.RabbitQueueParam(c)
+	snap, row, err := view.Queues.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	q := row.Q
 	d := components.RabbitMQQueueData{
 		Chrome: s.Chrome(c, q.Name, "overview"), Queue: q, Status: q.EffectiveStatus(),
 		HistoryURL: view.RabbitHistoryURL(q), Range: view.ChartRange(c), SourcePages: map[string]string{},

@@ -14,10 +14,11 @@ import (
 
 // ShareGroupPage is /kafka/{cluster}/share-groups/{group}.
 func (s *Server) ShareGroupPage(c echo.Context) error {
-	g, err := s.ShareParam(c)
+	_, row, err := view.ShareGroups.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	g := row.G
 	d := components.ShareGroupData{
 		Chrome: s.Chrome(c, g.Name, "overview"), Group: g, Status: g.EffectiveStatus(),
 		HistoryURL: view.ShareHistoryURL(g), Range: view.ChartRange(c),

@@ -11,10 +11,11 @@ import (
 
 // SQSQueuePage is /sqs/{cluster}/queues/{queue}.
 func (s *Server) SQSQueuePage(c echo.Context) error {
-	snap, q, err := s.SQSQueueParam(c)
+	snap, row, err := view.SQSQueues.Find(c, s.Mon(c))
 	if err != nil {
 		return err
 	}
+	q := row.Q
 	d := components.SQSQueueData{
 		Chrome: s.Chrome(c, q.Name, "overview"), Queue: q, Status: q.EffectiveStatus(),
 		HistoryURL: view.SQSHistoryURL(q), Range: view.ChartRange(c), SourcePages: map[string]string{},

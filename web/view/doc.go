@@ -2,8 +2,8 @@
 // the one way web/api and web/ui read it. Server (embedded by both
 // surfaces' servers) keeps the options private: a surface reads the
 // collectors only through Mon, the Monitor cut to the principal's scope
-// (auth.Scoped), and finds a path's object there (GroupParam,
-// ConsumerParam, FindDLQ, …), so an object out of scope is nowhere.
+// (auth.Scoped), and finds a path's object there (a Kind's Find,
+// FindDLQ), so an object out of scope is nowhere.
 //
 // Dead letters, jobs, receipts, the archive and the body-read log are
 // reached only through DLQ(c), the DLQ service as the principal may use

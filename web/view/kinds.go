@@ -1,6 +1,8 @@
 package view
 
 import (
+	"net/http"
+
 	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -40,6 +42,12 @@ type Kind[R any] struct {
 	// Path is the path that names one reader of the kind: its parameters
 	// in order, and the reader they name (its scope id).
 	Path Path
+	// Noun names one reader of the kind ("no such " + Noun is Find's 404).
+	Noun string
+	// Lookup finds the reader the path's values name in one snapshot of
+	// its cluster, through the snapshot's own index: a row with its reader
+	// set (a page reads the reader, not the row's columns).
+	Lookup func(snap *queue.Snapshot, values []string) (R, bool)
 }
 
 // Path is how a route's path names a reader: its parameters, in order, and
@@ -92,6 +100,27 @@ func (k *Kind[R]) All(m interface{ Snapshots() []*queue.Snapshot }) []R {
 	}
 	SortRows(rows, k.Sorts["status"], "desc", k.Names)
 	return rows
+}
+
+// Find is the reader the path names, in the principal's view (m), with
+// the snapshot that holds it: 404 naming nothing when the principal sees
+// no such reader. Only its broker's poll lists a kind's readers, so the
+// cluster's snapshot that has it is the one.
+func (k *Kind[R]) Find(c echo.Context, m interface{ Snapshots() []*queue.Snapshot }) (*queue.Snapshot, R, error) {
+	var none R
+	values, err := PathValues(c, k.Path.Params)
+	if err != nil {
+		return nil, none, err
+	}
+	for _, snap := range m.Snapshots() {
+		if snap.Cluster != values[0] {
+			continue
+		}
+		if r, ok := k.Lookup(snap, values); ok {
+			return snap, r, nil
+		}
+	}
+	return nil, none, echo.NewHTTPError(http.StatusNotFound, "no such "+k.Noun)
 }
 
 type list[R any] struct {

@@ -1,11 +1,8 @@
 package view
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/auth"
@@ -45,29 +42,6 @@ var ConsumerSorts = map[string]sortFunc[components.ConsumerRow]{
 // CompareConsumerNames orders consumers by cluster, stream and name.
 func CompareConsumerNames(a, b components.ConsumerRow) int {
 	return strings.Compare(a.C.Cluster+"\x00"+a.C.Stream+"\x00"+a.C.Name, b.C.Cluster+"\x00"+b.C.Stream+"\x00"+b.C.Name)
-}
-
-// ConsumerParam finds the consumer the path names in the latest snapshots.
-func (s *Server) ConsumerParam(c echo.Context) (*queue.Snapshot, *queue.StreamConsumer, error) {
-	var names [3]string
-	for i, p := range []string{"cluster", "stream", "consumer"} {
-		v, err := PathParam(c, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		names[i] = v
-	}
-	// Only a JetStream poll lists consumers, so the cluster's snapshot that
-	// has the consumer is the one, without naming the broker.
-	for _, snap := range s.Mon(c).Snapshots() {
-		if snap.Cluster != names[0] {
-			continue
-		}
-		if con, ok := snap.Consumer(names[1], names[2]); ok {
-			return snap, con, nil
-		}
-	}
-	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such NATS consumer")
 }
 
 // ConsumerHistoryURL is the JSON endpoint a consumer page's chart reads.
@@ -118,5 +92,10 @@ var Consumers = Kind[components.ConsumerRow]{
 		Reader: func(v []string) queue.Reader {
 			return queue.Reader{Broker: queue.NATS, Cluster: v[0], Scope: v[1], Name: v[2]}
 		},
+	},
+	Noun: "NATS consumer",
+	Lookup: func(snap *queue.Snapshot, v []string) (components.ConsumerRow, bool) {
+		con, ok := snap.Consumer(v[1], v[2])
+		return components.ConsumerRow{C: con}, ok
 	},
 }

@@ -72,3 +72,15 @@ func ChartRange(c echo.Context) string {
 	}
 	return "1h"
 }
+
+// PathValues are the path parameters names, in order.
+func PathValues(c echo.Context, names []string) ([]string, error) {
+	v := make([]string, len(names))
+	for i, name := range names {
+		var err error
+		if v[i], err = PathParam(c, name); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}

@@ -1,37 +1,12 @@
 package view
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 )
-
-// RabbitQueueParam finds the RabbitMQ queue the path names in the latest
-// snapshots.
-func (s *Server) RabbitQueueParam(c echo.Context) (*queue.Snapshot, *queue.Queue, error) {
-	var names [3]string
-	for i, p := range []string{"cluster", "vhost", "queue"} {
-		v, err := PathParam(c, p)
-		if err != nil {
-			return nil, nil, err
-		}
-		names[i] = v
-	}
-	for _, snap := range s.Mon(c).Snapshots() {
-		if snap.Broker != queue.RabbitMQ || snap.Cluster != names[0] {
-			continue
-		}
-		if q, ok := snap.Queue(names[1], names[2]); ok {
-			return snap, q, nil
-		}
-	}
-	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such RabbitMQ queue")
-}
 
 // RabbitHistoryURL is the JSON endpoint a queue page's chart reads.
 func RabbitHistoryURL(q *queue.Queue) string {
@@ -75,5 +50,13 @@ var Queues = Kind[components.QueueRow]{
 		Reader: func(v []string) queue.Reader {
 			return queue.Reader{Broker: queue.RabbitMQ, Cluster: v[0], Scope: v[1], Name: v[2]}
 		},
+	},
+	Noun: "RabbitMQ queue",
+	Lookup: func(snap *queue.Snapshot, v []string) (components.QueueRow, bool) {
+		if snap.Broker != queue.RabbitMQ {
+			return components.QueueRow{}, false
+		}
+		q, ok := snap.Queue(v[1], v[2])
+		return components.QueueRow{Q: q}, ok
 	},
 }

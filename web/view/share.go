@@ -1,11 +1,8 @@
 package view
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
@@ -42,29 +39,6 @@ func CompareShareNames(a, b components.ShareRow) int {
 	return strings.Compare(a.G.Cluster+"\x00"+a.G.Name, b.G.Cluster+"\x00"+b.G.Name)
 }
 
-// ShareParam finds the share group the path names in the latest snapshots.
-func (s *Server) ShareParam(c echo.Context) (*queue.ShareGroup, error) {
-	cluster, err := PathParam(c, "cluster")
-	if err != nil {
-		return nil, err
-	}
-	name, err := PathParam(c, "group")
-	if err != nil {
-		return nil, err
-	}
-	// Only a Kafka poll lists share groups, so the cluster's snapshot that
-	// has the group is the one, without naming the broker.
-	for _, snap := range s.Mon(c).Snapshots() {
-		if snap.Cluster != cluster {
-			continue
-		}
-		if g, ok := snap.ShareGroup(name); ok {
-			return g, nil
-		}
-	}
-	return nil, echo.NewHTTPError(http.StatusNotFound, "no such share group")
-}
-
 // ShareHistoryURL is the JSON endpoint a share group page's chart reads.
 func ShareHistoryURL(g *queue.ShareGroup) string {
 	return "/api/v1/kafka/share-groups/" + url.PathEscape(g.Cluster) + "/" + url.PathEscape(g.Name) + "/history"
@@ -83,4 +57,9 @@ var ShareGroups = Kind[components.ShareRow]{
 	Trend: func(r *components.ShareRow) *components.Spark { return &r.Trend }, Series: "lag",
 	Put:  func(d *components.OverviewData, page []components.ShareRow) { d.Shares = page },
 	Path: kafkaGroupPath,
+	Noun: "share group",
+	Lookup: func(snap *queue.Snapshot, v []string) (components.ShareRow, bool) {
+		g, ok := snap.ShareGroup(v[1])
+		return components.ShareRow{G: g}, ok
+	},
 }

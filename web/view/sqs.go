@@ -1,11 +1,8 @@
 package view
 
 import (
-	"net/http"
 	"net/url"
 	"strings"
-
-	"github.com/labstack/echo/v4"
 
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
@@ -58,30 +55,6 @@ func CompareSQSNames(a, b components.SQSRow) int {
 	return strings.Compare(a.Q.Cluster+"\x00"+a.Q.Name, b.Q.Cluster+"\x00"+b.Q.Name)
 }
 
-// SQSQueueParam finds the SQS queue the path names in the latest
-// snapshots.
-func (s *Server) SQSQueueParam(c echo.Context) (*queue.Snapshot, *queue.SQSQueue, error) {
-	cluster, err := PathParam(c, "cluster")
-	if err != nil {
-		return nil, nil, err
-	}
-	name, err := PathParam(c, "queue")
-	if err != nil {
-		return nil, nil, err
-	}
-	// Only an SQS poll lists SQS queues, so the cluster's snapshot that has
-	// the queue is the one.
-	for _, snap := range s.Mon(c).Snapshots() {
-		if snap.Cluster != cluster {
-			continue
-		}
-		if q, ok := snap.SQSQueue(name); ok {
-			return snap, q, nil
-		}
-	}
-	return nil, nil, echo.NewHTTPError(http.StatusNotFound, "no such SQS queue")
-}
-
 // SQSHistoryURL is the JSON endpoint a queue page's chart reads.
 func SQSHistoryURL(q *queue.SQSQueue) string {
 	return "/api/v1/sqs/queues/" + url.PathEscape(q.Cluster) + "/" + url.PathEscape(q.Name) + "/history"
@@ -102,5 +75,10 @@ var SQSQueues = Kind[components.SQSRow]{
 	Path: Path{
 		Params: []string{"cluster", "queue"},
 		Reader: func(v []string) queue.Reader { return queue.Reader{Broker: queue.SQS, Cluster: v[0], Name: v[1]} },
+	},
+	Noun: "SQS queue",
+	Lookup: func(snap *queue.Snapshot, v []string) (components.SQSRow, bool) {
+		q, ok := snap.SQSQueue(v[1])
+		return components.SQSRow{Q: q}, ok
 	},
 }

@@ -1,7 +1,6 @@
 package view
 
 import (
-	"net/http"
 	"slices"
 	"strconv"
 	"strings"
@@ -254,38 +253,6 @@ func (s *Server) GroupsAndDLQs(c echo.Context) ([]queue.ConsumerGroup, []queue.D
 	return groups, dlqs
 }
 
-// GroupParam finds the group named by the :cluster and :group path
-// parameters.
-func (s *Server) GroupParam(c echo.Context) (*queue.ConsumerGroup, error) {
-	cluster, err := PathParam(c, "cluster")
-	if err != nil {
-		return nil, err
-	}
-	group, err := PathParam(c, "group")
-	if err != nil {
-		return nil, err
-	}
-	g, ok := s.findGroup(c, cluster, group)
-	if !ok {
-		return nil, echo.NewHTTPError(http.StatusNotFound, "no such consumer group")
-	}
-	return g, nil
-}
-
-func (s *Server) findGroup(c echo.Context, cluster, group string) (*queue.ConsumerGroup, bool) {
-	// Only a Kafka poll lists groups, so the cluster's snapshot that has
-	// the group is the one, without naming the broker.
-	for _, snap := range s.Mon(c).Snapshots() {
-		if snap.Cluster != cluster {
-			continue
-		}
-		if g, ok := snap.Group(group); ok {
-			return g, true
-		}
-	}
-	return nil, false
-}
-
 // Groups are Kafka consumer groups, the overview's first tab.
 var Groups = Kind[components.GroupRow]{
 	Tab: components.OverviewTab{Key: components.TabGroups, Label: "Consumer groups", Placeholder: "filter groups: name, cluster, status"},
@@ -306,6 +273,11 @@ var Groups = Kind[components.GroupRow]{
 	Trend: func(r *components.GroupRow) *components.Spark { return &r.Trend }, Series: "lag",
 	Put:  func(d *components.OverviewData, page []components.GroupRow) { d.Groups = page },
 	Path: kafkaGroupPath,
+	Noun: "consumer group",
+	Lookup: func(snap *queue.Snapshot, v []string) (components.GroupRow, bool) {
+		g, ok := snap.Group(v[1])
+		return components.GroupRow{G: g}, ok
+	},
 }
 
 // kafkaGroupPath names a consumer or share group: /…/:cluster/…/:group.
