@@ -218,6 +218,15 @@ func (b *browser) runAgainIfStale(t *testing.T, actions ...chromedp.Action[chrom
 	}
 }
 
+// navigating reports whether err is CDP's answer to an evaluation in a
+// document being replaced.
+func navigating(err error) bool {
+	msg := err.Error()
+	return strings.Contains(msg, "Inspected target navigated or closed") ||
+		strings.Contains(msg, "Execution context was destroyed") ||
+		strings.Contains(msg, "Cannot find context with specified id")
+}
+
 // evalJS evaluates js in the page and decodes its value.
 func evalJS[T any](t *testing.T, b *browser, js string) T {
 	t.Helper()
@@ -230,11 +239,23 @@ func evalJS[T any](t *testing.T, b *browser, js string) T {
 	return v
 }
 
-// waitJS polls a boolean expression until it holds.
+// waitJS polls a boolean expression until it holds. A page on its way
+// to the next document (a click that navigates, a redirect) cannot be
+// evaluated in ("Inspected target navigated or closed"): that reads as
+// not yet, as it would to a user watching the page load.
 func (b *browser) waitJS(t *testing.T, what, js string, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for !evalJS[bool](t, b, "!!("+js+")") {
+	holds := func() bool {
+		ctx, cancel := context.WithTimeout(b.ctx, 30*time.Second)
+		defer cancel()
+		v, err := chromedp.Run(ctx, chromedp.Evaluate[bool]("!!("+js+")"))
+		if err != nil && !navigating(err) {
+			t.Fatalf("evaluate %s: %v", js, err)
+		}
+		return err == nil && v
+	}
+	for !holds() {
 		if time.Now().After(deadline) {
 			text := evalJS[string](t, b, "document.querySelector('main') ? document.querySelector('main').innerText.slice(0, 2000) : ''")
 			t.Fatalf("timed out waiting for %s; page text:\n%s", what, text)
