@@ -6,11 +6,17 @@ import (
 	"github.com/queuewatch/queuewatch/queue"
 )
 
+// headroomSaid is how near a loss must be for a reader that is already
+// not ok to say it: within a day, as the headroom series is exported
+// (collectors.HeadroomHorizon). A week away is no news in a line read at
+// a glance, and would follow every lagging reader of a default topic.
+const headroomSaid = 24 * time.Hour
+
 // withHeadroom adds a reader's retention headroom h to its judgement raw
 // and sentence reason: a reader the window finds ok whose oldest pending
 // message is deleted within the headroom threshold is warn, with the
 // headroom as its sentence, and a reader already not ok says its headroom
-// after its own sentence. Lag alone cannot tell a backlog that is only
+// after its own sentence when it is under headroomSaid. Lag alone cannot tell a backlog that is only
 // late from one about to be lost; this puts the second in front of people
 // (the reader's page and "Needs attention"). noun is the broker's word for
 // a message.
@@ -20,7 +26,7 @@ func (e *Evaluator) withHeadroom(raw queue.Status, h queue.Headroom, noun string
 		return raw, reason
 	case raw == queue.StatusOK && h.Below(e.headroomLow):
 		return queue.StatusWarn, func(time.Time) string { return h.Sentence(noun) }
-	case raw == queue.StatusOK:
+	case raw == queue.StatusOK, !h.Below(headroomSaid):
 		return raw, reason
 	}
 	return raw, func(since time.Time) string {
@@ -31,9 +37,8 @@ func (e *Evaluator) withHeadroom(raw queue.Status, h queue.Headroom, noun string
 	}
 }
 
-// sqsHeadroom adds q's retention headroom to the status the collector
-// judged (SQS statuses are judged there, from two reads): as withHeadroom
-// does for the other readers. A DLQ keeps its DLQ sentence: it is not
+// sqsHeadroom adds q's retention headroom to the status SQSStatus judged
+// from two reads, as withHeadroom does for the other readers. A DLQ keeps its DLQ sentence: it is not
 // judged as a reader, and QueuewatchDataLossImminent speaks for its
 // expiring letters.
 func (e *Evaluator) sqsHeadroom(q *queue.SQSQueue) {
