@@ -24,7 +24,7 @@ func (e *Evaluator) withHeadroom(raw queue.Status, h queue.Headroom, noun string
 	switch {
 	case !h.Known || raw == queue.StatusError:
 		return raw, reason
-	case raw == queue.StatusOK && h.Below(e.headroomLow):
+	case raw == queue.StatusOK && h.Below(e.headroomLow) && h.AtRisk():
 		return queue.StatusWarn, func(time.Time) string { return h.Sentence(noun) }
 	case raw == queue.StatusOK, !h.Below(headroomSaid):
 		return raw, reason

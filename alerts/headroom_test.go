@@ -31,6 +31,11 @@ func TestGroupHeadroom(t *testing.T) {
 	}{
 		{"short headroom", 1, short, queue.StatusWarn, "oldest pending record is deleted in 20m (retention.ms 1h)"},
 		{"long headroom", 1, long, queue.StatusOK, ""},
+		// 61m old on retention.ms 2h: past half of it, 59m left: warn. A
+		// second old on retention.ms 1h: under the hour, but a reader
+		// keeping pace loses nothing: ok.
+		{"inside half of a short retention", 1, queue.AgeHeadroom(2*time.Hour, 61*time.Minute, "retention.ms"), queue.StatusWarn, "deleted in 59m (retention.ms 2h)"},
+		{"keeping pace on a short retention", 1, queue.AgeHeadroom(time.Hour, time.Second, "retention.ms"), queue.StatusOK, ""},
 		{"stopped and short", 0, short, queue.StatusStop, "; oldest pending record is deleted in 20m (retention.ms 1h)"},
 		// A week away is not said after a stopped reader's own sentence.
 		{"stopped and long", 0, long, queue.StatusStop, "lag 5"},

@@ -154,11 +154,14 @@ func emitStatus(ch sink, f *family, st queue.Status, identity ...string) {
 // it) and still charts the approach to it.
 const HeadroomHorizon = 24 * time.Hour
 
-// emitHeadroom emits a reader's retention headroom when it is known and
-// within HeadroomHorizon: a reader with no backlog, on a broker that keeps
-// messages forever, or a day or more from losing any, has no series.
+// emitHeadroom emits a reader's retention headroom when it is known,
+// within HeadroomHorizon and at risk (queue.Headroom.AtRisk): a reader
+// with no backlog, on a broker that keeps messages forever, a day or more
+// from losing any, or keeping well inside an age limit (a few seconds
+// behind on max_age 1h) has no series, so QueuewatchDataLossImminent
+// never pages for it.
 func emitHeadroom(ch sink, h queue.Headroom, broker queue.Broker, cluster, scope, reader string) {
-	if h.Below(HeadroomHorizon) {
+	if h.Below(HeadroomHorizon) && h.AtRisk() {
 		ch.gauge(descHeadroom, h.Seconds, string(broker), cluster, scope, reader)
 	}
 }

@@ -27,6 +27,9 @@ type Headroom struct {
 	// Where is the part of the reader the figure is for when it has parts
 	// ("orders/3" for a Kafka partition); "" otherwise.
 	Where string
+	// Retention is the age limit in seconds when the figure comes from
+	// one (AgeHeadroom), for AtRisk; 0 otherwise.
+	Retention float64 `json:",omitzero"`
 }
 
 // AgeHeadroom is the headroom of a message age old under a retention of
@@ -39,7 +42,7 @@ func AgeHeadroom(limit, age time.Duration, name string) Headroom {
 	if limit <= 0 {
 		return Headroom{}
 	}
-	return Headroom{Seconds: max(limit-age, 0).Seconds(), Known: true, Limit: name + " " + HumanDuration(limit)}
+	return Headroom{Seconds: max(limit-age, 0).Seconds(), Known: true, Limit: name + " " + HumanDuration(limit), Retention: limit.Seconds()}
 }
 
 // ProjectedHeadroom is the headroom of the oldest pending message when a
@@ -71,9 +74,20 @@ func (h Headroom) Sooner(o Headroom) Headroom {
 	return h
 }
 
-// Below reports whether h is known and shorter than d: what raises a
-// reader's status and fires QueuewatchDataLossImminent.
+// Below reports whether h is known and shorter than d.
 func (h Headroom) Below(d time.Duration) bool { return h.Known && h.Seconds < d.Seconds() }
+
+// AtRisk reports whether h says a loss may come: a projection (the gap to
+// the head the broker keeps is closing), or an age limit the oldest
+// pending message is past half of. A reader that keeps a few seconds
+// behind on a stream with max_age 1h is always under an hour from it and
+// loses nothing; one whose oldest pending message is 40 minutes old is
+// falling toward the limit. What raises a reader's status and exports the
+// figure QueuewatchDataLossImminent fires on is AtRisk and Below the
+// threshold.
+func (h Headroom) AtRisk() bool {
+	return h.Known && (h.Projected || h.Retention <= 0 || h.Seconds <= h.Retention/2)
+}
 
 // Sentence says h for people: "oldest pending record is deleted in 3h 12m
 // (retention.ms 7d)", with "at this rate" for a projection. noun is what

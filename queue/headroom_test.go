@@ -46,3 +46,25 @@ func TestHeadroomSooner(t *testing.T) {
 		t.Error("Below")
 	}
 }
+
+// TestHeadroomAtRisk: an age limit is at risk once the oldest pending
+// message is past half of it; a reader a second behind on max_age 1h is
+// not (it is always under an hour from the limit and loses nothing); a
+// projection is, as its gap is closing.
+func TestHeadroomAtRisk(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		h    Headroom
+		want bool
+	}{
+		{"a second behind on max_age 1h", AgeHeadroom(time.Hour, time.Second, "max_age"), false},
+		{"40m behind on retention.ms 1h", AgeHeadroom(time.Hour, 40*time.Minute, "retention.ms"), true},
+		{"half way", AgeHeadroom(time.Hour, 30*time.Minute, "retention.ms"), true},
+		{"projected", ProjectedHeadroom(6000, 2, "retention.bytes"), true},
+		{"unknown", Headroom{}, false},
+	} {
+		if got := tc.h.AtRisk(); got != tc.want {
+			t.Errorf("%s: AtRisk = %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
