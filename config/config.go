@@ -199,7 +199,12 @@ type RabbitMQ struct {
 	// credentials; see ManagementCredentials.
 	ManagementUsername string `yaml:"management_username"`
 	ManagementPassword string `yaml:"management_password"`
-	TLS                TLS    `yaml:"tls"`
+	// PrometheusURL is the rabbitmq_prometheus plugin's endpoint, which
+	// polls read depths and consumers from between management listings.
+	// Empty means the management API's host on port 15692 (15691 for
+	// https); "none" never reads the plugin.
+	PrometheusURL string `yaml:"prometheus_url"`
+	TLS           TLS    `yaml:"tls"`
 	// VHosts limits the watched vhosts; empty means all.
 	VHosts []string `yaml:"vhosts"`
 	Queues Filter   `yaml:"queues"`
@@ -211,6 +216,10 @@ type RabbitMQ struct {
 
 	dlqQueues []*regexp.Regexp
 }
+
+// PrometheusNone as a RabbitMQ prometheus_url turns reading the
+// rabbitmq_prometheus plugin off.
+const PrometheusNone = "none"
 
 // DLQ configures dead-letter-queue detection and replay.
 type DLQ struct {

@@ -342,6 +342,9 @@ func (r *RabbitMQ) validate(p *problems, path string) {
 	if r.ManagementURL != "" {
 		checkURL(p, path+".management_url", r.ManagementURL, "http", "https")
 	}
+	if r.PrometheusURL != "" && r.PrometheusURL != PrometheusNone {
+		checkURL(p, path+".prometheus_url", r.PrometheusURL, "http", "https")
+	}
 	r.TLS.validate(p, path+".tls")
 	for i, vh := range r.VHosts {
 		if vh == "" {
