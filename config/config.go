@@ -204,7 +204,12 @@ type RabbitMQ struct {
 	// Empty means the management API's host on port 15692 (15691 for
 	// https); "none" never reads the plugin.
 	PrometheusURL string `yaml:"prometheus_url"`
-	TLS           TLS    `yaml:"tls"`
+	// ListEvery is how often a poll lists the queues through the
+	// management API while the plugin serves depths: every ListEvery-th
+	// poll (0: the collector's default, 5; 1: every poll). Rates and
+	// policies are as fresh as the last listing.
+	ListEvery int `yaml:"list_every"`
+	TLS       TLS `yaml:"tls"`
 	// VHosts limits the watched vhosts; empty means all.
 	VHosts []string `yaml:"vhosts"`
 	Queues Filter   `yaml:"queues"`

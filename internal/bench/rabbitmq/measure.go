@@ -82,7 +82,10 @@ func measure(ctx context.Context, node int, rounds int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.costs = append(r.costs, byKind[kindListing], byKind[kindPlugin], cycle(byKind, collector.DefaultListEvery))
+	r.costs = append(r.costs, byKind[kindListing], byKind[kindPlugin])
+	for _, every := range listEvery {
+		r.costs = append(r.costs, cycle(byKind, every))
+	}
 	for _, l := range listings {
 		get := func() (int, error) { return getListing(ctx, mp.addr, l.query) }
 		c, err := timed(node, idle, mp, rounds, l.name, get)
@@ -101,6 +104,10 @@ func measure(ctx context.Context, node int, rounds int) (*result, error) {
 	}
 	return r, nil
 }
+
+// listEvery are the cycles whose mean poll is shown: the default listing
+// every fifth poll, and list_every 10 and 20 computed from the same polls.
+var listEvery = []int{collector.DefaultListEvery, 10, 20}
 
 // The two kinds of steady poll.
 const (
@@ -418,15 +425,16 @@ func (r *result) print(w io.Writer, queues int) {
 			c.cpu.Seconds(), c.raw.Seconds(), 4*c.cpu.Seconds(), c.bytes/1000, c.items)
 	}
 	_ = tw.Flush()
-	p := r.costs[4+len(listings)]
+	steady := r.costs[1 : 3+len(listEvery)]
+	p := r.costs[3+len(listEvery)+len(listings)]
 	fmt.Fprintln(w, "\nratios to the plugin scrape (coarse+consumers): queuewatch CPU, wall, node CPU (raw), bytes")
-	for _, q := range r.costs[1:4] {
+	for _, q := range steady {
 		fmt.Fprintf(w, "  %s: CPU %.2f×, wall %.2f×, node CPU %.2f× (raw %.2f×), bytes %.2f×\n", q.name,
 			ratio(q.self, p.self), ratio(q.wall, p.wall), ratio(q.cpu, p.cpu), ratio(q.raw, p.raw), float64(q.bytes)/float64(max(p.bytes, 1)))
 	}
-	q := r.costs[3]
-	fmt.Fprintf(w, "node CPU-s/min at 15 s incl. idle: queuewatch %.2f, plugin %.2f (%.2f×)\n",
-		r.idlePerMin.Seconds()+4*q.cpu.Seconds(), r.idlePerMin.Seconds()+4*p.cpu.Seconds(),
+	q := r.costs[3] // the default cycle
+	fmt.Fprintf(w, "node CPU-s/min at 15 s incl. idle: queuewatch %.2f (list every %d), plugin %.2f (%.2f×)\n",
+		r.idlePerMin.Seconds()+4*q.cpu.Seconds(), collector.DefaultListEvery, r.idlePerMin.Seconds()+4*p.cpu.Seconds(),
 		(r.idlePerMin.Seconds()+4*q.cpu.Seconds())/(r.idlePerMin.Seconds()+4*p.cpu.Seconds()))
 }
 
