@@ -24,7 +24,8 @@ type view struct {
 	// message_stats counters, also in polls that update only their depths.
 	listedAt time.Time
 	// sources are the DLQs' sources (dlqSources), resolved once per
-	// listing: polls between listings share the listing's topology.
+	// listing: polls between listings share the listing's topology. nil
+	// until resolved.
 	sources map[vhostName][]string
 }
 

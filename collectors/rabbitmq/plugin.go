@@ -73,6 +73,7 @@ func (s *Source) readView(ctx context.Context, now time.Time) (*view, error) {
 		return nil, err
 	}
 	v.listedAt = now
+	v.sources = dlqSources(v) // once per listing, shared by the polls until the next
 	s.mu.Lock()
 	s.plugin.last, s.plugin.sinceList = v, 0
 	if s.plugin.retryIn > 0 {
