@@ -12,7 +12,9 @@
 // keep the listing's time (queue.Queue.CountersAt) so that rates are
 // deltas between listings. A plugin that fails, is absent or sees only
 // some queues (a cluster whose queues run on several nodes) is set aside
-// for ListEvery listings, and every poll lists as below meanwhile.
+// for ListEvery listings, and every poll lists as below meanwhile. When a
+// due listing fails but the plugin answers, the poll keeps every queue with
+// the plugin's depths and the last listing's rest, marked partial.
 //
 // A listing poll costs a handful of HTTP requests whatever the number of
 // queues:

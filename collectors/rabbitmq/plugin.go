@@ -2,6 +2,7 @@ package rabbitmq
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -70,7 +71,7 @@ func (s *Source) readView(ctx context.Context, now time.Time) (*view, error) {
 	}
 	v, err := s.readManagement(ctx)
 	if err != nil {
-		return nil, err
+		return s.withoutListing(ctx, st.last, d, err)
 	}
 	v.listedAt = now
 	v.sources = dlqSources(v) // once per listing, shared by the polls until the next
@@ -91,6 +92,25 @@ func (s *Source) readView(ctx context.Context, now time.Time) (*view, error) {
 		s.pluginUnusable(why)
 	}
 	return v, nil // queues came or went between the scrape and the listing
+}
+
+// withoutListing is the last listing with the plugin's depths when a due
+// listing failed, marked partial: every queue keeps its depths while the
+// management API is down, its type, policies and counters as of that
+// listing. Without the plugin's answer, or when the API refused the
+// credentials, the listing's error stands.
+func (s *Source) withoutListing(ctx context.Context, last *view, d *rabbit.Depths, err error) (*view, error) {
+	if d == nil || last == nil || ctx.Err() != nil || errors.Is(err, rabbit.ErrUnauthorized) {
+		return nil, err
+	}
+	v, _ := mergeDepths(last, d)
+	if v == nil {
+		return nil, err // queues came or went: what the listing knew is not enough
+	}
+	s.log.Warn("management API unavailable, depths from rabbitmq_prometheus with the last listing", "listed_at", last.listedAt, "err", err)
+	v.partial = []string{fmt.Sprintf("management API unavailable: %v; queue types, policies and counters as of the listing at %s",
+		err, last.listedAt.UTC().Format(time.TimeOnly))}
+	return v, nil
 }
 
 // scrape reads the plugin, or returns nil and stops using it for a while

@@ -239,3 +239,55 @@ func depths(node string, qs map[string][3]int64) *rabbit.Depths {
 	}
 	return d
 }
+
+// TestManagementDownWhileThePluginServes: polls between listings do not
+// need the management API; when a due listing fails, every
+// queue keeps its depths from rabbitmq_prometheus (with the last listing's
+// types, policies and counters) and the DLQ its exact depth, marked
+// partial; once the API answers again, the next poll lists.
+func TestManagementDownWhileThePluginServes(t *testing.T) {
+	a := requireRabbit(t)
+	vh := a.VHost("plugin-mgmt-down")
+	ch := channel(t, vh)
+	a.queue(vh, "work", nil)
+	a.queue(vh, "work.dlq", nil)
+	mp := newProxy(t, "management", "127.0.0.1:15672")
+	s := newSource(t, config.RabbitMQ{ManagementURL: "http://" + mp.Listen},
+		Options{VHosts: []string{vh}, ListEvery: 2, DLQNamePattern: testNamePattern})
+	if snap := poll(t, s); len(snap.Partial) != 0 || s.plugin.last == nil {
+		t.Fatalf("first poll: partial %v", snap.Partial)
+	}
+	mp.Stop()
+	// The next poll needs no listing: nothing shows the API is down.
+	if snap := poll(t, s); len(snap.Partial) != 0 {
+		t.Fatalf("a poll between listings: partial %v", snap.Partial)
+	}
+	publish(t, ch, "", "work.dlq", text("x"))
+	for range 2 {
+		publish(t, ch, "", "work", text("w"))
+	}
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		snap := poll(t, s)
+		if !slices.ContainsFunc(snap.Partial, func(p string) bool { return strings.Contains(p, "management API unavailable") }) {
+			t.Fatalf("partial %v, want the management API unavailable", snap.Partial)
+		}
+		d := mustDLQ(t, snap, vh, "work.dlq")
+		if d.Messages != 1 || d.Err != "" {
+			t.Fatalf("work.dlq: %d messages (err %q), want the exact 1", d.Messages, d.Err)
+		}
+		// The plugin shows the queue's next statistics within seconds.
+		if q, ok := findQueue(snap, vh, "work"); ok && q.Ready == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("work never showed 2 ready from the plugin: %+v", snap.Queues)
+		}
+	}
+	if err := mp.Start(); err != nil {
+		t.Fatal(err)
+	}
+	before := s.mgmt.Requests()
+	if snap := poll(t, s); len(snap.Partial) != 0 || s.mgmt.Requests() == before {
+		t.Errorf("management back: partial %v, %d requests; want a listing", snap.Partial, s.mgmt.Requests()-before)
+	}
+}
