@@ -198,8 +198,9 @@ func TestPluginThatCannotSeeEveryQueue(t *testing.T) {
 }
 
 // TestMergeDepths: the plugin's numbers replace the listing's; a head
-// timestamp stays only while nothing left the queue; a queue on another
-// node or a changed set of queues refuses the merge.
+// timestamp stays only while nothing left the queue; what the listing
+// found missing stays partial; a queue on another node or a changed set of
+// queues refuses the merge.
 func TestMergeDepths(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
 	ts := 1700000000.0
@@ -209,6 +210,7 @@ func TestMergeDepths(t *testing.T) {
 			{Name: "b", VHost: "v", Node: "rabbit@n1", Ready: n(5), HeadTimestamp: &ts},
 		},
 		listedAt: time.Unix(100, 0),
+		partial:  []string{`vhost "gone": not found`},
 	}
 	got, why := mergeDepths(last, depths("rabbit@n1", map[string][3]int64{"a": {7, 1, 2}, "b": {4, 0, 0}}))
 	if got == nil {
@@ -220,6 +222,9 @@ func TestMergeDepths(t *testing.T) {
 	}
 	if *b.Ready != 4 || b.HeadTimestamp != nil {
 		t.Errorf("b: %d ready, head %v; want 4 and no head (a message left)", *b.Ready, b.HeadTimestamp)
+	}
+	if !slices.Equal(got.partial, last.partial) {
+		t.Errorf("partial %q, want the listing's %q", got.partial, last.partial)
 	}
 	if *last.queues[0].Ready != 5 || !got.listedAt.Equal(last.listedAt) {
 		t.Errorf("the listing changed (%d ready) or the counters' time moved (%v)", *last.queues[0].Ready, got.listedAt)
