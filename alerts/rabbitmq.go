@@ -44,6 +44,9 @@ type queueObs struct {
 	consumers   int
 	counters    queue.MessageCounters
 	hasCounters bool
+	// countersAt is when the counters were read: the poll's time, or the
+	// last listing's when the poll took only depths from rabbitmq_prometheus.
+	countersAt time.Time
 }
 
 // pastQueues is what the window keeps of a poll's queues: no arguments or
@@ -57,14 +60,18 @@ func pastQueues(qs []queue.Queue) []queue.Queue {
 		q := &qs[i]
 		out[i] = queue.Queue{
 			VHost: q.VHost, Name: q.Name, Ready: q.Ready, Consumers: q.Consumers,
-			Counters: q.Counters, HasCounters: q.HasCounters,
+			Counters: q.Counters, HasCounters: q.HasCounters, CountersAt: q.CountersAt,
 		}
 	}
 	return out
 }
 
 func observeQueue(t time.Time, q *queue.Queue) queueObs {
-	return queueObs{time: t, ready: q.Ready, consumers: q.Consumers, counters: q.Counters, hasCounters: q.HasCounters}
+	at := q.CountersAt
+	if at.IsZero() {
+		at = t
+	}
+	return queueObs{time: t, ready: q.Ready, consumers: q.Consumers, counters: q.Counters, hasCounters: q.HasCounters, countersAt: at}
 }
 
 // evaluateQueues fills Status, StatusReason, StatusSince and ETA of every
@@ -114,7 +121,10 @@ func judgeQueue(q *queue.Queue, obs []queueObs, window int) consumerVerdict {
 	fixed := func(s queue.Status, reason string) consumerVerdict {
 		return consumerVerdict{status: s, start: now, fixed: reason}
 	}
-	span := now.Sub(obs[0].time)
+	// The counters' own span: polls between listings carry a listing's
+	// counters, and unchanged counters prove nothing over less than two
+	// statistics refreshes.
+	span := obs[len(obs)-1].countersAt.Sub(obs[0].countersAt)
 	switch {
 	case q.Ready > 0 && q.Consumers == 0:
 		since := trailingQueue(obs, func(o queueObs) bool { return o.consumers == 0 })
@@ -215,7 +225,7 @@ func queueRates(obs []queueObs) rates {
 	times := make([]time.Time, len(obs))
 	pub, con := make([]int64, len(obs)), make([]int64, len(obs))
 	for i, o := range obs {
-		times[i], pub[i], con[i] = o.time, o.counters.Published, o.counters.Consumed
+		times[i], pub[i], con[i] = o.countersAt, o.counters.Published, o.counters.Consumed
 	}
 	produce, ok1 := stepRate(times, pub)
 	consume, ok2 := stepRate(times, con)

@@ -146,3 +146,56 @@ func TestQueueRates(t *testing.T) {
 		})
 	}
 }
+
+// listedAt stamps each poll's counters with the time of the listing that
+// read them (second listed[i]), as polls between listings carry them.
+func listedAt(snaps []*queue.Snapshot, listed []int) {
+	t0 := time.Date(2026, 12, 7, 5, 0, 0, 0, time.UTC)
+	for i, s := range snaps {
+		s.Queues[0].CountersAt = t0.Add(time.Duration(listed[i]) * time.Second)
+	}
+}
+
+// TestQueueRatesBetweenListings: polls every 15 s take depths from
+// rabbitmq_prometheus and carry the counters of the last management
+// listing, with its time. Rates are counter deltas over the time between
+// the listings that read them, not between the polls that carried them;
+// a stall needs counters read at least two refreshes apart.
+func TestQueueRatesBetweenListings(t *testing.T) {
+	// Published 10/s and consumed 4/s all along; listings at 0 s and 90 s,
+	// polls from 15 s to 135 s (one listing inside the window): 900 in the
+	// 90 s between the listings is 10/s (over the polls' 120 s it would
+	// read 7.5/s).
+	var polls []rabbitPoll
+	var listed []int
+	for sec := 15; sec <= 135; sec += 15 {
+		l := 0
+		if sec >= 90 {
+			l = 90
+		}
+		polls = append(polls, rabbitPoll{sec: sec, ready: 5, consumers: 1, pub: int64(10 * l), con: int64(4 * l), deliv: int64(4 * l)})
+		listed = append(listed, l)
+	}
+	snaps := rabbitSnaps(polls, false)
+	listedAt(snaps, listed)
+	latest := snaps[len(snaps)-1]
+	Evaluate(snaps[:len(snaps)-1], latest, StatusOptions{Window: 10})
+	if e := latest.Queues[0].ETA; !e.Rates || math.Abs(e.ProduceRate-10) > 1e-9 || math.Abs(e.ConsumeRate-4) > 1e-9 {
+		t.Errorf("rates %v: produce %v, consume %v; want 10/s and 4/s", e.Rates, e.ProduceRate, e.ConsumeRate)
+	}
+
+	still := func(listed []int) queue.Status {
+		snaps := rabbitSnaps(steady(50, 3), false)
+		listedAt(snaps, listed)
+		latest := snaps[len(snaps)-1]
+		Evaluate(snaps[:len(snaps)-1], latest, StatusOptions{Window: 10})
+		return latest.Queues[0].Status
+	}
+	// steady's polls are 5 s apart, 0 s to 45 s.
+	if s := still([]int{0, 0, 0, 0, 0, 0, 0, 0, 0, 0}); s != queue.StatusOK {
+		t.Errorf("counters of one listing: %s, want ok (nothing known)", s)
+	}
+	if s := still([]int{0, 0, 0, 0, 0, 25, 25, 25, 25, 25}); s != queue.StatusStall {
+		t.Errorf("counters of two listings 25 s apart: %s, want stall", s)
+	}
+}

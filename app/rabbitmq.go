@@ -112,6 +112,7 @@ func rabbitSource(r config.RabbitMQ, cluster *brokerrabbit.Cluster, namePattern 
 		ExplicitDLQ:    func(_, queue string) bool { return r.IsDLQQueue(queue) },
 		DLQNamePattern: namePattern,
 		ExplicitQueues: explicitQueues(r, cluster.VHost()),
+		ListEvery:      r.ListEvery,
 		Logger:         log,
 	})
 }

@@ -199,7 +199,17 @@ type RabbitMQ struct {
 	// credentials; see ManagementCredentials.
 	ManagementUsername string `yaml:"management_username"`
 	ManagementPassword string `yaml:"management_password"`
-	TLS                TLS    `yaml:"tls"`
+	// PrometheusURL is the rabbitmq_prometheus plugin's endpoint, which
+	// polls read depths and consumers from between management listings.
+	// Empty means the management API's host on port 15692 (15691 for
+	// https); "none" never reads the plugin.
+	PrometheusURL string `yaml:"prometheus_url"`
+	// ListEvery is how often a poll lists the queues through the
+	// management API while the plugin serves depths: every ListEvery-th
+	// poll (0: the collector's default, 5; 1: every poll). Rates and
+	// policies are as fresh as the last listing.
+	ListEvery int `yaml:"list_every"`
+	TLS       TLS `yaml:"tls"`
 	// VHosts limits the watched vhosts; empty means all.
 	VHosts []string `yaml:"vhosts"`
 	Queues Filter   `yaml:"queues"`
@@ -211,6 +221,10 @@ type RabbitMQ struct {
 
 	dlqQueues []*regexp.Regexp
 }
+
+// PrometheusNone as a RabbitMQ prometheus_url turns reading the
+// rabbitmq_prometheus plugin off.
+const PrometheusNone = "none"
 
 // DLQ configures dead-letter-queue detection and replay.
 type DLQ struct {

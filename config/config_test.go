@@ -54,6 +54,8 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"proxy-no-cidrs", 3, "auth.proxy.trusted_cidrs", "at least one CIDR is required when mode is proxy"},
 		{"bad-url-scheme", 3, "rabbitmq[0].url", `scheme must be amqp or amqps, got "http"`},
 		{"bad-management-url", 4, "rabbitmq[0].management_url", `scheme must be http or https, got "ftp"`},
+		{"bad-prometheus-url", 5, "rabbitmq[0].prometheus_url", `scheme must be http or https, got "ftp"`},
+		{"bad-list-every", 5, "rabbitmq[0].list_every", `must not be negative, got -2`},
 		{"bad-grafana-url", 1, "grafana_url", `scheme must be http or https, got "grafana.example.com"`},
 		{"bad-dlq-queue-regex", 6, "rabbitmq[0].dlq_queues[1]", `invalid regex "orders-(.*": missing closing )`},
 		{"missing-url", 2, "rabbitmq[0].url", "required (amqp://user:password@host:5672/)"},

@@ -342,6 +342,12 @@ func (r *RabbitMQ) validate(p *problems, path string) {
 	if r.ManagementURL != "" {
 		checkURL(p, path+".management_url", r.ManagementURL, "http", "https")
 	}
+	if r.PrometheusURL != "" && r.PrometheusURL != PrometheusNone {
+		checkURL(p, path+".prometheus_url", r.PrometheusURL, "http", "https")
+	}
+	if r.ListEvery < 0 {
+		p.add(path+".list_every", "must not be negative, got %d", r.ListEvery)
+	}
 	r.TLS.validate(p, path+".tls")
 	for i, vh := range r.VHosts {
 		if vh == "" {

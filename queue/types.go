@@ -266,6 +266,11 @@ type Queue struct {
 	// a queue with no traffic yet, or statistics turned off).
 	Counters    MessageCounters
 	HasCounters bool
+	// CountersAt is when Counters were read, zero when at the poll's time.
+	// A poll that takes depths from rabbitmq_prometheus carries the last
+	// listing's counters and time, so rates are deltas between the reads
+	// that produced them.
+	CountersAt time.Time
 	// Utilisation is consumer_utilisation: the share of time the queue
 	// could deliver to its consumers at once (0 to 1); HasUtilisation is
 	// false when the broker does not say (no consumers, or a quorum queue

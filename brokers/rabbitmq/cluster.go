@@ -27,12 +27,15 @@ const heartbeat = 10 * time.Second
 
 // Cluster is the access to one configured RabbitMQ cluster.
 type Cluster struct {
-	name  string
-	url   string
-	uri   amqp.URI
-	tls   *tls.Config
-	mgmt  *Client // nil without a management URL
-	shown string  // url with the password redacted
+	name string
+	url  string
+	uri  amqp.URI
+	tls  *tls.Config
+	mgmt *Client // nil without a management URL
+	// exporter reads rabbitmq_prometheus; nil without a management URL
+	// (the plugin alone cannot discover DLQs) or with prometheus_url none.
+	exporter *Exporter
+	shown    string // url with the password redacted
 
 	// DialTimeout bounds the TCP connect and the AMQP handshake when the
 	// context has no deadline.
@@ -62,8 +65,27 @@ func New(cfg config.RabbitMQ) (*Cluster, error) {
 		if c.mgmt, err = NewClient(cfg.ManagementURL, user, pass, tlsCfg); err != nil {
 			return nil, fmt.Errorf("rabbitmq %s: %w", cfg.Name, err)
 		}
+		if c.exporter, err = newClusterExporter(cfg, tlsCfg); err != nil {
+			return nil, fmt.Errorf("rabbitmq %s: %w", cfg.Name, err)
+		}
 	}
 	return c, nil
+}
+
+// newClusterExporter is the plugin reader of cfg: prometheus_url, else
+// the plugin's default port on the management API's host.
+func newClusterExporter(cfg config.RabbitMQ, tlsCfg *tls.Config) (*Exporter, error) {
+	base := cfg.PrometheusURL
+	switch base {
+	case config.PrometheusNone:
+		return nil, nil
+	case "":
+		var err error
+		if base, err = ExporterURL(cfg.ManagementURL); err != nil {
+			return nil, err
+		}
+	}
+	return NewExporter(base, tlsCfg)
 }
 
 func redactURL(s string) string {
@@ -89,6 +111,10 @@ func (c *Cluster) User() string { return c.uri.Username }
 // Management is the management API client, or nil when the cluster has no
 // management URL.
 func (c *Cluster) Management() *Client { return c.mgmt }
+
+// Exporter is the rabbitmq_prometheus reader, or nil when the cluster has
+// no management URL or its prometheus_url is none.
+func (c *Cluster) Exporter() *Exporter { return c.exporter }
 
 // TLS is the TLS configuration every connection uses, nil when TLS is not
 // configured (an amqps:// or https:// URL then uses the system roots).

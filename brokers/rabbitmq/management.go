@@ -32,7 +32,7 @@ const requestTimeout = 30 * time.Second
 // object (backing queue status, garbage collection, rates) is never sent.
 // The message_stats counters come from the same listing (columns= takes
 // dotted paths), so rates cost no request of their own.
-const queueColumns = "name,vhost,type,policy,arguments,effective_policy_definition," +
+const queueColumns = "name,vhost,node,type,policy,arguments,effective_policy_definition," +
 	"messages_ready,messages_unacknowledged,consumers,head_message_timestamp,state," +
 	"consumer_utilisation,message_stats.publish,message_stats.ack,message_stats.deliver_no_ack," +
 	"message_stats.get_no_ack,message_stats.deliver_get"
@@ -221,8 +221,11 @@ func (o *Object) UnmarshalJSON(b []byte) error {
 // Queue is a queue as the management API shows it. Counters are pointers
 // because a queue created moments ago has no statistics yet.
 type Queue struct {
-	Name            string   `json:"name"`
-	VHost           string   `json:"vhost"`
+	Name  string `json:"name"`
+	VHost string `json:"vhost"`
+	// Node runs the queue's process (a quorum queue's leader): the only
+	// node whose rabbitmq_prometheus shows the queue.
+	Node            string   `json:"node"`
 	Type            string   `json:"type"`
 	Policy          string   `json:"policy"`
 	State           string   `json:"state"`

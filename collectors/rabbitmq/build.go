@@ -20,6 +20,13 @@ type view struct {
 	exchanges []rabbit.Exchange
 	bindings  []rabbit.Binding
 	partial   []string
+	// listedAt is when the queues were listed: the time of their
+	// message_stats counters, also in polls that update only their depths.
+	listedAt time.Time
+	// sources are the DLQs' sources (dlqSources), resolved once per
+	// listing: polls between listings share the listing's topology. nil
+	// until resolved.
+	sources map[vhostName][]string
 }
 
 // readManagement lists the queues of every watched vhost and reads as
@@ -142,7 +149,10 @@ type vhostName struct{ vhost, name string }
 // build turns a management view into the reported queues and the DLQ plans,
 // both sorted by vhost and name.
 func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
-	sources := dlqSources(v)
+	if v.sources == nil {
+		v.sources = dlqSources(v)
+	}
+	sources := v.sources
 	qs := slices.Clone(v.queues)
 	slices.SortFunc(qs, func(a, b rabbit.Queue) int {
 		return cmp.Or(cmp.Compare(a.VHost, b.VHost), cmp.Compare(a.Name, b.Name))
@@ -154,6 +164,7 @@ func build(opts Options, v *view, now time.Time) ([]queue.Queue, []plan) {
 			continue
 		}
 		q := toQueue(opts.Cluster.Name(), mq, now)
+		q.CountersAt = v.listedAt
 		queues = append(queues, q)
 		srcs := sources[vhostName{mq.VHost, mq.Name}]
 		det, ok := detect(opts, mq.VHost, mq.Name, len(srcs) > 0)

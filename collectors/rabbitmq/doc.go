@@ -1,8 +1,23 @@
-// Package rabbitmq polls one RabbitMQ cluster's queues through the management
-// HTTP API and measures dead-letter queues exactly over AMQP, turning both
-// into a queue.Snapshot.
+// Package rabbitmq polls one RabbitMQ cluster's queues through the
+// rabbitmq_prometheus plugin and the management HTTP API and measures
+// dead-letter queues exactly over AMQP, turning them into a queue.Snapshot.
 //
-// One poll costs a handful of HTTP requests whatever the number of queues:
+// Depths and consumers come from the plugin's detailed queue families on
+// every poll when it answers for every queue (readView, plugin.go): one
+// scrape costs the node about a tenth of a management listing of the same
+// queues. The management listing, which alone carries what DLQ detection
+// and rates need (type, arguments, policies, message_stats counters), is
+// read every ListEvery-th poll and whenever the plugin shows queues come
+// or go; the polls between reuse it, its topology and its counters, which
+// keep the listing's time (queue.Queue.CountersAt) so that rates are
+// deltas between listings. A plugin that fails, is absent or sees only
+// some queues (a cluster whose queues run on several nodes) is set aside
+// for ListEvery listings, and every poll lists as below meanwhile. When a
+// due listing fails but the plugin answers, the poll keeps every queue with
+// the plugin's depths and the last listing's rest, marked partial.
+//
+// A listing poll costs a handful of HTTP requests whatever the number of
+// queues:
 //
 //  1. /api/vhosts, unless vhosts are configured;
 //  2. /api/queues/{vhost} for each vhost, paged 500 queues at a time and
@@ -24,7 +39,7 @@
 //     dead letters go.
 //
 // Policies reach the management API's queue objects with the statistics,
-// so a policy change shows after about five seconds.
+// so a policy change shows after about five seconds, at the next listing.
 //
 // A queue is a DLQ, in order of trust, when the configuration says so, when
 // another queue dead-letters into it, or when its name matches the DLQ name

@@ -47,7 +47,10 @@ func TestFaults(t *testing.T) {
 
 	amqpProxy := newProxy(t, "amqp", "127.0.0.1:5672")
 	mgmtProxy := newProxy(t, "management", "127.0.0.1:15672")
-	s := newSource(t, config.RabbitMQ{URL: "amqp://guest:guest@" + amqpProxy.Listen + "/", ManagementURL: "http://" + mgmtProxy.Listen}, Options{
+	s := newSource(t, config.RabbitMQ{
+		URL: "amqp://guest:guest@" + amqpProxy.Listen + "/", ManagementURL: "http://" + mgmtProxy.Listen,
+		PrometheusURL: config.PrometheusNone, // the management API alone: every poll needs it
+	}, Options{
 		VHosts: []string{vh},
 	})
 	depth := func(t *testing.T, snap *queue.Snapshot, want int64) {

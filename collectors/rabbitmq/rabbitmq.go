@@ -38,7 +38,12 @@ type Options struct {
 	// management URL, or while the management API is down. Build them
 	// with ParseQueueRef.
 	ExplicitQueues []QueueRef
-	Logger         *slog.Logger
+	// ListEvery is how often the management API lists the queues while
+	// rabbitmq_prometheus (Cluster.Exporter) serves depths and consumers:
+	// every ListEvery-th poll, and whenever the plugin shows queues come or
+	// go. 0 means DefaultListEvery; 1 lists every poll.
+	ListEvery int
+	Logger    *slog.Logger
 }
 
 // QueueRef names one queue.
@@ -72,8 +77,10 @@ type Source struct {
 	opts Options
 	log  *slog.Logger
 	mgmt *rabbit.Client // nil in AMQP-only mode
-	amqp *amqpPool
-	now  func() time.Time
+	// exporter reads rabbitmq_prometheus; nil without the plugin.
+	exporter *rabbit.Exporter
+	amqp     *amqpPool
+	now      func() time.Time
 
 	mu sync.Mutex
 	// known are the DLQs of the last successful management poll, measured
@@ -86,6 +93,7 @@ type Source struct {
 	// oldest ages.
 	backlogs map[vhostName]backlog
 	version  string // the broker's, as last logged
+	plugin   pluginState
 }
 
 // New creates a source; it does not connect until the first poll.
@@ -97,10 +105,11 @@ func New(opts Options) (*Source, error) {
 		return nil, errors.New("rabbitmq source: no cluster")
 	}
 	s := &Source{
-		opts: opts,
-		log:  opts.Logger.With("broker", "rabbitmq", "cluster", opts.Cluster.Name()),
-		mgmt: opts.Cluster.Management(),
-		now:  time.Now,
+		opts:     opts,
+		log:      opts.Logger.With("broker", "rabbitmq", "cluster", opts.Cluster.Name()),
+		mgmt:     opts.Cluster.Management(),
+		exporter: opts.Cluster.Exporter(),
+		now:      time.Now,
 	}
 	s.amqp = newAMQPPool(opts.Cluster, s.log)
 	return s, nil
@@ -186,7 +195,7 @@ func (s *Source) noteVersion(ctx context.Context) {
 }
 
 func (s *Source) pollManagement(ctx context.Context, snap *queue.Snapshot) error {
-	v, err := s.readManagement(ctx)
+	v, err := s.readView(ctx, snap.Time)
 	if err != nil {
 		s.mu.Lock()
 		known := s.known

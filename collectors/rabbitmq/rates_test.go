@@ -73,7 +73,13 @@ func TestRatesOfARealProducerAndConsumer(t *testing.T) {
 		}
 	})
 
-	src := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"}, Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern})
+	// A listing every poll: a rate between listings is off by up to the
+	// broker's 5 s counter refresh at each end, which a 30 s window of
+	// listings 5 s apart would not hold within 10 % (it does over the
+	// minutes a 15 s poll interval spans; alerts tests the arithmetic).
+	// Depths still come from rabbitmq_prometheus.
+	src := newSource(t, config.RabbitMQ{ManagementURL: testenv.ManagementURL, ManagementUsername: "guest", ManagementPassword: "guest"},
+		Options{VHosts: []string{vh}, DLQNamePattern: testNamePattern, ListEvery: 1})
 	// The window starts once the listing shows a backlog: a window in
 	// which ready messages touched zero is healthy whatever the trend.
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(200 * time.Millisecond) {
@@ -111,9 +117,12 @@ func TestRatesOfARealProducerAndConsumer(t *testing.T) {
 
 // TestStallOfARealConsumerThatFinishesNothing: a consumer with prefetch 2
 // takes two of twenty messages and never acknowledges them; once the
-// listing shows them unacknowledged, a window of twelve polls a second
+// listing shows them unacknowledged, a window of sixteen polls a second
 // apart sees neither deliveries nor acknowledgements move while messages
-// are ready, and the queue is stall with the sentence that says so.
+// are ready, and the queue is stall with the sentence that says so. The
+// polls between listings take depths from rabbitmq_prometheus and carry
+// the last listing's counters: sixteen polls hold listings more than two
+// statistics refreshes (10 s) apart, which stall needs.
 func TestStallOfARealConsumerThatFinishesNothing(t *testing.T) {
 	a := requireRabbit(t)
 	vh := a.VHost("stall")
@@ -140,7 +149,7 @@ func TestStallOfARealConsumerThatFinishesNothing(t *testing.T) {
 			t.Fatal("the management API never showed the two deliveries")
 		}
 	}
-	const window = 12
+	const window = 16
 	ev := alerts.NewEvaluator(alerts.StatusOptions{Window: window, HysteresisPolls: 1}) // the judgement, not its hysteresis
 	var q queue.Queue
 	for range window {

@@ -9,7 +9,9 @@
 // DLQ), then measures, one after the other so none takes CPU from another:
 //
 //   - queuewatch's first poll (pages: the vhost's size is not known yet)
-//     and its steady polls (one streamed request);
+//     and its steady polls, by path: a management listing (one streamed
+//     request, every fifth poll) or rabbitmq_prometheus alone (the others),
+//     and the mean poll over a cycle of 5, 10 and 20 polls (list_every);
 //   - the management API's queue listing alone: unpaged, one page of 500,
 //     and unpaged with the topology columns only;
 //   - the scrape /metrics/detailed?vhost=…&family=queue_coarse_metrics&family=queue_consumer_count
@@ -17,8 +19,9 @@
 //
 // each with its wall time, queuewatch's own CPU (getrusage), the node's
 // CPU (beam.smp's utime+stime from /proc, less its idle rate measured
-// first) and the bytes on the wire (through a counting TCP proxy). The
-// vhost is deleted at the end.
+// first) and the bytes on the wire (through a counting TCP proxy). It
+// prints the ratios of queuewatch's CPU, wall time and node CPU to the
+// plugin scrape's. The vhost is deleted at the end.
 //
 // Usage:
 //

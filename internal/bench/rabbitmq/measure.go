@@ -37,7 +37,8 @@ type result struct {
 }
 
 // measure runs each reader in turn: queuewatch's first poll, its steady
-// polls, then the plugin scrapes.
+// polls (listEvery cycles: a management listing, then polls served by
+// rabbitmq_prometheus), then the listing alone and the plugin scrapes.
 func measure(ctx context.Context, node int, rounds int) (*result, error) {
 	r := &result{}
 	idle, err := idleRate(node, 10*time.Second)
@@ -49,27 +50,42 @@ func measure(ctx context.Context, node int, rounds int) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	src, err := newSource("http://" + mp.addr)
+	pp, err := newProxy("127.0.0.1:15692")
+	if err != nil {
+		return nil, err
+	}
+	src, cl, err := newSource("http://"+mp.addr, "http://"+pp.addr)
 	if err != nil {
 		return nil, err
 	}
 	defer src.Close()
+	both := multiProxy{mp, pp}
+	var lastKind string
 	pollOnce := func() (int, error) {
+		listed := cl.Management().Requests()
 		snap, err := src.Poll(ctx)
 		if err != nil {
 			return 0, err
 		}
+		lastKind = kindListing
+		if cl.Management().Requests() == listed {
+			lastKind = kindPlugin
+		}
 		return len(snap.Queues), nil
 	}
-	first, err := timed(node, idle, mp, 1, "queuewatch first poll (paged)", pollOnce)
+	first, err := timed(node, idle, both, 1, "queuewatch first poll (paged listing)", pollOnce)
 	if err != nil {
 		return nil, err
 	}
-	steady, err := timed(node, idle, mp, rounds, "queuewatch steady poll (1 request)", pollOnce)
+	r.costs = append(r.costs, first)
+	byKind, err := steadyPolls(node, idle, both, rounds, pollOnce, func() string { return lastKind })
 	if err != nil {
 		return nil, err
 	}
-	r.costs = append(r.costs, first, steady)
+	r.costs = append(r.costs, byKind[kindListing], byKind[kindPlugin])
+	for _, every := range listEvery {
+		r.costs = append(r.costs, cycle(byKind, every))
+	}
 	for _, l := range listings {
 		get := func() (int, error) { return getListing(ctx, mp.addr, l.query) }
 		c, err := timed(node, idle, mp, rounds, l.name, get)
@@ -77,10 +93,6 @@ func measure(ctx context.Context, node int, rounds int) (*result, error) {
 			return nil, err
 		}
 		r.costs = append(r.costs, c)
-	}
-	pp, err := newProxy("127.0.0.1:15692")
-	if err != nil {
-		return nil, err
 	}
 	for _, fam := range [][]string{{"queue_coarse_metrics", "queue_consumer_count"}, {"queue_metrics"}} {
 		scrape := func() (int, error) { return scrapeDetailed(ctx, pp.addr, fam) }
@@ -93,6 +105,52 @@ func measure(ctx context.Context, node int, rounds int) (*result, error) {
 	return r, nil
 }
 
+// listEvery are the cycles whose mean poll is shown: the default listing
+// every fifth poll, and list_every 10 and 20 computed from the same polls.
+var listEvery = []int{collector.DefaultListEvery, 10, 20}
+
+// The two kinds of steady poll.
+const (
+	kindListing = "queuewatch steady poll, management listing"
+	kindPlugin  = "queuewatch steady poll, rabbitmq_prometheus"
+)
+
+// steadyPolls runs rounds cycles of the source's polls and keeps the
+// medians of each kind (kind tells the last poll's).
+func steadyPolls(node int, idle time.Duration, p counter, rounds int, poll func() (int, error), kind func() string) (map[string]cost, error) {
+	samples := map[string][]sample{}
+	items := 0
+	for range rounds * collector.DefaultListEvery {
+		sm, n, err := once(node, idle, p, poll)
+		if err != nil {
+			return nil, fmt.Errorf("steady poll: %w", err)
+		}
+		items = n
+		samples[kind()] = append(samples[kind()], sm)
+	}
+	out := map[string]cost{}
+	for _, k := range []string{kindListing, kindPlugin} {
+		if len(samples[k]) == 0 {
+			return nil, fmt.Errorf("no %s among %d polls", k, rounds*collector.DefaultListEvery)
+		}
+		out[k] = medians(k, samples[k], items)
+		log.Printf("%s: %d polls, %+v", k, len(samples[k]), out[k])
+	}
+	return out, nil
+}
+
+// cycle is the mean cost of one poll over a cycle of every polls: one
+// listing and every-1 polls served by the plugin.
+func cycle(byKind map[string]cost, every int) cost {
+	l, p := byKind[kindListing], byKind[kindPlugin]
+	mean := func(a, b time.Duration) time.Duration { return (a + time.Duration(every-1)*b) / time.Duration(every) }
+	return cost{
+		name: fmt.Sprintf("queuewatch steady poll, mean of 1 listing + %d plugin", every-1),
+		wall: mean(l.wall, p.wall), self: mean(l.self, p.self), cpu: mean(l.cpu, p.cpu), raw: mean(l.raw, p.raw),
+		bytes: (l.bytes + int64(every-1)*p.bytes) / int64(every), items: p.items,
+	}
+}
+
 // listings are the management API's queue listing alone, as queuewatch's
 // steady poll sends it, paged, and with only the topology columns (the
 // floor of any listing).
@@ -103,7 +161,7 @@ var listings = []struct{ name, query string }{
 }
 
 // pollColumns are brokers/rabbitmq's queueColumns.
-const pollColumns = "name,vhost,type,policy,arguments,effective_policy_definition," +
+const pollColumns = "name,vhost,node,type,policy,arguments,effective_policy_definition," +
 	"messages_ready,messages_unacknowledged,consumers,head_message_timestamp,state," +
 	"consumer_utilisation,message_stats.publish,message_stats.ack,message_stats.deliver_no_ack," +
 	"message_stats.get_no_ack,message_stats.deliver_get"
@@ -129,43 +187,74 @@ func getListing(ctx context.Context, addr, query string) (int, error) {
 	return strings.Count(string(b), `"name":`), err
 }
 
-func newSource(mgmt string) (*collector.Source, error) {
+func newSource(mgmt, plugin string) (*collector.Source, *rabbit.Cluster, error) {
 	cl, err := rabbit.New(config.RabbitMQ{
-		Name: "bench", URL: amqpURL, ManagementURL: mgmt,
+		Name: "bench", URL: amqpURL, ManagementURL: mgmt, PrometheusURL: plugin,
 		ManagementUsername: "guest", ManagementPassword: "guest",
 	})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return collector.New(collector.Options{Cluster: cl, VHosts: []string{benchVHost}})
+	src, err := collector.New(collector.Options{Cluster: cl, VHosts: []string{benchVHost}})
+	return src, cl, err
+}
+
+// sample is one run of a reader.
+type sample struct{ wall, self, cpu, raw, bytes int64 }
+
+// counter is what counts the bytes on the wire: one proxy or several.
+type counter interface{ total() int64 }
+
+// once runs f and measures it.
+func once(node int, idle time.Duration, p counter, f func() (int, error)) (sample, int, error) {
+	n0, s0, b0 := nodeCPU(node), selfCPU(), p.total()
+	t0 := time.Now()
+	n, err := f()
+	wall := time.Since(t0)
+	if err != nil {
+		return sample{}, 0, err
+	}
+	raw := nodeCPU(node) - n0
+	netCPU := raw - time.Duration(float64(idle)*wall.Seconds())
+	sm := sample{wall: int64(wall), self: int64(selfCPU() - s0), cpu: int64(netCPU), raw: int64(raw), bytes: p.total() - b0}
+	time.Sleep(time.Second) // let the node's statistics settle between rounds
+	return sm, n, nil
 }
 
 // timed runs f rounds times and keeps the median of each measure.
-func timed(node int, idle time.Duration, p *proxy, rounds int, name string, f func() (int, error)) (cost, error) {
-	var walls, selfs, cpus, raws, sizes []int64
+func timed(node int, idle time.Duration, p counter, rounds int, name string, f func() (int, error)) (cost, error) {
+	var samples []sample
 	var items int
 	for range rounds {
-		n0, s0, b0 := nodeCPU(node), selfCPU(), p.bytes.Load()
-		t0 := time.Now()
-		n, err := f()
-		wall := time.Since(t0)
+		sm, n, err := once(node, idle, p, f)
 		if err != nil {
 			return cost{}, fmt.Errorf("%s: %w", name, err)
 		}
-		items = n
-		raw := nodeCPU(node) - n0
-		netCPU := raw - time.Duration(float64(idle)*wall.Seconds())
-		walls, selfs, cpus = append(walls, int64(wall)), append(selfs, int64(selfCPU()-s0)), append(cpus, int64(netCPU))
-		raws = append(raws, int64(raw))
-		sizes = append(sizes, p.bytes.Load()-b0)
-		time.Sleep(time.Second) // let the node's statistics settle between rounds
+		samples, items = append(samples, sm), n
 	}
-	c := cost{
-		name: name, wall: time.Duration(median(walls)), self: time.Duration(median(selfs)),
-		cpu: time.Duration(median(cpus)), raw: time.Duration(median(raws)), bytes: median(sizes), items: items,
-	}
+	c := medians(name, samples, items)
 	log.Printf("%s: %+v", name, c)
 	return c, nil
+}
+
+// medians is the cost with the median of each measure over samples.
+func medians(name string, samples []sample, items int) cost {
+	pick := func(f func(sample) int64) int64 {
+		v := make([]int64, len(samples))
+		for i, sm := range samples {
+			v[i] = f(sm)
+		}
+		return median(v)
+	}
+	return cost{
+		name:  name,
+		wall:  time.Duration(pick(func(s sample) int64 { return s.wall })),
+		self:  time.Duration(pick(func(s sample) int64 { return s.self })),
+		cpu:   time.Duration(pick(func(s sample) int64 { return s.cpu })),
+		raw:   time.Duration(pick(func(s sample) int64 { return s.raw })),
+		bytes: pick(func(s sample) int64 { return s.bytes }),
+		items: items,
+	}
 }
 
 func median(v []int64) int64 {
@@ -265,6 +354,19 @@ type proxy struct {
 	bytes atomic.Int64
 }
 
+func (p *proxy) total() int64 { return p.bytes.Load() }
+
+// multiProxy counts the bytes of several proxies.
+type multiProxy []*proxy
+
+func (m multiProxy) total() int64 {
+	var n int64
+	for _, p := range m {
+		n += p.total()
+	}
+	return n
+}
+
 func newProxy(target string) (*proxy, error) {
 	var lc net.ListenConfig
 	ln, err := lc.Listen(context.Background(), "tcp", "127.0.0.1:0")
@@ -323,11 +425,16 @@ func (r *result) print(w io.Writer, queues int) {
 			c.cpu.Seconds(), c.raw.Seconds(), 4*c.cpu.Seconds(), c.bytes/1000, c.items)
 	}
 	_ = tw.Flush()
-	q, p := r.costs[1], r.costs[2+len(listings)]
-	fmt.Fprintf(w, "\nratios, queuewatch steady poll ÷ plugin scrape (coarse+consumers): wall %.2f×, node CPU %.2f× (raw %.2f×), bytes %.2f×\n",
-		ratio(q.wall, p.wall), ratio(q.cpu, p.cpu), ratio(q.raw, p.raw), float64(q.bytes)/float64(max(p.bytes, 1)))
-	fmt.Fprintf(w, "queuewatch CPU per poll %.2f s; node CPU-s/min incl. idle: queuewatch %.2f, plugin %.2f (%.2f×)\n",
-		q.self.Seconds(), r.idlePerMin.Seconds()+4*q.cpu.Seconds(), r.idlePerMin.Seconds()+4*p.cpu.Seconds(),
+	steady := r.costs[1 : 3+len(listEvery)]
+	p := r.costs[3+len(listEvery)+len(listings)]
+	fmt.Fprintln(w, "\nratios to the plugin scrape (coarse+consumers): queuewatch CPU, wall, node CPU (raw), bytes")
+	for _, q := range steady {
+		fmt.Fprintf(w, "  %s: CPU %.2f×, wall %.2f×, node CPU %.2f× (raw %.2f×), bytes %.2f×\n", q.name,
+			ratio(q.self, p.self), ratio(q.wall, p.wall), ratio(q.cpu, p.cpu), ratio(q.raw, p.raw), float64(q.bytes)/float64(max(p.bytes, 1)))
+	}
+	q := r.costs[3] // the default cycle
+	fmt.Fprintf(w, "node CPU-s/min at 15 s incl. idle: queuewatch %.2f (list every %d), plugin %.2f (%.2f×)\n",
+		r.idlePerMin.Seconds()+4*q.cpu.Seconds(), collector.DefaultListEvery, r.idlePerMin.Seconds()+4*p.cpu.Seconds(),
 		(r.idlePerMin.Seconds()+4*q.cpu.Seconds())/(r.idlePerMin.Seconds()+4*p.cpu.Seconds()))
 }
 
