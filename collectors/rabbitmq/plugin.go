@@ -154,8 +154,12 @@ const errSetChanged = "the set of queues changed"
 // a listing. What the plugin does not show is kept from the listing:
 // type, arguments, policy and the message_stats counters (which stay
 // stamped with the listing's time, so rates are deltas between listings).
-// A head timestamp is kept only while the ready count has not fallen below
-// the listing's: once messages left, the head the listing saw may be gone.
+// A head timestamp is kept only while nothing can have taken the head the
+// listing saw: no consumer at the listing or now, and the ready count not
+// below the listing's. A queue with consumers has a new head every few
+// messages while its ready count holds steady; its listing's head would
+// age on every poll until the next listing, a lag that is not there, so
+// its head age is unknown between listings.
 func mergeDepths(last *view, d *rabbit.Depths) (*view, string) {
 	for _, q := range last.queues {
 		if q.Node != "" && q.Node != d.Node {
@@ -171,7 +175,8 @@ func mergeDepths(last *view, d *rabbit.Depths) (*view, string) {
 		if !ok {
 			return nil, errSetChanged
 		}
-		if q.HeadTimestamp != nil && (dq.Ready == 0 || q.Ready == nil || dq.Ready < *q.Ready) {
+		consumed := dq.Consumers > 0 || q.Consumers == nil || *q.Consumers > 0
+		if q.HeadTimestamp != nil && (consumed || dq.Ready == 0 || q.Ready == nil || dq.Ready < *q.Ready) {
 			q.HeadTimestamp = nil
 		}
 		if dq.Consumers == 0 {

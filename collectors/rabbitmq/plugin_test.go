@@ -203,25 +203,30 @@ func TestPluginThatCannotSeeEveryQueue(t *testing.T) {
 // queues refuses the merge.
 func TestMergeDepths(t *testing.T) {
 	n := func(v int64) *int64 { return &v }
+	none, one := 0, 1
 	ts := 1700000000.0
 	last := &view{
 		queues: []rabbit.Queue{
-			{Name: "a", VHost: "v", Node: "rabbit@n1", Ready: n(5), HeadTimestamp: &ts},
-			{Name: "b", VHost: "v", Node: "rabbit@n1", Ready: n(5), HeadTimestamp: &ts},
+			{Name: "a", VHost: "v", Node: "rabbit@n1", Ready: n(5), Consumers: &none, HeadTimestamp: &ts},
+			{Name: "b", VHost: "v", Node: "rabbit@n1", Ready: n(5), Consumers: &none, HeadTimestamp: &ts},
+			{Name: "c", VHost: "v", Node: "rabbit@n1", Ready: n(5), Consumers: &one, HeadTimestamp: &ts},
 		},
 		listedAt: time.Unix(100, 0),
 		partial:  []string{`vhost "gone": not found`},
 	}
-	got, why := mergeDepths(last, depths("rabbit@n1", map[string][3]int64{"a": {7, 1, 2}, "b": {4, 0, 0}}))
+	got, why := mergeDepths(last, depths("rabbit@n1", map[string][3]int64{"a": {7, 1, 0}, "b": {4, 0, 0}, "c": {5, 0, 1}}))
 	if got == nil {
 		t.Fatal(why)
 	}
-	a, b := got.queues[0], got.queues[1]
-	if *a.Ready != 7 || *a.Unacked != 1 || *a.Consumers != 2 || a.HeadTimestamp == nil {
-		t.Errorf("a: %d/%d/%d head %v; want 7/1/2 with the listing's head", *a.Ready, *a.Unacked, *a.Consumers, a.HeadTimestamp)
+	a, b, c := got.queues[0], got.queues[1], got.queues[2]
+	if *a.Ready != 7 || *a.Unacked != 1 || *a.Consumers != 0 || a.HeadTimestamp == nil {
+		t.Errorf("a: %d/%d/%d head %v; want 7/1/0 with the listing's head", *a.Ready, *a.Unacked, *a.Consumers, a.HeadTimestamp)
 	}
 	if *b.Ready != 4 || b.HeadTimestamp != nil {
 		t.Errorf("b: %d ready, head %v; want 4 and no head (a message left)", *b.Ready, b.HeadTimestamp)
+	}
+	if *c.Ready != 5 || c.HeadTimestamp != nil {
+		t.Errorf("c: %d ready, head %v; want 5 and no head (a consumer may have taken it)", *c.Ready, c.HeadTimestamp)
 	}
 	if !slices.Equal(got.partial, last.partial) {
 		t.Errorf("partial %q, want the listing's %q", got.partial, last.partial)
