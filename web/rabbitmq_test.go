@@ -23,6 +23,8 @@ const (
 // slower than producing, dead-lettering into orders.dlq), orders.dlq (a
 // DLQ without consumers: not judged), billing (stop: no consumer) and a
 // stalled queue with an odd name in an odd vhost, with a reader history.
+// orders.dlq has a message TTL of a day and a head 23h 20m old: its
+// oldest letter is deleted in 40m.
 func rabbitServer() *Server {
 	now := time.Now()
 	return New(Options{
@@ -35,7 +37,10 @@ func rabbitServer() *Server {
 					Utilisation: 0.42, HasUtilisation: true, DeadLetterExchange: "dlx", HasDeadLetter: true,
 					Status: queue.StatusOK, ETA: queue.ETA{Known: true, FallingBehind: true, Rates: true, ConsumeRate: 20, ProduceRate: 50},
 				},
-				{Cluster: "main", VHost: "/", Name: "orders.dlq", Type: "classic", Ready: 5, Status: queue.StatusOK, StatusReason: queue.DLQReason},
+				{
+					Cluster: "main", VHost: "/", Name: "orders.dlq", Type: "classic", Ready: 5, Status: queue.StatusOK, StatusReason: queue.DLQReason,
+					MessageTTL: 24 * time.Hour, HeadMessageAge: 23*time.Hour + 20*time.Minute, HasHeadAge: true,
+				},
 				{
 					Cluster: "main", VHost: "/", Name: "billing", Type: "classic", Ready: 12,
 					Status: queue.StatusStop, StatusReason: "no consumer since 05:09 UTC (1h 14m), 12 ready", StatusSince: now.Add(-74 * time.Minute),

@@ -45,12 +45,15 @@ func sqsServer() *Server {
 					OldestAge: 754 * time.Second, OldestAgeBasis: queue.SQSAgeCloudWatch,
 					StatusReason: "in flight at the SQS limit of 120,000: receives fail until some are deleted",
 				},
-				{Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, Status: queue.StatusOK},
+				{
+					Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, DLQ: true, Visible: 2, Status: queue.StatusOK,
+					Retention: time.Hour, OldestAge: 20 * time.Minute, OldestAgeBasis: queue.SQSAgeCloudWatch, // deleted in 40m
+				},
 				{Cluster: "prod-eu", Name: "locked", Err: "get queue attributes locked: AccessDenied", Status: queue.StatusOK},
 			},
 			DLQs: []queue.DLQ{
 				{Broker: queue.SQS, Cluster: "prod-eu", Name: "orders-dlq", Sources: []string{"orders", "gone"}, Detection: queue.DetectedTopology, Messages: 7},
-				{Broker: queue.SQS, Cluster: "prod-eu", Name: "pay-dlq.fifo", Sources: []string{"pay.fifo"}, Detection: queue.DetectedTopology},
+				{Broker: queue.SQS, Cluster: "prod-eu", Name: "pay-dlq.fifo", Sources: []string{"pay.fifo"}, Detection: queue.DetectedTopology, Messages: 2},
 			},
 		}}, statuses: []queue.SourceStatus{
 			{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now},

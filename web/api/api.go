@@ -14,27 +14,30 @@ import (
 
 // GroupJSON is a consumer group in API responses.
 type GroupJSON struct {
-	Cluster       string          `json:"cluster"`
-	Group         string          `json:"group"`
-	State         string          `json:"state"`
-	Type          string          `json:"type"`
-	Protocol      string          `json:"protocol"`
-	Members       int             `json:"members"`
-	Status        queue.Status    `json:"status"`
-	StatusReason  string          `json:"status_reason,omitempty"`
-	StatusSince   *time.Time      `json:"status_since,omitempty"`
-	Lag           int64           `json:"lag"`
-	MaxLagSeconds *float64        `json:"max_lag_seconds"` // nil while pending
-	Pending       bool            `json:"lag_seconds_pending,omitempty"`
-	ETASeconds    *float64        `json:"eta_seconds,omitempty"`
-	FallingBehind bool            `json:"falling_behind,omitempty"`
-	ConsumeRate   *float64        `json:"consume_rate,omitempty"` // messages/s over the status window
-	ProduceRate   *float64        `json:"produce_rate,omitempty"`
-	Error         string          `json:"error,omitempty"`
-	Topics        []topicJSON     `json:"topics,omitempty"`
-	Culprits      []CulpritJSON   `json:"culprits,omitempty"`
-	Partitions    []PartitionJSON `json:"partitions,omitempty"`
-	History       []historyJSON   `json:"history,omitempty"`
+	Cluster       string       `json:"cluster"`
+	Group         string       `json:"group"`
+	State         string       `json:"state"`
+	Type          string       `json:"type"`
+	Protocol      string       `json:"protocol"`
+	Members       int          `json:"members"`
+	Status        queue.Status `json:"status"`
+	StatusReason  string       `json:"status_reason,omitempty"`
+	StatusSince   *time.Time   `json:"status_since,omitempty"`
+	Lag           int64        `json:"lag"`
+	MaxLagSeconds *float64     `json:"max_lag_seconds"` // nil while pending
+	Pending       bool         `json:"lag_seconds_pending,omitempty"`
+	ETASeconds    *float64     `json:"eta_seconds,omitempty"`
+	FallingBehind bool         `json:"falling_behind,omitempty"`
+	ConsumeRate   *float64     `json:"consume_rate,omitempty"` // messages/s over the status window
+	ProduceRate   *float64     `json:"produce_rate,omitempty"`
+	Error         string       `json:"error,omitempty"`
+	// RetentionHeadroom is the soonest over the group's lagging
+	// partitions; absent when unknown.
+	RetentionHeadroom *HeadroomJSON   `json:"retention_headroom,omitempty"`
+	Topics            []topicJSON     `json:"topics,omitempty"`
+	Culprits          []CulpritJSON   `json:"culprits,omitempty"`
+	Partitions        []PartitionJSON `json:"partitions,omitempty"`
+	History           []historyJSON   `json:"history,omitempty"`
 }
 
 type topicJSON struct {
@@ -116,6 +119,7 @@ func toGroupJSON(g *queue.ConsumerGroup) GroupJSON {
 		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
 		Members: g.Members, Status: g.EffectiveStatus(), StatusReason: g.EffectiveReason(),
 		StatusSince: view.SinceJSON(g.StatusSince), Lag: g.TotalLag(), Error: g.Err,
+		RetentionHeadroom: toHeadroomJSON(g.Headroom),
 	}
 	out.MaxLagSeconds, out.Pending = knownSeconds(g.MaxLagSeconds(), g.LagSecondsPending())
 	if g.ETA.Rates {
