@@ -184,3 +184,37 @@ func TestRabbitMQQueueAPI(t *testing.T) {
 		t.Errorf("history %v", hist.History)
 	}
 }
+
+// TestRabbitMQDLQHeadroom: a DLQ whose oldest letter its queue's message
+// TTL deletes within alerts.retention_headroom_low says so in its page's
+// header, refreshed with it; beyond that the figure is only a fact, and a
+// DLQ whose poll tells nothing of its retention (a Kafka DLT) shows
+// neither.
+func TestRabbitMQDLQHeadroom(t *testing.T) {
+	page := "/dlq/" + url.PathEscape((queue.DLQRef{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq"}).ID())
+	sentence := html.EscapeString("The broker's retention: the oldest pending dead letter is deleted in 40m (message TTL 1d). Replay or move what must be kept.")
+	fact := `title="oldest pending dead letter is deleted in 40m (message TTL 1d)">40m</dd>`
+	s := rabbitServer()
+	for _, target := range []string{page, page + "?partial=1"} {
+		body := do(t, s, "GET", target).Body.String()
+		head := body[strings.Index(body, `id="dhead"`):]
+		head = head[:strings.Index(head, "</section>")]
+		if !strings.Contains(head, `id="dlq-headroom"`) || !strings.Contains(head, sentence) {
+			t.Errorf("%s: the header does not say when the oldest letter is deleted:\n%s", target, head)
+		}
+		if !strings.Contains(head, fact) {
+			t.Errorf("%s: the header's facts lack the headroom %q", target, fact)
+		}
+	}
+
+	// With a threshold of 30m, 40m is no warning, but still a fact.
+	calm := New(Options{Monitor: s.opts.Monitor, HeadroomLow: 30 * time.Minute})
+	body := do(t, calm, "GET", page).Body.String()
+	if strings.Contains(body, `id="dlq-headroom"`) || !strings.Contains(body, fact) {
+		t.Errorf("40m with retention_headroom_low 30m: want the fact and no banner")
+	}
+	kafka := do(t, testServer(true), "GET", "/dlq/"+url.PathEscape("kafka:prod::orders.DLT")).Body.String()
+	if !strings.Contains(kafka, `id="dhead"`) || strings.Contains(kafka, "retention headroom") || strings.Contains(kafka, `id="dlq-headroom"`) {
+		t.Error("a Kafka DLT, whose retention the poll does not know, shows a headroom")
+	}
+}
