@@ -64,7 +64,7 @@ func TestDLQHeadroom(t *testing.T) {
 		d    DLQ
 		want string
 	}{
-		{"rabbitmq ttl", rabbit, DLQ{VHost: "/", Name: "orders.dlq"}, "oldest pending dead letter is deleted in 1h (message TTL 1d)"},
+		{"rabbitmq ttl", rabbit, DLQ{VHost: "/", Name: "orders.dlq"}, "oldest pending dead letter is deleted in 1h (message TTL 1d, or later: the age is from the publish, RabbitMQ's TTL from the dead-lettering)"},
 		{"rabbitmq other vhost", rabbit, DLQ{VHost: "other", Name: "orders.dlq"}, ""},
 		{"rabbitmq dead-letters on", rabbit, DLQ{VHost: "/", Name: "retry.dlq"}, ""},
 		{"sqs", sqs, DLQ{Name: "orders-dlq"}, "oldest pending dead letter (seen while browsing) is deleted in 40m (MessageRetentionPeriod 4h, from the original enqueue)"},

@@ -192,8 +192,8 @@ func TestRabbitMQQueueAPI(t *testing.T) {
 // neither.
 func TestRabbitMQDLQHeadroom(t *testing.T) {
 	page := "/dlq/" + url.PathEscape((queue.DLQRef{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq"}).ID())
-	sentence := html.EscapeString("The broker's retention: the oldest pending dead letter is deleted in 40m (message TTL 1d). Replay or move what must be kept.")
-	fact := `title="oldest pending dead letter is deleted in 40m (message TTL 1d)">40m</dd>`
+	sentence := html.EscapeString("The broker's retention: the oldest pending dead letter is deleted in 40m (message TTL 1d, or later: the age is from the publish, RabbitMQ's TTL from the dead-lettering). Replay or move what must be kept.")
+	fact := `title="oldest pending dead letter is deleted in 40m (message TTL 1d, or later: the age is from the publish, RabbitMQ&#39;s TTL from the dead-lettering)">40m</dd>`
 	s := rabbitServer()
 	for _, target := range []string{page, page + "?partial=1"} {
 		body := do(t, s, "GET", target).Body.String()
