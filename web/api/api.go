@@ -14,30 +14,31 @@ import (
 
 // GroupJSON is a consumer group in API responses.
 type GroupJSON struct {
-	Cluster       string       `json:"cluster"`
-	Group         string       `json:"group"`
-	State         string       `json:"state"`
-	Type          string       `json:"type"`
-	Protocol      string       `json:"protocol"`
-	Members       int          `json:"members"`
-	Status        queue.Status `json:"status"`
-	StatusReason  string       `json:"status_reason,omitempty"`
-	StatusSince   *time.Time   `json:"status_since,omitempty"`
-	Lag           int64        `json:"lag"`
-	MaxLagSeconds *float64     `json:"max_lag_seconds"` // nil while pending
-	Pending       bool         `json:"lag_seconds_pending,omitempty"`
-	ETASeconds    *float64     `json:"eta_seconds,omitempty"`
-	FallingBehind bool         `json:"falling_behind,omitempty"`
-	ConsumeRate   *float64     `json:"consume_rate,omitempty"` // messages/s over the status window
-	ProduceRate   *float64     `json:"produce_rate,omitempty"`
-	Error         string       `json:"error,omitempty"`
+	Cluster       string          `json:"cluster"`
+	Group         string          `json:"group"`
+	State         string          `json:"state"`
+	Type          string          `json:"type"`
+	Protocol      string          `json:"protocol"`
+	Members       int             `json:"members"`
+	Status        queue.Status    `json:"status"`
+	StatusReason  string          `json:"status_reason,omitempty"`
+	StatusSince   *time.Time      `json:"status_since,omitempty"`
+	Lag           int64           `json:"lag"`
+	MaxLagSeconds *float64        `json:"max_lag_seconds"` // nil while pending
+	Pending       bool            `json:"lag_seconds_pending,omitempty"`
+	ETASeconds    *float64        `json:"eta_seconds,omitempty"`
+	FallingBehind bool            `json:"falling_behind,omitempty"`
+	ConsumeRate   *float64        `json:"consume_rate,omitempty"` // messages/s over the status window
+	ProduceRate   *float64        `json:"produce_rate,omitempty"`
+	Error         string          `json:"error,omitempty"`
+	Topics        []topicJSON     `json:"topics,omitempty"`
+	Culprits      []CulpritJSON   `json:"culprits,omitempty"`
+	Partitions    []PartitionJSON `json:"partitions,omitempty"`
+	History       []historyJSON   `json:"history,omitempty"`
+
 	// RetentionHeadroom is the soonest over the group's lagging
 	// partitions; absent when unknown.
-	RetentionHeadroom *HeadroomJSON   `json:"retention_headroom,omitempty"`
-	Topics            []topicJSON     `json:"topics,omitempty"`
-	Culprits          []CulpritJSON   `json:"culprits,omitempty"`
-	Partitions        []PartitionJSON `json:"partitions,omitempty"`
-	History           []historyJSON   `json:"history,omitempty"`
+	RetentionHeadroom *HeadroomJSON `json:"retention_headroom,omitempty"`
 }
 
 type topicJSON struct {
