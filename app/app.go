@@ -138,7 +138,7 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 		DLQs: dlqs, ReplayRate: cfg.DLQ.ReplayRate, Offsets: resets,
 		Metrics:    col.Handler(process),
 		ShardOwner: shardOwners(cfg), Inspect: inspector,
-		GrafanaURL: cfg.GrafanaURL,
+		GrafanaURL: cfg.GrafanaURL, HeadroomLow: cfg.Alerts.RetentionHeadroomLow,
 	})
 
 	var lc net.ListenConfig

@@ -114,3 +114,33 @@ func (h Headroom) Sentence(noun string) string {
 	}
 	return s
 }
+
+// DLQHeadroom is how long until the broker deletes d's oldest dead letter,
+// as d's own queue in s (d's poll) tells it: the RetentionHeadroom of a
+// RabbitMQ DLQ queue (its message TTL or max-length; none when it
+// dead-letters in turn, as its expired letters are then moved, not lost;
+// the TTL against the head's publish timestamp, so at the earliest)
+// or of an SQS DLQ queue (MessageRetentionPeriod, from the original
+// enqueue for a standard queue). A DLQ that is no queue of its poll has
+// none: a Kafka DLT's retention.ms is read only for the topics lagging
+// groups read, and a JetStream DLQ's letters live in the dead-letter
+// stream, whose limits the DLQ does not carry.
+//
+// Worked example: an SQS DLQ with a retention of 4h whose oldest letter
+// was seen while browsing 3h 20m old: 40m.
+func (s *Snapshot) DLQHeadroom(d *DLQ) Headroom {
+	if q, ok := s.Queue(d.VHost, d.Name); ok {
+		h := q.RetentionHeadroom()
+		if h.Known && !h.Projected {
+			// The head's age is from its publisher's timestamp, but
+			// RabbitMQ counts a DLQ's TTL from the dead-lettering: the
+			// figure is the earliest the letter may go.
+			h.Limit += ", or later: the age is from the publish, RabbitMQ's TTL from the dead-lettering"
+		}
+		return h
+	}
+	if q, ok := s.SQSQueue(d.Name); ok {
+		return q.RetentionHeadroom()
+	}
+	return Headroom{}
+}

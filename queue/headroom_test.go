@@ -68,3 +68,34 @@ func TestHeadroomAtRisk(t *testing.T) {
 		}
 	}
 }
+
+// TestDLQHeadroom: a DLQ's headroom is its own queue's, found in its
+// poll by vhost and name; a DLQ that is no queue there has none.
+func TestDLQHeadroom(t *testing.T) {
+	rabbit := &Snapshot{Broker: RabbitMQ, Queues: []Queue{
+		{VHost: "/", Name: "orders.dlq", Ready: 5, MessageTTL: 24 * time.Hour, HeadMessageAge: 23 * time.Hour, HasHeadAge: true},
+		{VHost: "other", Name: "orders.dlq", Ready: 5},
+		{VHost: "/", Name: "retry.dlq", Ready: 5, MessageTTL: time.Minute, HeadMessageAge: time.Second, HasHeadAge: true, HasDeadLetter: true},
+	}}
+	sqs := &Snapshot{Broker: SQS, SQSQueues: []SQSQueue{
+		{Name: "orders-dlq", DLQ: true, Visible: 7, Retention: 4 * time.Hour, OldestAge: 200 * time.Minute, OldestAgeBasis: SQSAgeBrowse},
+	}}
+	for _, tc := range []struct {
+		name string
+		snap *Snapshot
+		d    DLQ
+		want string
+	}{
+		{"rabbitmq ttl", rabbit, DLQ{VHost: "/", Name: "orders.dlq"}, "oldest pending dead letter is deleted in 1h (message TTL 1d, or later: the age is from the publish, RabbitMQ's TTL from the dead-lettering)"},
+		{"rabbitmq other vhost", rabbit, DLQ{VHost: "other", Name: "orders.dlq"}, ""},
+		{"rabbitmq dead-letters on", rabbit, DLQ{VHost: "/", Name: "retry.dlq"}, ""},
+		{"sqs", sqs, DLQ{Name: "orders-dlq"}, "oldest pending dead letter (seen while browsing) is deleted in 40m (MessageRetentionPeriod 4h, from the original enqueue)"},
+		{"kafka", &Snapshot{Broker: Kafka}, DLQ{Name: "orders.DLT"}, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.snap.DLQHeadroom(&tc.d).Sentence("dead letter"); got != tc.want {
+				t.Errorf("%q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -29,6 +29,7 @@ func natsServer() *Server {
 				{
 					Cluster: "local", Stream: "ORDERS", Name: "invoicing/stalled " + hostile, Pull: true, Pending: 7, AckPending: 3, MaxAckPending: 3,
 					DeliveredSeq: 3, LagSeconds: 90, HasLagSeconds: true, Status: queue.StatusStall,
+					Headroom:     queue.ProjectedHeadroom(600, 2, "max_msgs 1,000, discard old"),
 					StatusReason: "max_ack_pending reached: 3 delivered messages unacknowledged, so nothing more is delivered while 7 are pending",
 				},
 				{Cluster: "local", Stream: "ORDERS", Name: "mailer", Pending: 10, Status: queue.StatusStop, StatusReason: "no subscriber bound to its deliver subject since 05:09 UTC (1h 14m), 10 pending", StatusSince: now.Add(-74 * time.Minute)},

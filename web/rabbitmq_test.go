@@ -23,6 +23,8 @@ const (
 // slower than producing, dead-lettering into orders.dlq), orders.dlq (a
 // DLQ without consumers: not judged), billing (stop: no consumer) and a
 // stalled queue with an odd name in an odd vhost, with a reader history.
+// orders.dlq has a message TTL of a day and a head 23h 20m old: its
+// oldest letter is deleted in 40m.
 func rabbitServer() *Server {
 	now := time.Now()
 	return New(Options{
@@ -35,7 +37,10 @@ func rabbitServer() *Server {
 					Utilisation: 0.42, HasUtilisation: true, DeadLetterExchange: "dlx", HasDeadLetter: true,
 					Status: queue.StatusOK, ETA: queue.ETA{Known: true, FallingBehind: true, Rates: true, ConsumeRate: 20, ProduceRate: 50},
 				},
-				{Cluster: "main", VHost: "/", Name: "orders.dlq", Type: "classic", Ready: 5, Status: queue.StatusOK, StatusReason: queue.DLQReason},
+				{
+					Cluster: "main", VHost: "/", Name: "orders.dlq", Type: "classic", Ready: 5, Status: queue.StatusOK, StatusReason: queue.DLQReason,
+					MessageTTL: 24 * time.Hour, HeadMessageAge: 23*time.Hour + 20*time.Minute, HasHeadAge: true,
+				},
 				{
 					Cluster: "main", VHost: "/", Name: "billing", Type: "classic", Ready: 12,
 					Status: queue.StatusStop, StatusReason: "no consumer since 05:09 UTC (1h 14m), 12 ready", StatusSince: now.Add(-74 * time.Minute),
@@ -177,5 +182,39 @@ func TestRabbitMQQueueAPI(t *testing.T) {
 	}
 	if len(hist.History) == 0 || hist.History[len(hist.History)-1]["ready"] == nil {
 		t.Errorf("history %v", hist.History)
+	}
+}
+
+// TestRabbitMQDLQHeadroom: a DLQ whose oldest letter its queue's message
+// TTL deletes within alerts.retention_headroom_low says so in its page's
+// header, refreshed with it; beyond that the figure is only a fact, and a
+// DLQ whose poll tells nothing of its retention (a Kafka DLT) shows
+// neither.
+func TestRabbitMQDLQHeadroom(t *testing.T) {
+	page := "/dlq/" + url.PathEscape((queue.DLQRef{Broker: queue.RabbitMQ, Cluster: "main", VHost: "/", Name: "orders.dlq"}).ID())
+	sentence := html.EscapeString("The broker's retention: the oldest pending dead letter is deleted in 40m (message TTL 1d, or later: the age is from the publish, RabbitMQ's TTL from the dead-lettering). Replay or move what must be kept.")
+	fact := `title="oldest pending dead letter is deleted in 40m (message TTL 1d, or later: the age is from the publish, RabbitMQ&#39;s TTL from the dead-lettering)">40m</dd>`
+	s := rabbitServer()
+	for _, target := range []string{page, page + "?partial=1"} {
+		body := do(t, s, "GET", target).Body.String()
+		head := body[strings.Index(body, `id="dhead"`):]
+		head = head[:strings.Index(head, "</section>")]
+		if !strings.Contains(head, `id="dlq-headroom"`) || !strings.Contains(head, sentence) {
+			t.Errorf("%s: the header does not say when the oldest letter is deleted:\n%s", target, head)
+		}
+		if !strings.Contains(head, fact) {
+			t.Errorf("%s: the header's facts lack the headroom %q", target, fact)
+		}
+	}
+
+	// With a threshold of 30m, 40m is no warning, but still a fact.
+	calm := New(Options{Monitor: s.opts.Monitor, HeadroomLow: 30 * time.Minute})
+	body := do(t, calm, "GET", page).Body.String()
+	if strings.Contains(body, `id="dlq-headroom"`) || !strings.Contains(body, fact) {
+		t.Errorf("40m with retention_headroom_low 30m: want the fact and no banner")
+	}
+	kafka := do(t, testServer(true), "GET", "/dlq/"+url.PathEscape("kafka:prod::orders.DLT")).Body.String()
+	if !strings.Contains(kafka, `id="dhead"`) || strings.Contains(kafka, "retention headroom") || strings.Contains(kafka, `id="dlq-headroom"`) {
+		t.Error("a Kafka DLT, whose retention the poll does not know, shows a headroom")
 	}
 }

@@ -50,6 +50,7 @@ func testServer(ready bool) *Server {
 					ETA:        queue.ETA{Known: true, FallingBehind: true, Rates: true, ConsumeRate: 0, ProduceRate: 12.5},
 					Partitions: []queue.PartitionLag{{Topic: "orders", Partition: 0, Committed: 10, HasCommit: true, End: 110, Lag: 100, LagSeconds: 60}},
 					Judged:     []queue.PartitionStatus{{Topic: "orders", Partition: 0, Status: queue.StatusStall, Lag: 100, HasCommit: true}},
+					Headroom:   queue.Headroom{Seconds: 1200, Known: true, Limit: "retention.ms 1h", Where: "orders/0"},
 				},
 				{
 					Cluster: "prod", Name: hostile, State: hostile, Status: queue.StatusWarn, StatusReason: hostile,
@@ -190,5 +191,66 @@ func TestUnknownRoutes(t *testing.T) {
 	}
 	if rec := do(t, s, "GET", "/static/app.css"); rec.Code != 200 || !strings.Contains(rec.Header().Get("Content-Type"), "text/css") {
 		t.Errorf("css: %d %s", rec.Code, rec.Header().Get("Content-Type"))
+	}
+}
+
+// TestAPIRetentionHeadroom: every reader's JSON carries retention_headroom
+// in one shape where its poll knows it, and leaves it out (never null)
+// where it does not.
+func TestAPIRetentionHeadroom(t *testing.T) {
+	stuck := "stuck/group %2F"
+	groupH := api.HeadroomJSON{Seconds: 1200, Limit: "retention.ms 1h", Where: "orders/0"}
+	dlqH := api.HeadroomJSON{Seconds: 2400, Limit: "MessageRetentionPeriod 1h"}
+	ttlH := api.HeadroomJSON{Seconds: 2400, Limit: "message TTL 1d"}
+	for _, tc := range []struct {
+		name, path string
+		s          *Server
+		// list is the answer's array ("" for one reader), key the field
+		// that names a reader, known the reader with a headroom.
+		list, key, known string
+		want             api.HeadroomJSON
+	}{
+		{"groups", "/api/v1/groups", testServer(true), "groups", "group", stuck, groupH},
+		{"group", "/api/v1/groups/prod/" + url.PathEscape(stuck), testServer(true), "", "group", stuck, groupH},
+		{"other group", "/api/v1/groups/prod/ok-group", testServer(true), "", "group", "", groupH},
+		{"nats", "/api/v1/nats/consumers", natsServer(), "consumers", "consumer", "invoicing/stalled " + hostile, api.HeadroomJSON{Seconds: 300, Projected: true, Limit: "max_msgs 1,000, discard old"}},
+		{"sqs", "/api/v1/sqs/queues", sqsServer(), "queues", "queue", "pay-dlq.fifo", dlqH},
+		{"rabbitmq", "/api/v1/rabbitmq/queues", rabbitServer(), "queues", "queue", "orders.dlq", ttlH},
+		{"rabbitmq queue", "/api/v1/rabbitmq/queues/main/%2F/orders.dlq", rabbitServer(), "", "queue", "orders.dlq", ttlH},
+		{"rabbitmq dead-lettering", "/api/v1/rabbitmq/queues/main/%2F/orders", rabbitServer(), "", "queue", "", ttlH},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rec := do(t, tc.s, "GET", tc.path)
+			if rec.Code != http.StatusOK {
+				t.Fatalf("%d %s", rec.Code, rec.Body.String())
+			}
+			readers := []map[string]json.RawMessage{decode[map[string]json.RawMessage](t, rec)}
+			if tc.list != "" {
+				if err := json.Unmarshal(readers[0][tc.list], &readers); err != nil || len(readers) < 2 {
+					t.Fatalf("%s: %v (%d readers)", tc.list, err, len(readers))
+				}
+			}
+			found := false
+			for _, r := range readers {
+				var name string
+				_ = json.Unmarshal(r[tc.key], &name)
+				raw, ok := r["retention_headroom"]
+				switch {
+				case name != tc.known && ok:
+					t.Errorf("%s has retention_headroom %s, want none", name, raw)
+				case name == tc.known && !ok:
+					t.Errorf("%s has no retention_headroom", name)
+				case ok:
+					found = true
+					var h api.HeadroomJSON
+					if err := json.Unmarshal(raw, &h); err != nil || h != tc.want {
+						t.Errorf("%s: retention_headroom %s, want %+v (%v)", name, raw, tc.want, err)
+					}
+				}
+			}
+			if tc.known != "" && !found {
+				t.Errorf("no reader named %q", tc.known)
+			}
+		})
 	}
 }

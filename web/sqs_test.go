@@ -2,6 +2,7 @@ package web
 
 import (
 	"encoding/json"
+	"html"
 	"net/http"
 	"net/url"
 	"strings"
@@ -45,12 +46,15 @@ func sqsServer() *Server {
 					OldestAge: 754 * time.Second, OldestAgeBasis: queue.SQSAgeCloudWatch,
 					StatusReason: "in flight at the SQS limit of 120,000: receives fail until some are deleted",
 				},
-				{Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, Status: queue.StatusOK},
+				{
+					Cluster: "prod-eu", Name: "pay-dlq.fifo", ARN: "arn:aws:sqs:eu-west-1:1:pay-dlq.fifo", FIFO: true, DLQ: true, Visible: 2, Status: queue.StatusOK,
+					Retention: time.Hour, OldestAge: 20 * time.Minute, OldestAgeBasis: queue.SQSAgeCloudWatch, // deleted in 40m
+				},
 				{Cluster: "prod-eu", Name: "locked", Err: "get queue attributes locked: AccessDenied", Status: queue.StatusOK},
 			},
 			DLQs: []queue.DLQ{
 				{Broker: queue.SQS, Cluster: "prod-eu", Name: "orders-dlq", Sources: []string{"orders", "gone"}, Detection: queue.DetectedTopology, Messages: 7},
-				{Broker: queue.SQS, Cluster: "prod-eu", Name: "pay-dlq.fifo", Sources: []string{"pay.fifo"}, Detection: queue.DetectedTopology},
+				{Broker: queue.SQS, Cluster: "prod-eu", Name: "pay-dlq.fifo", Sources: []string{"pay.fifo"}, Detection: queue.DetectedTopology, Messages: 2},
 			},
 		}}, statuses: []queue.SourceStatus{
 			{Broker: queue.Kafka, Cluster: "prod", Up: true, Polled: true, LastPoll: now},
@@ -247,5 +251,24 @@ func TestSQSAPI(t *testing.T) {
 	}
 	if h.Queue != "orders" || len(h.History) != 1 || h.History[0].Visible != 5 {
 		t.Errorf("history %+v", h)
+	}
+}
+
+// TestSQSDLQHeadroom: an SQS DLQ's page says when SQS deletes its oldest
+// letter — MessageRetentionPeriod less its age (a FIFO DLQ's letters start
+// a new clock when moved) — and says nothing when the server does not
+// report the retention (orders-dlq, as ElasticMQ).
+func TestSQSDLQHeadroom(t *testing.T) {
+	page := func(name string) string {
+		return "/dlq/" + url.PathEscape((queue.DLQRef{Broker: queue.SQS, Cluster: "prod-eu", Name: name}).ID())
+	}
+	body := do(t, sqsServer(), "GET", page("pay-dlq.fifo")).Body.String()
+	want := html.EscapeString("The broker's retention: the oldest pending dead letter is deleted in 40m (MessageRetentionPeriod 1h). Replay or move what must be kept.")
+	if !strings.Contains(body, `id="dlq-headroom"`) || !strings.Contains(body, want) {
+		t.Errorf("the DLQ page lacks %q", want)
+	}
+	unknown := do(t, sqsServer(), "GET", page("orders-dlq")).Body.String()
+	if !strings.Contains(unknown, `id="dhead"`) || strings.Contains(unknown, `id="dlq-headroom"`) || strings.Contains(unknown, "retention headroom") {
+		t.Error("a DLQ whose retention is not reported shows a headroom")
 	}
 }

@@ -35,6 +35,10 @@ type GroupJSON struct {
 	Culprits      []CulpritJSON   `json:"culprits,omitempty"`
 	Partitions    []PartitionJSON `json:"partitions,omitempty"`
 	History       []historyJSON   `json:"history,omitempty"`
+
+	// RetentionHeadroom is the soonest over the group's lagging
+	// partitions; absent when unknown.
+	RetentionHeadroom *HeadroomJSON `json:"retention_headroom,omitempty"`
 }
 
 type topicJSON struct {
@@ -116,6 +120,7 @@ func toGroupJSON(g *queue.ConsumerGroup) GroupJSON {
 		Cluster: g.Cluster, Group: g.Name, State: g.State, Type: string(g.Type), Protocol: g.Protocol,
 		Members: g.Members, Status: g.EffectiveStatus(), StatusReason: g.EffectiveReason(),
 		StatusSince: view.SinceJSON(g.StatusSince), Lag: g.TotalLag(), Error: g.Err,
+		RetentionHeadroom: toHeadroomJSON(g.Headroom),
 	}
 	out.MaxLagSeconds, out.Pending = knownSeconds(g.MaxLagSeconds(), g.LagSecondsPending())
 	if g.ETA.Rates {

@@ -60,6 +60,8 @@ type consumerJSON struct {
 	AckFloorSeq   uint64       `json:"ack_floor_sequence"`
 	LagSeconds    *float64     `json:"lag_seconds,omitempty"`
 	Error         string       `json:"error,omitempty"`
+	// RetentionHeadroom is from the stream's limits; absent when unknown.
+	RetentionHeadroom *HeadroomJSON `json:"retention_headroom,omitempty"`
 	etaJSON
 	// RatesUnknown says why consume_rate and produce_rate are absent for
 	// good: a filtered consumer (queue.StreamConsumer.RatesUnknown).
@@ -79,6 +81,7 @@ func (s *Server) NATSConsumers(c echo.Context) error {
 			AckPending: k.AckPending, MaxAckPending: k.MaxAckPending, Redelivered: k.Redelivered,
 			Waiting: k.Waiting, PushBound: k.PushBound, DeliveredSeq: k.DeliveredSeq,
 			AckFloorSeq: k.AckFloorSeq, Error: k.Err, etaJSON: toETAJSON(k.ETA), RatesUnknown: k.RatesUnknown(),
+			RetentionHeadroom: toHeadroomJSON(k.Headroom),
 		}
 		if k.Pull {
 			out[i].Kind = "pull"

@@ -57,6 +57,9 @@ type rabbitQueueJSON struct {
 	DeadLetterTo   string   `json:"dead_letter_exchange,omitempty"`
 	DeadLetterDLQ  string   `json:"dead_letter_dlq,omitempty"`
 	DLQ            string   `json:"dlq,omitempty"`
+	// RetentionHeadroom is from the message TTL and max-length with
+	// drop-head; absent when unknown, and for a queue that dead-letters.
+	RetentionHeadroom *HeadroomJSON `json:"retention_headroom,omitempty"`
 	etaJSON
 }
 
@@ -65,6 +68,7 @@ func toRabbitQueueJSON(snap *queue.Snapshot, q *queue.Queue) rabbitQueueJSON {
 		ID: q.Reader().ID(), Cluster: q.Cluster, VHost: q.VHost, Queue: q.Name, Type: q.Type,
 		Status: q.EffectiveStatus(), StatusReason: q.StatusReason, StatusSince: view.SinceJSON(q.StatusSince),
 		Ready: q.Ready, Unacked: q.Unacked, Consumers: q.Consumers, etaJSON: toETAJSON(q.ETA),
+		RetentionHeadroom: toHeadroomJSON(q.RetentionHeadroom()),
 	}
 	if q.HasUtilisation {
 		u := q.Utilisation

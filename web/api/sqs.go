@@ -30,8 +30,11 @@ type SqsQueueJSON struct {
 	// OldestAgeBasis says (browse: an estimate, a lower bound).
 	OldestAgeSeconds *float64          `json:"oldest_age_seconds"`
 	OldestAgeBasis   queue.SQSAgeBasis `json:"oldest_age_basis,omitempty"`
-	DLQ              string            `json:"dlq,omitempty"`
-	Error            string            `json:"error,omitempty"`
+	// RetentionHeadroom is MessageRetentionPeriod less the oldest age;
+	// absent when either is unknown.
+	RetentionHeadroom *HeadroomJSON `json:"retention_headroom,omitempty"`
+	DLQ               string        `json:"dlq,omitempty"`
+	Error             string        `json:"error,omitempty"`
 	// RatesUnknown says why an SQS queue has no consume_rate,
 	// produce_rate or ETA: SQS's attributes count neither.
 	RatesUnknown string `json:"rates_unknown,omitempty"`
@@ -49,7 +52,7 @@ func (s *Server) SQSQueues(c echo.Context) error {
 			Visible: q.Visible, InFlight: q.InFlight, Delayed: q.Delayed,
 			VisibilityTimeoutSeconds: q.VisibilityTimeout.Seconds(),
 			DeadLetterQueue:          q.DeadLetterQueue, MaxReceiveCount: q.MaxReceiveCount, Error: q.Err,
-			RatesUnknown: components.SQSRatesUnknown,
+			RatesUnknown: components.SQSRatesUnknown, RetentionHeadroom: toHeadroomJSON(q.RetentionHeadroom()),
 		}
 		if q.Retention > 0 {
 			sec := q.Retention.Seconds()

@@ -24,9 +24,14 @@ type DLQData struct {
 	ID, Broker, Cluster, VHost, Name string
 	// DLQ is the latest poll's view (depth, age, sources); nil when the
 	// last poll does not list it.
-	DLQ    *queue.DLQ
-	Inflow string
-	Trend  Spark
+	DLQ *queue.DLQ
+	// Headroom is how long until the broker deletes the oldest dead
+	// letter, shown when known; HeadroomSoon, when that is below
+	// alerts.retention_headroom_low, puts its sentence in a banner.
+	Headroom     queue.Headroom
+	HeadroomSoon bool
+	Inflow       string
+	Trend        Spark
 	// CanReplay (operator) and CanDelete (admin) decide which actions are
 	// shown; ReplayAPI is where they are posted.
 	CanReplay, CanDelete bool

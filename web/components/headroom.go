@@ -25,3 +25,15 @@ func HeadroomTitle(h queue.Headroom, noun string) string {
 	}
 	return h.Sentence(noun)
 }
+
+// DLQHeadroomSentence says when the broker deletes a DLQ's oldest dead
+// letter, and what keeps it: "The broker's retention: the oldest pending
+// dead letter is deleted in 40m (message TTL 1d). Replay or move what
+// must be kept." "" when unknown.
+func DLQHeadroomSentence(h queue.Headroom) string {
+	s := h.Sentence("dead letter")
+	if s == "" {
+		return ""
+	}
+	return "The broker's retention: the " + s + ". Replay or move what must be kept."
+}

@@ -57,6 +57,8 @@ func (s *Server) DLQPage(c echo.Context) error {
 	}
 	if d.DLQ != nil {
 		d.Readers = s.ReadersOf(c, d.DLQ)
+		d.Headroom = s.HeadroomOf(c, d.DLQ)
+		d.HeadroomSoon = d.Headroom.Below(s.HeadroomLow())
 		d.Grafana = s.grafanaDLQLink(d.DLQ)
 		h := s.Mon(c).DLQHistory(id)
 		d.Inflow = growthPerMinute(h)

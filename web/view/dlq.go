@@ -152,3 +152,15 @@ func (s *Server) ReadersOf(c echo.Context, d *queue.DLQ) []queue.Reader {
 	}
 	return nil
 }
+
+// HeadroomOf is how long until the broker deletes d's oldest dead letter,
+// from d's own poll as the request's principal sees it
+// (queue.Snapshot.DLQHeadroom); unknown when that poll does not tell.
+func (s *Server) HeadroomOf(c echo.Context, d *queue.DLQ) queue.Headroom {
+	for _, snap := range s.Mon(c).Snapshots() {
+		if snap.Broker == d.Broker && snap.Cluster == d.Cluster {
+			return snap.DLQHeadroom(d)
+		}
+	}
+	return queue.Headroom{}
+}

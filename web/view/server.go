@@ -3,6 +3,7 @@ package view
 import (
 	"log/slog"
 	"net/http"
+	"time"
 
 	"github.com/a-h/templ"
 	"github.com/labstack/echo/v4"
@@ -41,6 +42,10 @@ type Options struct {
 	// GrafanaURL is config grafana_url: when set, reader and DLQ pages
 	// link to their Grafana dashboards.
 	GrafanaURL string
+	// HeadroomLow is config alerts.retention_headroom_low: a DLQ whose
+	// oldest letter the broker deletes sooner says so on its page, as a
+	// reader that close to a loss is warn. 0 takes config.Default()'s.
+	HeadroomLow time.Duration
 }
 
 // Render writes a templ component with a status code.
@@ -88,6 +93,14 @@ func (s *Server) Logger() *slog.Logger { return s.opts.Logger }
 
 // GrafanaURL is config grafana_url; empty without Grafana links.
 func (s *Server) GrafanaURL() string { return s.opts.GrafanaURL }
+
+// HeadroomLow is config alerts.retention_headroom_low (see Options).
+func (s *Server) HeadroomLow() time.Duration {
+	if s.opts.HeadroomLow > 0 {
+		return s.opts.HeadroomLow
+	}
+	return config.Default().Alerts.RetentionHeadroomLow
+}
 
 // ReplayRate is config dlq.replay_rate, the rate the DLQ page offers.
 func (s *Server) ReplayRate() float64 { return s.opts.ReplayRate }
