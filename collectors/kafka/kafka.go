@@ -212,8 +212,13 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	if cursor.Err != nil && !errors.Is(cursor.Err, kerr.GroupIDNotFound) {
 		snap.Partial = append(snap.Partial, "dlq cursor group "+s.cursor+": "+errString(cursor.Err))
 	}
+	// The retention settings headroom needs are read while the lag seconds
+	// are: a poll that must read both (the first, or one after
+	// retentionRefresh) waits for the slower, not for the two in a row.
+	retained, lagging := make(chan map[string]topicRetention, 1), laggingTopics(snap.Groups)
+	go func() { retained <- s.retentions(ctx, lagging, start) }()
 	heads := s.fillLagSeconds(ctx, snap, meta, dlqHeads(dlqs, cursor, offsets), start)
-	s.fillHeadroom(ctx, snap, offsets, start)
+	s.fillHeadroom(snap, offsets, <-retained, start)
 	snap.DLQs = s.buildDLQs(dlqs, cursor, offsets, heads, start)
 
 	snap.Partitions = offsets.sorted()

@@ -33,11 +33,30 @@ type topicRetention struct {
 // DescribeConfigs of thousands of topics stays small.
 var retentionConfigs = []string{"retention.ms", "retention.bytes", "cleanup.policy"}
 
+// laggingTopics are the topics groups have lag on: those whose retention
+// headroom needs.
+func laggingTopics(groups []queue.ConsumerGroup) []string {
+	var topics []string
+	seen := map[string]bool{}
+	for gi := range groups {
+		for _, p := range groups[gi].Partitions {
+			if p.Lag > 0 && !seen[p.Topic] {
+				seen[p.Topic] = true
+				topics = append(topics, p.Topic)
+			}
+		}
+	}
+	return topics
+}
+
 // retentions returns the retention of each of topics, from the cache when
 // it is fresh. A failed read is logged and leaves the topics it concerns
 // without retention (their headroom unknown): headroom must never cost
 // the poll its lag.
 func (s *Source) retentions(ctx context.Context, topics []string, now time.Time) map[string]topicRetention {
+	if len(topics) == 0 {
+		return nil
+	}
 	stale := now.Sub(s.retentionRead) >= retentionRefresh
 	var want []string
 	for _, t := range topics {
@@ -131,21 +150,13 @@ type groupTP struct {
 //
 // A partition whose lag seconds are still being read has no age yet; the
 // poll that reads them gives its headroom.
-func (s *Source) fillHeadroom(ctx context.Context, snap *queue.Snapshot, offsets offsetTable, now time.Time) {
-	var topics []string
-	seen := map[string]bool{}
-	for gi := range snap.Groups {
-		for _, p := range snap.Groups[gi].Partitions {
-			if p.Lag > 0 && !seen[p.Topic] {
-				seen[p.Topic] = true
-				topics = append(topics, p.Topic)
-			}
-		}
-	}
-	if len(topics) == 0 {
+//
+// ret is the retention of the lagging topics (retentions), read while the
+// poll read lag seconds.
+func (s *Source) fillHeadroom(snap *queue.Snapshot, offsets offsetTable, ret map[string]topicRetention, now time.Time) {
+	if len(ret) == 0 {
 		return
 	}
-	ret := s.retentions(ctx, topics, now)
 	starts := s.startRates(offsets, ret, now)
 	commits := make(map[groupTP]*queue.Trend, len(s.commits))
 	for gi := range snap.Groups {
