@@ -84,7 +84,7 @@ func taskStatus(ts []queue.ConnectTask) (st queue.Status, reason string, bad boo
 		reason = "task " + strconv.Itoa(first.ID) + " unassigned: no worker runs it"
 	}
 	if n > 1 {
-		reason += " (" + strconv.Itoa(n-1) + " more " + plural(n-1, "task", "tasks") + " not running)"
+		reason += " (" + strconv.Itoa(n-1) + " more " + queue.Plural(n-1, "task", "tasks") + " not running)"
 	}
 	return queue.StatusStop, reason, true
 }
@@ -97,14 +97,7 @@ func orUnknown(trace string) string {
 }
 
 // tasks is "1 task" or "n tasks".
-func tasks(n int) string { return strconv.Itoa(n) + " " + plural(n, "task", "tasks") }
-
-func plural(n int, one, many string) string {
-	if n == 1 {
-		return one
-	}
-	return many
-}
+func tasks(n int) string { return strconv.Itoa(n) + " " + queue.Plural(n, "task", "tasks") }
 
 func connectorOnset(connect, name string) string {
 	return "connector:" + url.PathEscape(connect) + "/" + name
