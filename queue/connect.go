@@ -28,6 +28,10 @@ type Connector struct {
 	// Group is a sink's consumer group: consumer.override.group.id, else
 	// connect-<name>. Empty for a source.
 	Group string
+	// Lag is the total lag of the sink's consumer group, LagKnown false
+	// when that group is not watched (groups.include) or not in the poll.
+	Lag      int64
+	LagKnown bool
 	// DLQTopic is the sink's dead-letter topic
 	// (errors.deadletterqueue.topic.name); empty when it has none.
 	DLQTopic string
@@ -83,13 +87,13 @@ func (c *Connector) EffectiveStatus() Status { return EffectiveStatus(c.Err, c.S
 func (c *Connector) EffectiveReason() string { return EffectiveReason(c.Err, c.StatusReason) }
 
 // Reader is c in the shape every reader shares. Its backlog is its
-// consumer group's, a reader of its own: Connect tells no backlog, so the
-// connector's is unknown; its members are its running tasks.
+// consumer group's lag (a sink's, when the group is watched): Connect
+// tells none itself; its members are its running tasks.
 func (c *Connector) Reader() Reader {
 	r := Reader{
 		Broker: Kafka, Cluster: c.Cluster, Scope: c.Connect, Name: c.Name, Title: "connector " + c.Name,
 		Status: c.EffectiveStatus(), Reason: c.EffectiveReason(), StatusSince: c.StatusSince,
-		BacklogUnit: UnitMessages, LagBasis: LagUnknown, Members: c.TasksIn(ConnectRunning), Err: c.Err,
+		Backlog: c.Lag, BacklogKnown: c.LagKnown, BacklogUnit: UnitMessages, LagBasis: LagUnknown, Members: c.TasksIn(ConnectRunning), Err: c.Err,
 		Page: ConnectorPage(c.Cluster, c.Connect, c.Name),
 	}
 	return r.known()

@@ -34,3 +34,14 @@ func (s *Source) readConnects(ctx context.Context) (connectors []queue.Connector
 	}
 	return connectors, partial
 }
+
+// linkConnectorGroups gives each sink of snap the lag of its consumer
+// group, when the poll read that group.
+func linkConnectorGroups(snap *queue.Snapshot) {
+	for i := range snap.Connectors {
+		c := &snap.Connectors[i]
+		if g, ok := snap.Group(c.Group); ok && c.Group != "" && g.Err == "" {
+			c.Lag, c.LagKnown = g.TotalLag(), true
+		}
+	}
+}

@@ -218,6 +218,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	}
 	pollShares(s.name, snap, shares, shared, offsets)
 	snap.Connectors, snap.Partial = connectors, append(snap.Partial, connectPartial...)
+	linkConnectorGroups(snap)
 	cursor := committed[s.cursor]
 	// A cursor group that does not exist yet just means nothing was
 	// replayed: depth counts from the log start.

@@ -80,7 +80,7 @@ func TestKafkaConnectTaskFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	s, err := collector.New(collector.Options{Cluster: c, IncludeGroup: func(string) bool { return false }})
+	s, err := collector.New(collector.Options{Cluster: c, IncludeGroup: func(g string) bool { return g == failing+"-readers" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +112,18 @@ func TestKafkaConnectTaskFailed(t *testing.T) {
 	want := "task 0 failed: org.apache.kafka.connect.errors.ConnectException: Tolerance exceeded in error handler"
 	if r := f.Reader(); r.Status != queue.StatusStop || r.Reason != want {
 		t.Errorf("poisoned sink: %s %q, want stop %q", r.Status, r.Reason, want)
+	}
+	// The connector's backlog is its group's lag. The task died before
+	// its first offset commit, so the group is Empty with no commit and no
+	// partition: its lag reads 0 while a record waits, which is why the
+	// connector's own status must say that it stopped.
+	if g, ok := snap.Group(failing + "-readers"); !ok || !f.LagKnown || f.Lag != g.TotalLag() {
+		t.Errorf("poisoned sink's lag %d (known %v), its group's %+v", f.Lag, f.LagKnown, g)
+	} else {
+		t.Logf("its group %s: state %s, %d partitions, lag %d", g.Name, g.State, len(g.Partitions), g.TotalLag())
+	}
+	if h.LagKnown {
+		t.Errorf("the healthy sink's group is not watched, yet its lag is known: %d", h.Lag)
 	}
 	if f.State != queue.ConnectRunning || f.Group != failing+"-readers" || f.DLQTopic != poisoned+"-dlq" || len(f.Topics) != 1 || f.Topics[0] != poisoned {
 		t.Errorf("poisoned sink: %+v", f)
