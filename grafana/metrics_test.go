@@ -37,6 +37,7 @@ var notYetExported = map[string]bool{
 	// collectors' golden file (testdata/connect_metrics.golden) holds the
 	// series, and prometheus/rules/tests/kafka_connect.yml the alert on them.
 	"queuewatch_kafka_connector_status": true,
+	"queuewatch_kafka_connector_tasks":  true,
 }
 
 // scrapeSeries are the series Prometheus itself records for every scrape of
