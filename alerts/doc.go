@@ -5,11 +5,12 @@
 // a reader's status is judged: collectors read facts into a
 // queue.Snapshot, and the scheduler has an Evaluator judge each snapshot
 // before it is published. The sections below describe consumer groups;
-// the comments at the top of nats.go, rabbitmq.go, share.go and sqs.go and
+// the comments at the top of connect.go, nats.go, rabbitmq.go, share.go and sqs.go and
 // the doc comment of EvaluateOutbox say how the other readers' statuses
 // differ. Most are judged over the sliding window of polls; share groups
 // against the previous poll and SQS queues against the account's previous
-// read, whose memory the Evaluator keeps beside the window.
+// read, whose memory the Evaluator keeps beside the window; Kafka Connect
+// connectors from the states Connect reports at the poll alone.
 //
 // # Lag status
 //

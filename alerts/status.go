@@ -226,6 +226,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.evaluateConsumers(latest)
 	e.evaluateQueues(latest)
 	e.evaluateShares(latest)
+	e.evaluateConnectors(latest)
 	e.evaluateSQS(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)

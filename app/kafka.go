@@ -1,7 +1,9 @@
 package app
 
 import (
+	"errors"
 	"log/slog"
+	"strings"
 
 	brokerkafka "github.com/queuewatch/queuewatch/brokers/kafka"
 	"github.com/queuewatch/queuewatch/collectors"
@@ -51,7 +53,30 @@ var kafkaBroker = broker{
 			},
 		}, nil
 	},
-	check: checking{summary: groupsSummary},
+	check: checking{summary: kafkaSummary, failures: connectFailures},
+}
+
+// kafkaSummary is check's ok line for Kafka: groupsSummary, and the
+// connectors of the cluster's Kafka Connect clusters when it has any.
+func kafkaSummary(snap *queue.Snapshot) string {
+	line := groupsSummary(snap)
+	if n := len(snap.Connectors); n > 0 {
+		line += ", " + counts(n, "connector", "connectors")
+	}
+	return line
+}
+
+// connectFailures fails check for a Kafka Connect cluster that did not
+// answer: its read's error, which begins "connect <name>: ", is in the
+// poll's Partial (collectors/kafka readConnects).
+func connectFailures(snap *queue.Snapshot) error {
+	var errs []error
+	for _, p := range snap.Partial {
+		if strings.HasPrefix(p, "connect ") {
+			errs = append(errs, errors.New(p))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // groupsSummary is check's ok line for Kafka and RabbitMQ.

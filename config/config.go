@@ -123,6 +123,9 @@ type Kafka struct {
 	// SchemaRegistry, when set, decodes keys and values in the Confluent
 	// wire format (Avro, Protobuf, JSON Schema) for display.
 	SchemaRegistry *SchemaRegistry `yaml:"schema_registry"`
+	// Connect are the Kafka Connect clusters working on this cluster; each
+	// connector is a reader, polled with the cluster.
+	Connect []Connect `yaml:"connect"`
 
 	dlqTopics []*regexp.Regexp
 }
@@ -475,6 +478,9 @@ func (c *Config) resolvePaths(dir string) {
 		}
 		if r := c.Kafka[i].SchemaRegistry; r != nil {
 			r.TLS.resolve(dir)
+		}
+		for j := range c.Kafka[i].Connect {
+			c.Kafka[i].Connect[j].resolve(dir)
 		}
 	}
 	for i := range c.RabbitMQ {

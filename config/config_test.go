@@ -107,6 +107,13 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"sqs-bad-regex", 5, "sqs[0].queues.exclude[0]", `invalid regex "orders-(.*": missing closing )`},
 		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
 		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
+		{"connect-no-url", 5, "kafka[0].connect[0].url", "required (the REST API of a Connect worker, such as http://connect:8083)"},
+		{"connect-bad-url", 6, "kafka[0].connect[0].url", `scheme must be http or https, got "ftp"`},
+		{"connect-basic-and-token", 7, "kafka[0].connect[0].auth", "set username and password, or token, not both"},
+		{"connect-no-password", 7, "kafka[0].connect[0].auth.password", "required with username (or password_file)"},
+		{"connect-both-tokens", 9, "kafka[0].connect[0].auth.token_file", "set token or token_file, not both"},
+		{"connect-duplicate-name", 7, "kafka[0].connect[1].name", `duplicate name "main" (also kafka[0].connect[0])`},
+		{"connect-missing-token-file", 8, "kafka[0].connect[0].auth.token_file", `file "testdata/connect-token-missing" does not exist`},
 		{"headroom-low-too-long", 2, "alerts.retention_headroom_low", "must be at most 12h0m0s, got 13h0m0s"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
@@ -192,6 +199,14 @@ func TestLoadGood(t *testing.T) {
 		KeyFile: "testdata/tls/client-key.pem", ServerName: "kafka.prod.internal",
 	})
 	check("kafka[0].isolation", prod.Isolation, IsolationReadCommitted)
+	if len(prod.Connect) != 1 {
+		t.Fatalf("kafka[0].connect: %+v, want one", prod.Connect)
+	}
+	check("kafka[0].connect[0]", prod.Connect[0], Connect{
+		Name: "main", URL: "https://connect.prod.internal:8083",
+		Auth: ConnectAuth{Username: "queuewatch", PasswordFile: "testdata/conf.good.yml"},
+		TLS:  TLS{Enabled: true, CAFile: "testdata/tls/ca.pem"},
+	})
 	check("kafka[0] groups orders-eu", prod.Groups.Match("orders-eu"), true)
 	check("kafka[0] groups orders-tmp", prod.Groups.Match("orders-tmp"), false)
 	check("kafka[0] groups inventory", prod.Groups.Match("inventory"), false)
@@ -413,6 +428,7 @@ func TestErrorsHideSecrets(t *testing.T) {
 		{"bad token hash", "auth: {mode: tokens, tokens: [{name: a, token_hash: s3cret, role: admin}]}"},
 		{"bad postgres dsn", "outbox: [{name: o, driver: postgres, dsn: 'postgres://u:s3cret@h/db?sslmode=bogus', replication_slots: [s]}]"},
 		{"bad postgres keyword dsn", "outbox: [{name: o, driver: postgres, dsn: 'host=h password=s3cret port=x', replication_slots: [s]}]"},
+		{"connect basic and token", "kafka: [{name: k, brokers: ['h:9092'], connect: [{name: c, url: 'http://c:8083', auth: {username: u, password: s3cret, token: s3cret}}]}]"},
 		{"bad mysql dsn", "outbox: [{name: o, driver: mysql, dsn: 'u:s3cret@tcp(h:3306)/db?parseTime=maybe', tables: [{table: t, created_at: c, pending: 'sent_at IS NULL'}]}]"},
 	}
 	for _, tt := range tests {

@@ -195,6 +195,7 @@ func (k *Kafka) validate(p *problems, path string) {
 		checkURL(p, path+".schema_registry.url", r.URL, "http", "https")
 		r.TLS.validate(p, path+".schema_registry.tls")
 	}
+	validateConnect(p, path+".connect", k.Connect)
 	switch k.Isolation {
 	case IsolationReadUncommitted, IsolationReadCommitted:
 	default:

@@ -119,6 +119,9 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withSQS},
 	// A Kafka share group is a reader like a consumer group.
 	{file: "consumer-lag.json", rows: withShareGroups},
+	// A Kafka Connect connector is a reader too: a sink reads through its
+	// consumer group, charted above.
+	{file: "consumer-lag.json", rows: withConnectors},
 	// A RabbitMQ queue's consumers are readers too.
 	{file: "consumer-lag.json", rows: withRabbitMQ},
 	{file: "nats-jetstream.json", start: natsJetStream},

@@ -31,6 +31,10 @@ func (s *Snapshot) readerSources() []readerSources {
 		g := &s.ShareGroups[i]
 		out = append(out, readerSources{reader: g.Reader(), reads: topicsOf(g.Partitions, func(p SharePartition) string { return p.Topic })})
 	}
+	for i := range s.Connectors {
+		c := &s.Connectors[i]
+		out = append(out, readerSources{reader: c.Reader(), reads: c.Topics})
+	}
 	for i := range s.Consumers {
 		c := &s.Consumers[i]
 		out = append(out, readerSources{reader: c.Reader(), reads: []string{c.Stream}})

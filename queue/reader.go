@@ -334,9 +334,10 @@ func (r *Reader) Point(at time.Time) (ReaderPoint, bool) {
 // broker that brings a new kind adds one line here and its readers get
 // history, charts and the overview's cards with no other change.
 func (s *Snapshot) Readers() []Reader {
-	out := make([]Reader, 0, len(s.Groups)+len(s.Consumers)+len(s.Queues)+len(s.OutboxTables)+len(s.Slots)+len(s.SQSQueues)+len(s.ShareGroups))
+	out := make([]Reader, 0, len(s.Groups)+len(s.Consumers)+len(s.Queues)+len(s.OutboxTables)+len(s.Slots)+len(s.SQSQueues)+len(s.ShareGroups)+len(s.Connectors))
 	out = appendReaders(out, s.Groups)
 	out = appendReaders(out, s.ShareGroups)
+	out = appendReaders(out, s.Connectors)
 	out = appendReaders(out, s.Consumers)
 	out = appendReaders(out, s.Queues)
 	out = appendReaders(out, s.OutboxTables)

@@ -39,6 +39,8 @@ type Snapshot struct {
 
 	// Kafka share groups (KIP-932).
 	ShareGroups []ShareGroup
+	// Kafka Connect connectors of the cluster's Connect clusters.
+	Connectors []Connector
 
 	// NATS JetStream: streams and their durable consumers.
 	Streams   []Stream

@@ -242,6 +242,14 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 		a.check(rs, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/nope"+suffix, "")
 		a.check(groups, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/orders"+suffix, "")
 	}
+	a.check(connectServer(), "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")
+	a.check(open, "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")
+	a.check(groups, "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")
+	ch := "/kafka/connectors/{cluster}/{connect}/{connector}/history"
+	a.check(connectServer(), "GET", ch, "/api/v1/kafka/connectors/prod/main/payments-sink/history", "")
+	a.check(connectServer(), "GET", ch, "/api/v1/kafka/connectors/prod/main/"+url.PathEscape(connectHostile)+"/history", "")
+	a.check(connectServer(), "GET", ch, "/api/v1/kafka/connectors/prod/main/nope/history", "")
+	a.check(groups, "GET", ch, "/api/v1/kafka/connectors/prod/main/payments-sink/history", "")
 	a.check(shareServer(), "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
 	a.check(open, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")
 	a.check(groups, "GET", "/kafka/share-groups", "/api/v1/kafka/share-groups", "")

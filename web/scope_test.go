@@ -87,7 +87,7 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 		return config.Grant{Role: config.RoleOperator, Scope: &config.Scope{
 			DLQs: []string{`rabbitmq:main:/:team-` + x + `\..*`, `kafka:prod::team-` + x + `-.*`},
 			Readers: []string{
-				`kafka:prod::team-` + x + `-.*`, `nats:nm:ORDERS:team-` + x + `-.*`, `sqs:aws::team-` + x + `-.*`,
+				`kafka:prod::team-` + x + `-.*`, `kafka:prod:main:team-` + x + `-.*`, `nats:nm:ORDERS:team-` + x + `-.*`, `sqs:aws::team-` + x + `-.*`,
 				`rabbitmq:main:/:team-` + x + `\..*`, `outbox:ob::team-` + x + `-.*`,
 			},
 		}}
@@ -118,6 +118,9 @@ func scopedServer(t *testing.T) (*Server, *fakeDLQ) {
 	}, ShareGroups: []queue.ShareGroup{
 		{Cluster: "prod", Name: "team-a-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "a-orders", Partition: 0}}},
 		{Cluster: "prod", Name: "team-b-share", State: "Stable", Partitions: []queue.SharePartition{{Topic: "b-orders", Partition: 0}}},
+	}, Connectors: []queue.Connector{
+		{Cluster: "prod", Connect: "main", Name: "team-a-sink", Type: "sink", State: queue.ConnectRunning},
+		{Cluster: "prod", Connect: "main", Name: "team-b-sink", Type: "sink", State: queue.ConnectFailed, Trace: "team B's secret trace"},
 	}}
 	nats := &queue.Snapshot{
 		Broker: queue.NATS, Cluster: "nm", Time: now,

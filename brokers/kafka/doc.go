@@ -16,6 +16,10 @@
 //     the same group and read its commits the same way (CursorPosition:
 //     the commit, or the log start when there is none or retention passed
 //     it);
+//   - the Kafka Connect clusters that work on the cluster (Connects): their
+//     REST API's address, TLS and credentials, and how their one listing
+//     (GET /connectors?expand=status&expand=info) reads as queue.Connector
+//     values: a sink's consumer group and dead-letter topic from its config;
 //   - which topics are dead-letter topics (DLQTopic), and where a dead
 //     letter came from: the original-topic header that Spring Kafka, Kafka
 //     Connect and SmallRye write (OriginalTopic), else the DLQ's name

@@ -27,6 +27,8 @@ type Cluster struct {
 	// opts connect to the cluster; extra come after every client's own
 	// options (see New).
 	opts, extra []kgo.Opt
+	// connects are the cluster's Kafka Connect clusters, in config order.
+	connects []*Connect
 }
 
 // New builds the access to cluster k. dlq is the configuration's dlq
@@ -66,8 +68,20 @@ func New(k config.Kafka, dlq config.DLQ, extra ...kgo.Opt) (*Cluster, error) {
 	if mech != nil {
 		opts = append(opts, kgo.SASL(mech))
 	}
-	return &Cluster{cfg: k, dlq: dlq, opts: opts, extra: slices.Clone(extra)}, nil
+	connects := make([]*Connect, 0, len(k.Connect))
+	for _, cc := range k.Connect {
+		c, err := newConnect(cc)
+		if err != nil {
+			return nil, fmt.Errorf("kafka %s: %w", k.Name, err)
+		}
+		connects = append(connects, c)
+	}
+	return &Cluster{cfg: k, dlq: dlq, opts: opts, extra: slices.Clone(extra), connects: connects}, nil
 }
+
+// Connects are the Kafka Connect clusters working on the cluster, in
+// config order.
+func (c *Cluster) Connects() []*Connect { return c.connects }
 
 // errUnsupportedMechanism is returned for a SASL mechanism franz-go is not
 // given here; config validation rejects it first.

@@ -64,6 +64,9 @@ type Source struct {
 	ends endHistory
 	// listed is the last poll's group listing, by name.
 	listed kadm.ListedGroups
+	// connectors are the last good read of each Connect cluster, by name,
+	// kept for a read that fails (connect.go).
+	connectors map[string][]queue.Connector
 	// dlqSources remembers each DLQ topic's source once a record named it,
 	// so the label stays when the DLQ is empty.
 	dlqSources map[string]string
@@ -176,9 +179,17 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		defer close(sharesRead)
 		shared = s.describeShare(groupCtx, shares)
 	}()
+	var connectors []queue.Connector
+	var connectPartial []string
+	connectsRead := make(chan struct{})
+	go func() {
+		defer close(connectsRead)
+		connectors, connectPartial = s.readConnects(groupCtx)
+	}()
 	described := s.describe(groupCtx, groups)
 	<-fetched
 	<-sharesRead
+	<-connectsRead
 	cancel()
 
 	// Metadata stays last, just before the offsets are listed. Read
@@ -206,6 +217,8 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		snap.Groups = append(snap.Groups, cg)
 	}
 	pollShares(s.name, snap, shares, shared, offsets)
+	snap.Connectors, snap.Partial = connectors, append(snap.Partial, connectPartial...)
+	linkConnectorGroups(snap)
 	cursor := committed[s.cursor]
 	// A cursor group that does not exist yet just means nothing was
 	// replayed: depth counts from the log start.

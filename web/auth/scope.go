@@ -88,6 +88,7 @@ func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
 		Groups:       keep(snap.Groups, m.sees),
 		Queues:       keep(snap.Queues, m.sees),
 		ShareGroups:  keep(snap.ShareGroups, m.sees),
+		Connectors:   keep(snap.Connectors, m.sees),
 		Consumers:    keep(snap.Consumers, m.sees),
 		OutboxTables: keep(snap.OutboxTables, m.sees),
 		Slots:        keep(snap.Slots, m.sees),
@@ -119,7 +120,7 @@ func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
 			v.Streams = append(v.Streams, st)
 		}
 	}
-	if len(v.Groups)+len(v.Queues)+len(v.ShareGroups)+len(v.Consumers)+len(v.OutboxTables)+len(v.Slots)+len(v.SQSQueues)+len(v.DLQs) == 0 {
+	if len(v.Groups)+len(v.Queues)+len(v.ShareGroups)+len(v.Connectors)+len(v.Consumers)+len(v.OutboxTables)+len(v.Slots)+len(v.SQSQueues)+len(v.DLQs) == 0 {
 		return nil
 	}
 	return v

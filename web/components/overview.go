@@ -28,6 +28,8 @@ type OverviewData struct {
 	Consumers []ConsumerRow
 	SQS       []SQSRow
 	Shares    []ShareRow
+	// Connectors are Kafka Connect connectors.
+	Connectors []ConnectRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists, by tab.

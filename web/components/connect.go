@@ -1,0 +1,67 @@
+package components
+
+import (
+	"strings"
+
+	"github.com/queuewatch/queuewatch/queue"
+)
+
+// TabConnect is the overview tab of Kafka Connect connectors.
+const TabConnect = "connect"
+
+// ConnectRow is one Kafka Connect connector in the overview table.
+type ConnectRow struct {
+	C      *queue.Connector
+	Status queue.Status
+	Trend  Spark
+}
+
+// ConnectorData is what a connector's page shows.
+type ConnectorData struct {
+	Chrome    Chrome
+	Connector *queue.Connector
+	Status    queue.Status
+	// GroupURL is the page of the sink's consumer group, "" when it is
+	// not watched.
+	GroupURL string
+	// HistoryURL is the JSON endpoint the chart reads; Range its initial
+	// time range.
+	HistoryURL string
+	Range      string
+}
+
+// ConnectorURL is the path of a Kafka Connect connector's page.
+func ConnectorURL(c *queue.Connector) string {
+	return queue.ConnectorPage(c.Cluster, c.Connect, c.Name)
+}
+
+// connectTasks writes a connector's tasks by state: "2 running · 1 failed".
+func connectTasks(c *queue.Connector) string {
+	if len(c.Tasks) == 0 {
+		return "none"
+	}
+	var parts []string
+	for _, st := range queue.ConnectStates {
+		if n := c.TasksIn(st); n > 0 {
+			parts = append(parts, Itoa(n)+" "+strings.ToLower(st))
+		}
+	}
+	return strings.Join(parts, " · ")
+}
+
+// connectLag writes a connector's backlog: its group's lag, "—" when the
+// group is not watched.
+func connectLag(c *queue.Connector) string {
+	if !c.LagKnown {
+		return "—"
+	}
+	return Count(c.Lag)
+}
+
+// orDash is s, or "—" when it is empty.
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
