@@ -334,7 +334,7 @@ func (r *Reader) Point(at time.Time) (ReaderPoint, bool) {
 // broker that brings a new kind adds one line here and its readers get
 // history, charts and the overview's cards with no other change.
 func (s *Snapshot) Readers() []Reader {
-	out := make([]Reader, 0, len(s.Groups)+len(s.Consumers)+len(s.Queues)+len(s.OutboxTables)+len(s.Slots)+len(s.SQSQueues)+len(s.ShareGroups)+len(s.Connectors))
+	out := make([]Reader, 0, s.ReaderCount())
 	out = appendReaders(out, s.Groups)
 	out = appendReaders(out, s.ShareGroups)
 	out = appendReaders(out, s.Connectors)
@@ -343,6 +343,43 @@ func (s *Snapshot) Readers() []Reader {
 	out = appendReaders(out, s.OutboxTables)
 	out = appendReaders(out, s.Slots)
 	return appendReaders(out, s.SQSQueues)
+}
+
+// WithReaders is a copy of s's reader lists holding only the readers keep
+// accepts (the rest of s is not copied): every reader kind's list, here
+// beside Readers, so a kind added to Snapshot is filtered wherever a view
+// cuts a snapshot to a principal's scope.
+func (s *Snapshot) WithReaders(keep func(Reader) bool) *Snapshot {
+	return &Snapshot{
+		Groups:       keepReaders(s.Groups, keep),
+		ShareGroups:  keepReaders(s.ShareGroups, keep),
+		Connectors:   keepReaders(s.Connectors, keep),
+		Consumers:    keepReaders(s.Consumers, keep),
+		Queues:       keepReaders(s.Queues, keep),
+		OutboxTables: keepReaders(s.OutboxTables, keep),
+		Slots:        keepReaders(s.Slots, keep),
+		SQSQueues:    keepReaders(s.SQSQueues, keep),
+	}
+}
+
+// ReaderCount is how many readers s lists, of every kind.
+func (s *Snapshot) ReaderCount() int {
+	return len(s.Groups) + len(s.ShareGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
+		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues)
+}
+
+// keepReaders are the items whose Reader keep accepts.
+func keepReaders[T any, P interface {
+	*T
+	Reader() Reader
+}](items []T, keep func(Reader) bool) []T {
+	var out []T
+	for i := range items {
+		if keep(P(&items[i]).Reader()) {
+			out = append(out, items[i])
+		}
+	}
+	return out
 }
 
 // appendReaders appends the Reader of each of items.

@@ -1,6 +1,7 @@
 package queue
 
 import (
+	"reflect"
 	"testing"
 	"time"
 )
@@ -210,5 +211,36 @@ func TestReaderBacklogAndCounts(t *testing.T) {
 		if got := tt.r.Stopped(); got != tt.stopped {
 			t.Errorf("%+v Stopped() = %v; want %v", tt.r, got, tt.stopped)
 		}
+	}
+}
+
+// TestEveryReaderKindListed: every list of readers a Snapshot holds (a
+// slice of a type with a Reader method) is counted, listed by Readers and
+// filtered by WithReaders: a kind added to Snapshot and left out of them
+// would be missing from the overview's counts, or shown whole to a scoped
+// principal.
+func TestEveryReaderKindListed(t *testing.T) {
+	readerType := reflect.TypeFor[interface{ Reader() Reader }]()
+	st := reflect.TypeFor[Snapshot]()
+	kinds := 0
+	for i := range st.NumField() {
+		f := st.Field(i)
+		if f.Type.Kind() != reflect.Slice || !reflect.PointerTo(f.Type.Elem()).Implements(readerType) {
+			continue
+		}
+		kinds++
+		var s Snapshot
+		v := reflect.ValueOf(&s).Elem().Field(i)
+		v.Set(reflect.MakeSlice(f.Type, 1, 1))
+		if s.ReaderCount() != 1 || len(s.Readers()) != 1 {
+			t.Errorf("Snapshot.%s: counted %d, listed %d; want 1 each", f.Name, s.ReaderCount(), len(s.Readers()))
+		}
+		all, none := s.WithReaders(func(Reader) bool { return true }), s.WithReaders(func(Reader) bool { return false })
+		if all.ReaderCount() != 1 || none.ReaderCount() != 0 {
+			t.Errorf("Snapshot.%s: WithReaders kept %d of all, %d of none; want 1 and 0", f.Name, all.ReaderCount(), none.ReaderCount())
+		}
+	}
+	if kinds < 8 {
+		t.Errorf("found %d reader lists in Snapshot; the test misses some", kinds)
 	}
 }

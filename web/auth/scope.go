@@ -82,18 +82,11 @@ func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
 	if m.p.may(config.RoleViewer, snap.Cluster, "", "") {
 		return snap
 	}
-	v := &queue.Snapshot{
-		Broker: snap.Broker, Cluster: snap.Cluster, Time: snap.Time, Duration: snap.Duration,
-		Err: snap.Err, Partial: hidePartial(snap.Partial), PolledBy: snap.PolledBy,
-		Groups:       keep(snap.Groups, m.sees),
-		Queues:       keep(snap.Queues, m.sees),
-		ShareGroups:  keep(snap.ShareGroups, m.sees),
-		Connectors:   keep(snap.Connectors, m.sees),
-		Consumers:    keep(snap.Consumers, m.sees),
-		OutboxTables: keep(snap.OutboxTables, m.sees),
-		Slots:        keep(snap.Slots, m.sees),
-		SQSQueues:    keep(snap.SQSQueues, m.sees),
-	}
+	// The readers it sees, of every kind (queue.Snapshot.WithReaders), and
+	// of the rest only what names nothing another team owns.
+	v := snap.WithReaders(m.sees)
+	v.Broker, v.Cluster, v.Time, v.Duration = snap.Broker, snap.Cluster, snap.Time, snap.Duration
+	v.Err, v.Partial, v.PolledBy = snap.Err, hidePartial(snap.Partial), snap.PolledBy
 	for _, d := range snap.DLQs {
 		if m.p.MayDLQ(config.RoleViewer, d.ID()) {
 			v.DLQs = append(v.DLQs, d)
@@ -120,24 +113,10 @@ func (m scopedMonitor) view(snap *queue.Snapshot) *queue.Snapshot {
 			v.Streams = append(v.Streams, st)
 		}
 	}
-	if len(v.Groups)+len(v.Queues)+len(v.ShareGroups)+len(v.Connectors)+len(v.Consumers)+len(v.OutboxTables)+len(v.Slots)+len(v.SQSQueues)+len(v.DLQs) == 0 {
+	if v.ReaderCount()+len(v.DLQs) == 0 {
 		return nil
 	}
 	return v
-}
-
-// keep returns the elements whose reader ok accepts.
-func keep[T any, P interface {
-	*T
-	Reader() queue.Reader
-}](xs []T, ok func(queue.Reader) bool) []T {
-	var out []T
-	for i := range xs {
-		if ok(P(&xs[i]).Reader()) {
-			out = append(out, xs[i])
-		}
-	}
-	return out
 }
 
 // Statuses keeps the sources the principal sees anything of.
