@@ -16,7 +16,7 @@ import (
 // A need is what a route asks of the request's principal, declared once
 // in the route table (as Grafana declares each route's permission): public
 // (no credentials), or a role — anywhere, for a list or a form whose
-// objects the view filters and access.go checks, or on the object that the
+// objects the view filters and web/auth checks, or on the object that the
 // path names. A route without a need does not start (mustNeed).
 type need struct {
 	public bool

@@ -9,8 +9,8 @@ import (
 	"github.com/queuewatch/queuewatch/web/view"
 )
 
-// This file is the RabbitMQ broker's queue page and its API; the queues
-// tab of the overview is in handlers.go.
+// This file is the RabbitMQ queue's page; its overview tab is the kind
+// view.Queues, its JSON in web/api.
 
 // RabbitQueuePage is /rabbitmq/{cluster}/queues/{vhost}/{queue}.
 func (s *Server) RabbitQueuePage(c echo.Context) error {

@@ -27,9 +27,8 @@ func (s *Server) OutboxCards(c echo.Context, withTrends bool) []components.Outbo
 		return c
 	}
 	for _, st := range s.Mon(c).Statuses() {
-		// This file is the outbox broker's own web section: its cards list
-		// that broker's sources, also those that never answered, which only
-		// their status names.
+		// The cards list the outbox sources, also those that never
+		// answered, which only their status names.
 		if st.Broker != queue.Outbox {
 			continue
 		}

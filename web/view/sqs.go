@@ -8,8 +8,9 @@ import (
 	"github.com/queuewatch/queuewatch/web/components"
 )
 
-// This file is the SQS broker's own web section: its overview tab, its
-// queue page and their API.
+// This file is what both surfaces know of SQS queues: the reader kind
+// (its overview rows, sorts and path) and its history URL; the page is in
+// web/ui, the JSON in web/api.
 
 // SQSRows are the SQS queues of a snapshot as overview rows, each linked
 // to the DLQ its redrive policy names and, when it is one, to its own DLQ
