@@ -233,7 +233,10 @@ func TestOwnerKeepsTheLeaseWhileTheBrokerIsDown(t *testing.T) {
 		t.Errorf("the standby's status while the broker is down: %+v", st)
 	}
 	b.down.Store(false)
-	waitFor(t, "the owner to poll again", 10*time.Second, func() bool {
+	// The owner's next poll comes when its backoff ends: after failures at
+	// 0, 0.2, 0.6 … 12.6 s the next wait is 12.8 s, so on a loaded machine
+	// the first poll after the recovery may be that far off.
+	waitFor(t, "the owner to poll again", 30*time.Second, func() bool {
 		return strings.Contains(a.metrics(t), `queuewatch_collector_up{broker="kafka",cluster="prod"} 1`)
 	})
 	// A standby does not back off from the owner's failures: it sees the
