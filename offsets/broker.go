@@ -84,6 +84,25 @@ type Pauser interface {
 	PauseOf(ctx context.Context, group string) (PauseState, error)
 }
 
+// ConnectRestarter is a Broker whose cluster has Kafka Connect clusters
+// working on it: it restarts a connector and its failed tasks, leaving the
+// running ones alone.
+type ConnectRestarter interface {
+	// RestartConnector restarts connector of the Connect cluster connect
+	// (its config name); a connector or Connect cluster it does not have
+	// matches queue.ErrNotFound.
+	RestartConnector(ctx context.Context, connect, connector string) (RestartState, error)
+}
+
+// RestartState is what Connect answered to a restart: the connector's
+// state and each task's as the restart left them (RESTARTING for what it
+// restarts); Restarted is false when Connect had nothing to restart.
+type RestartState struct {
+	Restarted bool           `json:"restarted"`
+	State     string         `json:"state,omitempty"`
+	Tasks     map[int]string `json:"tasks,omitempty"`
+}
+
 // PauseState is a reader's pause as the broker reports it.
 type PauseState struct {
 	Paused bool `json:"paused"`

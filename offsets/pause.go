@@ -2,7 +2,6 @@ package offsets
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 )
@@ -93,11 +92,5 @@ func (s *Service) recordPause(ctx context.Context, r Record, e pauseEntry, err e
 	if err != nil {
 		e.Error, r.Result = err.Error(), "failed"
 	}
-	entry, merr := json.Marshal(e)
-	if merr != nil {
-		return merr
-	}
-	r.Entry = entry
-	_, aerr := s.store.Record(ctx, r)
-	return aerr
+	return s.record(ctx, r, e)
 }

@@ -415,6 +415,15 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	// JetStream consumer resets and pauses, on a real nats-server.
 	checkConsumerActionsAPI(t, a, alice, victor)
 
+	// A Kafka Connect connector's restart.
+	rs, fc := restartServer(t)
+	restart := "/api/v1/kafka/connectors/prod/main/" + url.PathEscape(connectHostile) + "/restart"
+	a.check(rs, "POST", "/kafka/connectors/{cluster}/{connect}/{connector}/restart", restart, "", alice)
+	a.check(rs, "POST", "/kafka/connectors/{cluster}/{connect}/{connector}/restart", restart, "", victor)
+	a.check(rs, "POST", "/kafka/connectors/{cluster}/{connect}/{connector}/restart", "/api/v1/kafka/connectors/prod/main/nobody/restart", "", alice)
+	fc.answerWith(http.StatusConflict)
+	a.check(rs, "POST", "/kafka/connectors/{cluster}/{connect}/{connector}/restart", restart, "", alice)
+
 	// Every operation answered at least once with success and once with
 	// an error.
 	for p, item := range a.doc.Paths.Map() {

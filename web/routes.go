@@ -100,20 +100,21 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/archive", s.api.Archive, viewer},
 		{"POST", "/api/v1/archive/restore", s.api.Restore, admin}, // checkRestore: the target and every message's DLQ
 
-		// Offset resets and pauses. Planning reads offsets only, but it is
+		// Offset resets, pauses and connector restarts. Planning reads offsets only, but it is
 		// the first step of a change and names the group's members, so it
 		// needs an operator like apply; the log is for everyone.
 		{"POST", "/api/v1/groups/:cluster/:group/offsets/plan", s.api.OffsetsPlan, operator.on(reader(&view.Groups))},
 		{"POST", "/api/v1/groups/:cluster/:group/offsets/apply", s.api.OffsetsApply, operator.on(reader(&view.Groups))},
-		{"GET", "/api/v1/groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.ShareGroups))},
+		{"GET", "/api/v1/groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.Groups))},
 		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/plan", func(c echo.Context) error { return s.api.PlanOf(c, offsets.KindShare) }, operator.on(reader(&view.ShareGroups))},
-		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/apply", func(c echo.Context) error { return s.api.ApplyOf(c, offsets.KindShare) }, operator.on(reader(&view.Groups))},
-		{"GET", "/api/v1/kafka/share-groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.Groups))},
+		{"POST", "/api/v1/kafka/share-groups/:cluster/:group/offsets/apply", func(c echo.Context) error { return s.api.ApplyOf(c, offsets.KindShare) }, operator.on(reader(&view.ShareGroups))},
+		{"GET", "/api/v1/kafka/share-groups/:cluster/:group/offsets/resets", s.api.OffsetResets, viewer.on(reader(&view.ShareGroups))},
 		{"POST", consumerBase + "/offsets/plan", s.api.ConsumerPlan, operator.on(reader(&view.Consumers))},
 		{"POST", consumerBase + "/offsets/apply", s.api.ConsumerApply, operator.on(reader(&view.Consumers))},
 		{"GET", consumerBase + "/offsets/resets", s.api.ConsumerResets, viewer.on(reader(&view.Consumers))},
 		{"POST", consumerBase + "/pause", s.api.ConsumerPause, operator.on(reader(&view.Consumers))},
 		{"POST", consumerBase + "/resume", s.api.ConsumerResume, operator.on(reader(&view.Consumers))},
+		{"POST", "/api/v1/kafka/connectors/:cluster/:connect/:connector/restart", s.api.ConnectorRestart, operator.on(reader(&view.Connectors))},
 	}
 	for _, k := range s.readerRoutes() {
 		on := viewer.on(reader(k.kind))

@@ -4,9 +4,11 @@ import (
 	"cmp"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"slices"
 	"strings"
@@ -93,9 +95,77 @@ func (c *Connect) Name() string { return c.name }
 // /connectors?expand=status&expand=info), for the Kafka cluster named
 // cluster, sorted by name.
 func (c *Connect) Connectors(ctx context.Context, cluster string) ([]queue.Connector, error) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, c.base+"/connectors?expand=status&expand=info", nil)
+	status, body, err := c.do(ctx, http.MethodGet, "/connectors?expand=status&expand=info")
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: %w", c.name, err)
+		return nil, fmt.Errorf("connect %s: list connectors: %w", c.name, err)
+	}
+	if status != http.StatusOK {
+		return nil, fmt.Errorf("connect %s: list connectors: %d %s: %s", c.name, status, http.StatusText(status), firstLine(connectMessage(body)))
+	}
+	return ParseConnectors(body, cluster, c.name)
+}
+
+// ErrNoConnector is the error of a restart of a connector the Connect
+// cluster does not have.
+var ErrNoConnector = errors.New("no such connector")
+
+// ConnectRestart is what Connect answered to a restart of failed tasks:
+// the connector's state and each task's, as the restart left them
+// (RESTARTING for what it restarts). Restarted is false when Connect
+// restarted nothing: nothing had failed.
+type ConnectRestart struct {
+	Restarted bool           `json:"restarted"`
+	State     string         `json:"state,omitempty"`
+	Tasks     map[int]string `json:"tasks,omitempty"`
+}
+
+// RestartFailed restarts the connector named name and its failed tasks
+// only (POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true,
+// KIP-745, Connect 3.0 and later): running tasks keep running. A connector
+// Connect does not have is ErrNoConnector; a rebalance in progress (409)
+// is an error naming it, to be retried.
+func (c *Connect) RestartFailed(ctx context.Context, name string) (ConnectRestart, error) {
+	status, body, err := c.do(ctx, http.MethodPost, "/connectors/"+url.PathEscape(name)+"/restart?includeTasks=true&onlyFailed=true")
+	if err != nil {
+		return ConnectRestart{}, fmt.Errorf("connect %s: restart %s: %w", c.name, name, err)
+	}
+	switch status {
+	case http.StatusNoContent:
+		return ConnectRestart{}, nil
+	case http.StatusAccepted, http.StatusOK:
+		return parseRestart(body)
+	case http.StatusNotFound:
+		return ConnectRestart{}, fmt.Errorf("connect %s: restart %s: %w", c.name, name, ErrNoConnector)
+	}
+	return ConnectRestart{}, fmt.Errorf("connect %s: restart %s: %d %s: %s", c.name, name, status, http.StatusText(status), firstLine(connectMessage(body)))
+}
+
+// parseRestart reads a restart's 202 answer, the connector's status.
+func parseRestart(body []byte) (ConnectRestart, error) {
+	var st struct {
+		Connector connectTask `json:"connector"`
+		Tasks     []struct {
+			ID    int    `json:"id"`
+			State string `json:"state"`
+		} `json:"tasks"`
+	}
+	if err := json.Unmarshal(body, &st); err != nil {
+		return ConnectRestart{}, fmt.Errorf("restart answer: %w", err)
+	}
+	r := ConnectRestart{State: st.Connector.State, Tasks: map[int]string{}, Restarted: st.Connector.State == queue.ConnectRestarting}
+	for _, t := range st.Tasks {
+		r.Tasks[t.ID] = t.State
+		r.Restarted = r.Restarted || t.State == queue.ConnectRestarting
+	}
+	return r, nil
+}
+
+// do sends one request to the REST API with the configured authorization
+// and returns the answer's status and body, read up to maxConnectBody.
+func (c *Connect) do(ctx context.Context, method, path string) (int, []byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, nil)
+	if err != nil {
+		return 0, nil, err
 	}
 	req.Header.Set("Accept", "application/json")
 	if c.authorization != "" {
@@ -103,17 +173,11 @@ func (c *Connect) Connectors(ctx context.Context, cluster string) ([]queue.Conne
 	}
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return nil, fmt.Errorf("connect %s: list connectors: %w", c.name, err)
+		return 0, nil, err
 	}
 	defer func() { _ = resp.Body.Close() }()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, maxConnectBody))
-	if err != nil {
-		return nil, fmt.Errorf("connect %s: list connectors: %w", c.name, err)
-	}
-	if resp.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("connect %s: list connectors: %s: %s", c.name, resp.Status, firstLine(connectMessage(body)))
-	}
-	return ParseConnectors(body, cluster, c.name)
+	return resp.StatusCode, body, err
 }
 
 // connectMessage is the message of a Connect error answer

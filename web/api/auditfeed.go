@@ -18,12 +18,12 @@ import (
 
 // AuditEvent is one line of the one audit feed: any action taken through
 // queuewatch — a replay, move, delete or restore (a job), a read of dead
-// letters' bodies or an unmask, an offset reset, a pause or a resume —
+// letters' bodies or an unmask, an offset reset, a pause, a resume or a connector restart —
 // with who, on what and how it ended.
 type AuditEvent struct {
 	At     time.Time `json:"at"`
 	Who    string    `json:"who"`
-	Action string    `json:"action"` // replay, move, delete, restore, read, unmask, reset, pause, resume
+	Action string    `json:"action"` // replay, move, delete, restore, read, unmask, reset, pause, resume, restart
 	Object string    `json:"object"` // a DLQ ID, or a reader ID (broker:cluster:scope:name)
 	Result string    `json:"result"` // a job's state, a read's surface, a reset's result
 	Ref    string    `json:"ref"`    // the job ID, body-read ID or plan ID
@@ -108,16 +108,17 @@ func (s *Server) resetEvents(ctx context.Context, limit int) ([]AuditEvent, erro
 	}
 	var out []AuditEvent
 	for _, r := range list {
+		action := cmp.Or(pauseAction(r.Entry), "reset")
 		out = append(out, AuditEvent{
-			At: r.At, Who: r.Who, Action: cmp.Or(pauseAction(r.Entry), "reset"),
-			Object: resetReader(r).ID(), Result: r.Result, Ref: r.PlanID,
+			At: r.At, Who: r.Who, Action: action,
+			Object: resetReader(r, action).ID(), Result: r.Result, Ref: r.PlanID,
 		})
 	}
 	return out, nil
 }
 
-// pauseAction is "pause" or "resume" for a pause's log entry, "" for a
-// reset's.
+// pauseAction is the action of a pause's, a resume's or a connector
+// restart's log entry ("pause", "resume", "restart"), "" for a reset's.
 func pauseAction(entry json.RawMessage) string {
 	var e struct {
 		Action string `json:"action"`
@@ -126,13 +127,14 @@ func pauseAction(entry json.RawMessage) string {
 	return e.Action
 }
 
-// resetReader is the reader a reset record names: a group, or a JetStream
-// consumer's "stream/consumer".
-func resetReader(r store.OffsetReset) queue.Reader {
+// resetReader is the reader a reset record names: a group, a JetStream
+// consumer's "stream/consumer", or a restarted Kafka Connect connector's
+// "connect/connector".
+func resetReader(r store.OffsetReset, action string) queue.Reader {
 	rd := queue.Reader{Broker: queue.Broker(r.Broker), Cluster: r.Cluster, Name: r.Group}
-	if rd.Broker == queue.NATS {
-		if stream, name, ok := strings.Cut(r.Group, "/"); ok {
-			rd.Scope, rd.Name = stream, name
+	if rd.Broker == queue.NATS || action == "restart" {
+		if scope, name, ok := strings.Cut(r.Group, "/"); ok {
+			rd.Scope, rd.Name = scope, name
 		}
 	}
 	return rd

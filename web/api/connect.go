@@ -1,11 +1,13 @@
 package api
 
 import (
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/labstack/echo/v4"
 
+	"github.com/queuewatch/queuewatch/offsets"
 	"github.com/queuewatch/queuewatch/queue"
 	"github.com/queuewatch/queuewatch/web/components"
 	"github.com/queuewatch/queuewatch/web/view"
@@ -91,4 +93,29 @@ func (s *Server) ConnectorHistory(c echo.Context) error {
 		out[i] = connectPointJSON{At: p.At, Lag: p.Backlog}
 	}
 	return c.JSON(http.StatusOK, map[string]any{"cluster": conn.Cluster, "connect": conn.Connect, "connector": conn.Name, "history": out})
+}
+
+// ConnectorRestart is POST …/connectors/{cluster}/{connect}/{connector}/restart:
+// it restarts the connector and its failed tasks (running tasks keep
+// running), audited in the reset log. The answer is the connector's and
+// its tasks' states as Connect left them; a restart that took effect but
+// was not recorded is answered all the same, and logged.
+func (s *Server) ConnectorRestart(c echo.Context) error {
+	ca, err := s.ConnectorActions()
+	if err != nil {
+		return err
+	}
+	conn, err := s.ConnectorParam(c)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request().Context()
+	st, err := ca.RestartConnector(ctx, conn.Cluster, conn.Connect, conn.Name, view.Who(ctx))
+	switch {
+	case errors.Is(err, offsets.ErrAudit):
+		s.Logger().Error("connector restart not recorded", "path", c.Request().URL.Path, "err", err)
+	case err != nil:
+		return s.offsetsFail(c, err)
+	}
+	return c.JSON(http.StatusOK, st)
 }

@@ -28,6 +28,15 @@ type ConnectorData struct {
 	// time range.
 	HistoryURL string
 	Range      string
+	// RestartAPI is the connector's restart endpoint when the principal
+	// may restart it, else "".
+	RestartAPI string
+}
+
+// restartable reports whether a restart would restart anything: the
+// connector or one of its tasks failed.
+func (d ConnectorData) restartable() bool {
+	return d.RestartAPI != "" && (d.Connector.State == queue.ConnectFailed || d.Connector.TasksIn(queue.ConnectFailed) > 0)
 }
 
 // ConnectorURL is the path of a Kafka Connect connector's page.
@@ -65,3 +74,6 @@ func orDash(s string) string {
 	}
 	return s
 }
+
+// connectFailed is the state of a failed connector or task.
+const connectFailed = queue.ConnectFailed

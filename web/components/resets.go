@@ -11,24 +11,9 @@ type ResetView struct {
 	Error                 string
 	Partitions, Committed int
 	Reprocess, Skip       int64
-	// Share marks a Kafka share group's reset (its start offsets).
-	Share bool
-}
-
-// page is the reset group's page: a share group's or a consumer group's.
-func (r ResetView) page() string {
-	if r.Share {
-		return ShareGroupURL(r.Cluster, r.Group)
-	}
-	return GroupURL(r.Cluster, r.Group)
-}
-
-// kindNote tells a share group's reset from a consumer group's in the list.
-func (r ResetView) kindNote() string {
-	if r.Share {
-		return "share group · "
-	}
-	return ""
+	// Page is the reader's page; Note names its kind where it is not a
+	// Kafka consumer group ("share group · kafka:", "nats:").
+	Page, Note string
 }
 
 // resetGlyph is the result's shape, so the word is never colour alone.

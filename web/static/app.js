@@ -1278,6 +1278,30 @@
     });
   }
 
+  // initRestart runs a Kafka Connect connector's Restart… dialog: it posts
+  // to …/restart and reloads the page to show the server's answer.
+  function initRestart() {
+    var dlg = byId('restart');
+    if (!dlg) return;
+    function showError(msg) { var e = byId('rs-error'); e.hidden = !msg; setText(e, msg || ''); }
+    document.addEventListener('click', function (e) {
+      if (e.target.closest('[data-restart-open]')) {
+        showError('');
+        if (!dlg.open) dlg.showModal();
+      }
+    });
+    byId('rs-cancel').addEventListener('click', function () { dlg.close(); });
+    byId('rs-go').addEventListener('click', function () {
+      var go = byId('rs-go');
+      go.disabled = true;
+      api('POST', dlg.getAttribute('data-api'), {}).then(function (r) {
+        if (r.ok) { location.reload(); return; }
+        go.disabled = false;
+        showError((r.body && r.body.error) || ('HTTP ' + r.status));
+      }).catch(function (err) { go.disabled = false; showError(String(err)); });
+    });
+  }
+
   // initPause runs a JetStream consumer's Pause… dialog (a deadline posted
   // to …/pause) and its Resume button (…/resume); both reload the page to
   // show the server's answer.
@@ -1332,5 +1356,6 @@
     initReplays();
     initReset();
     initPause();
+    initRestart();
   });
 })();

@@ -88,8 +88,14 @@ func (s *Server) ConnectorGroupURL(c echo.Context, conn *queue.Connector) string
 }
 
 // ConnectorHistoryURL is the JSON endpoint a connector page's chart reads.
-func ConnectorHistoryURL(c *queue.Connector) string {
-	return "/api/v1/kafka/connectors/" + url.PathEscape(c.Cluster) + "/" + url.PathEscape(c.Connect) + "/" + url.PathEscape(c.Name) + "/history"
+func ConnectorHistoryURL(c *queue.Connector) string { return connectorAPI(c) + "/history" }
+
+// ConnectorRestartAPI is where the connector page posts a restart.
+func ConnectorRestartAPI(c *queue.Connector) string { return connectorAPI(c) + "/restart" }
+
+// connectorAPI is the connector's URL space in the API.
+func connectorAPI(c *queue.Connector) string {
+	return "/api/v1/kafka/connectors/" + url.PathEscape(c.Cluster) + "/" + url.PathEscape(c.Connect) + "/" + url.PathEscape(c.Name)
 }
 
 // connectorPath names a connector: /…/:cluster/…/:connect/…/:connector.

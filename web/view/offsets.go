@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 
 	"github.com/labstack/echo/v4"
@@ -85,14 +86,15 @@ func (s *Server) ResetViews(ctx context.Context, d *components.JobsData) error {
 		}
 		// An entry that does not decode still shows who did what, when.
 		if json.Unmarshal(r.Entry, &pause) == nil && pause.Action != "" {
-			// A JetStream consumer's pause or resume, logged beside the resets.
+			// A JetStream consumer's pause or resume, or a connector's restart, logged beside the resets.
 			v.To, v.Error = pause.Action, pause.Error
+			v.Page, v.Note = resetPage(r, pause.Action)
 			if pause.State.Paused {
 				v.To += " until " + pause.State.Until.Format(time.RFC3339)
 			}
 		} else if json.Unmarshal(r.Entry, &e) == nil {
 			v.To, v.Error = e.Plan.To.String(), e.Receipt.Error
-			v.Share = e.Plan.Kind == offsets.KindShare
+			v.Page, v.Note = resetPage(r, e.Plan.Kind)
 			v.Partitions = e.Plan.Totals.Changed
 			v.Reprocess, v.Skip = e.Plan.Totals.Reprocess, e.Plan.Totals.Skip
 			for _, p := range e.Receipt.Partitions {
@@ -101,9 +103,28 @@ func (s *Server) ResetViews(ctx context.Context, d *components.JobsData) error {
 				}
 			}
 		}
+		if v.Page == "" {
+			v.Page, v.Note = resetPage(r, "")
+		}
 		d.Resets = append(d.Resets, v)
 	}
 	return nil
+}
+
+// resetPage is the page of the reader a reset-log record names, and the
+// note that says its kind: what names it is the record's broker and its
+// entry's kind (offsets.KindShare) or action ("restart").
+func resetPage(r store.OffsetReset, kindOrAction string) (page, note string) {
+	scope, name, scoped := strings.Cut(r.Group, "/")
+	switch {
+	case r.Broker == string(queue.NATS) && scoped:
+		return queue.ConsumerPage(r.Cluster, scope, name), "nats:"
+	case kindOrAction == "restart" && scoped:
+		return queue.ConnectorPage(r.Cluster, scope, name), "connector · kafka:"
+	case kindOrAction == offsets.KindShare:
+		return queue.ShareGroupPage(r.Cluster, r.Group), "share group · kafka:"
+	}
+	return queue.GroupPage(r.Cluster, r.Group), "kafka:"
 }
 
 // ConsumerActions are the resets and pauses of JetStream consumers. The
@@ -203,3 +224,22 @@ func (s *Server) Plan(c echo.Context, own queue.Reader, req offsets.Request) (of
 // ErrPlanStore is wrapped around a failure to keep, read or drop an
 // issued plan in the service's store: a 500, logged.
 var ErrPlanStore = errors.New("plan store")
+
+// ConnectorActions restart Kafka Connect connectors, audited in the
+// reset log like pauses.
+type ConnectorActions interface {
+	// RestartConnector restarts connector and its failed tasks as who.
+	RestartConnector(ctx context.Context, cluster, connect, connector, who string) (offsets.RestartState, error)
+}
+
+var errNoConnectorActions = echo.NewHTTPError(http.StatusServiceUnavailable, "connector restarts not configured")
+
+// ConnectorActions returns the service, or the 503 the restart answers
+// without one.
+func (s *Server) ConnectorActions() (ConnectorActions, error) {
+	ca, ok := s.opts.Offsets.(ConnectorActions)
+	if !ok {
+		return nil, errNoConnectorActions
+	}
+	return ca, nil
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -129,6 +130,31 @@ func TestKafkaConnectTaskFailed(t *testing.T) {
 		t.Errorf("poisoned sink: %+v", f)
 	}
 	t.Logf("the poisoned sink reads %s", f.Reader().Reason)
+
+	// An operator restarts the failed task: Connect restarts it alone,
+	// and it fails again on the same poison record; the healthy sink has
+	// nothing to restart.
+	connect := c.Connects()[0]
+	if r, err := connect.RestartFailed(ctx, failing); err != nil || !r.Restarted || r.Tasks[0] != queue.ConnectRestarting {
+		t.Errorf("restart of the poisoned sink: %+v, %v; want task 0 restarting", r, err)
+	}
+	if r, err := connect.RestartFailed(ctx, healthy); err != nil || r.Restarted || r.Tasks[0] != queue.ConnectRunning {
+		t.Errorf("restart of the healthy sink: %+v, %v; want nothing restarted, task 0 running", r, err)
+	}
+	if _, err := connect.RestartFailed(ctx, "nobody"); !errors.Is(err, brokerkafka.ErrNoConnector) {
+		t.Errorf("restart of a connector Connect does not have: %v", err)
+	}
+	deadline = time.Now().Add(time.Minute)
+	for {
+		snap = poll(t, s)
+		if f, ok := snap.Connector("main", failing); ok && f.TasksIn(queue.ConnectFailed) == 1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the restarted task never failed again; connectors %+v; worker log:\n%s", snap.Connectors, tail(out.String()))
+		}
+		time.Sleep(200 * time.Millisecond) // the worker restarts the task in its own time
+	}
 	if os.Getenv("QUEUEWATCH_UPDATE_GOLDEN") != "" {
 		saveConnectors(t, fmt.Sprintf("http://127.0.0.1:%d", port), map[string]string{healthy: "healthy-sink", failing: "poisoned-sink", good: "payments", poisoned: "orders"})
 	}
