@@ -3,6 +3,7 @@ package testenv
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -205,4 +206,41 @@ func (s *KinesisServer) Boto3(t testing.TB, dynamodb, program string, args ...st
 		t.Fatalf("python3 with boto3: %v\n%s", err, strings.TrimSpace(string(out)))
 	}
 	return out
+}
+
+// KCLLease is one lease item KCLLeases writes, in the KCL's layout.
+type KCLLease struct {
+	Key        string   `json:"key"`
+	Owner      string   `json:"owner,omitempty"`
+	Counter    int64    `json:"counter"`
+	Checkpoint string   `json:"checkpoint,omitempty"`
+	Switches   int64    `json:"switches,omitempty"`
+	Parents    []string `json:"parents,omitempty"`
+	Children   []string `json:"children,omitempty"`
+	// Layout "2.x" writes one childShardId as KCL 2.x did; otherwise
+	// childShardIds as 3.x.
+	Layout string `json:"layout,omitempty"`
+	Delete bool   `json:"delete,omitempty"`
+}
+
+// KCLLeases writes leases into the lease table on the DynamoDB server at
+// dynamodb (created first when create is set) with boto3, item by item as
+// the KCL lays them out (testdata/kinesis/kcl_leases.py), and KCL 3.x's
+// worker metric items for workers.
+func (s *KinesisServer) KCLLeases(t testing.TB, dynamodb, table string, create bool, leases []KCLLease, workers ...string) {
+	t.Helper()
+	root, err := repoRoot()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := json.Marshal(map[string]any{"table": table, "create": create, "leases": leases, "worker_metrics": workers})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.CommandContext(t.Context(), "python3", filepath.Join(root, "internal", "testenv", "testdata", "kinesis", "kcl_leases.py"))
+	cmd.Env = append(s.AWSEnv(), "DYNAMODB_ENDPOINT="+dynamodb)
+	cmd.Stdin = bytes.NewReader(req)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("kcl_leases.py: %v\n%s", err, strings.TrimSpace(string(out)))
+	}
 }
