@@ -199,3 +199,19 @@ type KinesisAccount struct {
 	// action (Kinesis and DynamoDB), sorted by action.
 	Requests []SQSRequests
 }
+
+// KinesisShardReadsPerSecond is how many GetRecords calls a shard serves a
+// second, to every shared-throughput reader together (GetShardIterator has
+// a like limit of its own).
+const KinesisShardReadsPerSecond = 5
+
+// KinesisReadShare is the share of a shard's GetRecords budget that
+// reading an application's lag at its checkpoint once every interval
+// takes: one GetRecords per interval. Once a minute: 1 / (5 × 60) =
+// 0.33%.
+func KinesisReadShare(every time.Duration) float64 {
+	if every <= 0 {
+		return 0
+	}
+	return 1 / (KinesisShardReadsPerSecond * every.Seconds())
+}
