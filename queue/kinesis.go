@@ -215,3 +215,25 @@ func KinesisReadShare(every time.Duration) float64 {
 	}
 	return 1 / (KinesisShardReadsPerSecond * every.Seconds())
 }
+
+// KinesisApp returns the KCL application with the given name, if the
+// snapshot has it.
+func (s *Snapshot) KinesisApp(name string) (*KinesisApplication, bool) {
+	for i := range s.KinesisApps {
+		if s.KinesisApps[i].Name == name {
+			return &s.KinesisApps[i], true
+		}
+	}
+	return nil, false
+}
+
+// KinesisStream returns the stream with the given name, if the snapshot
+// shows it.
+func (s *Snapshot) KinesisStream(name string) (*KinesisStream, bool) {
+	for i := range s.KinesisStreams {
+		if s.KinesisStreams[i].Name == name {
+			return &s.KinesisStreams[i], true
+		}
+	}
+	return nil, false
+}

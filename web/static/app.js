@@ -165,6 +165,10 @@
     sqs: [
       { label: 'visible', field: 'visible', scale: 'lag', colour: '--link', fill: true }
     ],
+    kinesis: [
+      { label: 'shards behind', field: 'shards_behind', scale: 'lag', colour: '--link', fill: true },
+      { label: 'lag time', field: 'lag_seconds', scale: 'sec', colour: '--warn' }
+    ],
     share: [
       { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
