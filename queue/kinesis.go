@@ -164,6 +164,16 @@ func (a *KinesisApplication) ShardsBehind() int64 {
 	return n
 }
 
+// unread reports whether a read at some lease's checkpoint failed.
+func (a *KinesisApplication) unread() bool {
+	for _, l := range a.Leases {
+		if l.LagErr != "" {
+			return true
+		}
+	}
+	return false
+}
+
 // Reader is a in the shape every reader shares. Its lag age is the
 // largest MillisBehindLatest at a checkpoint. Kinesis sequence numbers are
 // not dense, so no count of records behind is known: the backlog counts
@@ -178,6 +188,15 @@ func (a *KinesisApplication) Reader() Reader {
 	}
 	if lag, _, ok := a.Lag(); ok {
 		r.LagSeconds, r.LagBasis = lag.Seconds(), LagExact
+	}
+	if a.unread() {
+		// A shard not read at its checkpoint this time may be the one
+		// behind: the lag is a lower bound and the count unknown, so the
+		// read charts no false drop.
+		r.BacklogKnown = false
+		if r.LagBasis == LagExact {
+			r.LagBasis = LagEstimate
+		}
 	}
 	return r.known()
 }

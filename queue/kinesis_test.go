@@ -17,7 +17,7 @@ func TestKinesisApplicationReader(t *testing.T) {
 			{Shard: "shardId-0", Owner: "w1", HasLag: true, Behind: 3 * time.Second, Arrival: now.Add(-20 * time.Hour)},
 			{Shard: "shardId-1", Owner: "w1", HasLag: true, Behind: 9 * time.Second, Arrival: now.Add(-time.Hour)},
 			{Shard: "shardId-2", Owner: "w2", HasLag: true, Arrival: now.Add(-23 * time.Hour)}, // caught up: nothing to lose
-			{Shard: "shardId-3", LagErr: "throttled"},
+			{Shard: "shardId-3", Checkpoint: "LATEST"},                                         // not read: nothing processed yet
 		},
 	}
 	lag, shard, ok := a.Lag()
@@ -33,6 +33,10 @@ func TestKinesisApplicationReader(t *testing.T) {
 	if r.Broker != Kinesis || r.LagSeconds != 9 || r.LagBasis != LagExact || r.Backlog != 2 || r.BacklogUnit != UnitShards ||
 		r.Members != 2 || r.Page != "/kinesis/prod/applications/billing" || r.BacklogText() != "2 shards behind" || !r.Headroom.Known {
 		t.Errorf("reader %+v", r)
+	}
+	a.Leases[3].LagErr = "throttled"
+	if r := a.Reader(); r.BacklogKnown || r.LagBasis != LagEstimate {
+		t.Errorf("a lease not read: %+v, want the backlog unknown and the lag a lower bound", r)
 	}
 	a.Err = "scan lease table: no such table"
 	if r := a.Reader(); r.Status != StatusError || r.BacklogKnown || r.LagBasis != LagUnknown {

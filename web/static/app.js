@@ -292,7 +292,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"], [data-chart="kinesis"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();
