@@ -31,27 +31,45 @@ func TestKinesisStatus(t *testing.T) {
 		want      queue.Status
 		reason    string
 	}{
-		{"first read", nil, app(lease("shardId-0", "w1", 5, "100", 2*time.Second)), queue.StatusOK,
-			"1 lease held by 1 worker; shardId-0 is 2s behind the newest record"},
-		{"moving", app(lease("shardId-0", "w1", 5, "100", 2*time.Second)), app(lease("shardId-0", "w1", 11, "200", time.Second)), queue.StatusOK,
-			"1 lease held by 1 worker; shardId-0 is 1s behind the newest record"},
-		{"no renewal: stop", app(lease("shardId-0", "w1", 5, "100", 0)), app(lease("shardId-0", "w1", 5, "100", 0)), queue.StatusStop,
-			"no lease renewed in 1m (failover time 10s): no worker runs"},
-		{"no owner while behind: stop", nil, app(lease("shardId-0", "", 5, "100", 3*time.Second)), queue.StatusStop,
-			"no worker holds a lease while 1 shard is behind"},
-		{"checkpoint unmoved while behind: stall",
+		{
+			"first read", nil, app(lease("shardId-0", "w1", 5, "100", 2*time.Second)), queue.StatusOK,
+			"1 lease held by 1 worker; shardId-0 is 2s behind the newest record",
+		},
+		{
+			"moving", app(lease("shardId-0", "w1", 5, "100", 2*time.Second)), app(lease("shardId-0", "w1", 11, "200", time.Second)), queue.StatusOK,
+			"1 lease held by 1 worker; shardId-0 is 1s behind the newest record",
+		},
+		{
+			"no renewal: stop", app(lease("shardId-0", "w1", 5, "100", 0)), app(lease("shardId-0", "w1", 5, "100", 0)), queue.StatusStop,
+			"no lease renewed in 1m (failover time 10s): no worker runs",
+		},
+		{
+			"no owner while behind: stop", nil, app(lease("shardId-0", "", 5, "100", 3*time.Second)), queue.StatusStop,
+			"no worker holds a lease while 1 shard is behind",
+		},
+		{
+			"checkpoint unmoved while behind: stall",
 			app(lease("shardId-0", "w1", 5, "100", 12*time.Second), lease("shardId-1", "w1", 5, "7", time.Second)),
 			app(lease("shardId-0", "w1", 11, "100", 12*time.Second), lease("shardId-1", "w1", 11, "7", 3*time.Second)), queue.StatusStall,
-			"checkpoint of shardId-0 unmoved since the last read, 12s behind the newest record (and 1 more shard)"},
-		{"caught up and unmoved: ok", app(lease("shardId-0", "w1", 5, "100", 0)), app(lease("shardId-0", "w1", 11, "100", 0)), queue.StatusOK,
-			"1 lease held by 1 worker"},
-		{"parent not at SHARD_END: warn", app(closed), app(func() queue.KinesisLease { c := closed; c.Counter = 15; return c }()), queue.StatusWarn,
-			"closed shard shardId-0 not read to SHARD_END: its children shardId-2, shardId-3 wait"},
-		{"lease ping-pong: warn", app(lease("shardId-0", "w1", 20, "100", 0)), app(pingPong), queue.StatusWarn,
-			"lease of shardId-0 changed owner 4 times since its last checkpoint (now w2): workers take it from each other"},
+			"checkpoint of shardId-0 unmoved since the last read, 12s behind the newest record (and 1 more shard)",
+		},
+		{
+			"caught up and unmoved: ok", app(lease("shardId-0", "w1", 5, "100", 0)), app(lease("shardId-0", "w1", 11, "100", 0)), queue.StatusOK,
+			"1 lease held by 1 worker",
+		},
+		{
+			"parent not at SHARD_END: warn", app(closed), app(func() queue.KinesisLease { c := closed; c.Counter = 15; return c }()), queue.StatusWarn,
+			"closed shard shardId-0 not read to SHARD_END: its children shardId-2, shardId-3 wait",
+		},
+		{
+			"lease ping-pong: warn", app(lease("shardId-0", "w1", 20, "100", 0)), app(pingPong), queue.StatusWarn,
+			"lease of shardId-0 changed owner 4 times since its last checkpoint (now w2): workers take it from each other",
+		},
 		{"open shard without lease: warn", nil, unleased, queue.StatusWarn, "open shard shardId-1 has no lease: no worker reads it"},
-		{"no lease at all: stop", nil, &queue.KinesisApplication{Stream: "orders", LeaseTable: "billing", Unleased: []string{"shardId-0"}}, queue.StatusStop,
-			"no lease in billing: no worker reads orders"},
+		{
+			"no lease at all: stop", nil, &queue.KinesisApplication{Stream: "orders", LeaseTable: "billing", Unleased: []string{"shardId-0"}}, queue.StatusStop,
+			"no lease in billing: no worker reads orders",
+		},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			st, reason := KinesisStatus(tt.prev, t0, tt.cur, t1)
@@ -69,9 +87,13 @@ func TestEvaluateKinesis(t *testing.T) {
 	e := NewEvaluator(StatusOptions{})
 	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
 	read := func(at, poll time.Time) *queue.Snapshot {
-		return &queue.Snapshot{Broker: queue.Kinesis, Cluster: "prod", Time: poll, Kinesis: &queue.KinesisAccount{ReadAt: at},
-			KinesisApps: []queue.KinesisApplication{{Cluster: "prod", Name: "billing", FailoverTime: 10 * time.Second,
-				Leases: []queue.KinesisLease{{Shard: "shardId-0", Owner: "w1", Counter: 3, Checkpoint: "1", HasLag: true, Open: true}}}}}
+		return &queue.Snapshot{
+			Broker: queue.Kinesis, Cluster: "prod", Time: poll, Kinesis: &queue.KinesisAccount{ReadAt: at},
+			KinesisApps: []queue.KinesisApplication{{
+				Cluster: "prod", Name: "billing", FailoverTime: 10 * time.Second,
+				Leases: []queue.KinesisLease{{Shard: "shardId-0", Owner: "w1", Counter: 3, Checkpoint: "1", HasLag: true, Open: true}},
+			}},
+		}
 	}
 	first := read(t0, t0)
 	e.Evaluate(first)

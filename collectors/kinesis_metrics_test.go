@@ -23,13 +23,15 @@ func kinesisSnapshot() *queue.Snapshot {
 			{Cluster: "prod-eu", Name: "broken", Err: "describe stream broken: AccessDenied"},
 		},
 		KinesisApps: []queue.KinesisApplication{
-			{Cluster: "prod-eu", Name: "billing", Stream: "orders", LeaseTable: "billing", Retention: 24 * time.Hour,
+			{
+				Cluster: "prod-eu", Name: "billing", Stream: "orders", LeaseTable: "billing", Retention: 24 * time.Hour,
 				Status: queue.StatusStall, StatusReason: "checkpoint of shardId-000000000001 unmoved since the last read, 12s behind the newest record",
 				Headroom: queue.AgeHeadroom(24*time.Hour, 22*time.Hour, "retention"),
 				Leases: []queue.KinesisLease{
 					{Shard: "shardId-000000000000", Owner: "w1", Checkpoint: "SHARD_END", HasLag: true},
 					{Shard: "shardId-000000000001", Owner: "w2", Checkpoint: "4960", HasLag: true, Behind: 12 * time.Second, Open: true},
-				}},
+				},
+			},
 			{Cluster: "prod-eu", Name: "search", Stream: "orders", LeaseTable: "search", Err: "scan lease table search: ResourceNotFoundException"},
 		},
 		Kinesis: &queue.KinesisAccount{ReadEvery: time.Minute, Requests: []queue.SQSRequests{{Action: "GetRecords", Count: 2}, {Action: "Scan", Count: 2}}},

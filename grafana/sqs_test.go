@@ -70,11 +70,15 @@ func (kinesisSource) Cluster() string      { return "aws" }
 func (kinesisSource) Poll(context.Context) (*queue.Snapshot, error) {
 	return &queue.Snapshot{
 		Broker: queue.Kinesis, Cluster: "aws", Time: time.Now(),
-		KinesisStreams: []queue.KinesisStream{{Cluster: "aws", Name: "orders", Retention: 24 * time.Hour,
-			Shards: []queue.KinesisShard{{ID: "shardId-000000000000", Open: true}}}},
-		KinesisApps: []queue.KinesisApplication{{Cluster: "aws", Name: "billing", Stream: "orders", LeaseTable: "billing",
+		KinesisStreams: []queue.KinesisStream{{
+			Cluster: "aws", Name: "orders", Retention: 24 * time.Hour,
+			Shards: []queue.KinesisShard{{ID: "shardId-000000000000", Open: true}},
+		}},
+		KinesisApps: []queue.KinesisApplication{{
+			Cluster: "aws", Name: "billing", Stream: "orders", LeaseTable: "billing",
 			Leases: []queue.KinesisLease{{Shard: "shardId-000000000000", Owner: "w1", Checkpoint: "1", HasLag: true, Behind: 3 * time.Second, Open: true}},
-			Status: queue.StatusOK, StatusReason: "1 lease held by 1 worker"}},
+			Status: queue.StatusOK, StatusReason: "1 lease held by 1 worker",
+		}},
 		Kinesis: &queue.KinesisAccount{ReadEvery: time.Minute, Requests: []queue.SQSRequests{{Action: "GetRecords", Count: 1}}},
 	}, nil
 }

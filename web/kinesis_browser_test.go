@@ -92,8 +92,10 @@ func newKinesisWorld(t *testing.T) *kinesisWorld {
 		k, v, _ := strings.Cut(kv, "=")
 		t.Setenv(k, v)
 	}
-	cfg := config.Kinesis{Name: "local", Region: testenv.KinesisRegion, Endpoint: w.k.Endpoint, DynamoDBEndpoint: w.m.Endpoint,
-		Streams: config.Filter{Include: []string{w.stream}}}
+	cfg := config.Kinesis{
+		Name: "local", Region: testenv.KinesisRegion, Endpoint: w.k.Endpoint, DynamoDBEndpoint: w.m.Endpoint,
+		Streams: config.Filter{Include: []string{w.stream}},
+	}
 	for _, app := range []string{"billing", "audit", "search"} {
 		cfg.Applications = append(cfg.Applications, config.KinesisApplication{Name: app, LeaseTable: tables[app], Stream: w.stream, FailoverTime: time.Second})
 	}

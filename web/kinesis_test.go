@@ -20,8 +20,10 @@ func kinesisServer() *Server {
 		Monitor: staticMonitor{ready: true, snaps: []*queue.Snapshot{{
 			Broker: queue.Kinesis, Cluster: "prod-eu", Time: now,
 			Kinesis: &queue.KinesisAccount{ReadAt: now, ReadEvery: time.Minute},
-			KinesisStreams: []queue.KinesisStream{{Cluster: "prod-eu", Name: "orders", Retention: 24 * time.Hour, Consumers: []string{"search-efo"},
-				Shards: []queue.KinesisShard{{ID: "shardId-000000000000"}, {ID: "shardId-000000000001", Open: true}, {ID: "shardId-000000000002", Open: true}}}},
+			KinesisStreams: []queue.KinesisStream{{
+				Cluster: "prod-eu", Name: "orders", Retention: 24 * time.Hour, Consumers: []string{"search-efo"},
+				Shards: []queue.KinesisShard{{ID: "shardId-000000000000"}, {ID: "shardId-000000000001", Open: true}, {ID: "shardId-000000000002", Open: true}},
+			}},
 			KinesisApps: []queue.KinesisApplication{
 				{
 					Cluster: "prod-eu", Name: "billing", Stream: "orders", LeaseTable: "billing", FailoverTime: 10 * time.Second, Retention: 24 * time.Hour,
@@ -73,8 +75,10 @@ func TestKinesisOverview(t *testing.T) {
 func TestKinesisAppPage(t *testing.T) {
 	s := kinesisServer()
 	body := do(t, s, "GET", queue.KinesisApplicationPage("prod-eu", "billing")).Body.String()
-	for _, want := range []string{"worker-a", "worker-b", "SHARD_END", "TRIM_HORIZON", "…426671329282", "42s", "2 open of 3", "search-efo",
-		"sequence numbers are not dense", `data-chart="kinesis"`, "checkpoint of shardId-000000000001 unmoved"} {
+	for _, want := range []string{
+		"worker-a", "worker-b", "SHARD_END", "TRIM_HORIZON", "…426671329282", "42s", "2 open of 3", "search-efo",
+		"sequence numbers are not dense", `data-chart="kinesis"`, "checkpoint of shardId-000000000001 unmoved",
+	} {
 		if !strings.Contains(body, want) {
 			t.Errorf("billing's page lacks %q", want)
 		}

@@ -47,10 +47,13 @@ func TestKinesisStreamAndReadAt(t *testing.T) {
 	k.AWS(t, "kinesis", "register-stream-consumer", "--stream-arn", k.StreamARN(name), "--consumer-name", "efo-app")
 	var seqs []string
 	for _, data := range []string{"YQ==", "Yg==", "Yw=="} {
-		var put struct{ ShardId, SequenceNumber string }
+		var put struct {
+			ShardID        string `json:"ShardId"`
+			SequenceNumber string
+		}
 		mustJSON(t, k.AWS(t, "kinesis", "put-record", "--stream-name", name, "--partition-key", "p", "--explicit-hash-key", "0", "--data", data), &put)
-		if put.ShardId != "shardId-000000000000" {
-			t.Fatalf("put on %s, want shard 0", put.ShardId)
+		if put.ShardID != "shardId-000000000000" {
+			t.Fatalf("put on %s, want shard 0", put.ShardID)
 		}
 		seqs = append(seqs, put.SequenceNumber)
 	}

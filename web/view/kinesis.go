@@ -71,7 +71,7 @@ var KinesisApps = Kind[components.KinesisRow]{
 		return []string{r.A.Name, r.A.Cluster, r.A.Stream, string(r.Status)}
 	},
 	Trend: func(r *components.KinesisRow) *components.Spark { return &r.Trend }, Series: "shards behind",
-	Put:  func(d *components.OverviewData, page []components.KinesisRow) { d.Kinesis = page },
+	Put: func(d *components.OverviewData, page []components.KinesisRow) { d.Kinesis = page },
 	Path: Path{
 		Params: []string{"cluster", "application"},
 		Reader: func(v []string) queue.Reader { return queue.Reader{Broker: queue.Kinesis, Cluster: v[0], Name: v[1]} },
