@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -61,6 +62,40 @@ func TestCheckKinesis(t *testing.T) {
 	} {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("check output lacks %q:\n%s", want, out.String())
+		}
+	}
+}
+
+// TestKinesisServed serves a Kinesis account on kinesis-local and moto
+// beside one nothing answers for: its application is in /metrics, the
+// API, the overview and its page; the other account is down alone.
+func TestKinesisServed(t *testing.T) {
+	acct, _ := kinesisWorld(t)
+	cfg := testConfig(t)
+	cfg.Kinesis = []config.Kinesis{acct, {Name: "gone", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1", DynamoDBEndpoint: "http://127.0.0.1:1"}}
+	r := start(t, cfg)
+	eventually(t, "the application read", func() bool {
+		_, body := r.get(t, "/api/v1/kinesis/applications")
+		return strings.Contains(body, `"application":"billing"`) && strings.Contains(body, `"workers":1`)
+	})
+	eventually(t, "the unreachable account's error", func() bool {
+		_, body := r.get(t, "/api/v1/sources")
+		return strings.Contains(body, "kinesis gone: list streams")
+	})
+	_, metrics := r.get(t, "/metrics")
+	for _, want := range []string{
+		`queuewatch_kinesis_application_status{application="billing",cluster="local",status="ok"} 1`,
+		`queuewatch_kinesis_application_shards_behind{application="billing",cluster="local"} 0`,
+		`queuewatch_collector_up{broker="kinesis",cluster="local"} 1`,
+		`queuewatch_collector_up{broker="kinesis",cluster="gone"} 0`,
+	} {
+		if !strings.Contains(metrics, want) {
+			t.Errorf("/metrics lacks %s", want)
+		}
+	}
+	for _, path := range []string{"/", "/?tab=kinesis", "/kinesis/local/applications/billing", "/api/v1/kinesis/applications/local/billing/history"} {
+		if code, body := r.get(t, path); code != http.StatusOK {
+			t.Errorf("GET %s: %d; body %.300q", path, code, body)
 		}
 	}
 }
