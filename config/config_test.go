@@ -121,6 +121,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"connect-duplicate-name", 7, "kafka[0].connect[1].name", `duplicate name "main" (also kafka[0].connect[0])`},
 		{"connect-missing-token-file", 8, "kafka[0].connect[0].auth.token_file", `file "testdata/connect-token-missing" does not exist`},
 		{"headroom-low-too-long", 2, "alerts.retention_headroom_low", "must be at most 12h0m0s, got 13h0m0s"},
+		{"kinesis-stale", 5, "kinesis[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}

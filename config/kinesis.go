@@ -128,6 +128,18 @@ func (a *KinesisApplication) validate(p *problems, path string) {
 	}
 }
 
+// checkStale refuses an interval that the stale-collector alert would
+// report between two reads, as for SQS accounts (SQS.checkStale).
+func (k *Kinesis) checkStale(p *problems, path string, tick, staleAfter time.Duration) {
+	every := max(k.Interval(), tick)
+	if staleAfter <= 0 || every+tick < staleAfter {
+		return
+	}
+	p.add(path+".poll_interval", "an account read every %s (polled every %s) reads as stale to alerts.stale_after (%s) between reads: read it more often or raise stale_after",
+		every, tick, staleAfter)
+	(*p)[len(*p)-1].near = path + ".name"
+}
+
 // checkEndpoint checks an optional base URL replacing an AWS endpoint.
 func checkEndpoint(p *problems, path, endpoint string) {
 	if endpoint == "" {

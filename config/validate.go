@@ -62,6 +62,7 @@ func (c *Config) validate() problems {
 	names = map[string]int{}
 	for i := range c.Kinesis {
 		c.Kinesis[i].validate(&p, kinesisPath(i))
+		c.Kinesis[i].checkStale(&p, kinesisPath(i), c.PollInterval, c.Alerts.StaleAfter)
 		checkUnique(&p, names, c.Kinesis[i].Name, "kinesis", i)
 	}
 	names = map[string]int{}
