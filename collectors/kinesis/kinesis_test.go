@@ -106,7 +106,9 @@ func TestKinesisApplicationLag(t *testing.T) {
 	}, "worker-1", "worker-2")
 
 	e := alerts.NewEvaluator(alerts.StatusOptions{})
+	start := time.Now()
 	s := w.poll(t)
+	took := time.Since(start)
 	e.Evaluate(s)
 	if len(s.KinesisStreams) != 1 || s.KinesisStreams[0].OpenShards() != 2 || s.KinesisStreams[0].Retention != 24*time.Hour {
 		t.Fatalf("streams %+v", s.KinesisStreams)
@@ -125,6 +127,7 @@ func TestKinesisApplicationLag(t *testing.T) {
 	if r := a.Reader(); r.Backlog != 1 || r.LagSeconds != l0.Behind.Seconds() || r.Status != queue.StatusOK {
 		t.Errorf("reader %+v", r)
 	}
+	t.Logf("a read of 1 stream and 1 application with 2 leased shards took %s: %+v", took, s.Kinesis.Requests)
 	if got := s.Kinesis.Requests; !slices.ContainsFunc(got, func(r queue.SQSRequests) bool { return r.Action == "GetRecords" && r.Count == 2 }) {
 		t.Errorf("requests %+v, want 2 GetRecords: one per leased shard", got)
 	}
