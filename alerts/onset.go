@@ -200,3 +200,4 @@ func shareOnset(name string) string            { return "share:" + name }
 func tableOnset(table string) string           { return "table:" + table }
 func slotOnset(slot string) string             { return "slot:" + slot }
 func sqsOnset(name string) string              { return "queue:" + name }
+func kinesisOnset(name string) string          { return "application:" + name }

@@ -50,6 +50,7 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
+	"QueuewatchKinesisApplicationStopped", "QueuewatchKinesisApplicationStalled", "QueuewatchKinesisApplicationLagHigh", "QueuewatchKinesisShardUnread",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
 	"QueuewatchConnectTaskFailed",
 	"QueuewatchDataLossImminent",

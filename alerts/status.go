@@ -129,6 +129,8 @@ type Evaluator struct {
 	// both are judged against the read before, not over the window.
 	shares map[sourceKey]shareReads
 	sqs    map[sourceKey]*sqsReads
+	// kinesis are the account reads of each Kinesis source (kinesis.go).
+	kinesis map[sourceKey]*kinesisReads
 }
 
 // NewEvaluator returns an Evaluator with the given options.
@@ -228,6 +230,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.evaluateShares(latest)
 	e.evaluateConnectors(latest)
 	e.evaluateSQS(latest)
+	e.evaluateKinesis(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)

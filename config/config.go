@@ -76,6 +76,7 @@ type Config struct {
 	RabbitMQ []RabbitMQ    `yaml:"rabbitmq"`
 	NATS     []NATS        `yaml:"nats"`
 	SQS      []SQS         `yaml:"sqs"`
+	Kinesis  []Kinesis     `yaml:"kinesis"`
 	Outbox   []Outbox      `yaml:"outbox"`
 	Metrics  Metrics       `yaml:"metrics"`
 	DLQ      DLQ           `yaml:"dlq"`
@@ -505,7 +506,7 @@ func resolvePath(dir string, p *string) {
 // configured. Parse allows that (the demo builds its clusters in code); serve
 // and check call this.
 func (c *Config) RequireSources() error {
-	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.SQS) == 0 && len(c.Outbox) == 0 {
+	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.SQS) == 0 && len(c.Kinesis) == 0 && len(c.Outbox) == 0 {
 		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs account or outbox source"}
 	}
 	return nil

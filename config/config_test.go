@@ -107,6 +107,12 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"sqs-bad-regex", 5, "sqs[0].queues.exclude[0]", `invalid regex "orders-(.*": missing closing )`},
 		{"sqs-poll-interval", 4, "sqs[0].poll_interval", `must be at least 1s, got 100ms`},
 		{"sqs-duplicate-name", 4, "sqs[1].name", `duplicate name "prod" (also sqs[0])`},
+		{"kinesis-missing-region", 2, "kinesis[0].region", `required (an AWS region such as eu-west-1; any for a local endpoint)`},
+		{"kinesis-bad-dynamodb-endpoint", 5, "kinesis[0].dynamodb_endpoint", `"127.0.0.1:8000" is not a URL (want http://host:port or https://host)`},
+		{"kinesis-missing-stream", 5, "kinesis[0].applications[0].stream", "required (the stream the application consumes)"},
+		{"kinesis-bad-lease-table", 6, "kinesis[0].applications[0].lease_table", `"billing/leases" is not a DynamoDB table name (3-255 letters, digits, '_', '-', '.')`},
+		{"kinesis-duplicate-application", 6, "kinesis[0].applications[1].name", `duplicate name "billing" (also kinesis[0].applications[0])`},
+		{"kinesis-short-failover", 8, "kinesis[0].applications[0].failover_time", "must be at least 1s, got 100ms"},
 		{"connect-no-url", 5, "kafka[0].connect[0].url", "required (the REST API of a Connect worker, such as http://connect:8083)"},
 		{"connect-bad-url", 6, "kafka[0].connect[0].url", `scheme must be http or https, got "ftp"`},
 		{"connect-basic-and-token", 7, "kafka[0].connect[0].auth", "set username and password, or token, not both"},
@@ -115,6 +121,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"connect-duplicate-name", 7, "kafka[0].connect[1].name", `duplicate name "main" (also kafka[0].connect[0])`},
 		{"connect-missing-token-file", 8, "kafka[0].connect[0].auth.token_file", `file "testdata/connect-token-missing" does not exist`},
 		{"headroom-low-too-long", 2, "alerts.retention_headroom_low", "must be at most 12h0m0s, got 13h0m0s"},
+		{"kinesis-stale", 5, "kinesis[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}

@@ -60,6 +60,12 @@ func (c *Config) validate() problems {
 		checkUnique(&p, names, c.SQS[i].Name, "sqs", i)
 	}
 	names = map[string]int{}
+	for i := range c.Kinesis {
+		c.Kinesis[i].validate(&p, kinesisPath(i))
+		c.Kinesis[i].checkStale(&p, kinesisPath(i), c.PollInterval, c.Alerts.StaleAfter)
+		checkUnique(&p, names, c.Kinesis[i].Name, "kinesis", i)
+	}
+	names = map[string]int{}
 	for i := range c.Outbox {
 		c.Outbox[i].validate(&p, fmt.Sprintf("outbox[%d]", i))
 		checkUnique(&p, names, c.Outbox[i].Name, "outbox", i)

@@ -127,7 +127,7 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{})
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, shareSource{}, natsSrc}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, kinesisSource{}, shareSource{}, natsSrc}, collectors.Options{
 		Interval:  10 * time.Second,
 		Evaluator: evaluator,
 	})
@@ -374,6 +374,7 @@ func TestMetricsExist(t *testing.T) {
 		"queuewatch_nats_consumer_lag_seconds", "queuewatch_nats_consumer_status",
 		"queuewatch_nats_consumer_waiting_pulls", "queuewatch_nats_stream_messages",
 		"queuewatch_sqs_queue_messages", "queuewatch_sqs_queue_status", "queuewatch_sqs_api_requests_total",
+		"queuewatch_kinesis_application_status", "queuewatch_kinesis_shard_lag_seconds", "queuewatch_kinesis_api_requests_total",
 		"queuewatch_kafka_sharegroup_lag", "queuewatch_kafka_sharegroup_members", "queuewatch_kafka_sharegroup_status",
 	} {
 		if !used[name] {

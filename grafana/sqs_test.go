@@ -57,3 +57,28 @@ func (shareSource) Poll(context.Context) (*queue.Snapshot, error) {
 		}},
 	}, nil
 }
+
+// kinesisSource is a Kinesis account with one stream and one KCL
+// application. The demo has no Kinesis server, so it stands in for
+// collectors/kinesis (tested against kinesis-local and moto in its own
+// package) to make the real collector export the queuewatch_kinesis_*
+// families.
+type kinesisSource struct{}
+
+func (kinesisSource) Broker() queue.Broker { return queue.Kinesis }
+func (kinesisSource) Cluster() string      { return "aws" }
+func (kinesisSource) Poll(context.Context) (*queue.Snapshot, error) {
+	return &queue.Snapshot{
+		Broker: queue.Kinesis, Cluster: "aws", Time: time.Now(),
+		KinesisStreams: []queue.KinesisStream{{
+			Cluster: "aws", Name: "orders", Retention: 24 * time.Hour,
+			Shards: []queue.KinesisShard{{ID: "shardId-000000000000", Open: true}},
+		}},
+		KinesisApps: []queue.KinesisApplication{{
+			Cluster: "aws", Name: "billing", Stream: "orders", LeaseTable: "billing",
+			Leases: []queue.KinesisLease{{Shard: "shardId-000000000000", Owner: "w1", Checkpoint: "1", HasLag: true, Behind: 3 * time.Second, Open: true}},
+			Status: queue.StatusOK, StatusReason: "1 lease held by 1 worker",
+		}},
+		Kinesis: &queue.KinesisAccount{ReadEvery: time.Minute, Requests: []queue.SQSRequests{{Action: "GetRecords", Count: 1}}},
+	}, nil
+}

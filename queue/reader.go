@@ -80,6 +80,9 @@ const (
 	UnitMessages Unit = "messages"
 	UnitRows     Unit = "rows"
 	UnitBytes    Unit = "bytes"
+	// UnitShards counts a Kinesis application's shards whose checkpoint
+	// is behind the newest record: its records behind are not countable.
+	UnitShards Unit = "shards"
 )
 
 // LagBasis says how a reader's lag age was found.
@@ -132,6 +135,8 @@ func (r *Reader) BacklogText() string {
 		return "—"
 	case r.BacklogUnit == UnitBytes:
 		return HumanBytes(r.Backlog)
+	case r.BacklogUnit == UnitShards:
+		return ExactCount(r.Backlog) + " " + Plural(r.Backlog, "shard", "shards") + " behind"
 	}
 	return HumanCount(r.Backlog) + " pending"
 }
@@ -342,6 +347,7 @@ func (s *Snapshot) Readers() []Reader {
 	out = appendReaders(out, s.Queues)
 	out = appendReaders(out, s.OutboxTables)
 	out = appendReaders(out, s.Slots)
+	out = appendReaders(out, s.KinesisApps)
 	return appendReaders(out, s.SQSQueues)
 }
 
@@ -359,13 +365,14 @@ func (s *Snapshot) WithReaders(keep func(Reader) bool) *Snapshot {
 		OutboxTables: keepReaders(s.OutboxTables, keep),
 		Slots:        keepReaders(s.Slots, keep),
 		SQSQueues:    keepReaders(s.SQSQueues, keep),
+		KinesisApps:  keepReaders(s.KinesisApps, keep),
 	}
 }
 
 // ReaderCount is how many readers s lists, of every kind.
 func (s *Snapshot) ReaderCount() int {
 	return len(s.Groups) + len(s.ShareGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
-		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues)
+		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues) + len(s.KinesisApps)
 }
 
 // keepReaders are the items whose Reader keep accepts.

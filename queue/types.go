@@ -54,6 +54,11 @@ type Snapshot struct {
 	SQSQueues []SQSQueue
 	SQS       *SQSAccount
 
+	// Kinesis accounts: streams, KCL applications (readers), read cost.
+	KinesisStreams []KinesisStream
+	KinesisApps    []KinesisApplication
+	Kinesis        *KinesisAccount
+
 	// PolledBy names the replica that polled the broker when it was not
 	// this process: a standby serves the snapshot the poll lease's holder
 	// stored (collectors/standby). Empty when this process polled.

@@ -242,6 +242,13 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 		a.check(rs, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/nope"+suffix, "")
 		a.check(groups, "GET", tmpl, "/api/v1/rabbitmq/queues/main/%2F/orders"+suffix, "")
 	}
+	a.check(kinesisServer(), "GET", "/kinesis/applications", "/api/v1/kinesis/applications", "")
+	a.check(open, "GET", "/kinesis/applications", "/api/v1/kinesis/applications", "")
+	a.check(groups, "GET", "/kinesis/applications", "/api/v1/kinesis/applications", "")
+	kh := "/kinesis/applications/{cluster}/{application}/history"
+	a.check(kinesisServer(), "GET", kh, "/api/v1/kinesis/applications/prod-eu/billing/history", "")
+	a.check(kinesisServer(), "GET", kh, "/api/v1/kinesis/applications/prod-eu/nope/history", "")
+	a.check(groups, "GET", kh, "/api/v1/kinesis/applications/prod-eu/billing/history", "")
 	a.check(connectServer(), "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")
 	a.check(open, "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")
 	a.check(groups, "GET", "/kafka/connectors", "/api/v1/kafka/connectors", "")

@@ -7,10 +7,12 @@ import (
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
 
-// TestMain stops the package's ElasticMQ server (started by the first
-// test that needs it) once every test ran.
+// TestMain stops the package's ElasticMQ, kinesis-local and moto servers
+// (started by the first test that needs each) once every test ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopElasticMQ()
+	testenv.StopKinesis()
+	testenv.StopMoto()
 	os.Exit(code)
 }

@@ -3,23 +3,17 @@ package sqs
 import (
 	"context"
 	"fmt"
-	"maps"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
-	awsmiddleware "github.com/aws/aws-sdk-go-v2/aws/middleware"
-	awsconfig "github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/aws-sdk-go-v2/credentials/stscreds"
 	"github.com/aws/aws-sdk-go-v2/service/cloudwatch"
 	"github.com/aws/aws-sdk-go-v2/service/sqs"
 	"github.com/aws/aws-sdk-go-v2/service/sqs/types"
-	"github.com/aws/aws-sdk-go-v2/service/sts"
 	"github.com/aws/smithy-go"
-	"github.com/aws/smithy-go/middleware"
 	"github.com/aws/smithy-go/transport/http/protocol/awsquery"
 
+	"github.com/queuewatch/queuewatch/brokers/awsaccess"
 	"github.com/queuewatch/queuewatch/config"
 )
 
@@ -29,7 +23,7 @@ type Cluster struct {
 	client *sqs.Client
 	// cw reads CloudWatch, nil unless cloudwatch.oldest_age is on.
 	cw   *cloudwatch.Client
-	reqs requestCounter
+	reqs awsaccess.RequestCounter
 
 	mu sync.Mutex
 	// oldest is the oldest SentTimestamp receives saw per queue name
@@ -43,21 +37,15 @@ type Cluster struct {
 // connect.
 func New(cfg config.SQS) (*Cluster, error) {
 	c := &Cluster{cfg: cfg}
-	// LoadDefaultConfig reads files and the environment only; credentials
-	// are fetched on the first request.
-	awsCfg, err := awsconfig.LoadDefaultConfig(context.Background(), awsconfig.WithRegion(cfg.Region))
+	awsCfg, err := awsaccess.Config(cfg.Region, cfg.RoleARN)
 	if err != nil {
-		return nil, fmt.Errorf("sqs %s: aws config: %w", cfg.Name, err)
-	}
-	if cfg.RoleARN != "" {
-		awsCfg.Credentials = aws.NewCredentialsCache(stscreds.NewAssumeRoleProvider(sts.NewFromConfig(awsCfg), cfg.RoleARN,
-			func(o *stscreds.AssumeRoleOptions) { o.RoleSessionName = "queuewatch" }))
+		return nil, fmt.Errorf("sqs %s: %w", cfg.Name, err)
 	}
 	c.client = sqs.NewFromConfig(awsCfg, func(o *sqs.Options) {
 		if cfg.Endpoint != "" {
 			o.BaseEndpoint = aws.String(cfg.Endpoint)
 		}
-		o.APIOptions = append(o.APIOptions, c.reqs.install)
+		o.APIOptions = append(o.APIOptions, c.reqs.Install)
 	})
 	if cfg.CloudWatch.OldestAge {
 		// The endpoint, when set, serves CloudWatch too (LocalStack and
@@ -70,7 +58,7 @@ func New(cfg config.SQS) (*Cluster, error) {
 			// answers; moto 5.2.1 answers the SDK's default, RPCv2 CBOR,
 			// with a 404, and the protocol in use should be the tested one.
 			o.Protocol = awsquery.New(smithy.NewServiceSchema(nil, cloudWatchVersion))
-			o.APIOptions = append(o.APIOptions, c.reqs.install)
+			o.APIOptions = append(o.APIOptions, c.reqs.Install)
 		})
 	}
 	return c, nil
@@ -89,7 +77,7 @@ func (c *Cluster) Client() *sqs.Client { return c.client }
 // Requests is how many requests the client sent since New, per action
 // (ListQueues, GetQueueAttributes, ...): every attempt, retries included,
 // as AWS bills them.
-func (c *Cluster) Requests() map[string]int64 { return c.reqs.counts() }
+func (c *Cluster) Requests() map[string]int64 { return c.reqs.Counts() }
 
 // listPageSize is ListQueues' MaxResults, the most SQS allows. Without
 // MaxResults SQS answers at most 1,000 names and no NextToken, silently
@@ -127,39 +115,5 @@ func (c *Cluster) Attributes(ctx context.Context, url string) (map[string]string
 	return out.Attributes, nil
 }
 
-// requestCounter counts the requests an SDK client sends, per action.
-type requestCounter struct {
-	mu sync.Mutex
-	n  map[string]int64
-}
-
-// install adds the counting step to an SDK client's middleware stack. It
-// sits in the deserialize step, which runs once per attempt (the retry
-// loop is in the finalize step before it), so retries count too.
-func (r *requestCounter) install(stack *middleware.Stack) error {
-	return stack.Deserialize.Add(middleware.DeserializeMiddlewareFunc("queuewatch-count-requests",
-		func(ctx context.Context, in middleware.DeserializeInput, next middleware.DeserializeHandler) (middleware.DeserializeOutput, middleware.Metadata, error) {
-			r.add(awsmiddleware.GetOperationName(ctx))
-			return next.HandleDeserialize(ctx, in)
-		}), middleware.After)
-}
-
-func (r *requestCounter) add(action string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.n == nil {
-		r.n = map[string]int64{}
-	}
-	r.n[action]++
-}
-
-func (r *requestCounter) counts() map[string]int64 {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return maps.Clone(r.n)
-}
-
 // Actions are the actions in counts, sorted, for a stable output order.
-func Actions(counts map[string]int64) []string {
-	return slices.Sorted(maps.Keys(counts))
-}
+func Actions(counts map[string]int64) []string { return awsaccess.Actions(counts) }

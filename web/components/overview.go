@@ -30,6 +30,8 @@ type OverviewData struct {
 	Shares    []ShareRow
 	// Connectors are Kafka Connect connectors.
 	Connectors []ConnectRow
+	// Kinesis are KCL applications.
+	Kinesis []KinesisRow
 }
 
 // Counts are the unfiltered sizes of the overview's lists, by tab.

@@ -165,6 +165,10 @@
     sqs: [
       { label: 'visible', field: 'visible', scale: 'lag', colour: '--link', fill: true }
     ],
+    kinesis: [
+      { label: 'shards behind', field: 'shards_behind', scale: 'lag', colour: '--link', fill: true },
+      { label: 'lag time', field: 'lag_seconds', scale: 'sec', colour: '--warn' }
+    ],
     share: [
       { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
@@ -288,7 +292,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"], [data-chart="kinesis"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();
