@@ -172,6 +172,9 @@
     share: [
       { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
+    connect: [
+      { label: 'group lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
+    ],
     rabbitmq: [
       { label: 'ready', field: 'ready', scale: 'lag', colour: '--link', fill: true },
       { label: 'head age', field: 'head_message_age_seconds', scale: 'sec', colour: '--warn' }
@@ -292,7 +295,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"], [data-chart="kinesis"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"], [data-chart="kinesis"], [data-chart="connect"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();
