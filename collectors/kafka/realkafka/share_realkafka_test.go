@@ -288,6 +288,9 @@ func parseTable(out string) []map[string]string {
 			for i, h := range header {
 				row[h] = f[i]
 			}
+			// The last column may hold spaces (a streams member's
+			// assignments): it takes the rest of the line.
+			row[header[len(header)-1]] = strings.Join(f[len(header)-1:], " ")
 			rows = append(rows, row)
 		}
 	}

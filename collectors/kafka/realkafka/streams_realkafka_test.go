@@ -3,7 +3,10 @@ package realkafka
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"github.com/queuewatch/queuewatch/queue"
 	"io"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -114,5 +117,160 @@ func TestStreamsAppForms(t *testing.T) {
 	state := b.streamsTool("--describe", "--state", "--group", app)
 	if len(state) != 1 || state[0]["STATE"] != "Stable" || state[0]["#MEMBERS"] != "1" {
 		t.Errorf("kafka-streams-groups --state: %v; want Stable, 1 member", state)
+	}
+}
+
+// TestStreamsGroup runs a Kafka Streams 4.4 application with
+// group.protocol=streams over 30 records: queuewatch must list its group
+// as a streams group (not a consumer group in error, not a partial poll)
+// with what kafka-streams-groups --describe says of it — state, members
+// with their processes and tasks, and the lag per partition of its source
+// and repartition topics — while it runs, and after it left with records
+// waiting.
+func TestStreamsGroup(t *testing.T) {
+	t.Parallel()
+	b := realBroker(t)
+	input := b.topic(3)
+	b.produce(input, 3, 10)
+	app := testenv.Unique("streams")
+	run := b.runStreamsApp(app, input, "streams")
+
+	s := judge(b.source(false, app))
+	repartition := app + "-by-value-repartition"
+	caughtUp := func(g *queue.StreamsGroup) bool {
+		return len(g.Members) == 1 && len(g.Partitions) == 6 && g.TotalLag() == 0 && g.Partitions[0].Committed >= 0
+	}
+	snap, g := b.waitStreams(s, app, caughtUp)
+	if !caughtUp(g) {
+		t.Fatalf("streams group never caught up: %+v", g)
+	}
+	if len(snap.Partial) != 0 || len(snap.Groups) != 0 {
+		t.Errorf("partial %v, consumer groups %+v; want none", snap.Partial, snap.Groups)
+	}
+	if g.State != "Stable" || g.Epoch < 1 || g.Epoch != g.AssignmentEpoch {
+		t.Errorf("state %s, epochs %d/%d; want Stable, assignment caught up", g.State, g.Epoch, g.AssignmentEpoch)
+	}
+	if active, standby, warmup := g.Tasks(); active != 6 || standby != 0 || warmup != 0 || g.Processes() != 1 {
+		t.Errorf("tasks %d/%d/%d in %d processes; want 6 active in 1", active, standby, warmup, g.Processes())
+	}
+	if len(g.Subtopologies) != 2 || fmt.Sprint(g.Subtopologies[0].SourceTopics, g.Subtopologies[1].RepartitionSource) != fmt.Sprint([]string{input}, []string{repartition}) {
+		t.Errorf("subtopologies %+v; want %s, then %s", g.Subtopologies, input, repartition)
+	}
+	for _, p := range g.Partitions {
+		if p.Internal != (p.Topic == repartition) {
+			t.Errorf("partition %+v: internal only for %s", p, repartition)
+		}
+	}
+	if g.Status != queue.StatusOK || !strings.Contains(g.StatusReason, "6 active tasks on 1 member") {
+		t.Errorf("status %s %q; want ok, its tasks and member", g.Status, g.StatusReason)
+	}
+	b.compareStreamsTool(g)
+
+	run.leave()
+	b.produce(input, 3, 5)
+	_, g = b.waitStreams(s, app, func(g *queue.StreamsGroup) bool { return len(g.Members) == 0 && g.TotalLag() == 15 })
+	if len(g.Members) != 0 || g.State != "Empty" || g.TotalLag() != 15 {
+		t.Fatalf("after the application left: state %s, members %+v, lag %d; want Empty, none, 15", g.State, g.Members, g.TotalLag())
+	}
+	if g.Status != queue.StatusStop || !strings.HasPrefix(g.StatusReason, "no members") {
+		t.Errorf("after the application left: status %s %q; want stop", g.Status, g.StatusReason)
+	}
+	// kafka-streams-groups --describe lists no offsets of a group without
+	// members ("has no active members"): the lag is the 5 records
+	// produced to each input partition since.
+	for _, p := range g.Partitions {
+		if want := map[bool]int64{false: 5, true: 0}[p.Internal]; p.Lag != want {
+			t.Errorf("after the application left: %+v; want lag %d", p, want)
+		}
+	}
+	if state := b.streamsTool("--describe", "--state", "--group", app); len(state) != 1 || state[0]["STATE"] != "Empty" || state[0]["#MEMBERS"] != "0" {
+		t.Errorf("kafka-streams-groups --state %v; want Empty, 0 members", state)
+	}
+}
+
+// TestStreamsClassicProtocol runs the same application on the classic
+// protocol: its group stays a consumer group, read as before.
+func TestStreamsClassicProtocol(t *testing.T) {
+	t.Parallel()
+	b := realBroker(t)
+	input := b.topic(1)
+	b.produce(input, 1, 10)
+	app := testenv.Unique("streams")
+	b.runStreamsApp(app, input, "classic")
+	s := judge(b.source(false, app))
+	snap := s.poll(t)
+	for deadline := time.Now().Add(30 * time.Second); (len(snap.Groups) == 0 || snap.Groups[0].TotalLag() != 0) && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		snap = s.poll(t)
+	}
+	if len(snap.Groups) != 1 || len(snap.StreamsGroups) != 0 || len(snap.Partial) != 0 {
+		t.Fatalf("groups %+v, streams groups %+v, partial %v; want one consumer group", snap.Groups, snap.StreamsGroups, snap.Partial)
+	}
+	if g := snap.Groups[0]; g.Type != queue.GroupClassic || g.State != "Stable" || g.Members != 1 || g.TotalLag() != 0 {
+		t.Errorf("group %+v; want classic, Stable, 1 member, caught up", g)
+	}
+}
+
+// waitStreams polls s until ok holds for the streams group (the
+// application commits every 200 ms) or 60 s passed, and returns the last
+// read.
+func (b *broker) waitStreams(s *judgedSource, name string, ok func(*queue.StreamsGroup) bool) (*queue.Snapshot, *queue.StreamsGroup) {
+	b.t.Helper()
+	snap := s.poll(b.t)
+	g := streamsGroup(b.t, snap, name)
+	for deadline := time.Now().Add(60 * time.Second); !ok(g) && time.Now().Before(deadline); {
+		time.Sleep(500 * time.Millisecond)
+		snap = s.poll(b.t)
+		g = streamsGroup(b.t, snap, name)
+	}
+	return snap, g
+}
+
+func streamsGroup(t *testing.T, snap *queue.Snapshot, name string) *queue.StreamsGroup {
+	t.Helper()
+	g, ok := snap.StreamsGroup(name)
+	if !ok {
+		t.Fatalf("streams group %s missing: %+v (consumer groups %+v)", name, snap.StreamsGroups, snap.Groups)
+	}
+	if g.Err != "" {
+		t.Fatalf("streams group %s: %s", name, g.Err)
+	}
+	return g
+}
+
+// compareStreamsTool compares g with kafka-streams-groups --describe:
+// the lag per partition (--offsets), each member's process, client id and
+// active tasks (--members), the state and member count (--state).
+func (b *broker) compareStreamsTool(g *queue.StreamsGroup) {
+	b.t.Helper()
+	want := map[string]string{}
+	for _, row := range b.streamsTool("--describe", "--offsets", "--group", g.Name) {
+		want[row["TOPIC"]+"/"+row["PARTITION"]] = row["OFFSET-LAG"]
+	}
+	got := map[string]string{}
+	for _, p := range g.Partitions {
+		got[p.Topic+"/"+strconv.Itoa(int(p.Partition))] = strconv.FormatInt(p.Lag, 10)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		b.t.Errorf("lag %v; kafka-streams-groups says %v", got, want)
+	}
+	wantMembers := map[string]string{}
+	for _, row := range b.streamsTool("--describe", "--members", "--group", g.Name) {
+		wantMembers[row["MEMBER"]] = row["PROCESS"] + " " + row["CLIENT-ID"] + " " + row["ASSIGNMENTS"]
+	}
+	gotMembers := map[string]string{}
+	for _, m := range g.Members {
+		tasks := "ACTIVE:"
+		for _, a := range m.Active {
+			tasks += fmt.Sprintf(" %s:%s;", a.Subtopology, strings.ReplaceAll(fmt.Sprint(a.Partitions), " ", ","))
+		}
+		gotMembers[m.ID] = m.ProcessID + " " + m.ClientID + " " + tasks
+	}
+	if fmt.Sprint(gotMembers) != fmt.Sprint(wantMembers) {
+		b.t.Errorf("members %v; kafka-streams-groups says %v", gotMembers, wantMembers)
+	}
+	state := b.streamsTool("--describe", "--state", "--group", g.Name)
+	if len(state) != 1 || state[0]["STATE"] != g.State || state[0]["#MEMBERS"] != strconv.Itoa(len(g.Members)) {
+		b.t.Errorf("state %s, %d members; kafka-streams-groups says %v", g.State, len(g.Members), state)
 	}
 }
