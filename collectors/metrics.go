@@ -212,6 +212,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	describeSQS(ch)
 	describeShare(ch)
+	describeStreams(ch)
 	describeConnect(ch)
 	c.metrics.duration.Describe(ch)
 	c.metrics.errors.Describe(ch)
@@ -250,6 +251,7 @@ func (c *Collector) emit(ch sink) {
 		collectNATS(ch, snap)
 		collectSQS(ch, snap)
 		collectShare(ch, snap)
+		collectStreams(ch, snap)
 		collectConnect(ch, snap)
 		collectDLQs(ch, snap)
 		collectOutbox(ch, snap)
