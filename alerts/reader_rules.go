@@ -21,6 +21,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	natsSpecs,
 	sqsSpecs,
 	shareSpecs,
+	streamsSpecs,
 	connectSpecs,
 	headroomSpecs,
 }

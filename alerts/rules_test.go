@@ -51,6 +51,7 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
+	"QueuewatchKafkaStreamsGroupLagHigh", "QueuewatchKafkaStreamsGroupStalled", "QueuewatchKafkaStreamsGroupStopped",
 	"QueuewatchConnectTaskFailed",
 	"QueuewatchDataLossImminent",
 }
