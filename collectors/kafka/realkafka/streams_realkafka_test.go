@@ -4,12 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/queuewatch/queuewatch/queue"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/queuewatch/queuewatch/queue"
 
 	"github.com/queuewatch/queuewatch/internal/testenv"
 )
