@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/queuewatch/queuewatch/queue"
-
 	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // streamsApp is a running CountApp (internal/testenv/testdata/frameworks/
