@@ -274,3 +274,34 @@ func (b *broker) compareStreamsTool(g *queue.StreamsGroup) {
 		b.t.Errorf("state %s, %d members; kafka-streams-groups says %v", g.State, len(g.Members), state)
 	}
 }
+
+// TestStreamsGroupStalled has the application's stream thread block on a
+// poison record (CountApp holds it until it closes): the member stays, the
+// committed offsets stop, and as records keep arriving the group is
+// stalled, its lag still what kafka-streams-groups says.
+func TestStreamsGroupStalled(t *testing.T) {
+	t.Parallel()
+	b := realBroker(t)
+	input := b.topic(1)
+	b.produce(input, 1, 10)
+	app := testenv.Unique("streams")
+	b.runStreamsApp(app, input, "streams")
+	s := judge(b.source(false, app))
+	_, g := b.waitStreams(s, app, func(g *queue.StreamsGroup) bool {
+		return len(g.Partitions) == 2 && g.TotalLag() == 0 && g.Partitions[0].Committed >= 0
+	})
+	if g.TotalLag() != 0 || g.Status != queue.StatusOK {
+		t.Fatalf("before the poison record: lag %d, %s %q; want 0, ok", g.TotalLag(), g.Status, g.StatusReason)
+	}
+
+	b.produceValues(input, "poison", "a", "b")
+	// The poison record and those after it are never committed.
+	b.waitStreams(s, app, func(g *queue.StreamsGroup) bool { return g.TotalLag() >= 3 })
+	b.produceValues(input, "c", "d")
+	_, g = b.waitStreams(s, app, func(g *queue.StreamsGroup) bool { return g.Status == queue.StatusStall })
+	if g.Status != queue.StatusStall || len(g.Members) != 1 || !strings.Contains(g.StatusReason, "2 active tasks on 1 member") {
+		t.Fatalf("blocked on a poison record: %s %q, members %d; want stall with its tasks and member", g.Status, g.StatusReason, len(g.Members))
+	}
+	b.compareStreamsTool(g)
+}
+
