@@ -304,4 +304,3 @@ func TestStreamsGroupStalled(t *testing.T) {
 	}
 	b.compareStreamsTool(g)
 }
-
