@@ -3,12 +3,15 @@ package realkafka
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twmb/franz-go/pkg/kerr"
 
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
@@ -27,13 +30,17 @@ type streamsApp struct {
 
 // runStreamsApp starts CountApp as application id app on input, with the
 // given group.protocol (streams or classic), and waits until it printed
-// RUNNING: its threads run and its group has formed.
+// RUNNING: its threads run and its group has formed. Instances of one
+// application write one output topic, created by the first.
 func (b *broker) runStreamsApp(app, input, protocol string) *streamsApp {
 	b.t.Helper()
 	fw := testenv.RealFramework(b.t, "kafka-streams")
 	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
 	b.t.Cleanup(cancel)
-	output := b.topic(1)
+	output := app + "-counts"
+	if _, err := b.adm.CreateTopic(context.Background(), 1, 1, nil, output); err != nil && !errors.Is(err, kerr.TopicAlreadyExists) {
+		b.t.Fatal(err)
+	}
 	cmd := fw.Command(ctx, "io.queuewatch.frameworks.CountApp", b.node.Addr(), app, input, output, b.t.TempDir(), protocol)
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
@@ -301,6 +308,42 @@ func TestStreamsGroupStalled(t *testing.T) {
 	_, g = b.waitStreams(s, app, func(g *queue.StreamsGroup) bool { return g.Status == queue.StatusStall })
 	if g.Status != queue.StatusStall || len(g.Members) != 1 || !strings.Contains(g.StatusReason, "2 active tasks on 1 member") {
 		t.Fatalf("blocked on a poison record: %s %q, members %d; want stall with its tasks and member", g.Status, g.StatusReason, len(g.Members))
+	}
+	b.compareStreamsTool(g)
+}
+
+// TestStreamsGroupMemberLeaves runs two instances of one application: the
+// group has two members in two processes sharing the tasks, as
+// kafka-streams-groups says; when one leaves, the other takes every task
+// and the group stays ok.
+func TestStreamsGroupMemberLeaves(t *testing.T) {
+	t.Parallel()
+	b := realBroker(t)
+	input := b.topic(2)
+	b.produce(input, 2, 10)
+	app := testenv.Unique("streams")
+	first := b.runStreamsApp(app, input, "streams")
+	b.runStreamsApp(app, input, "streams")
+	s := judge(b.source(false, app))
+	shared := func(g *queue.StreamsGroup) bool {
+		active, _, _ := g.Tasks()
+		return len(g.Members) == 2 && g.State == "Stable" && active == 4 && g.TotalLag() == 0 &&
+			len(g.Members[0].Active) > 0 && len(g.Members[1].Active) > 0
+	}
+	_, g := b.waitStreams(s, app, shared)
+	if !shared(g) || g.Processes() != 2 {
+		t.Fatalf("two instances: %+v; want 2 members in 2 processes sharing 4 active tasks, caught up", g)
+	}
+	b.compareStreamsTool(g)
+
+	first.leave()
+	alone := func(g *queue.StreamsGroup) bool {
+		active, _, _ := g.Tasks()
+		return len(g.Members) == 1 && g.State == "Stable" && active == 4
+	}
+	_, g = b.waitStreams(s, app, alone)
+	if !alone(g) || g.Status != queue.StatusOK || !strings.Contains(g.StatusReason, "4 active tasks on 1 member") {
+		t.Fatalf("after one instance left: %+v, %s %q; want 1 member with the 4 tasks, ok", g, g.Status, g.StatusReason)
 	}
 	b.compareStreamsTool(g)
 }
