@@ -197,6 +197,7 @@ func (e *Evaluator) save(key sourceKey, o *sourceOnsets, put []queue.Onset, del 
 func groupOnset(name string) string            { return "group:" + name }
 func consumerOnset(stream, name string) string { return "consumer:" + stream + "/" + name }
 func shareOnset(name string) string            { return "share:" + name }
+func streamsOnset(name string) string          { return "streams:" + name }
 func tableOnset(table string) string           { return "table:" + table }
 func slotOnset(slot string) string             { return "slot:" + slot }
 func sqsOnset(name string) string              { return "queue:" + name }

@@ -22,6 +22,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	sqsSpecs,
 	kinesisSpecs,
 	shareSpecs,
+	streamsSpecs,
 	connectSpecs,
 	headroomSpecs,
 }

@@ -52,6 +52,7 @@ var wantAlerts = []string{
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
 	"QueuewatchKinesisApplicationStopped", "QueuewatchKinesisApplicationStalled", "QueuewatchKinesisApplicationLagHigh", "QueuewatchKinesisShardUnread",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
+	"QueuewatchKafkaStreamsGroupLagHigh", "QueuewatchKafkaStreamsGroupStalled", "QueuewatchKafkaStreamsGroupStopped",
 	"QueuewatchConnectTaskFailed",
 	"QueuewatchDataLossImminent",
 }

@@ -88,7 +88,9 @@ func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOpti
 func (e *Evaluator) learn(s *queue.Snapshot) {
 	c := *s
 	c.ShareGroups, c.SQSQueues = slices.Clone(s.ShareGroups), slices.Clone(s.SQSQueues)
+	c.StreamsGroups = slices.Clone(s.StreamsGroups)
 	e.evaluateShares(&c)
+	e.evaluateStreams(&c)
 	e.evaluateSQS(&c)
 }
 
@@ -128,7 +130,10 @@ type Evaluator struct {
 	// them (share.go), sqs the account reads of each SQS source (sqs.go):
 	// both are judged against the read before, not over the window.
 	shares map[sourceKey]shareReads
-	sqs    map[sourceKey]*sqsReads
+	// streams are the streams groups of each source as the last poll
+	// read them (streams.go), judged like share groups.
+	streams map[sourceKey]streamsReads
+	sqs     map[sourceKey]*sqsReads
 	// kinesis are the account reads of each Kinesis source (kinesis.go).
 	kinesis map[sourceKey]*kinesisReads
 }
@@ -228,6 +233,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.evaluateConsumers(latest)
 	e.evaluateQueues(latest)
 	e.evaluateShares(latest)
+	e.evaluateStreams(latest)
 	e.evaluateConnectors(latest)
 	e.evaluateSQS(latest)
 	e.evaluateKinesis(latest)

@@ -121,6 +121,8 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withKinesis},
 	// A Kafka share group is a reader like a consumer group.
 	{file: "consumer-lag.json", rows: withShareGroups},
+	// So is a Kafka Streams application's streams group.
+	{file: "consumer-lag.json", rows: withStreamsGroups},
 	// A Kafka Connect connector is a reader too: a sink reads through its
 	// consumer group, charted above.
 	{file: "consumer-lag.json", rows: withConnectors},

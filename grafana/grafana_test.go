@@ -329,10 +329,13 @@ func TestPanelsDescribedAndLinked(t *testing.T) {
 					table = table || q.Format == "table"
 				}
 				all := strings.Join(legends, " ")
-				// A share group's series link to its own page.
+				// A share or streams group's series link to its own page.
 				groupLinkPath := groupPath
 				if strings.HasPrefix(title, "Share group") {
 					groupLinkPath = sharePath
+				}
+				if strings.HasPrefix(title, "Streams group") {
+					groupLinkPath = streamsPath
 				}
 				for _, tc := range []struct{ label, path string }{
 					{"{{group}}", groupLinkPath},

@@ -44,6 +44,12 @@ var notYetExported = map[string]bool{
 	// series, and prometheus/rules/tests/kafka_connect.yml the alert on them.
 	"queuewatch_kafka_connector_status": true,
 	"queuewatch_kafka_connector_tasks":  true,
+	// Kafka streams groups: kfake, the demo's Kafka, has no streams groups.
+	// collectors' testdata/streams_metrics.golden holds the series, and
+	// prometheus/rules/tests/kafka_streams.yml the alerts on them.
+	"queuewatch_kafka_streamsgroup_status": true,
+	"queuewatch_kafka_streamsgroup_lag":    true,
+	"queuewatch_kafka_streamsgroup_tasks":  true,
 }
 
 // scrapeSeries are the series Prometheus itself records for every scrape of

@@ -342,6 +342,7 @@ func (s *Snapshot) Readers() []Reader {
 	out := make([]Reader, 0, s.ReaderCount())
 	out = appendReaders(out, s.Groups)
 	out = appendReaders(out, s.ShareGroups)
+	out = appendReaders(out, s.StreamsGroups)
 	out = appendReaders(out, s.Connectors)
 	out = appendReaders(out, s.Consumers)
 	out = appendReaders(out, s.Queues)
@@ -357,21 +358,22 @@ func (s *Snapshot) Readers() []Reader {
 // cuts a snapshot to a principal's scope.
 func (s *Snapshot) WithReaders(keep func(Reader) bool) *Snapshot {
 	return &Snapshot{
-		Groups:       keepReaders(s.Groups, keep),
-		ShareGroups:  keepReaders(s.ShareGroups, keep),
-		Connectors:   keepReaders(s.Connectors, keep),
-		Consumers:    keepReaders(s.Consumers, keep),
-		Queues:       keepReaders(s.Queues, keep),
-		OutboxTables: keepReaders(s.OutboxTables, keep),
-		Slots:        keepReaders(s.Slots, keep),
-		SQSQueues:    keepReaders(s.SQSQueues, keep),
-		KinesisApps:  keepReaders(s.KinesisApps, keep),
+		Groups:        keepReaders(s.Groups, keep),
+		ShareGroups:   keepReaders(s.ShareGroups, keep),
+		StreamsGroups: keepReaders(s.StreamsGroups, keep),
+		Connectors:    keepReaders(s.Connectors, keep),
+		Consumers:     keepReaders(s.Consumers, keep),
+		Queues:        keepReaders(s.Queues, keep),
+		OutboxTables:  keepReaders(s.OutboxTables, keep),
+		Slots:         keepReaders(s.Slots, keep),
+		SQSQueues:     keepReaders(s.SQSQueues, keep),
+		KinesisApps:   keepReaders(s.KinesisApps, keep),
 	}
 }
 
 // ReaderCount is how many readers s lists, of every kind.
 func (s *Snapshot) ReaderCount() int {
-	return len(s.Groups) + len(s.ShareGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
+	return len(s.Groups) + len(s.ShareGroups) + len(s.StreamsGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
 		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues) + len(s.KinesisApps)
 }
 

@@ -39,6 +39,8 @@ type Snapshot struct {
 
 	// Kafka share groups (KIP-932).
 	ShareGroups []ShareGroup
+	// Kafka Streams applications' groups (KIP-1071).
+	StreamsGroups []StreamsGroup
 	// Kafka Connect connectors of the cluster's Connect clusters.
 	Connectors []Connector
 

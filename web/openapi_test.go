@@ -265,6 +265,11 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(shareServer(), "GET", shh, "/api/v1/kafka/share-groups/prod/"+url.PathEscape(shareHostile)+"/history", "")
 	a.check(shareServer(), "GET", shh, "/api/v1/kafka/share-groups/prod/nope/history", "")
 	a.check(groups, "GET", shh, "/api/v1/kafka/share-groups/prod/workers/history", "")
+	a.check(streamsServer(), "GET", "/kafka/streams-groups", "/api/v1/kafka/streams-groups", "")
+	a.check(groups, "GET", "/kafka/streams-groups", "/api/v1/kafka/streams-groups", "")
+	sth := "/kafka/streams-groups/{cluster}/{group}/history"
+	a.check(streamsServer(), "GET", sth, "/api/v1/kafka/streams-groups/prod/wordcount/history", "")
+	a.check(streamsServer(), "GET", sth, "/api/v1/kafka/streams-groups/prod/nope/history", "")
 
 	// Outbox sources, polled by the real collector.
 	outbox, _ := outboxServer(t)

@@ -150,6 +150,7 @@ func (s *Server) readerRoutes() []readerRoute {
 	return []readerRoute{
 		{&view.Groups, "/kafka/:cluster/groups/:group", s.ui.GroupPage, "/api/v1/groups", s.api.Groups, "/api/v1/groups/:cluster/:group/history", s.api.GroupHistory},
 		{&view.ShareGroups, "/kafka/:cluster/share-groups/:group", s.ui.ShareGroupPage, "/api/v1/kafka/share-groups", s.api.ShareGroups, "/api/v1/kafka/share-groups/:cluster/:group/history", s.api.ShareGroupHistory},
+		{&view.StreamsGroups, "/kafka/:cluster/streams-groups/:group", s.ui.StreamsGroupPage, "/api/v1/kafka/streams-groups", s.api.StreamsGroups, "/api/v1/kafka/streams-groups/:cluster/:group/history", s.api.StreamsGroupHistory},
 		{&view.Connectors, "/kafka/:cluster/connect/:connect/connectors/:connector", s.ui.ConnectorPage, "/api/v1/kafka/connectors", s.api.Connectors, "/api/v1/kafka/connectors/:cluster/:connect/:connector/history", s.api.ConnectorHistory},
 		{&view.Consumers, "/nats/:cluster/streams/:stream/consumers/:consumer", s.ui.NATSConsumerPage, "/api/v1/nats/consumers", s.api.NATSConsumers, consumerBase + "/history", s.api.NATSConsumerHistory},
 		{&view.SQSQueues, "/sqs/:cluster/queues/:queue", s.ui.SQSQueuePage, "/api/v1/sqs/queues", s.api.SQSQueues, "/api/v1/sqs/queues/:cluster/:queue/history", s.api.SQSQueueHistory},

@@ -154,7 +154,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	start := s.now()
 	snap := &queue.Snapshot{Broker: queue.Kafka, Cluster: s.name, Time: start}
 
-	groups, shares, err := s.listGroups(ctx)
+	groups, shares, streams, err := s.listGroups(ctx)
 	if err != nil {
 		return nil, s.opts.Cluster.AuthError(err)
 	}
@@ -163,7 +163,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	// these calls get a share of the deadline and what does not answer in
 	// time is marked on the groups it concerns. They go out together.
 	groupCtx, cancel := shareOf(ctx, 3)
-	names := groupNames(groups)
+	names := append(groupNames(groups), streams...)
 	if s.opts.DLQTopic != nil {
 		names = append(names, s.cursor)
 	}
@@ -179,6 +179,12 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		defer close(sharesRead)
 		shared = s.describeShare(groupCtx, shares)
 	}()
+	var streamed streamsRead
+	streamsDone := make(chan struct{})
+	go func() {
+		defer close(streamsDone)
+		streamed = s.describeStreams(groupCtx, streams)
+	}()
 	var connectors []queue.Connector
 	var connectPartial []string
 	connectsRead := make(chan struct{})
@@ -189,6 +195,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	described := s.describe(groupCtx, groups)
 	<-fetched
 	<-sharesRead
+	<-streamsDone
 	<-connectsRead
 	cancel()
 
@@ -202,7 +209,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	}
 	resolveTopicIDs(described, meta)
 	dlqs := s.dlqTopics(meta)
-	topics := append(consumedTopics(described, committed), shared.topics()...)
+	topics := append(append(consumedTopics(described, committed), shared.topics()...), streamed.topics()...)
 	offsets, err := s.listOffsets(ctx, meta, append(topics, topicNames(dlqs)...))
 	if err != nil {
 		return nil, err
@@ -217,6 +224,7 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 		snap.Groups = append(snap.Groups, cg)
 	}
 	pollShares(s.name, snap, shares, shared, offsets)
+	pollStreams(s.opts, snap, streams, streamed, committed, offsets)
 	snap.Connectors, snap.Partial = connectors, append(snap.Partial, connectPartial...)
 	linkConnectorGroups(snap)
 	cursor := committed[s.cursor]
@@ -239,19 +247,19 @@ func (s *Source) Poll(ctx context.Context) (*queue.Snapshot, error) {
 	return snap, nil
 }
 
-// listGroups lists consumer groups and the names of share groups, keeping
-// those the filter includes. Connect groups have no consumer offsets to
+// listGroups lists consumer groups and the names of share and streams
+// groups, keeping those the filter includes. Connect groups have no consumer offsets to
 // measure. One listing serves both kinds: ListGroups without a type filter
-// answers every type, with its type, so share groups cost no request of
-// their own. When some brokers do not answer, the groups they coordinated
+// answers every type, with its type, so share and streams groups cost no
+// request of their own. When some brokers do not answer, the groups they coordinated
 // at the last poll are kept (and will show the error), so an unreachable
 // coordinator never makes its groups silently vanish.
-func (s *Source) listGroups(ctx context.Context) (groups []kadm.ListedGroup, shares []string, err error) {
+func (s *Source) listGroups(ctx context.Context) (groups []kadm.ListedGroup, shares, streams []string, err error) {
 	listed, err := s.adm.ListGroups(ctx)
 	if err != nil {
 		var se *kadm.ShardErrors
 		if !errors.As(err, &se) || len(listed) == 0 && se.AllFailed {
-			return nil, nil, fmt.Errorf("list groups: %w", err)
+			return nil, nil, nil, fmt.Errorf("list groups: %w", err)
 		}
 		s.log.Warn("some brokers did not list groups", "err", err)
 		for _, e := range se.Errs {
@@ -274,9 +282,13 @@ func (s *Source) listGroups(ctx context.Context) (groups []kadm.ListedGroup, sha
 			shares = append(shares, g.Group)
 			continue
 		}
+		if g.GroupType == streamsType {
+			streams = append(streams, g.Group)
+			continue
+		}
 		groups = append(groups, g)
 	}
-	return groups, shares, nil
+	return groups, shares, streams, nil
 }
 
 // shareOf returns a context with 1/n of ctx's remaining time (all of it when

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Builds the framework programs of testdata/frameworks (Spring Kafka, Spring
-# AMQP, Kafka Connect) with Maven into .cache/frameworks/<module>/ at the
+# AMQP, Kafka Connect, the share consumer, a Kafka Streams application) with Maven into .cache/frameworks/<module>/ at the
 # repository root, each module's jar beside its dependencies in lib/, where
 # testenv.Framework finds them. Maven's local repository is .cache/m2, so a
 # CI cache of .cache keeps the downloads. Does nothing when the folder was

@@ -19,7 +19,7 @@ type Framework struct {
 }
 
 // RealFramework returns the built module (spring-kafka, spring-amqp,
-// kafka-connect). A missing build or a missing Java goes to Require.
+// kafka-connect, kafka-share, kafka-streams). A missing build or a missing Java goes to Require.
 func RealFramework(t testing.TB, module string) *Framework {
 	t.Helper()
 	f, err := framework(module)

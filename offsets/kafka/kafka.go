@@ -119,7 +119,7 @@ func (r *Resets) describeConsumer(ctx context.Context, group string) (offsets.Gr
 	case !ok:
 		return offsets.GroupInfo{}, fmt.Errorf("describe consumer group %s: not in the answer", group)
 	case errors.Is(c.Err, kerr.GroupIDNotFound):
-		return offsets.GroupInfo{State: "Dead"}, nil
+		return offsets.GroupInfo{State: "Dead"}, r.notStreamsGroup(ctx, group)
 	case c.Err != nil:
 		return offsets.GroupInfo{}, fmt.Errorf("describe consumer group %s: %w", group, c.Err)
 	}
@@ -129,6 +129,22 @@ func (r *Resets) describeConsumer(ctx context.Context, group string) (offsets.Gr
 		g.Members = append(g.Members, offsets.Member{ID: m.MemberID, ClientID: m.ClientID, Host: m.ClientHost})
 	}
 	return g, nil
+}
+
+// notStreamsGroup fails when group, unknown to both consumer-group
+// describes, is a Kafka Streams application's streams group (KIP-1071):
+// planned as Dead, its reset would go ahead while the application runs,
+// and a commit alone leaves its state stores and repartition topics where
+// they were (kafka-streams-groups --reset-offsets --execute deletes them).
+func (r *Resets) notStreamsGroup(ctx context.Context, group string) error {
+	listed, err := r.adm.ListGroups(ctx)
+	if err != nil {
+		return fmt.Errorf("list groups: %w", err)
+	}
+	if g, ok := listed[group]; ok && g.GroupType == "streams" {
+		return fmt.Errorf("%w: %s is a streams group (a Kafka Streams application, KIP-1071): queuewatch does not reset it; stop the application and use kafka-streams-groups --reset-offsets, which also deletes its internal topics", offsets.ErrScope, group)
+	}
+	return nil
 }
 
 // titled is s with its first letter in upper case, as classic states read.

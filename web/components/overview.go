@@ -28,6 +28,7 @@ type OverviewData struct {
 	Consumers []ConsumerRow
 	SQS       []SQSRow
 	Shares    []ShareRow
+	Streams   []StreamsRow
 	// Connectors are Kafka Connect connectors.
 	Connectors []ConnectRow
 	// Kinesis are KCL applications.

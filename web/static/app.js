@@ -175,6 +175,9 @@
     connect: [
       { label: 'group lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
+    streams: [
+      { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
+    ],
     rabbitmq: [
       { label: 'ready', field: 'ready', scale: 'lag', colour: '--link', fill: true },
       { label: 'head age', field: 'head_message_age_seconds', scale: 'sec', colour: '--warn' }
@@ -295,7 +298,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"], [data-chart="kinesis"], [data-chart="connect"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="streams"], [data-chart="rabbitmq"], [data-chart="kinesis"], [data-chart="connect"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();

@@ -15,6 +15,7 @@ import (
 var (
 	grafanaGroup       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"cluster", "group"}}
 	grafanaShare       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"share_cluster", "share_group"}}
+	grafanaStreams     = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"streams_cluster", "streams_group"}}
 	grafanaSQS         = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"sqs_account", "sqs_queue"}}
 	grafanaKinesis     = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"kinesis_account", "kinesis_application"}}
 	grafanaOutbox      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"source"}}

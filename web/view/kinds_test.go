@@ -10,7 +10,7 @@ func TestTabOf(t *testing.T) {
 	for key, want := range map[string]string{
 		"": components.TabGroups, "bogus": components.TabGroups, components.TabGroups: components.TabGroups,
 		components.TabNATS: components.TabNATS, components.TabQueues: components.TabQueues, components.TabDLQs: components.TabDLQs,
-		components.TabSQS: components.TabSQS, components.TabShare: components.TabShare, components.TabConnect: components.TabConnect,
+		components.TabSQS: components.TabSQS, components.TabShare: components.TabShare, components.TabStreams: components.TabStreams, components.TabConnect: components.TabConnect,
 		components.TabKinesis: components.TabKinesis,
 	} {
 		if got := TabOf(key).Key; got != want {
@@ -40,12 +40,13 @@ func TestKindsDeclareEverything(t *testing.T) {
 	}
 	check("groups", len(Groups.Sorts), Groups.Sorts[Groups.DefaultSort] != nil, Groups.Sorts["status"] != nil, Groups.Path)
 	check("share groups", len(ShareGroups.Sorts), ShareGroups.Sorts[ShareGroups.DefaultSort] != nil, ShareGroups.Sorts["status"] != nil, ShareGroups.Path)
+	check("streams groups", len(StreamsGroups.Sorts), StreamsGroups.Sorts[StreamsGroups.DefaultSort] != nil, StreamsGroups.Sorts["status"] != nil, StreamsGroups.Path)
 	check("connectors", len(Connectors.Sorts), Connectors.Sorts[Connectors.DefaultSort] != nil, Connectors.Sorts["status"] != nil, Connectors.Path)
 	check("consumers", len(Consumers.Sorts), Consumers.Sorts[Consumers.DefaultSort] != nil, Consumers.Sorts["status"] != nil, Consumers.Path)
 	check("kinesis", len(KinesisApps.Sorts), KinesisApps.Sorts[KinesisApps.DefaultSort] != nil, KinesisApps.Sorts["status"] != nil, KinesisApps.Path)
 	check("sqs", len(SQSQueues.Sorts), SQSQueues.Sorts[SQSQueues.DefaultSort] != nil, SQSQueues.Sorts["status"] != nil, SQSQueues.Path)
 	check("queues", len(Queues.Sorts), Queues.Sorts[Queues.DefaultSort] != nil, Queues.Sorts["status"] != nil, Queues.Path)
-	if len(Kinds) != 7 {
-		t.Errorf("%d kinds; this test checks 7", len(Kinds))
+	if len(Kinds) != 8 {
+		t.Errorf("%d kinds; this test checks 8", len(Kinds))
 	}
 }

@@ -269,6 +269,12 @@ func (b *broker) shareTool(args ...string) []map[string]string {
 		b.t.Fatal(err)
 	}
 	b.t.Logf("kafka-share-groups %s:\n%s", strings.Join(args, " "), out)
+	return parseTable(out)
+}
+
+// parseTable parses a kafka-*-groups table: a header line starting with
+// GROUP, then one row per line, keyed by the header's columns.
+func parseTable(out string) []map[string]string {
 	var header []string
 	var rows []map[string]string
 	for _, line := range strings.Split(out, "\n") {
@@ -282,6 +288,9 @@ func (b *broker) shareTool(args ...string) []map[string]string {
 			for i, h := range header {
 				row[h] = f[i]
 			}
+			// The last column may hold spaces (a streams member's
+			// assignments): it takes the rest of the line.
+			row[header[len(header)-1]] = strings.Join(f[len(header)-1:], " ")
 			rows = append(rows, row)
 		}
 	}
