@@ -81,6 +81,11 @@ type DLQData struct {
 	GroupBy      string
 	GroupByError string
 	FieldGroups  []inspect.FieldGroup
+	// Where is the page's CEL filter (?where=), Scanned how many messages
+	// it read, and WhereError why the filter was refused.
+	Where      string
+	Scanned    int
+	WhereError string
 }
 
 // UnmaskURL is this page showing message id in clear.
@@ -204,6 +209,9 @@ func (d DLQData) NextURL() string {
 	v.Set("after", d.Next)
 	if d.Limit != 0 {
 		v.Set("limit", strconv.Itoa(d.Limit))
+	}
+	if d.Where != "" {
+		v.Set("where", d.Where)
 	}
 	return DLQURL(d.ID) + "?" + v.Encode()
 }

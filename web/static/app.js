@@ -969,6 +969,7 @@
       var sel, label, group = false;
       if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'failure group ' + (b.getAttribute('data-group-label') || b.getAttribute('data-group')); group = true; }
       else if (b.hasAttribute('data-all')) { sel = { all: true }; label = 'every message'; }
+      else if (b.hasAttribute('data-where')) { sel = { where: b.getAttribute('data-where') }; label = 'every message where ' + b.getAttribute('data-where'); group = true; }
       else { var ids = picked(); sel = { ids: ids }; label = exact(ids.length) + ' selected ' + plural(ids.length, 'message', 'messages'); }
       open(action, sel, label, dry, group);
     });
