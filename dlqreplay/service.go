@@ -205,6 +205,18 @@ type rotatingBrowse interface {
 	BrowseRotates() bool
 }
 
+// BrowseRotates reports whether a look at DLQ dlqID moves what it read
+// (an SQS DLQ: each receive sends the message to the back and counts a
+// receive), so only a person on its page should look.
+func (s *Service) BrowseRotates(dlqID string) bool {
+	_, b, err := s.backend(dlqID)
+	if err != nil {
+		return false
+	}
+	r, ok := b.(rotatingBrowse)
+	return ok && r.BrowseRotates()
+}
+
 // groupOverHead replaces the page's failure groups with those of the
 // DLQ's first opts.GroupOver messages, when the page is not them and one
 // more read costs nothing a look must not spend. A failed read keeps the

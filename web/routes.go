@@ -77,6 +77,7 @@ func (s *Server) routes() []route {
 		{"GET", "/outbox/:source", s.ui.OutboxPage, viewer},
 		{"GET", "/dlq/:id", s.ui.DLQPage, viewer.on(aDLQ)},
 		{"GET", "/replays", s.ui.ReplaysPage, viewer},
+		{"GET", "/search", s.ui.SearchPage, viewer},
 
 		// Readers beyond their kind's page, list and history (readerRoutes).
 		{"GET", "/api/v1/groups/:cluster/:group", s.api.Group, viewer.on(reader(&view.Groups))},
@@ -96,6 +97,7 @@ func (s *Server) routes() []route {
 		{"POST", "/api/v1/dlqs/:id/preview", s.api.DLQPreview, operator.on(aDLQ)},
 		{"GET", "/api/v1/replays/:job", s.api.Replay, viewer.on(aJob)},
 		{"DELETE", "/api/v1/replays/:job", s.api.CancelReplay, operator.on(aJob)},
+		{"GET", "/api/v1/search", s.api.Search, viewer}, // every DLQ the viewer may read
 		{"GET", "/api/v1/audit", s.api.Audit, viewer},
 		{"GET", "/api/v1/archive", s.api.Archive, viewer},
 		{"POST", "/api/v1/archive/restore", s.api.Restore, admin}, // checkRestore: the target and every message's DLQ
