@@ -1,6 +1,7 @@
 package components
 
 import (
+	"strconv"
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
@@ -67,4 +68,12 @@ func (d SearchData) ScannedTotal() int64 {
 // Bounds says what bounded the search, for the answer's first line.
 func (d SearchData) Bounds() string {
 	return "budget " + queue.HumanDuration(d.Budget) + " · at most " + Exact(int64(d.PerDLQ)) + " " + Plural(d.PerDLQ, "message", "messages") + " read per DLQ · " + Exact(int64(d.Limit)) + " results at most"
+}
+
+// TookText is how long the search took: milliseconds under a second.
+func (d SearchData) TookText() string {
+	if d.Took < time.Second {
+		return strconv.FormatInt(d.Took.Milliseconds(), 10) + " ms"
+	}
+	return strconv.FormatFloat(d.Took.Seconds(), 'f', 1, 64) + " s"
 }

@@ -20,7 +20,7 @@ func (s *Server) SearchPage(c echo.Context) error {
 		Q: c.QueryParam("q"), Mode: c.QueryParam("mode"),
 		Budget: view.DefaultSearchBudget, PerDLQ: view.DefaultSearchPerDLQ, Limit: view.DefaultSearchLimit,
 	}
-	d.Chrome.Search = d.Q
+	d.Search = d.Q
 	if d.Q == "" {
 		return view.Render(c, http.StatusOK, components.Search(d))
 	}
