@@ -314,6 +314,16 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(basicS, "GET", "/search", "/api/v1/search?q=m-1", "")
 	a.check(none, "GET", "/search", "/api/v1/search?q=m-1", "")
 	a.check(down, "GET", "/search", "/api/v1/search?q=m-1", "")
+	withF := withFilters(t, s)
+	fl, oneF := "/dlqs/{id}/filters", "/dlqs/{id}/filters/{name}"
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"value.total > 10.0"}`)
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"value.total >"}`)
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"true","extra":1}`)
+	a.check(withF, "GET", fl, apiDLQ(testDLQ)+"/filters", "")
+	a.check(withF, "DELETE", oneF, apiDLQ(testDLQ)+"/filters/big", "")
+	a.check(withF, "DELETE", oneF, apiDLQ(testDLQ)+"/filters/big", "")
+	a.check(s, "GET", fl, apiDLQ(testDLQ)+"/filters", "")
+	a.check(withFilters(t, basicS), "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"true"}`)
 	one := "/dlqs/{id}/messages/{msg}"
 	a.check(s, "GET", one, msgs+"/m-1", "")
 	a.check(s, "GET", one, msgs+"/m-1?unmask=maybe", "")

@@ -95,6 +95,9 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/dlqs/:id/messages/:msg/body", s.api.DLQBody, viewer.on(aDLQ)},
 		{"POST", "/api/v1/dlqs/:id/replay", s.api.DLQReplay, operator.on(aDLQ)},
 		{"POST", "/api/v1/dlqs/:id/preview", s.api.DLQPreview, operator.on(aDLQ)},
+		{"GET", "/api/v1/dlqs/:id/filters", s.api.DLQFilters, viewer.on(aDLQ)},
+		{"PUT", "/api/v1/dlqs/:id/filters/:name", s.api.SaveDLQFilter, operator.on(aDLQ)},
+		{"DELETE", "/api/v1/dlqs/:id/filters/:name", s.api.DeleteDLQFilter, operator.on(aDLQ)},
 		{"GET", "/api/v1/replays/:job", s.api.Replay, viewer.on(aJob)},
 		{"DELETE", "/api/v1/replays/:job", s.api.CancelReplay, operator.on(aJob)},
 		{"GET", "/api/v1/search", s.api.Search, viewer}, // every DLQ the viewer may read

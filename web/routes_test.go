@@ -93,7 +93,7 @@ func teamPath(path, team string) string {
 	return strings.NewReplacer(
 		":cluster", cluster, ":group", group, ":stream", "ORDERS", ":consumer", "team-"+team+"-shipper",
 		":queue", "team-"+team+"-q", ":id", url.PathEscape(dlq), ":job", "job-"+team, ":msg", "m-1",
-		":source", "ob", "*", "app.js",
+		":source", "ob", "*", "app.js", ":name", "big-orders",
 	).Replace(path)
 }
 

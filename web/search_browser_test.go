@@ -20,15 +20,18 @@ import (
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // TestBrowserSearch: real RabbitMQ dead letters in two DLQs, one with
 // card numbers a masking rule hides, and chromium. Operator alice types
 // a body path into the header's search box: the results page names the
 // one order in the other DLQ, its bounds and each DLQ's line, and the hit
-// opens the DLQ page filtered to that message. Her search by a clear card
+// opens the DLQ page filtered to that message, where she saves the filter
+// for everyone. Her search by a clear card
 // number finds nothing, and no page shows it. QW_SCREENSHOTS=dir saves
-// search-results.png, search-dlq-filtered.png and search-masked.png
+// search-results.png, search-dlq-filtered.png, search-saved-filter.png and
+// search-masked.png
 // there.
 func TestBrowserSearch(t *testing.T) {
 	b := newBrowser(t, 1280, 800)
@@ -52,8 +55,13 @@ func TestBrowserSearch(t *testing.T) {
 
 	st := newStack(t, w.vh)
 	card, _ := jsonpath.Parse("$.card.number")
+	filters, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = filters.Close() })
 	ts := httptest.NewServer(New(Options{
-		Monitor: st.col, Metrics: st.col.Handler(prometheus.NewRegistry()), DLQs: st.svc, Auth: authConfig(t, config.AuthBasic),
+		Monitor: st.col, Metrics: st.col.Handler(prometheus.NewRegistry()), DLQs: st.svc, Auth: authConfig(t, config.AuthBasic), Filters: filters,
 		Inspect: inspect.New(inspect.Options{Masker: masking.New([]masking.Rule{{Fields: []jsonpath.Path{card}, Mode: masking.Last4}}, nil)}),
 	}))
 	t.Cleanup(ts.Close)
@@ -98,6 +106,13 @@ func TestBrowserSearch(t *testing.T) {
 		t.Errorf("the DLQ page is filtered by %q", where)
 	}
 	save("search-dlq-filtered")
+	// Saved for everyone: the page reloads with it among the saved filters.
+	b.run(t, chromedp.SendKeys(chromedp.ID("filter-name"), "order 123"), chromedp.Click(chromedp.ID("save-filter")))
+	waitAcrossReload(t, b, "the saved filter", `document.readyState === 'complete' && [...document.querySelectorAll('#saved-filters .savedfilter a')].some(a => a.textContent === 'order 123')`, 20*time.Second)
+	if saved, err := filters.SavedFilters(t.Context(), ordersID); err != nil || len(saved) != 1 || saved[0].Where != `id == "o-123"` || saved[0].Who != "alice" {
+		t.Errorf("the store keeps %+v, %v", saved, err)
+	}
+	save("search-saved-filter")
 
 	b.run(t, chromedp.Navigate(ts.URL+"/search?q="+clearCard))
 	b.waitJS(t, "the answer", `document.getElementById('search-summary') !== null`, 20*time.Second)

@@ -86,6 +86,17 @@ type DLQData struct {
 	Where      string
 	Scanned    int
 	WhereError string
+	// Filters are the filters saved on the DLQ, shared by everyone who
+	// reads it (their Where reads [masked] where the viewer may not see
+	// what it names); FiltersAPI is where they are saved, when the viewer
+	// may save them (an operator of the DLQ), else empty.
+	Filters    []store.SavedFilter
+	FiltersAPI string
+}
+
+// FilterURL is this DLQ's page filtered by where.
+func (d DLQData) FilterURL(where string) string {
+	return DLQURL(d.ID) + "?" + url.Values{"where": {where}}.Encode()
 }
 
 // UnmaskURL is this page showing message id in clear.

@@ -1030,6 +1030,33 @@
     });
   }
 
+  // initSavedFilters saves the DLQ page's CEL filter under a name for
+  // everyone (PUT), and deletes a saved one; the page then reloads.
+  function initSavedFilters() {
+    var box = byId('saved-filters');
+    if (!box || !box.getAttribute('data-api')) return;
+    var base = box.getAttribute('data-api');
+    function done(r) {
+      if (r.ok) { window.location.reload(); return; }
+      var e = byId('filter-error');
+      if (e) { e.textContent = (r.body && r.body.error) || ('HTTP ' + r.status); e.hidden = false; }
+    }
+    var save = byId('save-filter'), name = byId('filter-name');
+    if (save && name) {
+      var submit = function () {
+        var n = name.value.trim();
+        if (!n) { name.focus(); return; }
+        api('PUT', base + '/' + encodeURIComponent(n), { where: name.getAttribute('data-where') }).then(done);
+      };
+      save.addEventListener('click', submit);
+      name.addEventListener('keydown', function (e) { if (e.key === 'Enter') { e.preventDefault(); submit(); } });
+    }
+    box.addEventListener('click', function (e) {
+      var b = e.target.closest('button.drop-filter');
+      if (b) api('DELETE', base + '/' + encodeURIComponent(b.getAttribute('data-name'))).then(done);
+    });
+  }
+
   function initReplays() {
     var root = byId('replays');
     if (!root) return;
@@ -1330,6 +1357,7 @@
     initChart();
     initOutboxCharts();
     initDLQ();
+    initSavedFilters();
     initReplays();
     initReset();
     initPause();

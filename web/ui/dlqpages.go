@@ -81,6 +81,12 @@ func (s *Server) DLQPage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, d.Notice)
 	}
 	d.Fanout = s.fanout(c, svc, ref, d.Messages)
+	if s.HasFilters() {
+		d.Filters, _ = svc.Filters(c.Request().Context(), id) // the page stands without them
+		if d.CanReplay {
+			d.FiltersAPI = "/api/v1/dlqs/" + url.PathEscape(id) + "/filters"
+		}
+	}
 	d.Jobs, _ = svc.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
 	d.Targets = s.jobTargets(s.Mon(c), d.Jobs)
 	return view.Render(c, status, components.DLQ(d))
