@@ -37,32 +37,48 @@ type Input struct {
 	Now     time.Time
 }
 
-func (in Input) activation() map[string]any {
+// activation binds the variables uses names (decoding a body costs most
+// of an evaluation, and most expressions read little of a message).
+func (in Input) activation(uses map[string]bool) map[string]any {
 	m := in.Message
-	headers := make(map[string]string, len(m.Headers))
-	for _, h := range m.Headers {
-		if _, ok := headers[h.Key]; !ok {
-			headers[h.Key] = h.Text()
+	out := make(map[string]any, len(uses))
+	for v := range uses {
+		switch v {
+		case VarID:
+			out[v] = m.ID
+		case VarKey:
+			out[v] = queue.PrintableBytes(m.Key)
+		case VarHeaders:
+			headers := make(map[string]string, len(m.Headers))
+			for _, h := range m.Headers {
+				if _, ok := headers[h.Key]; !ok {
+					headers[h.Key] = h.Text()
+				}
+			}
+			out[v] = headers
+		case VarProperties:
+			props := m.Properties
+			if props == nil {
+				props = map[string]string{}
+			}
+			out[v] = props
+		case VarBody:
+			out[v] = queue.PrintableBytes(m.Body)
+		case VarValue:
+			out[v] = value(m)
+		case VarFailure:
+			out[v] = failure(&m.Death)
+		case VarDeliveries:
+			out[v] = m.DeliveryCount
+		case VarReplays:
+			out[v] = m.ReplayCount()
+		case VarTimestamp:
+			out[v] = m.Timestamp
+		case VarAge:
+			out[v] = in.Now.Sub(m.Timestamp)
 		}
 	}
-	props := m.Properties
-	if props == nil {
-		props = map[string]string{}
-	}
-	ts := m.Timestamp
-	return map[string]any{
-		VarID:         m.ID,
-		VarKey:        queue.PrintableBytes(m.Key),
-		VarHeaders:    headers,
-		VarProperties: props,
-		VarBody:       queue.PrintableBytes(m.Body),
-		VarValue:      value(m),
-		VarFailure:    failure(&m.Death),
-		VarDeliveries: m.DeliveryCount,
-		VarReplays:    m.ReplayCount(),
-		VarTimestamp:  ts,
-		VarAge:        in.Now.Sub(ts),
-	}
+	return out
 }
 
 // failure is the failure facts by the names the API's failure object

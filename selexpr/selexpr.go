@@ -44,6 +44,7 @@ type Program struct {
 	src  string
 	prg  cel.Program
 	refs []Ref
+	uses map[string]bool // the variables it reads: only those are built
 }
 
 // String is the expression's source.
@@ -128,7 +129,11 @@ func compile(src string) (*Program, error) {
 	if err != nil {
 		return nil, &Error{Line: 1, Column: 1, Msg: err.Error()}
 	}
-	return &Program{src: src, prg: prg, refs: refs(ast.NativeRep())}, nil
+	p := &Program{src: src, prg: prg, refs: refs(ast.NativeRep()), uses: map[string]bool{}}
+	for _, r := range p.refs {
+		p.uses[r.Var] = true
+	}
+	return p, nil
 }
 
 // ErrNotBool is an evaluation whose result is no bool (a dyn value).
@@ -138,7 +143,7 @@ var ErrNotBool = errors.New("the expression is not a bool")
 // key, a type mismatch on this message's value, the cost limit) is
 // returned with false: the message is not selected.
 func (p *Program) Match(in Input) (bool, error) {
-	out, _, err := p.prg.Eval(in.activation())
+	out, _, err := p.prg.Eval(in.activation(p.uses))
 	if err != nil {
 		return false, err
 	}
