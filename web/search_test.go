@@ -175,3 +175,26 @@ func TestSearchPage(t *testing.T) {
 		t.Errorf("the empty form = %d", rec.Code)
 	}
 }
+
+// rotatingFake is the fake DLQ service whose orders DLQ moves what a look
+// reads, as an SQS DLQ does.
+type rotatingFake struct{ *fakeDLQ }
+
+func (rotatingFake) BrowseRotates(id string) bool { return strings.HasSuffix(id, ":orders.dlq") }
+
+// TestSearchLeavesRotatingDLQsAlone: a DLQ whose every look moves its
+// messages (SQS) is not read by a search; its line says why.
+func TestSearchLeavesRotatingDLQsAlone(t *testing.T) {
+	f := newFakeDLQ()
+	c := newClient(t, dlqServer(t, config.AuthNone, rotatingFake{f}))
+	a := decode[searchAnswer](t, c.do(http.MethodGet, "/api/v1/search?q=m-1", ""))
+	for _, d := range a.DLQs {
+		rotates := strings.HasSuffix(d.DLQ, ":orders.dlq")
+		if rotates != (d.Scanned == 0) || rotates != strings.Contains(d.Note, "a look moves its messages") {
+			t.Errorf("line %+v", d)
+		}
+	}
+	if len(a.Hits) != 1 || strings.HasSuffix(a.Hits[0].DLQ, ":orders.dlq") {
+		t.Errorf("hits %+v", a.Hits)
+	}
+}
