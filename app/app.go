@@ -139,6 +139,7 @@ func (s *service) start(ctx context.Context, opts Options, listen string) (net.L
 		Metrics:    col.Handler(process),
 		ShardOwner: shardOwners(cfg), Inspect: inspector,
 		GrafanaURL: cfg.GrafanaURL, HeadroomLow: cfg.Alerts.RetentionHeadroomLow,
+		Filters: store,
 	})
 
 	var lc net.ListenConfig

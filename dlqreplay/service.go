@@ -152,6 +152,9 @@ func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) 
 	if err := s.heldElsewhere(ctx, ref.ID()); err != nil {
 		return Page{}, err
 	}
+	if opts.Where != "" {
+		return browseWhere(ctx, ref, b, opts)
+	}
 	p, err := b.Browse(ctx, ref, opts)
 	if err != nil {
 		return Page{}, fmt.Errorf("browse %s: %w", dlqID, err)
@@ -163,12 +166,55 @@ func (s *Service) Browse(ctx context.Context, dlqID string, opts BrowseOptions) 
 	return p, nil
 }
 
+// browseWhere reads whole pages from opts.After and keeps the messages
+// opts.Where selects, until opts.Limit are found or WhereScan were read;
+// the page's Next continues after the last page read.
+func browseWhere(ctx context.Context, ref Ref, b Backend, opts BrowseOptions) (Page, error) {
+	sel := Selection{Where: opts.Where}
+	if err := sel.Validate(); err != nil {
+		return Page{}, err
+	}
+	out := Page{Messages: []queue.Message{}}
+	after := opts.After
+	for out.Scanned < WhereScan {
+		p, err := b.Browse(ctx, ref, BrowseOptions{Limit: MaxBrowse, After: after})
+		if err != nil {
+			return Page{}, fmt.Errorf("browse %s: %w", ref.ID(), err)
+		}
+		out.Scanned += len(p.Messages)
+		for i := range p.Messages {
+			if sel.Match(&p.Messages[i]) {
+				out.Messages = append(out.Messages, p.Messages[i])
+			}
+		}
+		out.Next, out.SafeBrowsesLeft, out.CachedAt = p.Next, p.SafeBrowsesLeft, p.CachedAt
+		if p.Next == "" || len(out.Messages) >= opts.Limit || len(p.Messages) == 0 {
+			break
+		}
+		after = p.Next
+	}
+	out.Groups, out.GroupsOf = queue.GroupFailures(out.Messages), len(out.Messages)
+	return out, nil
+}
+
 // rotatingBrowse is a Backend whose Browse sends what it read to the back
 // of the DLQ (SQS orders a queue by when a message became visible again),
 // so one more read from the head would move the pages a user walks
 // through.
 type rotatingBrowse interface {
 	BrowseRotates() bool
+}
+
+// BrowseRotates reports whether a look at DLQ dlqID moves what it read
+// (an SQS DLQ: each receive sends the message to the back and counts a
+// receive), so only a person on its page should look.
+func (s *Service) BrowseRotates(dlqID string) bool {
+	_, b, err := s.backend(dlqID)
+	if err != nil {
+		return false
+	}
+	r, ok := b.(rotatingBrowse)
+	return ok && r.BrowseRotates()
 }
 
 // groupOverHead replaces the page's failure groups with those of the

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/selexpr"
 )
 
 // Sentinel errors callers branch on (the API maps them to HTTP statuses).
@@ -126,6 +127,11 @@ type Selection struct {
 	// the timestamp property), the record timestamp for Kafka.
 	Since time.Time `json:"since,omitzero"`
 	Until time.Time `json:"until,omitzero"`
+	// Where is a CEL expression over the message (selexpr: key, headers,
+	// properties, body, value, failure, age, …) that is true for the
+	// messages selected. A message whose evaluation fails (a missing
+	// field) is not selected.
+	Where string `json:"where,omitempty"`
 	// Limit stops the job after this many selected messages (0: no limit).
 	Limit int `json:"limit,omitempty"`
 }
@@ -149,8 +155,13 @@ func (s Selection) Validate() error {
 	if n := idBytes(s.IDs); n > MaxSelectionIDBytes {
 		return fmt.Errorf("selection ids take %d bytes, more than %d: %w", n, MaxSelectionIDBytes, ErrInvalidRequest)
 	}
-	if !s.All && len(s.IDs) == 0 && s.Group == "" && len(s.Headers) == 0 && s.Since.IsZero() && s.Until.IsZero() {
-		return fmt.Errorf("selection is empty (set all, ids, group, headers or a time range): %w", ErrInvalidRequest)
+	if !s.All && len(s.IDs) == 0 && s.Group == "" && len(s.Headers) == 0 && s.Since.IsZero() && s.Until.IsZero() && s.Where == "" {
+		return fmt.Errorf("selection is empty (set all, ids, group, headers, where or a time range): %w", ErrInvalidRequest)
+	}
+	if s.Where != "" {
+		if _, err := selexpr.Compile(s.Where); err != nil {
+			return fmt.Errorf("selection where: %w: %w", err, ErrInvalidRequest)
+		}
 	}
 	if s.Limit < 0 {
 		return fmt.Errorf("selection limit %d is negative: %w", s.Limit, ErrInvalidRequest)
@@ -209,7 +220,21 @@ func (s Selection) Match(m *queue.Message) bool {
 	if !s.Until.IsZero() && !m.Timestamp.Before(s.Until) {
 		return false
 	}
-	return true
+	return s.matchWhere(m)
+}
+
+// matchWhere evaluates Where on m (compiled once: selexpr keeps the
+// program); Validate refused one that does not compile.
+func (s Selection) matchWhere(m *queue.Message) bool {
+	if s.Where == "" {
+		return true
+	}
+	p, err := selexpr.Compile(s.Where)
+	if err != nil {
+		return false
+	}
+	ok, _ := p.Match(selexpr.Input{Message: m, Now: time.Now()})
+	return ok
 }
 
 // Result is what happened to one message.
@@ -264,7 +289,19 @@ type BrowseOptions struct {
 	// must not (Page.SafeBrowsesLeft, Page.CachedAt, a backend whose
 	// Browse moves what it read). Backends ignore it.
 	GroupOver int
+	// Where, a CEL expression (Selection.Where), filters the DLQ: the page
+	// holds the matches among whole pages of MaxBrowse messages read from
+	// After, until Limit matches are found or WhereScan messages were read
+	// (so it may hold more than Limit). Groups are the matches'.
+	Where string
 }
+
+// Bounds of a filtered browse: pages of MaxBrowse messages, at most
+// WhereScan messages read.
+const (
+	MaxBrowse = 1000
+	WhereScan = 5 * MaxBrowse
+)
 
 // MaxGroupOver bounds BrowseOptions.GroupOver: one read of a page.
 const MaxGroupOver = 1000
@@ -292,6 +329,9 @@ type Page struct {
 	// served from the last read (at that time), because reading again
 	// would have spent a message's last safe delivery.
 	CachedAt time.Time `json:"cached_at,omitzero"`
+	// Scanned is how many messages a filtered page (BrowseOptions.Where)
+	// read to find its messages.
+	Scanned int `json:"scanned,omitempty"`
 }
 
 // Restored is the broker's answer for one archived message a

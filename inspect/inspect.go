@@ -121,6 +121,8 @@ const (
 	SurfaceMessage  = "message"
 	SurfaceDownload = "download"
 	SurfaceArchive  = "archive"
+	// SurfaceSearch: the messages a search across DLQs showed.
+	SurfaceSearch = "search"
 )
 
 // Read records that who read the messages ids of dlqID on surface, when

@@ -115,6 +115,28 @@ func (p Path) Covers(at []Step) bool { return match(p.segs, at, true) }
 // Matches reports whether p matches exactly at.
 func (p Path) Matches(at []Step) bool { return match(p.segs, at, false) }
 
+// Overlaps reports whether p matches at, a location above it or one
+// inside it: whether reading the value at `at` whole reads something p
+// names.
+func (p Path) Overlaps(at []Step) bool { return overlap(p.segs, at) }
+
+func overlap(segs []seg, at []Step) bool {
+	if len(segs) == 0 || len(at) == 0 {
+		return true
+	}
+	s, a := segs[0], at[0]
+	switch s.kind {
+	case child:
+		return a.IsKey && a.Key == s.name && overlap(segs[1:], at[1:])
+	case index:
+		return !a.IsKey && a.Index == s.n && overlap(segs[1:], at[1:])
+	case anyChild:
+		return overlap(segs[1:], at[1:])
+	default: // descendant
+		return (a.IsKey && a.Key == s.name && overlap(segs[1:], at[1:])) || overlap(segs, at[1:])
+	}
+}
+
 func match(segs []seg, at []Step, prefix bool) bool {
 	if len(segs) == 0 {
 		return prefix || len(at) == 0
@@ -136,4 +158,18 @@ func match(segs []seg, at []Step, prefix bool) bool {
 		}
 		return match(segs, at[1:], prefix)
 	}
+}
+
+// StepsString writes a location as a path: $.order.items[0].
+func StepsString(at []Step) string {
+	var b strings.Builder
+	b.WriteString("$")
+	for _, s := range at {
+		if s.IsKey {
+			b.WriteString("." + s.Key)
+		} else {
+			b.WriteString("[" + strconv.Itoa(s.Index) + "]")
+		}
+	}
+	return b.String()
 }

@@ -136,6 +136,30 @@ func (p *Policy) MasksSelection(name, value string) bool {
 	return n > 0
 }
 
+// MasksAnyHeader reports whether any header or property is masked.
+func (p *Policy) MasksAnyHeader() bool { return p != nil && len(p.headers) > 0 }
+
+// MasksBody reports whether any rule looks into bodies (and JSON keys).
+func (p *Policy) MasksBody() bool { return p != nil && p.masksBody() }
+
+// MasksValueAt reports whether reading the body's value at `at` whole
+// reads a masked value: a field path names it, a place above it or one
+// inside it, or show_only leaves it uncovered.
+func (p *Policy) MasksValueAt(at []jsonpath.Step) bool {
+	if p == nil {
+		return false
+	}
+	for _, r := range p.rules {
+		if slices.ContainsFunc(r.Fields, func(f jsonpath.Path) bool { return f.Overlaps(at) }) {
+			return true
+		}
+		if len(r.ShowOnly) > 0 && !slices.ContainsFunc(r.ShowOnly, func(f jsonpath.Path) bool { return f.Covers(at) }) {
+			return true
+		}
+	}
+	return false
+}
+
 // masksBody reports whether any rule looks into bodies.
 func (p *Policy) masksBody() bool {
 	return slices.ContainsFunc(p.rules, func(r *Rule) bool { return len(r.Fields) > 0 || len(r.ShowOnly) > 0 })

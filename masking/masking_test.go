@@ -222,3 +222,40 @@ func TestMasksSelection(t *testing.T) {
 		t.Error("a policy without masked headers refuses no selection")
 	}
 }
+
+// TestMasksValueAt: a selection reading the value at a place reads a
+// masked value when a field path names that place, one above it or one
+// inside it, or show_only leaves it out.
+func TestMasksValueAt(t *testing.T) {
+	key := func(ks ...string) []jsonpath.Step {
+		var at []jsonpath.Step
+		for _, k := range ks {
+			at = append(at, jsonpath.Step{Key: k, IsKey: true})
+		}
+		return at
+	}
+	fields := New([]Rule{{Fields: paths(t, "$.card.number", "$.items[*].iban"), Mode: Redact}}, nil).For("x")
+	showOnly := New([]Rule{{ShowOnly: paths(t, "$.id", "$.items[*].sku"), Mode: Redact}}, nil).For("x")
+	for _, tc := range []struct {
+		p    *Policy
+		at   []jsonpath.Step
+		want bool
+	}{
+		{fields, key("card", "number"), true},
+		{fields, key("card"), true},                // holds it
+		{fields, key("card", "number", "x"), true}, // inside it
+		{fields, nil, true},                        // the whole value
+		{fields, key("card", "exp"), false},        // beside it
+		{fields, key("id"), false},
+		{fields, append(key("items"), jsonpath.Step{Index: 1}), true},
+		{fields, append(key("items"), jsonpath.Step{Index: 1}, jsonpath.Step{Key: "sku", IsKey: true}), false},
+		{showOnly, key("id"), false},
+		{showOnly, key("card"), true},
+		{showOnly, append(key("items"), jsonpath.Step{Index: 0}, jsonpath.Step{Key: "sku", IsKey: true}), false},
+		{nil, key("card"), false},
+	} {
+		if got := tc.p.MasksValueAt(tc.at); got != tc.want {
+			t.Errorf("MasksValueAt(%s) = %v, want %v", jsonpath.StepsString(tc.at), got, tc.want)
+		}
+	}
+}

@@ -171,6 +171,14 @@ CREATE TABLE status_onsets (
 	cond TEXT NOT NULL, since BIGINT NOT NULL,
 	PRIMARY KEY (broker, cluster, reader));
 `},
+	// Filters saved on a DLQ's page (CEL expressions) and shared by
+	// everyone who reads the DLQ (see filters.go). Plain SQL.
+	{version: 16, what: "saved DLQ filters", sql: `
+CREATE TABLE saved_filters (
+	dlq TEXT NOT NULL, name TEXT NOT NULL, expr TEXT NOT NULL,
+	who TEXT NOT NULL, at BIGINT NOT NULL,
+	PRIMARY KEY (dlq, name));
+`},
 }
 
 // schemaV1 is the schema as queuewatch created it before versions existed,

@@ -105,12 +105,13 @@ func TestOpenUpgradesPreVersionsStore(t *testing.T) {
 	// the replica tables of version 8, the poll leases of version 9,
 	// the body reads of version 10, the issued plans of version 11,
 	// the consumer pauses of version 12, the messages in flight of
-	// version 14 and the status onsets of version 15).
+	// version 14, the status onsets of version 15 and the saved filters
+	// of version 16).
 	if v := applied(t, s.db.db); len(v) != len(migrations) || v[1] == 0 {
 		t.Fatalf("schema_migrations = %v, want versions 1..%d", v, len(migrations))
 	}
 	after := schemaSQL(t, s.db.db)
-	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases", "dlq_leases", "dlq_leases_job", "poll_leases", "body_reads", "body_reads_dlq", "offset_plans", "offset_plans_created", "consumer_pauses", "inflight", "inflight_dlq", "status_onsets"} {
+	for _, added := range []string{"schema_migrations", "offset_resets", "offset_resets_group", "offset_reset_leases", "dlq_leases", "dlq_leases_job", "poll_leases", "body_reads", "body_reads_dlq", "offset_plans", "offset_plans_created", "consumer_pauses", "inflight", "inflight_dlq", "status_onsets", "saved_filters"} {
 		if after[added] == "" {
 			t.Errorf("no %s after the upgrade", added)
 		}

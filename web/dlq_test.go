@@ -119,9 +119,16 @@ func (f *fakeDLQ) Browse(_ context.Context, id string, o dlqreplay.BrowseOptions
 	}
 	from, _ := strconv.Atoi(o.After)
 	to := min(from+o.Limit, len(f.msgs))
+	if o.Where != "" { // the service's filtered page: every message read
+		to = len(f.msgs)
+	}
 	p := dlqreplay.Page{Messages: append([]queue.Message(nil), f.msgs[from:to]...)}
 	if to < len(f.msgs) {
 		p.Next = strconv.Itoa(to)
+	}
+	if o.Where != "" {
+		p.Scanned = len(p.Messages)
+		p.Messages = slices.DeleteFunc(p.Messages, func(m queue.Message) bool { return !(dlqreplay.Selection{Where: o.Where}).Match(&m) })
 	}
 	p.Groups, p.GroupsOf = queue.GroupFailures(p.Messages), len(p.Messages)
 	p.GroupsHead = o.After == ""

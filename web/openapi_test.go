@@ -318,6 +318,24 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 	a.check(down, "GET", body, msgs+"/m-1/body", "")
 	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?group_by=%24.order", "")
 	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?group_by=order", "")
+	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?where="+url.QueryEscape(`value.order == 1`), "")
+	a.check(s, "GET", "/dlqs/{id}/messages", msgs+"?where="+url.QueryEscape(`value.order ==`), "")
+	for _, q := range []string{"q=m-1", "q=m-1&per_dlq=1&limit=1&budget=1s", "mode=path&q=" + url.QueryEscape(`$.order == 1`), "mode=cel&q=true", "mode=cel&q=oops%3D", "q=", "q=x&mode=nope"} {
+		a.check(s, "GET", "/search", "/api/v1/search?"+q, "")
+	}
+	a.check(basicS, "GET", "/search", "/api/v1/search?q=m-1", "")
+	a.check(none, "GET", "/search", "/api/v1/search?q=m-1", "")
+	a.check(down, "GET", "/search", "/api/v1/search?q=m-1", "")
+	withF := withFilters(t, s)
+	fl, oneF := "/dlqs/{id}/filters", "/dlqs/{id}/filters/{name}"
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"value.total > 10.0"}`)
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"value.total >"}`)
+	a.check(withF, "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"true","extra":1}`)
+	a.check(withF, "GET", fl, apiDLQ(testDLQ)+"/filters", "")
+	a.check(withF, "DELETE", oneF, apiDLQ(testDLQ)+"/filters/big", "")
+	a.check(withF, "DELETE", oneF, apiDLQ(testDLQ)+"/filters/big", "")
+	a.check(s, "GET", fl, apiDLQ(testDLQ)+"/filters", "")
+	a.check(withFilters(t, basicS), "PUT", oneF, apiDLQ(testDLQ)+"/filters/big", `{"where":"true"}`)
 	one := "/dlqs/{id}/messages/{msg}"
 	a.check(s, "GET", one, msgs+"/m-1", "")
 	a.check(s, "GET", one, msgs+"/m-1?unmask=maybe", "")
@@ -327,6 +345,8 @@ func TestAPIMatchesOpenAPI(t *testing.T) {
 
 	preview, pv := "/dlqs/{id}/preview", apiDLQ(testDLQ)+"/preview"
 	a.check(s, "POST", preview, pv, `{"selection":{"all":true}}`)
+	a.check(s, "POST", preview, pv, `{"selection":{"where":"value.order == 1"}}`)
+	a.check(s, "POST", preview, pv, `{"selection":{"where":"value.order =="}}`)
 	a.check(s, "POST", preview, pv, `{"action":"move","selection":{"ids":["m-1"]},"target":{"name":"elsewhere"}}`)
 	a.check(s, "POST", preview, pv, `{"selection":{"ids":["m-1"]},"target":{"kind":"queue","name":"missing"}}`)
 	a.check(s, "POST", preview, pv, `{"selection":{"all":true},"dry_run":true}`)

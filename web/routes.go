@@ -77,6 +77,7 @@ func (s *Server) routes() []route {
 		{"GET", "/outbox/:source", s.ui.OutboxPage, viewer},
 		{"GET", "/dlq/:id", s.ui.DLQPage, viewer.on(aDLQ)},
 		{"GET", "/replays", s.ui.ReplaysPage, viewer},
+		{"GET", "/search", s.ui.SearchPage, viewer},
 
 		// Readers beyond their kind's page, list and history (readerRoutes).
 		{"GET", "/api/v1/groups/:cluster/:group", s.api.Group, viewer.on(reader(&view.Groups))},
@@ -94,8 +95,12 @@ func (s *Server) routes() []route {
 		{"GET", "/api/v1/dlqs/:id/messages/:msg/body", s.api.DLQBody, viewer.on(aDLQ)},
 		{"POST", "/api/v1/dlqs/:id/replay", s.api.DLQReplay, operator.on(aDLQ)},
 		{"POST", "/api/v1/dlqs/:id/preview", s.api.DLQPreview, operator.on(aDLQ)},
+		{"GET", "/api/v1/dlqs/:id/filters", s.api.DLQFilters, viewer.on(aDLQ)},
+		{"PUT", "/api/v1/dlqs/:id/filters/:name", s.api.SaveDLQFilter, operator.on(aDLQ)},
+		{"DELETE", "/api/v1/dlqs/:id/filters/:name", s.api.DeleteDLQFilter, operator.on(aDLQ)},
 		{"GET", "/api/v1/replays/:job", s.api.Replay, viewer.on(aJob)},
 		{"DELETE", "/api/v1/replays/:job", s.api.CancelReplay, operator.on(aJob)},
+		{"GET", "/api/v1/search", s.api.Search, viewer}, // every DLQ the viewer may read
 		{"GET", "/api/v1/audit", s.api.Audit, viewer},
 		{"GET", "/api/v1/archive", s.api.Archive, viewer},
 		{"POST", "/api/v1/archive/restore", s.api.Restore, admin}, // checkRestore: the target and every message's DLQ

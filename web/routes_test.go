@@ -77,6 +77,8 @@ func teamPath(path, team string) string {
 	}
 	cluster := "prod"
 	switch {
+	case path == "/search", path == "/api/v1/search":
+		return path + "?mode=cel&q=true" // every message of every DLQ the principal may read
 	case strings.HasPrefix(path, "/nats/"), strings.HasPrefix(path, "/api/v1/nats/"):
 		cluster = "nm"
 	case strings.HasPrefix(path, "/sqs/"), strings.HasPrefix(path, "/api/v1/sqs/"):
@@ -91,7 +93,7 @@ func teamPath(path, team string) string {
 	return strings.NewReplacer(
 		":cluster", cluster, ":group", group, ":stream", "ORDERS", ":consumer", "team-"+team+"-shipper",
 		":queue", "team-"+team+"-q", ":id", url.PathEscape(dlq), ":job", "job-"+team, ":msg", "m-1",
-		":source", "ob", "*", "app.js",
+		":source", "ob", "*", "app.js", ":name", "big-orders",
 	).Replace(path)
 }
 

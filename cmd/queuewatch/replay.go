@@ -37,6 +37,7 @@ func replay(args []string, stdout, stderr io.Writer) error {
 	group := fs.String("group", "", "failure group key to select (from the DLQ page or API)")
 	since := fs.String("since", "", "select messages that died at or after this RFC 3339 time")
 	until := fs.String("until", "", "select messages that died before this RFC 3339 time")
+	where := fs.String("where", "", `select messages for which this CEL expression is true (e.g. 'value.order.id == "123"')`)
 	who := fs.String("who", operator(), "operator name for the audit log (default: $USER, the OS user, the hostname)")
 	var headers listFlag
 	fs.Var(&headers, "header", "select messages with header NAME=VALUE (repeatable)")
@@ -52,6 +53,9 @@ func replay(args []string, stdout, stderr io.Writer) error {
 	sel, err := selection(*ids, *group, *since, *until, headers, *limit)
 	if err != nil {
 		return err
+	}
+	if sel.Where = *where; sel.Where != "" {
+		sel.All = false
 	}
 	req := dlqreplay.Request{
 		DLQ: *dlq, Action: dlqreplay.Action(*action), Selection: sel, DryRun: *dryRun, Rate: *rate, Who: "cli:" + *who,

@@ -216,8 +216,8 @@ func (s *Server) DLQMessages(c echo.Context) error {
 	if err != nil {
 		return err
 	}
-	after := c.QueryParam("after")
-	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after}, inspect.SurfaceAPI, "")
+	after, where := c.QueryParam("after"), c.QueryParam("where")
+	p, err := svc.Browse(c.Request().Context(), id, dlqreplay.BrowseOptions{Limit: limit, After: after, Where: where}, inspect.SurfaceAPI, "")
 	if err != nil {
 		return s.DLQFail(c, err)
 	}
@@ -232,6 +232,9 @@ func (s *Server) DLQMessages(c echo.Context) error {
 		groups[i] = FailureGroupJSON{g.Signature.Key(), g.Signature, g.Count, g.FirstSeen, g.LastSeen}
 	}
 	out := map[string]any{"dlq": id, "messages": msgs, "next": p.Next, "groups": groups}
+	if where != "" {
+		out["where"], out["scanned"] = where, p.Scanned
+	}
 	if groupBy != nil {
 		out["field_groups"] = inspect.GroupByField(shown, *groupBy)
 	}

@@ -81,6 +81,22 @@ type DLQData struct {
 	GroupBy      string
 	GroupByError string
 	FieldGroups  []inspect.FieldGroup
+	// Where is the page's CEL filter (?where=), Scanned how many messages
+	// it read, and WhereError why the filter was refused.
+	Where      string
+	Scanned    int
+	WhereError string
+	// Filters are the filters saved on the DLQ, shared by everyone who
+	// reads it (their Where reads [masked] where the viewer may not see
+	// what it names); FiltersAPI is where they are saved, when the viewer
+	// may save them (an operator of the DLQ), else empty.
+	Filters    []store.SavedFilter
+	FiltersAPI string
+}
+
+// FilterURL is this DLQ's page filtered by where.
+func (d DLQData) FilterURL(where string) string {
+	return DLQURL(d.ID) + "?" + url.Values{"where": {where}}.Encode()
 }
 
 // UnmaskURL is this page showing message id in clear.
@@ -204,6 +220,9 @@ func (d DLQData) NextURL() string {
 	v.Set("after", d.Next)
 	if d.Limit != 0 {
 		v.Set("limit", strconv.Itoa(d.Limit))
+	}
+	if d.Where != "" {
+		v.Set("where", d.Where)
 	}
 	return DLQURL(d.ID) + "?" + v.Encode()
 }

@@ -23,6 +23,8 @@ type Chrome struct {
 	Nav string
 	// AssetVersion is a hash of the embedded assets.
 	AssetVersion string
+	// Search is the header search box's text (the search page's query).
+	Search string
 }
 
 // Table is a list's state as kept in the URL: which tab, sort column and

@@ -979,6 +979,7 @@
       var sel, label, group = false;
       if (b.hasAttribute('data-group')) { sel = { group: b.getAttribute('data-group') }; label = 'failure group ' + (b.getAttribute('data-group-label') || b.getAttribute('data-group')); group = true; }
       else if (b.hasAttribute('data-all')) { sel = { all: true }; label = 'every message'; }
+      else if (b.hasAttribute('data-where')) { sel = { where: b.getAttribute('data-where') }; label = 'every message where ' + b.getAttribute('data-where'); group = true; }
       else { var ids = picked(); sel = { ids: ids }; label = exact(ids.length) + ' selected ' + plural(ids.length, 'message', 'messages'); }
       open(action, sel, label, dry, group);
     });
@@ -1036,6 +1037,33 @@
         showError(msg);
         updateOK();
       }).catch(function (err) { showError(String(err)); updateOK(); });
+    });
+  }
+
+  // initSavedFilters saves the DLQ page's CEL filter under a name for
+  // everyone (PUT), and deletes a saved one; the page then reloads.
+  function initSavedFilters() {
+    var box = byId('saved-filters');
+    if (!box || !box.getAttribute('data-api')) return;
+    var base = box.getAttribute('data-api');
+    function done(r) {
+      if (r.ok) { window.location.reload(); return; }
+      var e = byId('filter-error');
+      if (e) { e.textContent = (r.body && r.body.error) || ('HTTP ' + r.status); e.hidden = false; }
+    }
+    var save = byId('save-filter'), name = byId('filter-name');
+    if (save && name) {
+      var submit = function () {
+        var n = name.value.trim();
+        if (!n) { name.focus(); return; }
+        api('PUT', base + '/' + encodeURIComponent(n), { where: name.getAttribute('data-where') }).then(done);
+      };
+      save.addEventListener('click', submit);
+      name.addEventListener('keydown', function (e) { if (e.key === 'Enter') { e.preventDefault(); submit(); } });
+    }
+    box.addEventListener('click', function (e) {
+      var b = e.target.closest('button.drop-filter');
+      if (b) api('DELETE', base + '/' + encodeURIComponent(b.getAttribute('data-name'))).then(done);
     });
   }
 
@@ -1363,6 +1391,7 @@
     initChart();
     initOutboxCharts();
     initDLQ();
+    initSavedFilters();
     initReplays();
     initReset();
     initPause();

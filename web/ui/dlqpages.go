@@ -81,6 +81,12 @@ func (s *Server) DLQPage(c echo.Context) error {
 		return echo.NewHTTPError(http.StatusNotFound, d.Notice)
 	}
 	d.Fanout = s.fanout(c, svc, ref, d.Messages)
+	if s.HasFilters() {
+		d.Filters, _ = svc.Filters(c.Request().Context(), id) // the page stands without them
+		if d.CanReplay {
+			d.FiltersAPI = "/api/v1/dlqs/" + url.PathEscape(id) + "/filters"
+		}
+	}
 	d.Jobs, _ = svc.Jobs(c.Request().Context(), dlqreplay.JobQuery{DLQ: id, Limit: 5})
 	d.Targets = s.jobTargets(s.Mon(c), d.Jobs)
 	return view.Render(c, status, components.DLQ(d))
@@ -90,8 +96,11 @@ func (s *Server) DLQPage(c echo.Context) error {
 // why it cannot, and returns the page's HTTP status.
 func (s *Server) loadMessages(c echo.Context, svc view.DLQs, d *components.DLQData) int {
 	d.CanUnmask = svc.CanUnmask(d.ID)
-	p, err := svc.Browse(c.Request().Context(), d.ID, dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After, GroupOver: dlqreplay.MaxGroupOver},
-		inspect.SurfacePage, c.QueryParam("unmask"))
+	o := dlqreplay.BrowseOptions{Limit: d.Limit, After: d.After, GroupOver: dlqreplay.MaxGroupOver}
+	if d.Where = strings.TrimSpace(c.QueryParam("where")); d.Where != "" {
+		o.Where, o.GroupOver = d.Where, 0
+	}
+	p, err := svc.Browse(c.Request().Context(), d.ID, o, inspect.SurfacePage, c.QueryParam("unmask"))
 	var ce *dlqreplay.ConflictError
 	var he *echo.HTTPError
 	switch {
@@ -110,6 +119,10 @@ func (s *Server) loadMessages(c echo.Context, svc view.DLQs, d *components.DLQDa
 	case errors.Is(err, dlqreplay.ErrDeliveryLimit):
 		d.Notice = "Browsing is paused to protect the delivery limit: " + err.Error()
 		return http.StatusOK
+	case errors.As(err, &he) && d.Where != "" && he.Code == http.StatusBadRequest:
+		// The filter does not compile, or reads a masked value.
+		d.WhereError = fmt.Sprint(he.Message)
+		return he.Code
 	case errors.As(err, &he):
 		// Refused or not recorded: a clear view the principal may not
 		// have, or one the audit could not record.
@@ -122,7 +135,7 @@ func (s *Server) loadMessages(c echo.Context, svc view.DLQs, d *components.DLQDa
 	}
 	d.Next, d.Groups = p.Next, p.Groups
 	d.GroupsOf, d.GroupsHead, d.GroupsWhole = p.GroupsOf, p.GroupsHead, p.GroupsWhole
-	d.SafeBrowsesLeft, d.CachedAt = p.SafeBrowsesLeft, p.CachedAt
+	d.SafeBrowsesLeft, d.CachedAt, d.Scanned = p.SafeBrowsesLeft, p.CachedAt, p.Scanned
 	shown := p.Messages
 	d.Unmasked = p.Unmasked
 	// Samples come from what is shown: an exception text may be masked.

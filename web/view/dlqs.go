@@ -55,6 +55,9 @@ type MessagePage struct {
 // when set, names the one message to show in clear: a principal who may
 // not unmask gets a 403, and the clear read is recorded alone.
 func (d DLQs) Browse(ctx context.Context, id string, o dlqreplay.BrowseOptions, surface, clearID string) (MessagePage, error) {
+	if err := d.s.CheckMaskedWhere(d.c, id, o.Where); err != nil {
+		return MessagePage{}, err
+	}
 	raw, err := d.svc.Browse(ctx, id, o)
 	if err != nil {
 		return MessagePage{}, err

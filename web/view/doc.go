@@ -14,7 +14,10 @@
 // before it is shown; and an action is checked before it runs (a
 // selection by a masked value, delete's admin, auth.CheckReplay's
 // destinations, auth.CheckRestore). Plan likewise checks what a reset
-// plan names (auth.CheckPlanNames) before it plans.
+// plan names (auth.CheckPlanNames) before it plans. A CEL selection or
+// filter (selexpr) that reads a masked value is refused the same way
+// (CheckMaskedWhere); a search across DLQs (search.go) reads only the
+// DLQs of the principal's view and matches messages as shown, masked.
 //
 // The reader-kind table (kinds.go; each Kind declared in tables.go or its
 // broker's file) is what the overview, the API's lists and the route

@@ -2,6 +2,7 @@ package view
 
 import (
 	"net/http"
+	"slices"
 	"strconv"
 
 	"github.com/labstack/echo/v4"
@@ -12,6 +13,7 @@ import (
 	"github.com/queuewatch/queuewatch/jsonpath"
 	"github.com/queuewatch/queuewatch/masking"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/selexpr"
 	"github.com/queuewatch/queuewatch/web/auth"
 )
 
@@ -100,7 +102,88 @@ func (s *Server) CheckMaskedSelection(c echo.Context, dlq string, sel dlqreplay.
 			return echo.NewHTTPError(http.StatusBadRequest, "header "+strconv.Quote(name)+" is masked on this DLQ (or holds a masked header): selecting by its value needs the "+string(s.unmaskRole())+" role")
 		}
 	}
+	return s.CheckMaskedWhere(c, dlq, sel.Where)
+}
+
+// CheckMaskedWhere refuses a CEL selection (selexpr) that reads a value
+// masked on DLQ dlq, unless the principal may unmask: its matches would
+// tell a guessed value. A bad expression is a 400 naming its position.
+func (s *Server) CheckMaskedWhere(c echo.Context, dlq, where string) error {
+	if where == "" {
+		return nil
+	}
+	prog, err := selexpr.Compile(where)
+	if err != nil {
+		return echo.NewHTTPError(http.StatusBadRequest, "where: "+err.Error())
+	}
+	p := s.opts.Inspect.Policy(dlq)
+	if p == nil || s.canUnmask(c, dlq) {
+		return nil
+	}
+	for _, r := range prog.Refs() {
+		if what := maskedRef(p, r); what != "" {
+			return echo.NewHTTPError(http.StatusBadRequest, "where reads "+what+", masked on this DLQ: selecting by it needs the "+string(s.unmaskRole())+" role")
+		}
+	}
 	return nil
+}
+
+// whereMasked reports whether the CEL selection where reads a value p
+// masks (or no longer compiles, so what it reads is unknown).
+func whereMasked(p *masking.Policy, where string) bool {
+	if where == "" {
+		return false
+	}
+	prog, err := selexpr.Compile(where)
+	if err != nil {
+		return true
+	}
+	return slices.ContainsFunc(prog.Refs(), func(r selexpr.Ref) bool { return maskedRef(p, r) != "" })
+}
+
+// maskedRef names what r reads that p masks, or is "". Reading the body
+// or a value whole reads every value in it. Where any header is masked,
+// every header read counts: a header may be a table holding the masked
+// one (what an expression does with it is not known before it runs), and
+// the failure facts are read from headers.
+func maskedRef(p *masking.Policy, r selexpr.Ref) string {
+	switch r.Var {
+	case selexpr.VarHeaders:
+		if !p.MasksAnyHeader() {
+			return ""
+		}
+		if len(r.Path) > 0 && r.Path[0].IsKey {
+			return "header " + strconv.Quote(r.Path[0].Key) + " (a header here may be a table holding a masked one)"
+		}
+		return "every header"
+	case selexpr.VarProperties: // AMQP properties are never tables
+		if len(r.Path) > 0 && r.Path[0].IsKey {
+			if p.MasksHeader(r.Path[0].Key) {
+				return "property " + strconv.Quote(r.Path[0].Key)
+			}
+			return ""
+		}
+		if p.MasksAnyHeader() {
+			return "every property"
+		}
+	case selexpr.VarFailure:
+		if p.MasksAnyHeader() {
+			return "the failure facts (read from headers, some masked)"
+		}
+	case selexpr.VarID:
+		if p.MasksHeader("message_id") {
+			return "the message id"
+		}
+	case selexpr.VarKey, selexpr.VarBody:
+		if p.MasksBody() {
+			return "the " + r.Var
+		}
+	case selexpr.VarValue:
+		if p.MasksValueAt(r.Path) {
+			return "value " + jsonpath.StepsString(r.Path)
+		}
+	}
+	return ""
 }
 
 // GroupByQuery reads ?group_by=, a path into the decoded or JSON body
@@ -122,7 +205,13 @@ func GroupByQuery(c echo.Context) (*jsonpath.Path, error) {
 // may not.
 func (s *Server) jobView(c echo.Context, j dlqreplay.Job) dlqreplay.Job {
 	p := s.opts.Inspect.Policy(j.DLQ)
-	if p == nil || len(j.Selection.Headers) == 0 || s.canUnmask(c, j.DLQ) {
+	if p == nil || (len(j.Selection.Headers) == 0 && j.Selection.Where == "") || s.canUnmask(c, j.DLQ) {
+		return j
+	}
+	if whereMasked(p, j.Selection.Where) {
+		j.Selection.Where = masking.Redacted // its literals may be the clear values
+	}
+	if len(j.Selection.Headers) == 0 {
 		return j
 	}
 	hs := make(map[string]string, len(j.Selection.Headers))

@@ -46,6 +46,9 @@ type Options struct {
 	// oldest letter the broker deletes sooner says so on its page, as a
 	// reader that close to a loss is warn. 0 takes config.Default()'s.
 	HeadroomLow time.Duration
+	// Filters keeps the filters saved on DLQs (*store.Store). Nil leaves
+	// the DLQ page without saved filters and their API answering 503.
+	Filters FilterStore
 }
 
 // Render writes a templ component with a status code.
