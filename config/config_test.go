@@ -121,6 +121,7 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"pubsub-emulator-credentials", 5, "pubsub[0].credentials_file", "not used with endpoint: the emulator takes no credentials"},
 		{"pubsub-missing-credentials", 4, "pubsub[0].credentials_file", `file "testdata/no-such-key.json" does not exist`},
 		{"pubsub-bad-regex", 6, "pubsub[0].subscriptions.include[0]", `invalid regex "orders-(.*": missing closing )`},
+		{"pubsub-bad-monitoring-endpoint", 6, "pubsub[0].monitoring.endpoint", `"monitoring.internal:443" is not an http or https URL (such as https://monitoring.googleapis.com)`},
 		{"pubsub-duplicate-name", 4, "pubsub[1].name", `duplicate name "prod" (also pubsub[0])`},
 		{"pubsub-stale", 6, "pubsub[0].poll_interval", "a project read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},

@@ -3,6 +3,7 @@ package config
 import (
 	"fmt"
 	"net"
+	"net/url"
 	"regexp"
 	"time"
 )
@@ -42,6 +43,9 @@ type PubSubMonitoring struct {
 	// Enabled reads the subscription metrics (one projects.timeSeries.list
 	// call per metric per read of the project).
 	Enabled bool `yaml:"enabled"`
+	// Endpoint replaces https://monitoring.googleapis.com (a private
+	// endpoint); empty for Google's.
+	Endpoint string `yaml:"endpoint"`
 }
 
 // Interval is how often the project is read: PollInterval, or the default
@@ -69,6 +73,11 @@ func (s *PubSub) validate(p *problems, path string) {
 	if s.Endpoint != "" {
 		if _, _, err := net.SplitHostPort(s.Endpoint); err != nil {
 			p.add(path+".endpoint", "%s is not host:port (the emulator's address, such as 127.0.0.1:8085)", quoteScalar(s.Endpoint))
+		}
+	}
+	if e := s.Monitoring.Endpoint; e != "" {
+		if u, err := url.Parse(e); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			p.add(path+".monitoring.endpoint", "%s is not an http or https URL (such as https://monitoring.googleapis.com)", quoteScalar(e))
 		}
 	}
 	switch {
