@@ -228,6 +228,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.evaluateShares(latest)
 	e.evaluateConnectors(latest)
 	e.evaluateSQS(latest)
+	e.evaluatePubSub(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)

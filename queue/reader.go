@@ -342,7 +342,8 @@ func (s *Snapshot) Readers() []Reader {
 	out = appendReaders(out, s.Queues)
 	out = appendReaders(out, s.OutboxTables)
 	out = appendReaders(out, s.Slots)
-	return appendReaders(out, s.SQSQueues)
+	out = appendReaders(out, s.SQSQueues)
+	return appendReaders(out, s.PubSubSubscriptions)
 }
 
 // WithReaders is a copy of s's reader lists holding only the readers keep
@@ -359,13 +360,15 @@ func (s *Snapshot) WithReaders(keep func(Reader) bool) *Snapshot {
 		OutboxTables: keepReaders(s.OutboxTables, keep),
 		Slots:        keepReaders(s.Slots, keep),
 		SQSQueues:    keepReaders(s.SQSQueues, keep),
+
+		PubSubSubscriptions: keepReaders(s.PubSubSubscriptions, keep),
 	}
 }
 
 // ReaderCount is how many readers s lists, of every kind.
 func (s *Snapshot) ReaderCount() int {
 	return len(s.Groups) + len(s.ShareGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
-		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues)
+		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues) + len(s.PubSubSubscriptions)
 }
 
 // keepReaders are the items whose Reader keep accepts.
