@@ -211,6 +211,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 		ch <- f.desc
 	}
 	describeSQS(ch)
+	describePubSub(ch)
 	describeShare(ch)
 	describeConnect(ch)
 	c.metrics.duration.Describe(ch)
@@ -249,6 +250,7 @@ func (c *Collector) emit(ch sink) {
 		collectRabbitMQ(ch, snap)
 		collectNATS(ch, snap)
 		collectSQS(ch, snap)
+		collectPubSub(ch, snap)
 		collectShare(ch, snap)
 		collectConnect(ch, snap)
 		collectDLQs(ch, snap)
