@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	testenv.StopRabbitMQTLS()
 	testenv.StopElasticMQ()
 	testenv.StopMoto()
+	testenv.StopPubSub()
 	testenv.StopKafka()
 	testenv.StopSchemaRegistry()
 	os.Exit(code)

@@ -176,9 +176,14 @@ func subscription(cluster string, sub brokerpubsub.Subscription, m *brokerpubsub
 	return q
 }
 
+// countParallel bounds the DLQ counts one read runs at once: a count's
+// last pull waits for messages that do not come (up to two seconds), so
+// counting one after another would spend the poll's deadline.
+const countParallel = 4
+
 // dlqs lists the DLQ subscriptions found now and before, each with its
 // depth: Cloud Monitoring's backlog where it has one, else a count (a
-// lower bound).
+// lower bound), a few at a time.
 func (s *Source) dlqs(ctx context.Context, topo *brokerpubsub.Topology, dls []brokerpubsub.DeadLetter, metrics map[string]*brokerpubsub.SubscriptionMetrics) []queue.DLQ {
 	sources := map[string][]string{}
 	for _, d := range dls {
@@ -187,9 +192,13 @@ func (s *Source) dlqs(ctx context.Context, topo *brokerpubsub.Topology, dls []br
 		}
 	}
 	maps.Copy(s.known, sources)
-	out := make([]queue.DLQ, 0, len(s.known))
-	for _, name := range slices.Sorted(maps.Keys(s.known)) {
-		d := queue.DLQ{Broker: queue.PubSub, Cluster: s.name, Name: name, Sources: slices.Sorted(slices.Values(s.known[name])), Detection: queue.DetectedTopology}
+	names := slices.Sorted(maps.Keys(s.known))
+	out := make([]queue.DLQ, len(names))
+	sem := make(chan struct{}, countParallel)
+	var wg sync.WaitGroup
+	for i, name := range names {
+		out[i] = queue.DLQ{Broker: queue.PubSub, Cluster: s.name, Name: name, Sources: slices.Sorted(slices.Values(s.known[name])), Detection: queue.DetectedTopology}
+		d := &out[i]
 		sub, listed := topo.Subscription(name)
 		switch m := metrics[name]; {
 		case !listed:
@@ -198,16 +207,25 @@ func (s *Source) dlqs(ctx context.Context, topo *brokerpubsub.Topology, dls []br
 			d.Messages = m.Undelivered
 			d.OldestAge, d.HasOldestAge = m.OldestAge, m.HasOldestAge && m.Undelivered > 0
 		default:
-			n, err := s.opts.Cluster.Count(ctx, sub)
-			d.Messages, d.AtLeast = n, true
-			if err != nil {
-				d.Err = countError(err)
-				s.log.Warn("count dlq", "dlq", name, "err", err)
-			}
+			wg.Go(func() {
+				sem <- struct{}{}
+				defer func() { <-sem }()
+				s.count(ctx, d, sub)
+			})
 		}
-		out = append(out, d)
 	}
+	wg.Wait()
 	return out
+}
+
+// count fills d's depth with a count of sub, a lower bound.
+func (s *Source) count(ctx context.Context, d *queue.DLQ, sub *brokerpubsub.Subscription) {
+	n, err := s.opts.Cluster.Count(ctx, sub)
+	d.Messages, d.AtLeast = n, true
+	if err != nil {
+		d.Err = countError(err)
+		s.log.Warn("count dlq", "dlq", d.Name, "err", err)
+	}
 }
 
 // countError is a failed count as the DLQ's error.
