@@ -20,6 +20,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	outboxSpecs,
 	natsSpecs,
 	sqsSpecs,
+	pubsubSpecs,
 	shareSpecs,
 	connectSpecs,
 	headroomSpecs,

@@ -50,6 +50,8 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerPendingHigh", "QueuewatchNATSConsumerLagSecondsHigh",
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
+	"QueuewatchPubSubDeadLettersDropped", "QueuewatchPubSubSubscriptionResourceError", "QueuewatchPubSubDeadLetterRisk",
+	"QueuewatchPubSubBacklogHigh", "QueuewatchPubSubOldestUnackedHigh",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
 	"QueuewatchConnectTaskFailed",
 	"QueuewatchDataLossImminent",
