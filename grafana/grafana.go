@@ -117,6 +117,8 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withOutbox},
 	// An SQS queue's consumers are readers like the groups above.
 	{file: "consumer-lag.json", rows: withSQS},
+	// A Pub/Sub subscription's subscribers are readers too.
+	{file: "consumer-lag.json", rows: withPubSub},
 	// A Kafka share group is a reader like a consumer group.
 	{file: "consumer-lag.json", rows: withShareGroups},
 	// A Kafka Connect connector is a reader too: a sink reads through its
