@@ -168,6 +168,10 @@
     share: [
       { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
+    pubsub: [
+      { label: 'undelivered', field: 'undelivered', scale: 'lag', colour: '--link', fill: true },
+      { label: 'oldest unacked', field: 'oldest_unacked_seconds', scale: 'sec', colour: '--warn' }
+    ],
     rabbitmq: [
       { label: 'ready', field: 'ready', scale: 'lag', colour: '--link', fill: true },
       { label: 'head age', field: 'head_message_age_seconds', scale: 'sec', colour: '--warn' }
@@ -288,7 +292,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="rabbitmq"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="pubsub"], [data-chart="rabbitmq"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();

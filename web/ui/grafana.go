@@ -16,6 +16,7 @@ var (
 	grafanaGroup       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"cluster", "group"}}
 	grafanaShare       = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"share_cluster", "share_group"}}
 	grafanaSQS         = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"sqs_account", "sqs_queue"}}
+	grafanaPubSub      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"pubsub_project", "pubsub_subscription"}}
 	grafanaOutbox      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"source"}}
 	grafanaConsumer    = grafanaBoard{uid: "queuewatch-nats", vars: []string{"cluster", "stream", "consumer"}}
 	grafanaRabbitQueue = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"rabbitmq_cluster", "rabbitmq_vhost", "rabbitmq_queue"}}

@@ -59,7 +59,7 @@ type Path struct {
 
 // Kinds are the reader kinds the overview lists, in its tabs' order (the
 // DLQ tab, which lists no readers, follows them).
-var Kinds = []Lister{&Groups, &ShareGroups, &Connectors, &Consumers, &SQSQueues, &Queues}
+var Kinds = []Lister{&Groups, &ShareGroups, &Connectors, &Consumers, &SQSQueues, &PubSubSubscriptions, &Queues}
 
 // A Lister is a Kind whatever its row type: what the overview and the
 // route table need of it.

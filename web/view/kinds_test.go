@@ -11,6 +11,7 @@ func TestTabOf(t *testing.T) {
 		"": components.TabGroups, "bogus": components.TabGroups, components.TabGroups: components.TabGroups,
 		components.TabNATS: components.TabNATS, components.TabQueues: components.TabQueues, components.TabDLQs: components.TabDLQs,
 		components.TabSQS: components.TabSQS, components.TabShare: components.TabShare, components.TabConnect: components.TabConnect,
+		components.TabPubSub: components.TabPubSub,
 	} {
 		if got := TabOf(key).Key; got != want {
 			t.Errorf("TabOf(%q) = %q; want %q", key, got, want)
@@ -42,8 +43,9 @@ func TestKindsDeclareEverything(t *testing.T) {
 	check("connectors", len(Connectors.Sorts), Connectors.Sorts[Connectors.DefaultSort] != nil, Connectors.Sorts["status"] != nil, Connectors.Path)
 	check("consumers", len(Consumers.Sorts), Consumers.Sorts[Consumers.DefaultSort] != nil, Consumers.Sorts["status"] != nil, Consumers.Path)
 	check("sqs", len(SQSQueues.Sorts), SQSQueues.Sorts[SQSQueues.DefaultSort] != nil, SQSQueues.Sorts["status"] != nil, SQSQueues.Path)
+	check("pubsub", len(PubSubSubscriptions.Sorts), PubSubSubscriptions.Sorts[PubSubSubscriptions.DefaultSort] != nil, PubSubSubscriptions.Sorts["status"] != nil, PubSubSubscriptions.Path)
 	check("queues", len(Queues.Sorts), Queues.Sorts[Queues.DefaultSort] != nil, Queues.Sorts["status"] != nil, Queues.Path)
-	if len(Kinds) != 6 {
-		t.Errorf("%d kinds; this test checks 6", len(Kinds))
+	if len(Kinds) != 7 {
+		t.Errorf("%d kinds; this test checks 7", len(Kinds))
 	}
 }
