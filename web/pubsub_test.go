@@ -52,7 +52,7 @@ func pubsubServer() *Server {
 				{
 					Cluster: "gcp", Name: "to-bq", Topic: "orders", Delivery: "bigquery", State: "RESOURCE_ERROR", AckDeadline: 10 * time.Second,
 					Status: queue.StatusStop, StatusReason: "in RESOURCE_ERROR: Pub/Sub cannot deliver to its bigquery destination, and its backlog grows until that is fixed",
-					Lints:  []queue.PubSubLint{{Kind: "resource_error", Sentence: "in RESOURCE_ERROR: Pub/Sub cannot deliver to its bigquery destination, and its backlog grows until that is fixed"}},
+					Lints:      []queue.PubSubLint{{Kind: "resource_error", Sentence: "in RESOURCE_ERROR: Pub/Sub cannot deliver to its bigquery destination, and its backlog grows until that is fixed"}},
 					Monitoring: &queue.PubSubMetrics{At: at, Undelivered: 88000, HasUndelivered: true, OldestAge: 2 * time.Hour, HasOldestAge: true},
 				},
 			},
