@@ -21,8 +21,11 @@ func TestPubSubStatus(t *testing.T) {
 		{"traps warn", queue.PubSubSubscription{Lints: []queue.PubSubLint{lint("dlq_retention_shorter", "a"), lint("max_delivery_attempts_floor", "b")}}, queue.StatusWarn, "a; b"},
 		{"a DLQ", queue.PubSubSubscription{DLQ: true}, queue.StatusOK, queue.DLQReason},
 		{"no monitoring", queue.PubSubSubscription{}, queue.StatusOK, "configured safely; backlog unknown (monitoring.enabled is off)"},
-		{"monitoring", queue.PubSubSubscription{Monitoring: &queue.PubSubMetrics{Undelivered: 1250, HasUndelivered: true, OldestAge: 754 * time.Second, HasOldestAge: true}},
-			queue.StatusOK, "1,250 undelivered, oldest 12m 34s (Cloud Monitoring, minutes behind)"},
+		{
+			"monitoring",
+			queue.PubSubSubscription{Monitoring: &queue.PubSubMetrics{Undelivered: 1250, HasUndelivered: true, OldestAge: 754 * time.Second, HasOldestAge: true}},
+			queue.StatusOK, "1,250 undelivered, oldest 12m 34s (Cloud Monitoring, minutes behind)",
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

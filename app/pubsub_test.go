@@ -77,8 +77,10 @@ func failingConsumer(t *testing.T, emu *testenv.PubSubEmulator, sub string) {
 // pubsubProject is a config section for the test emulator watching the
 // subscriptions whose names start with prefix.
 func pubsubProject(emu *testenv.PubSubEmulator, name, prefix string) config.PubSub {
-	return config.PubSub{Name: name, Project: emu.Project, Endpoint: emu.Host,
-		Subscriptions: config.Filter{Include: []string{prefix + ".*"}}}
+	return config.PubSub{
+		Name: name, Project: emu.Project, Endpoint: emu.Host,
+		Subscriptions: config.Filter{Include: []string{prefix + ".*"}},
+	}
 }
 
 // pubsubWorld sets up pubsubSetupPy's topology under a unique prefix

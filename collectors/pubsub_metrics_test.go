@@ -20,14 +20,20 @@ func pubsubSnapshot() *queue.Snapshot {
 	return &queue.Snapshot{
 		Broker: queue.PubSub, Cluster: "orders-gcp", Time: fixedTime,
 		PubSubSubscriptions: []queue.PubSubSubscription{
-			{Cluster: "orders-gcp", Name: "orders", Topic: "orders", Delivery: "pull", DeadLetterTopic: "orders-dl", MaxDeliveryAttempts: 5,
+			{
+				Cluster: "orders-gcp", Name: "orders", Topic: "orders", Delivery: "pull", DeadLetterTopic: "orders-dl", MaxDeliveryAttempts: 5,
 				Retention: 7 * 24 * time.Hour, Status: queue.StatusWarn, StatusReason: "maxDeliveryAttempts is 5, its floor",
 				Lints:      []queue.PubSubLint{{Kind: "dlq_retention_shorter", Sentence: "x"}, {Kind: "max_delivery_attempts_floor", Sentence: "y"}},
-				Monitoring: &queue.PubSubMetrics{At: fixedTime, Undelivered: 1250, HasUndelivered: true, OldestAge: 754 * time.Second, HasOldestAge: true, DeadLettered: 3}},
-			{Cluster: "orders-gcp", Name: "orders-dlq", Topic: "orders-dl", Delivery: "pull", DLQ: true, Status: queue.StatusOK, StatusReason: queue.DLQReason,
-				Monitoring: &queue.PubSubMetrics{At: fixedTime, Undelivered: 7, HasUndelivered: true}},
-			{Cluster: "orders-gcp", Name: "to-bq", Topic: "orders", Delivery: "bigquery", State: "RESOURCE_ERROR", Status: queue.StatusStop,
-				Lints: []queue.PubSubLint{{Kind: "resource_error", Sentence: "z"}}},
+				Monitoring: &queue.PubSubMetrics{At: fixedTime, Undelivered: 1250, HasUndelivered: true, OldestAge: 754 * time.Second, HasOldestAge: true, DeadLettered: 3},
+			},
+			{
+				Cluster: "orders-gcp", Name: "orders-dlq", Topic: "orders-dl", Delivery: "pull", DLQ: true, Status: queue.StatusOK, StatusReason: queue.DLQReason,
+				Monitoring: &queue.PubSubMetrics{At: fixedTime, Undelivered: 7, HasUndelivered: true},
+			},
+			{
+				Cluster: "orders-gcp", Name: "to-bq", Topic: "orders", Delivery: "bigquery", State: "RESOURCE_ERROR", Status: queue.StatusStop,
+				Lints: []queue.PubSubLint{{Kind: "resource_error", Sentence: "z"}},
+			},
 		},
 		DLQs: []queue.DLQ{
 			{Broker: queue.PubSub, Cluster: "orders-gcp", Name: "orders-dlq", Sources: []string{"orders"}, Detection: queue.DetectedTopology, Messages: 7},

@@ -89,8 +89,10 @@ func newPubSubWorld(t *testing.T) *pubsubWorld {
 	p := "shop"
 	w := &pubsubWorld{ordersPage: queue.PubSubSubscriptionPage("local", p+"-orders")}
 	w.dlqID = (queue.DLQRef{Broker: queue.PubSub, Cluster: "local", Name: p + "-orders-dlq"}).ID()
-	cl, err := brokerpubsub.New(config.PubSub{Name: "local", Project: emu.Project, Endpoint: emu.Host,
-		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: fakeMonitoring(t, p+"-orders")}})
+	cl, err := brokerpubsub.New(config.PubSub{
+		Name: "local", Project: emu.Project, Endpoint: emu.Host,
+		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: fakeMonitoring(t, p+"-orders")},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,11 +112,15 @@ func newPubSubWorld(t *testing.T) *pubsubWorld {
 	}
 	week := durationpb.New(7 * 24 * time.Hour)
 	for _, s := range []*pubsubpb.Subscription{
-		{Name: sub(p + "-orders"), Topic: top(p + "-orders"), MessageRetentionDuration: week, AckDeadlineSeconds: 30,
-			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: top(p + "-orders-dl"), MaxDeliveryAttempts: 5}},
+		{
+			Name: sub(p + "-orders"), Topic: top(p + "-orders"), MessageRetentionDuration: week, AckDeadlineSeconds: 30,
+			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: top(p + "-orders-dl"), MaxDeliveryAttempts: 5},
+		},
 		{Name: sub(p + "-orders-dlq"), Topic: top(p + "-orders-dl"), MessageRetentionDuration: durationpb.New(24 * time.Hour)},
-		{Name: sub(p + "-pay"), Topic: top(p + "-pay"), MessageRetentionDuration: week,
-			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: top(p + "-pay-dl"), MaxDeliveryAttempts: 20}},
+		{
+			Name: sub(p + "-pay"), Topic: top(p + "-pay"), MessageRetentionDuration: week,
+			DeadLetterPolicy: &pubsubpb.DeadLetterPolicy{DeadLetterTopic: top(p + "-pay-dl"), MaxDeliveryAttempts: 20},
+		},
 	} {
 		if _, err := client.SubscriptionAdminClient.CreateSubscription(t.Context(), s); err != nil {
 			t.Fatal(err)

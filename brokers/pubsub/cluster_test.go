@@ -56,8 +56,10 @@ func TestTopologyAndCountOnTheEmulator(t *testing.T) {
 	// A filter and ordering on a second subscription: the emulator
 	// dead-lettered nothing from a subscription with both (not isolated).
 	w.subscription(&pubsubpb.Subscription{Name: w.sub(id + "-audit"), Topic: w.top(id), Filter: "attributes:n", EnableMessageOrdering: true, EnableExactlyOnceDelivery: true})
-	w.subscription(&pubsubpb.Subscription{Name: w.sub(id + "-dlq"), Topic: w.top(id + "-dl"), AckDeadlineSeconds: 60,
-		MessageRetentionDuration: durationpb.New(24 * time.Hour)})
+	w.subscription(&pubsubpb.Subscription{
+		Name: w.sub(id + "-dlq"), Topic: w.top(id + "-dl"), AckDeadlineSeconds: 60,
+		MessageRetentionDuration: durationpb.New(24 * time.Hour),
+	})
 
 	topo, err := c.Topology(ctx)
 	if err != nil {

@@ -57,8 +57,10 @@ func recordedMonitoring(t *testing.T, project string) (*httptest.Server, *[]stri
 // newest point.
 func TestMonitoringReadsRecordedSeries(t *testing.T) {
 	srv, filters := recordedMonitoring(t, "orders-prod")
-	c, err := New(config.PubSub{Name: "prod", Project: "orders-prod", Endpoint: "127.0.0.1:1",
-		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: srv.URL}})
+	c, err := New(config.PubSub{
+		Name: "prod", Project: "orders-prod", Endpoint: "127.0.0.1:1",
+		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: srv.URL},
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +90,10 @@ func TestMonitoringReadsRecordedSeries(t *testing.T) {
 // one whose call failed, with the API's message.
 func TestMonitoringError(t *testing.T) {
 	srv, _ := recordedMonitoring(t, "orders-prod")
-	c, _ := New(config.PubSub{Name: "prod", Project: "other-project", Endpoint: "127.0.0.1:1",
-		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: srv.URL}})
+	c, _ := New(config.PubSub{
+		Name: "prod", Project: "other-project", Endpoint: "127.0.0.1:1",
+		Monitoring: config.PubSubMonitoring{Enabled: true, Endpoint: srv.URL},
+	})
 	_, err := c.SubscriptionMetrics(t.Context(), time.Now())
 	if err == nil || !strings.Contains(err.Error(), "subscription/num_undelivered_messages: 404 Not Found NOT_FOUND: not found") {
 		t.Errorf("err = %v", err)
