@@ -155,10 +155,7 @@ func newPubSubWorld(t *testing.T) *pubsubWorld {
 	})
 	defer func() { stop(); rwg.Wait() }()
 	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if dlqDepth(col, w.dlqID) == 2 {
-			break
-		}
+	for dlqDepth(col, w.dlqID) != 2 {
 		if time.Now().After(deadline) {
 			t.Fatal("the DLQ did not count 2 dead letters in 60s")
 		}

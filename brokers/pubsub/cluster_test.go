@@ -2,6 +2,7 @@ package pubsub
 
 import (
 	"context"
+	"errors"
 	"strconv"
 	"strings"
 	"testing"
@@ -111,7 +112,7 @@ func TestTopologyAndCountOnTheEmulator(t *testing.T) {
 	if got, err := c.Count(ctx, dlq); err != nil || got != n {
 		t.Fatalf("count again = %d, %v; want %d (a count leaves every message)", got, err, n)
 	}
-	if _, err := c.Count(ctx, src); err != ErrCountChained {
+	if _, err := c.Count(ctx, src); !errors.Is(err, ErrCountChained) {
 		t.Errorf("count of a subscription with a dead-letter policy: %v, want ErrCountChained", err)
 	}
 }
