@@ -12,6 +12,7 @@ import (
 
 	"github.com/queuewatch/queuewatch/config"
 	"github.com/queuewatch/queuewatch/internal/testenv"
+	"github.com/queuewatch/queuewatch/queue"
 )
 
 // pubsubSetupPy creates, with the Python client, topic P, P-dl, P-lost-dl,
@@ -157,5 +158,20 @@ func TestPubSubDLQWithoutReplay(t *testing.T) {
 	code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
 	if code != http.StatusNotFound || !strings.Contains(body, "no browsing or replay for pubsub yet") {
 		t.Errorf("browse: %d, want 404 saying there is no replay for pubsub yet; body %.300q", code, body)
+	}
+}
+
+// TestPubSubSummaryCost: with Cloud Monitoring on, check's line says what
+// its calls cost a month at the project's interval: 5 calls a read every
+// minute are 216,000 calls, $2.16.
+func TestPubSubSummaryCost(t *testing.T) {
+	snap := &queue.Snapshot{
+		PubSubSubscriptions: []queue.PubSubSubscription{{Name: "a", Lints: []queue.PubSubLint{{Kind: "resource_error"}}}, {Name: "b"}},
+		DLQs:                []queue.DLQ{{Name: "b"}},
+		PubSub:              &queue.PubSubProject{Monitoring: true, ReadEvery: time.Minute},
+	}
+	want := "2 subscriptions, 1 DLQ, 1 configuration trap; Cloud Monitoring: 5 calls a read every 1m0s: about 216,000 calls, $2.16 a month at $0.01 per 1,000 (first million a month free)"
+	if got := pubsubSummary(snap); got != want {
+		t.Errorf("summary\n%q, want\n%q", got, want)
 	}
 }
