@@ -39,9 +39,9 @@ for f in [pub.publish(topic, b"order %d" % i) for i in range(int(sys.argv[1]))]:
 `
 
 // fakeMonitoring answers Cloud Monitoring's projects.timeSeries.list in
-// its documented shape (no local server answers it) with a backlog and an
-// oldest age for one subscription, growing with each call, so the page's
-// chart has points; other metrics have no series.
+// its documented shape (no local server answers it) with a backlog
+// growing with each call and an oldest age for one subscription, so the
+// page's chart has points; other metrics have no series.
 func fakeMonitoring(t *testing.T, sub string) string {
 	t.Helper()
 	var mu sync.Mutex
@@ -58,7 +58,8 @@ func fakeMonitoring(t *testing.T, sub string) string {
 		case strings.Contains(filter, "num_undelivered_messages"):
 			value = fmt.Sprint(v)
 		case strings.Contains(filter, "oldest_unacked_message_age"):
-			value = fmt.Sprint(v / 2)
+			// Flat, so its line does not lie on the backlog's.
+			value = "754"
 		default:
 			_, _ = w.Write([]byte(`{}`))
 			return
@@ -189,6 +190,24 @@ func TestBrowserPubSub(t *testing.T) {
 		sqsScreenshot(t, b, w.base+"/?tab=pubsub", shots, "pubsub-overview")
 	}
 
+	// The chart reads every point at once: wait for a few before opening
+	// the page, so that it is drawn at the first look (each look reads the
+	// canvas back, and chromium warns after several).
+	hist := "/api/v1/pubsub/subscriptions/local/shop-orders/history"
+	for deadline := time.Now().Add(30 * time.Second); ; {
+		_, body := get(t, w.base, hist)
+		if strings.Count(body, `"undelivered"`) >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("fewer than 3 points of history in 30s: %s", body)
+		}
+		select {
+		case <-time.After(500 * time.Millisecond):
+		case <-t.Context().Done():
+			t.FailNow()
+		}
+	}
 	b.run(t, chromedp.Navigate(w.base+w.ordersPage))
 	b.waitJS(t, "the traps", `document.querySelectorAll('[data-lint]').length === 2`, 20*time.Second)
 	dl := evalJS[string](t, b, `document.querySelector('#pubsubdl').innerText`)
