@@ -110,7 +110,9 @@ func pubsubSentence(s queue.Status, reason string) string {
 	return statusSentence(s, reason)
 }
 
-// depthText is a DLQ's depth for a cell: "≥ 3" for a count, a lower bound.
+// depthText is a DLQ's depth for a cell: "≥ 3" for a count, a lower bound
+// (queue.DLQ.AtLeast, a Pub/Sub DLQ without Cloud Monitoring), "3" else.
+// The DLQ page and the overview's DLQ tab use it for every broker.
 func depthText(d queue.DLQ) string {
 	if d.AtLeast {
 		return "≥ " + Count(d.Messages)
