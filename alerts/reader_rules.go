@@ -21,6 +21,7 @@ var ruleSets = []func(ruleParams) []alertSpec{
 	natsSpecs,
 	sqsSpecs,
 	kinesisSpecs,
+	pubsubSpecs,
 	shareSpecs,
 	streamsSpecs,
 	connectSpecs,

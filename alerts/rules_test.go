@@ -51,6 +51,8 @@ var wantAlerts = []string{
 	"QueuewatchNATSConsumerStalled", "QueuewatchNATSConsumerStopped",
 	"QueuewatchSQSQueueNoConsumer", "QueuewatchSQSQueueStalled", "QueuewatchSQSQueueBacklogHigh",
 	"QueuewatchKinesisApplicationStopped", "QueuewatchKinesisApplicationStalled", "QueuewatchKinesisApplicationLagHigh", "QueuewatchKinesisShardUnread",
+	"QueuewatchPubSubDeadLettersDropped", "QueuewatchPubSubSubscriptionResourceError", "QueuewatchPubSubDeadLetterRisk",
+	"QueuewatchPubSubBacklogHigh", "QueuewatchPubSubOldestUnackedHigh",
 	"QueuewatchKafkaShareGroupLagHigh", "QueuewatchKafkaShareGroupStalled", "QueuewatchKafkaShareGroupStopped",
 	"QueuewatchKafkaStreamsGroupLagHigh", "QueuewatchKafkaStreamsGroupStalled", "QueuewatchKafkaStreamsGroupStopped",
 	"QueuewatchConnectTaskFailed",

@@ -237,6 +237,7 @@ func (e *Evaluator) evaluate(latest *queue.Snapshot, completes bool) {
 	e.evaluateConnectors(latest)
 	e.evaluateSQS(latest)
 	e.evaluateKinesis(latest)
+	e.evaluatePubSub(latest)
 	if e.on != nil {
 		put, del := e.on.finish(len(e.past) >= e.window-1)
 		e.save(key, e.on, put, del)

@@ -25,6 +25,7 @@ func TestMain(m *testing.M) {
 	testenv.StopElasticMQ()
 	testenv.StopMoto()
 	testenv.StopKinesis()
+	testenv.StopPubSub()
 	testenv.StopKafka()
 	testenv.StopSchemaRegistry()
 	os.Exit(code)

@@ -25,7 +25,7 @@ import (
 // dashboard rows and web sections are not in this table: they live in
 // collectors/, alerts/, grafana/ and web/ (CONTRIBUTING, "Adding a
 // broker").
-var registry = []broker{kafkaBroker, rabbitBroker, outboxBroker, natsBroker, sqsBroker, kinesisBroker}
+var registry = []broker{kafkaBroker, rabbitBroker, outboxBroker, natsBroker, sqsBroker, pubsubBroker, kinesisBroker}
 
 // broker is one broker's registration: everything app wires for it.
 type broker struct {

@@ -26,6 +26,7 @@ func everyBroker(t *testing.T) *config.Config {
 	cfg.NATS = []config.NATS{{Name: "n1", URL: "nats://127.0.0.1:1"}}
 	cfg.SQS = []config.SQS{{Name: "s1", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"}}
 	cfg.Kinesis = []config.Kinesis{{Name: "k1", Region: "eu-west-1", Endpoint: "http://127.0.0.1:1"}}
+	cfg.PubSub = []config.PubSub{{Name: "p1", Project: "queuewatch-test", Endpoint: "127.0.0.1:1"}}
 	cfg.Outbox = []config.Outbox{{
 		Name: "o1", Driver: config.OutboxPostgres, DSN: "postgres://qw@127.0.0.1:1/shop",
 		Tables: []config.OutboxTable{{Table: "outbox", CreatedAt: "created_at", Pending: "sent_at IS NULL"}},

@@ -212,6 +212,7 @@ func (c *Collector) Describe(ch chan<- *prometheus.Desc) {
 	}
 	describeSQS(ch)
 	describeKinesis(ch)
+	describePubSub(ch)
 	describeShare(ch)
 	describeStreams(ch)
 	describeConnect(ch)
@@ -252,6 +253,7 @@ func (c *Collector) emit(ch sink) {
 		collectNATS(ch, snap)
 		collectSQS(ch, snap)
 		collectKinesis(ch, snap)
+		collectPubSub(ch, snap)
 		collectShare(ch, snap)
 		collectStreams(ch, snap)
 		collectConnect(ch, snap)

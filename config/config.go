@@ -77,6 +77,7 @@ type Config struct {
 	NATS     []NATS        `yaml:"nats"`
 	SQS      []SQS         `yaml:"sqs"`
 	Kinesis  []Kinesis     `yaml:"kinesis"`
+	PubSub   []PubSub      `yaml:"pubsub"`
 	Outbox   []Outbox      `yaml:"outbox"`
 	Metrics  Metrics       `yaml:"metrics"`
 	DLQ      DLQ           `yaml:"dlq"`
@@ -487,6 +488,9 @@ func (c *Config) resolvePaths(dir string) {
 	for i := range c.RabbitMQ {
 		c.RabbitMQ[i].TLS.resolve(dir)
 	}
+	for i := range c.PubSub {
+		resolvePath(dir, &c.PubSub[i].CredentialsFile)
+	}
 }
 
 func (t *TLS) resolve(dir string) {
@@ -506,8 +510,8 @@ func resolvePath(dir string, p *string) {
 // configured. Parse allows that (the demo builds its clusters in code); serve
 // and check call this.
 func (c *Config) RequireSources() error {
-	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.SQS) == 0 && len(c.Kinesis) == 0 && len(c.Outbox) == 0 {
-		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs account or outbox source"}
+	if len(c.Kafka) == 0 && len(c.RabbitMQ) == 0 && len(c.NATS) == 0 && len(c.SQS) == 0 && len(c.PubSub) == 0 && len(c.Kinesis) == 0 && len(c.Outbox) == 0 {
+		return &Error{File: c.file, Msg: "no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs or kinesis account, pubsub project or outbox source"}
 	}
 	return nil
 }

@@ -122,6 +122,15 @@ func TestLoadBadFixtures(t *testing.T) {
 		{"connect-missing-token-file", 8, "kafka[0].connect[0].auth.token_file", `file "testdata/connect-token-missing" does not exist`},
 		{"headroom-low-too-long", 2, "alerts.retention_headroom_low", "must be at most 12h0m0s, got 13h0m0s"},
 		{"kinesis-stale", 5, "kinesis[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
+		{"pubsub-missing-project", 2, "pubsub[0].project", "required (the Google Cloud project id, such as orders-prod)"},
+		{"pubsub-bad-project", 3, "pubsub[0].project", `"Orders_Prod" is not a Google Cloud project id (6-30 lower-case letters, digits and hyphens, such as orders-prod)`},
+		{"pubsub-bad-endpoint", 4, "pubsub[0].endpoint", `"http://127.0.0.1:8085" is not host:port (the emulator's address, such as 127.0.0.1:8085)`},
+		{"pubsub-emulator-credentials", 5, "pubsub[0].credentials_file", "not used with endpoint: the emulator takes no credentials"},
+		{"pubsub-missing-credentials", 4, "pubsub[0].credentials_file", `file "testdata/no-such-key.json" does not exist`},
+		{"pubsub-bad-regex", 6, "pubsub[0].subscriptions.include[0]", `invalid regex "orders-(.*": missing closing )`},
+		{"pubsub-bad-monitoring-endpoint", 6, "pubsub[0].monitoring.endpoint", `"monitoring.internal:443" is not an http or https URL (such as https://monitoring.googleapis.com)`},
+		{"pubsub-duplicate-name", 4, "pubsub[1].name", `duplicate name "prod" (also pubsub[0])`},
+		{"pubsub-stale", 6, "pubsub[0].poll_interval", "a project read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 		{"sqs-stale", 6, "sqs[0].poll_interval", "an account read every 5m0s (polled every 15s) reads as stale to alerts.stale_after (5m0s) between reads: read it more often or raise stale_after"},
 	}
 	covered := map[string]bool{"testdata/conf.good.yml": true}
@@ -373,7 +382,7 @@ func TestRequireSources(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = c.RequireSources()
-	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs account or outbox source" {
+	if err == nil || err.Error() != "q.yml: no sources configured: add at least one kafka, rabbitmq or nats cluster, sqs or kinesis account, pubsub project or outbox source" {
 		t.Errorf("RequireSources = %v", err)
 	}
 	c.RabbitMQ = append(c.RabbitMQ, RabbitMQ{Name: "r", URL: "amqp://localhost/"})

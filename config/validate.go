@@ -66,6 +66,12 @@ func (c *Config) validate() problems {
 		checkUnique(&p, names, c.Kinesis[i].Name, "kinesis", i)
 	}
 	names = map[string]int{}
+	for i := range c.PubSub {
+		c.PubSub[i].validate(&p, pubsubPath(i))
+		c.PubSub[i].checkStale(&p, pubsubPath(i), c.PollInterval, c.Alerts.StaleAfter)
+		checkUnique(&p, names, c.PubSub[i].Name, "pubsub", i)
+	}
+	names = map[string]int{}
 	for i := range c.Outbox {
 		c.Outbox[i].validate(&p, fmt.Sprintf("outbox[%d]", i))
 		checkUnique(&p, names, c.Outbox[i].Name, "outbox", i)

@@ -119,6 +119,8 @@ var dashboardParts = []dashboardPart{
 	{file: "consumer-lag.json", rows: withSQS},
 	// A KCL application is a reader of a Kinesis stream.
 	{file: "consumer-lag.json", rows: withKinesis},
+	// A Pub/Sub subscription's subscribers are readers too.
+	{file: "consumer-lag.json", rows: withPubSub},
 	// A Kafka share group is a reader like a consumer group.
 	{file: "consumer-lag.json", rows: withShareGroups},
 	// So is a Kafka Streams application's streams group.

@@ -89,7 +89,7 @@ func (f fixedSource) Cluster() string                               { return f.s
 func (f fixedSource) Poll(context.Context) (*queue.Snapshot, error) { return f.snap, nil }
 
 // pollDemo starts the demo, polls it with the real Kafka collector (plus
-// rabbitSource, outboxSource, sqsSource and shareSource) until the families that need
+// rabbitSource, outboxSource, sqsSource, pubsubSource and shareSource) until the families that need
 // history are there, and returns the latest snapshot of each source.
 func pollDemo(t *testing.T) []*queue.Snapshot {
 	t.Helper()
@@ -133,7 +133,7 @@ func pollDemo(t *testing.T) []*queue.Snapshot {
 	evaluator := alerts.NewEvaluator(alerts.StatusOptions{})
 	// A generous poll deadline: under -race on a busy machine a 1s poll can
 	// run out before the record timestamps (lag seconds, DLQ age) arrive.
-	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, kinesisSource{}, shareSource{}, natsSrc}, collectors.Options{
+	c := collectors.New([]collectors.Source{src, rabbitSource{}, outboxSource{}, sqsSource{}, pubsubSource{}, kinesisSource{}, shareSource{}, natsSrc}, collectors.Options{
 		Interval:  10 * time.Second,
 		Evaluator: evaluator,
 	})

@@ -106,7 +106,7 @@ func ParseDLQID(id string) (DLQRef, error) {
 		if r.VHost == "" {
 			return DLQRef{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrBadDLQID)
 		}
-	case Kafka, NATS, SQS:
+	case Kafka, NATS, SQS, PubSub:
 		if r.VHost != "" {
 			return DLQRef{}, fmt.Errorf("dlq id %q: %s has no vhost: %w", id, r.Broker, ErrBadDLQID)
 		}

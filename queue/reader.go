@@ -349,7 +349,8 @@ func (s *Snapshot) Readers() []Reader {
 	out = appendReaders(out, s.OutboxTables)
 	out = appendReaders(out, s.Slots)
 	out = appendReaders(out, s.KinesisApps)
-	return appendReaders(out, s.SQSQueues)
+	out = appendReaders(out, s.SQSQueues)
+	return appendReaders(out, s.PubSubSubscriptions)
 }
 
 // WithReaders is a copy of s's reader lists holding only the readers keep
@@ -358,23 +359,24 @@ func (s *Snapshot) Readers() []Reader {
 // cuts a snapshot to a principal's scope.
 func (s *Snapshot) WithReaders(keep func(Reader) bool) *Snapshot {
 	return &Snapshot{
-		Groups:        keepReaders(s.Groups, keep),
-		ShareGroups:   keepReaders(s.ShareGroups, keep),
-		StreamsGroups: keepReaders(s.StreamsGroups, keep),
-		Connectors:    keepReaders(s.Connectors, keep),
-		Consumers:     keepReaders(s.Consumers, keep),
-		Queues:        keepReaders(s.Queues, keep),
-		OutboxTables:  keepReaders(s.OutboxTables, keep),
-		Slots:         keepReaders(s.Slots, keep),
-		SQSQueues:     keepReaders(s.SQSQueues, keep),
-		KinesisApps:   keepReaders(s.KinesisApps, keep),
+		Groups:              keepReaders(s.Groups, keep),
+		ShareGroups:         keepReaders(s.ShareGroups, keep),
+		StreamsGroups:       keepReaders(s.StreamsGroups, keep),
+		Connectors:          keepReaders(s.Connectors, keep),
+		Consumers:           keepReaders(s.Consumers, keep),
+		Queues:              keepReaders(s.Queues, keep),
+		OutboxTables:        keepReaders(s.OutboxTables, keep),
+		Slots:               keepReaders(s.Slots, keep),
+		SQSQueues:           keepReaders(s.SQSQueues, keep),
+		KinesisApps:         keepReaders(s.KinesisApps, keep),
+		PubSubSubscriptions: keepReaders(s.PubSubSubscriptions, keep),
 	}
 }
 
 // ReaderCount is how many readers s lists, of every kind.
 func (s *Snapshot) ReaderCount() int {
 	return len(s.Groups) + len(s.ShareGroups) + len(s.StreamsGroups) + len(s.Connectors) + len(s.Consumers) + len(s.Queues) +
-		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues) + len(s.KinesisApps)
+		len(s.OutboxTables) + len(s.Slots) + len(s.SQSQueues) + len(s.KinesisApps) + len(s.PubSubSubscriptions)
 }
 
 // keepReaders are the items whose Reader keep accepts.

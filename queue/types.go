@@ -60,6 +60,9 @@ type Snapshot struct {
 	KinesisStreams []KinesisStream
 	KinesisApps    []KinesisApplication
 	Kinesis        *KinesisAccount
+	// Pub/Sub projects: subscriptions, and what the read learned.
+	PubSubSubscriptions []PubSubSubscription
+	PubSub              *PubSubProject
 
 	// PolledBy names the replica that polled the broker when it was not
 	// this process: a standby serves the snapshot the poll lease's holder
@@ -341,6 +344,10 @@ type DLQ struct {
 	HasOldestAge   bool
 	OldestAgeBasis AgeBasis
 	Err            string
+	// AtLeast marks Messages as a lower bound: what a count saw (a
+	// Pub/Sub DLQ subscription pulled and given back without Cloud
+	// Monitoring), shown as "≥ N".
+	AtLeast bool
 	// Read says when Messages was read, for a source that reads its
 	// counts less often than it is polled (an SQS account); the zero
 	// value for one read at every poll.

@@ -160,6 +160,7 @@ func (s *Server) readerRoutes() []readerRoute {
 		{&view.Consumers, "/nats/:cluster/streams/:stream/consumers/:consumer", s.ui.NATSConsumerPage, "/api/v1/nats/consumers", s.api.NATSConsumers, consumerBase + "/history", s.api.NATSConsumerHistory},
 		{&view.SQSQueues, "/sqs/:cluster/queues/:queue", s.ui.SQSQueuePage, "/api/v1/sqs/queues", s.api.SQSQueues, "/api/v1/sqs/queues/:cluster/:queue/history", s.api.SQSQueueHistory},
 		{&view.KinesisApps, "/kinesis/:cluster/applications/:application", s.ui.KinesisAppPage, "/api/v1/kinesis/applications", s.api.KinesisApps, "/api/v1/kinesis/applications/:cluster/:application/history", s.api.KinesisAppHistory},
+		{&view.PubSubSubscriptions, "/pubsub/:cluster/subscriptions/:subscription", s.ui.PubSubSubscriptionPage, "/api/v1/pubsub/subscriptions", s.api.PubSubSubscriptions, "/api/v1/pubsub/subscriptions/:cluster/:subscription/history", s.api.PubSubSubscriptionHistory},
 		{&view.Queues, "/rabbitmq/:cluster/queues/:vhost/:queue", s.ui.RabbitQueuePage, "/api/v1/rabbitmq/queues", s.api.RabbitQueues, "/api/v1/rabbitmq/queues/:cluster/:vhost/:queue/history", s.api.RabbitQueueHistory},
 	}
 }

@@ -8,11 +8,13 @@ import (
 )
 
 // TestMain stops the package's ElasticMQ, kinesis-local and moto servers
-// (started by the first test that needs each) once every test ran.
+// and Pub/Sub emulator (started by the first test that needs each) once
+// every test ran.
 func TestMain(m *testing.M) {
 	code := m.Run()
 	testenv.StopElasticMQ()
 	testenv.StopKinesis()
 	testenv.StopMoto()
+	testenv.StopPubSub()
 	os.Exit(code)
 }

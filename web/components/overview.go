@@ -27,6 +27,7 @@ type OverviewData struct {
 	Outboxes  []OutboxCard
 	Consumers []ConsumerRow
 	SQS       []SQSRow
+	PubSub    []PubSubRow
 	Shares    []ShareRow
 	Streams   []StreamsRow
 	// Connectors are Kafka Connect connectors.

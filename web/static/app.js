@@ -178,6 +178,10 @@
     streams: [
       { label: 'lag', field: 'lag', scale: 'lag', colour: '--link', fill: true }
     ],
+    pubsub: [
+      { label: 'undelivered', field: 'undelivered', scale: 'lag', colour: '--link', fill: true },
+      { label: 'oldest unacked', field: 'oldest_unacked_seconds', scale: 'sec', colour: '--warn' }
+    ],
     rabbitmq: [
       { label: 'ready', field: 'ready', scale: 'lag', colour: '--link', fill: true },
       { label: 'head age', field: 'head_message_age_seconds', scale: 'sec', colour: '--warn' }
@@ -298,7 +302,7 @@
   };
 
   function initChart() {
-    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="streams"], [data-chart="rabbitmq"], [data-chart="kinesis"], [data-chart="connect"]');
+    var el = document.querySelector('[data-chart="group"], [data-chart="consumer"], [data-chart="sqs"], [data-chart="share"], [data-chart="streams"], [data-chart="rabbitmq"], [data-chart="kinesis"], [data-chart="connect"], [data-chart="pubsub"]');
     if (!el || !window.uPlot) return;
     var chart = new HistoryChart(el);
     chart.load();

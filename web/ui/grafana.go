@@ -18,6 +18,7 @@ var (
 	grafanaStreams     = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"streams_cluster", "streams_group"}}
 	grafanaSQS         = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"sqs_account", "sqs_queue"}}
 	grafanaKinesis     = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"kinesis_account", "kinesis_application"}}
+	grafanaPubSub      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"pubsub_project", "pubsub_subscription"}}
 	grafanaOutbox      = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"source"}}
 	grafanaConsumer    = grafanaBoard{uid: "queuewatch-nats", vars: []string{"cluster", "stream", "consumer"}}
 	grafanaRabbitQueue = grafanaBoard{uid: "queuewatch-consumer-lag", vars: []string{"rabbitmq_cluster", "rabbitmq_vhost", "rabbitmq_queue"}}

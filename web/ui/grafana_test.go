@@ -12,7 +12,7 @@ import (
 // granularity's dashboards — a renamed variable would select nothing.
 func TestGrafanaLinks(t *testing.T) {
 	boards := map[string]grafanaBoard{
-		"group": grafanaGroup, "share": grafanaShare, "sqs": grafanaSQS, "kinesis": grafanaKinesis, "outbox": grafanaOutbox,
+		"group": grafanaGroup, "share": grafanaShare, "sqs": grafanaSQS, "kinesis": grafanaKinesis, "pubsub": grafanaPubSub, "outbox": grafanaOutbox,
 		"consumer": grafanaConsumer, "dlq": grafanaDLQ, "rabbitmq queue": grafanaRabbitQueue,
 	}
 	for dir, m := range grafana.Variants {

@@ -59,7 +59,7 @@ type Path struct {
 
 // Kinds are the reader kinds the overview lists, in its tabs' order (the
 // DLQ tab, which lists no readers, follows them).
-var Kinds = []Lister{&Groups, &ShareGroups, &StreamsGroups, &Connectors, &Consumers, &SQSQueues, &KinesisApps, &Queues}
+var Kinds = []Lister{&Groups, &ShareGroups, &StreamsGroups, &Connectors, &Consumers, &SQSQueues, &PubSubSubscriptions, &KinesisApps, &Queues}
 
 // A Lister is a Kind whatever its row type: what the overview and the
 // route table need of it.

@@ -12,6 +12,7 @@ func TestTabOf(t *testing.T) {
 		components.TabNATS: components.TabNATS, components.TabQueues: components.TabQueues, components.TabDLQs: components.TabDLQs,
 		components.TabSQS: components.TabSQS, components.TabShare: components.TabShare, components.TabStreams: components.TabStreams, components.TabConnect: components.TabConnect,
 		components.TabKinesis: components.TabKinesis,
+		components.TabPubSub:  components.TabPubSub,
 	} {
 		if got := TabOf(key).Key; got != want {
 			t.Errorf("TabOf(%q) = %q; want %q", key, got, want)
@@ -45,8 +46,9 @@ func TestKindsDeclareEverything(t *testing.T) {
 	check("consumers", len(Consumers.Sorts), Consumers.Sorts[Consumers.DefaultSort] != nil, Consumers.Sorts["status"] != nil, Consumers.Path)
 	check("kinesis", len(KinesisApps.Sorts), KinesisApps.Sorts[KinesisApps.DefaultSort] != nil, KinesisApps.Sorts["status"] != nil, KinesisApps.Path)
 	check("sqs", len(SQSQueues.Sorts), SQSQueues.Sorts[SQSQueues.DefaultSort] != nil, SQSQueues.Sorts["status"] != nil, SQSQueues.Path)
+	check("pubsub", len(PubSubSubscriptions.Sorts), PubSubSubscriptions.Sorts[PubSubSubscriptions.DefaultSort] != nil, PubSubSubscriptions.Sorts["status"] != nil, PubSubSubscriptions.Path)
 	check("queues", len(Queues.Sorts), Queues.Sorts[Queues.DefaultSort] != nil, Queues.Sorts["status"] != nil, Queues.Path)
-	if len(Kinds) != 8 {
-		t.Errorf("%d kinds; this test checks 8", len(Kinds))
+	if len(Kinds) != 9 {
+		t.Errorf("%d kinds; this test checks 9", len(Kinds))
 	}
 }
