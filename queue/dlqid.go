@@ -106,7 +106,10 @@ func ParseDLQID(id string) (DLQRef, error) {
 		if r.VHost == "" {
 			return DLQRef{}, fmt.Errorf("dlq id %q: rabbitmq needs a vhost: %w", id, ErrBadDLQID)
 		}
-	case Kafka, NATS, SQS:
+	// "pubsub": Google Cloud Pub/Sub's replay backend (dlqreplay/pubsub)
+	// came before its queue.Broker constant, which needs the broker's
+	// registration in app; PubSub takes this place once it has one.
+	case Kafka, NATS, SQS, "pubsub":
 		if r.VHost != "" {
 			return DLQRef{}, fmt.Errorf("dlq id %q: %s has no vhost: %w", id, r.Broker, ErrBadDLQID)
 		}
