@@ -189,6 +189,7 @@ func (w *world) backend(t *testing.T, host string) *Backend {
 func (w *world) service(t *testing.T, maxReplays int, st dlqreplay.Store, host string) *dlqreplay.Service {
 	svc, err := dlqreplay.New(dlqreplay.Options{
 		Store: st, Backends: []dlqreplay.Backend{w.backend(t, host)}, MaxReplays: maxReplays, FlushInterval: 20 * time.Millisecond,
+		NativePoll: 50 * time.Millisecond,
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -53,12 +53,16 @@ var errLeaseLost = errors.New("the dlq's lease was taken over by another job")
 // topic id is at most 255 characters, as a subscription id is: a long one
 // is hashed.
 func leaseTopic(sub string) string {
-	const prefix = "queuewatch-lease-"
-	if len(prefix)+len(sub) <= 255 {
-		return prefix + sub
+	return "queuewatch-lease-" + shortened(sub, 255-len("queuewatch-lease-"))
+}
+
+// shortened is s when it has at most n characters, else a hash of it.
+func shortened(s string, n int) string {
+	if len(s) <= n {
+		return s
 	}
-	sum := sha256.Sum256([]byte(sub))
-	return prefix + hex.EncodeToString(sum[:16])
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:16])
 }
 
 // labelValue is s as a label value: lower case letters, digits, "_" and

@@ -30,6 +30,10 @@
 // subscription of that topic, not only the source. What the job keeps is
 // given back, in publish order, when it ends.
 //
+// Replay by seek (native.go, dlqreplay.NativeRedriver) is the narrow
+// alternative: only the source subscription is sought back, after a
+// snapshot that undoes it.
+//
 // Pub/Sub has no lock. A job holds its DLQ through a lease topic
 // (leaseTopic): created atomically, its labels name the job and when the
 // lease runs out. See lease.go for how it is renewed and why it is a
