@@ -70,8 +70,8 @@ func StopPubSub() {
 func pubsubJar() (string, error) {
 	roots := []string{os.Getenv("CLOUDSDK_ROOT_DIR"), "/usr/lib/google-cloud-sdk"}
 	if gcloud, err := exec.LookPath("gcloud"); err == nil {
-		if real, err := filepath.EvalSymlinks(gcloud); err == nil {
-			roots = append(roots, filepath.Dir(filepath.Dir(real)))
+		if resolved, err := filepath.EvalSymlinks(gcloud); err == nil {
+			roots = append(roots, filepath.Dir(filepath.Dir(resolved)))
 		}
 	}
 	for _, root := range roots {
