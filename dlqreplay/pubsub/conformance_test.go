@@ -62,6 +62,7 @@ type world struct {
 	dlt, dlq string                           // the dead-letter topic and the DLQ subscription
 	other    string                           // a topic for moves; its subscription has the same id
 	saved    map[string][]conformance.Arrival // arrivals taken early
+	maxHeld  int                              // Options.MaxHeld of the services (0: the default)
 }
 
 func newWorld(t *testing.T) conformance.World { return newTopics(t) }
@@ -177,7 +178,7 @@ func (w *world) backend(t *testing.T, host string) *Backend {
 	}
 	b, err := New(context.Background(), Options{
 		Cluster: "local", Project: w.e.Project, ClientOptions: []option.ClientOption{option.WithGRPCConn(conn)},
-		AckDeadline: worldAckDeadline, LeaseTTL: worldLeaseTTL, PullWait: 300 * time.Millisecond,
+		AckDeadline: worldAckDeadline, LeaseTTL: worldLeaseTTL, PullWait: 300 * time.Millisecond, MaxHeld: w.maxHeld,
 	})
 	if err != nil {
 		t.Fatal(err)

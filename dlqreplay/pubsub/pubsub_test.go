@@ -180,3 +180,37 @@ func TestLeaseNames(t *testing.T) {
 		t.Errorf("labelValue = %q", got)
 	}
 }
+
+// TestMaxHeld: a job takes at most MaxHeld messages, the oldest it
+// pulled, and leaves the rest in the DLQ for the next one.
+func TestMaxHeld(t *testing.T) {
+	w := newTopics(t)
+	w.maxHeld = 2
+	w.DeadLetter(t, conformance.Message{ID: "h-0"}, conformance.Message{ID: "h-1"}, conformance.Message{ID: "h-2"})
+	svc := w.Service(t, 0)
+	for _, want := range []int64{2, 1} {
+		r, err := svc.Run(context.Background(), dlqreplay.Request{DLQ: w.DLQ(), Selection: dlqreplay.Selection{All: true}})
+		if err != nil || r.Job.Progress.Depth != want || r.Job.Progress.Moved != want {
+			t.Fatalf("job: %v %+v, want %d moved", err, r.Job.Progress, want)
+		}
+	}
+	if got := w.Arrived(t, w.source); len(got) != 3 {
+		t.Fatalf("arrived %+v", got)
+	}
+}
+
+// TestEndpoint: a backend given an emulator's host:port (what
+// PUBSUB_EMULATOR_HOST names) reaches it without TLS or credentials.
+func TestEndpoint(t *testing.T) {
+	w := newTopics(t)
+	w.DeadLetter(t, conformance.Message{ID: "e-0"})
+	b, err := New(context.Background(), Options{Cluster: "local", Project: w.e.Project, Endpoint: w.e.Host})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = b.Close() }()
+	p, err := b.Browse(context.Background(), w.ref(), dlqreplay.BrowseOptions{Limit: 10})
+	if err != nil || len(p.Messages) != 1 {
+		t.Fatalf("browse: %v, %d messages", err, len(p.Messages))
+	}
+}
