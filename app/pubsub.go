@@ -1,6 +1,7 @@
 package app
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 
@@ -8,13 +9,14 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	"github.com/queuewatch/queuewatch/collectors/pubsub"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	dlqpubsub "github.com/queuewatch/queuewatch/dlqreplay/pubsub"
 	"github.com/queuewatch/queuewatch/queue"
 )
 
 // pubsubBroker registers Google Cloud Pub/Sub: the projects of config
-// pubsub, each reached through one brokers/pubsub.Cluster. It has no
-// replay backend yet: its DLQs are listed and their depth exported, and
-// browsing or replaying one answers that there is none.
+// pubsub, each reached through one brokers/pubsub.Cluster, and their
+// replay backends (dlqreplay/pubsub).
 var pubsubBroker = broker{
 	name: queue.PubSub,
 	section: func(cfg *config.Config) []string {
@@ -32,10 +34,31 @@ var pubsubBroker = broker{
 			sources: func(log *slog.Logger) ([]collectors.Source, func(), error) {
 				return pubsubSources(cfg, clusters, errs, log)
 			},
+			backends: func(log *slog.Logger) ([]dlqreplay.Backend, error) { return pubsubBackends(clusters, log), nil },
 		}, nil
 	},
-	noReplay: true,
-	check:    checking{summary: pubsubSummary},
+	check: checking{summary: pubsubSummary},
+}
+
+// pubsubBackends are the replay backends of the projects whose access and
+// client could be built, each with a client of its own; the DLQs of the
+// others answer that there is no such project.
+func pubsubBackends(clusters []*brokerpubsub.Cluster, log *slog.Logger) []dlqreplay.Backend {
+	var out []dlqreplay.Backend
+	for _, c := range clusters {
+		if c == nil {
+			continue
+		}
+		b, err := dlqpubsub.New(context.Background(), dlqpubsub.Options{
+			Cluster: c.Name(), Project: c.Project(), ClientOptions: c.ClientOptions(), Logger: log,
+		})
+		if err != nil {
+			log.Error("pubsub project cannot replay", "pubsub", c.Name(), "err", err)
+			continue
+		}
+		out = append(out, b)
+	}
+	return out
 }
 
 // pubsubSources builds a source per configured project over its access,

@@ -3,6 +3,7 @@ package app
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"os/exec"
@@ -124,11 +125,13 @@ func TestCheckPubSub(t *testing.T) {
 	}
 }
 
-// TestPubSubDLQWithoutReplay serves a Pub/Sub project: its DLQ is listed
-// by /api/v1/dlqs with the depth a count saw and in /metrics, with the
-// subscriptions' status and traps; since Pub/Sub has no replay backend
-// yet, browsing it answers 404 saying so.
-func TestPubSubDLQWithoutReplay(t *testing.T) {
+// TestPubSubDLQReplay serves a Pub/Sub project: its DLQ is listed by
+// /api/v1/dlqs with the depth a count saw and in /metrics, with the
+// subscriptions' status and traps; browsing it shows the dead letters with
+// their source, and a replay through the API republishes them to the
+// source's topic, where the consumer, still failing, dead-letters them
+// again: the DLQ fills back to 3, each copy stamped with the replay.
+func TestPubSubDLQReplay(t *testing.T) {
 	emu := testenv.PubSub(t)
 	p := pubsubWorld(t, emu, "3")
 	cfg := testConfig(t)
@@ -138,6 +141,7 @@ func TestPubSubDLQWithoutReplay(t *testing.T) {
 	failingConsumer(t, emu, p)
 	r := start(t, cfg)
 	id := "pubsub:local::" + p + "-dlq"
+	esc := url.PathEscape(id)
 	eventually(t, "the Pub/Sub DLQ listed with 3", func() bool { n, ok := r.listedDLQ(t, id); return ok && n == 3 })
 	_, metrics := r.get(t, "/metrics")
 	for _, want := range []string{
@@ -150,15 +154,36 @@ func TestPubSubDLQWithoutReplay(t *testing.T) {
 			t.Errorf("/metrics lacks %s", want)
 		}
 	}
-	for _, path := range []string{"/", "/api/v1/dlqs", "/api/v1/sources"} {
+	for _, path := range []string{"/", "/api/v1/dlqs", "/api/v1/sources", "/dlq/" + esc} {
 		if code, body := r.get(t, path); code != http.StatusOK {
 			t.Errorf("GET %s with a Pub/Sub project: %d; body %.300q", path, code, body)
 		}
 	}
-	code, body := r.get(t, "/api/v1/dlqs/"+url.PathEscape(id)+"/messages")
-	if code != http.StatusNotFound || !strings.Contains(body, "no browsing or replay for pubsub yet") {
-		t.Errorf("browse: %d, want 404 saying there is no replay for pubsub yet; body %.300q", code, body)
+	code, body := r.get(t, "/api/v1/dlqs/"+esc+"/messages")
+	if code != http.StatusOK || strings.Count(body, "poison ") != 3 || !strings.Contains(body, p) {
+		t.Fatalf("browse: %d, want the 3 poison messages and their source %s; body %.500q", code, p, body)
 	}
+
+	var accepted struct {
+		Job struct {
+			ID string `json:"id"`
+		} `json:"job"`
+	}
+	code, body = r.send(t, "/api/v1/dlqs/"+esc+"/replay", `{"selection":{"all":true}}`)
+	if err := json.Unmarshal([]byte(body), &accepted); code != http.StatusAccepted || err != nil {
+		t.Fatalf("POST replay: %d %s, want 202 and a job", code, body)
+	}
+	var job string
+	eventually(t, "the replay succeeded with 3 moved", func() bool {
+		_, job = r.get(t, "/api/v1/replays/"+accepted.Job.ID)
+		return strings.Contains(job, `"state":"succeeded"`) && strings.Contains(job, `"moved":3`)
+	})
+	// The consumer fails them again: each copy comes back as a new dead
+	// letter that carries the job's stamp.
+	eventually(t, "the copies dead-lettered again", func() bool {
+		_, body := r.get(t, "/api/v1/dlqs/"+esc+"/messages")
+		return strings.Count(body, accepted.Job.ID) >= 3
+	})
 }
 
 // TestPubSubSummaryCost: with Cloud Monitoring on, check's line says what

@@ -65,19 +65,26 @@ func (c *Cluster) Client(ctx context.Context) (*pubsub.Client, error) {
 	if c.client != nil {
 		return c.client, nil
 	}
-	var opts []option.ClientOption
-	switch {
-	case c.cfg.Endpoint != "":
-		opts = emulatorOptions(c.cfg.Endpoint)
-	case c.cfg.CredentialsFile != "":
-		opts = append(opts, option.WithAuthCredentialsFile(option.ServiceAccount, c.cfg.CredentialsFile))
-	}
-	client, err := pubsub.NewClient(ctx, c.cfg.Project, opts...)
+	client, err := pubsub.NewClient(ctx, c.cfg.Project, c.ClientOptions()...)
 	if err != nil {
 		return nil, fmt.Errorf("pubsub %s: client: %w", c.cfg.Name, err)
 	}
 	c.client = client
 	return client, nil
+}
+
+// ClientOptions are how a client of the project connects: to the
+// emulator without credentials, or with the configured key file, else
+// with Application Default Credentials. The replay backend's client uses
+// them too.
+func (c *Cluster) ClientOptions() []option.ClientOption {
+	switch {
+	case c.cfg.Endpoint != "":
+		return emulatorOptions(c.cfg.Endpoint)
+	case c.cfg.CredentialsFile != "":
+		return []option.ClientOption{option.WithAuthCredentialsFile(option.ServiceAccount, c.cfg.CredentialsFile)}
+	}
+	return nil
 }
 
 // emulatorOptions reach the emulator at addr the way the client does for
