@@ -23,8 +23,11 @@ import (
 	"github.com/queuewatch/queuewatch/collectors"
 	pubsubcol "github.com/queuewatch/queuewatch/collectors/pubsub"
 	"github.com/queuewatch/queuewatch/config"
+	"github.com/queuewatch/queuewatch/dlqreplay"
+	dlqpubsub "github.com/queuewatch/queuewatch/dlqreplay/pubsub"
 	"github.com/queuewatch/queuewatch/internal/testenv"
 	"github.com/queuewatch/queuewatch/queue"
+	"github.com/queuewatch/queuewatch/store"
 )
 
 // pubsubPublishPy publishes argv[1] messages to topic argv[2] with the
@@ -142,7 +145,22 @@ func newPubSubWorld(t *testing.T) *pubsubWorld {
 	var wg sync.WaitGroup
 	wg.Go(func() { col.Run(ctx) })
 	t.Cleanup(func() { cancel(); wg.Wait(); src.Close() })
-	ts := httptest.NewServer(New(Options{Monitor: col, Metrics: col.Handler(prometheus.NewRegistry())}))
+	// The DLQ pages browse through the real replay backend, over a store
+	// as in serve.
+	be, err := dlqpubsub.New(t.Context(), dlqpubsub.Options{Cluster: "local", Project: emu.Project, ClientOptions: cl.ClientOptions()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := store.Open(t.Context(), t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	dlqs, err := dlqreplay.New(dlqreplay.Options{Store: st, Backends: []dlqreplay.Backend{be}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { dlqs.Close(); _ = be.Close(); _ = st.Close() })
+	ts := httptest.NewServer(New(Options{Monitor: col, Metrics: col.Handler(prometheus.NewRegistry()), DLQs: dlqs}))
 	t.Cleanup(ts.Close)
 	w.base = ts.URL
 
@@ -227,6 +245,17 @@ func TestBrowserPubSub(t *testing.T) {
 	}
 	if e := evalJS[string](t, b, `document.querySelector('#chart').getAttribute('data-error') || ''`); e != "" {
 		t.Errorf("chart error: %s", e)
+	}
+
+	// The DLQ's page shows the two dead letters, browsed without damage,
+	// and says where a replay goes.
+	b.run(t, chromedp.Navigate(w.base+"/dlq/"+url.PathEscape(w.dlqID)))
+	b.waitJS(t, "the two dead letters", `document.querySelectorAll('#messages tbody tr[data-id]').length === 2`, 30*time.Second)
+	if note := evalJS[string](t, b, `document.querySelector('#fanout-note').innerText`); !strings.Contains(note, "every subscription of that topic gets a copy") {
+		t.Errorf("fan-out note %q", note)
+	}
+	if shots != "" {
+		sqsScreenshot(t, b, w.base+"/dlq/"+url.PathEscape(w.dlqID), shots, "pubsub-dlq")
 	}
 	b.checkClean(t)
 }

@@ -3,6 +3,7 @@ package web
 import (
 	"encoding/json"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +136,19 @@ func TestPubSubAPI(t *testing.T) {
 	if len(got.Subscriptions) != 4 || got.Subscriptions[0].Subscription != "to-bq" || got.Subscriptions[0].Status != "stop" ||
 		*got.Subscriptions[0].Undelivered != 88000 || got.Subscriptions[3].DLQ != "pubsub:gcp::orders-dlq" {
 		t.Errorf("subscriptions = %+v", got.Subscriptions)
+	}
+}
+
+// TestPubSubDLQPageSaysReplayFansOut: a Pub/Sub DLQ's page says that a
+// replay reaches every subscription of the source's topic and names the
+// narrow alternative; a Kafka DLQ's page says nothing of the kind.
+func TestPubSubDLQPageSaysReplayFansOut(t *testing.T) {
+	s := pubsubServer()
+	body := do(t, s, "GET", "/dlq/"+url.PathEscape("pubsub:gcp::orders-dlq")).Body.String()
+	if !strings.Contains(body, `id="fanout-note"`) || !strings.Contains(body, "every subscription of that topic gets a copy") {
+		t.Errorf("the Pub/Sub DLQ page does not say a replay reaches every subscription of the topic:\n%.3000s", body)
+	}
+	if kafka := do(t, testServer(true), "GET", "/dlq/"+url.PathEscape(testDLQ)).Body.String(); strings.Contains(kafka, `id="fanout-note"`) {
+		t.Error("a Kafka DLQ's page warns of a Pub/Sub fan-out")
 	}
 }

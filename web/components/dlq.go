@@ -113,7 +113,24 @@ func (d DLQData) UnmaskURL(id string) string {
 
 // NativeName names the broker that runs a native redrive, for people
 // ("SQS"): its name as the DLQ ID has it, in capitals.
-func (d DLQData) NativeName() string { return strings.ToUpper(d.Broker) }
+func (d DLQData) NativeName() string {
+	if d.Broker == string(queue.PubSub) {
+		return "Pub/Sub seek"
+	}
+	return strings.ToUpper(d.Broker)
+}
+
+// FanOutNote warns where a replay reaches more readers than the one that
+// failed: a Pub/Sub republish goes to the source's topic, so every
+// subscription of that topic gets a copy; "" elsewhere.
+func (d DLQData) FanOutNote() string {
+	if d.Broker != string(queue.PubSub) {
+		return ""
+	}
+	return "A replay republishes each message to the source subscription's topic: every subscription of that topic gets a copy, not only the one that failed. " +
+		"To redeliver to that one subscription only, seek it instead (Redrive with Pub/Sub seek): it goes back to the earliest dead letter's publish time, " +
+		"after a snapshot taken as the undo, and redelivers everything published since, acked or not."
+}
 
 // NativeTarget is where a native redrive sends the messages: the DLQ's
 // single source, as the last poll found it.
