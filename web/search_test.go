@@ -95,6 +95,7 @@ func TestSearchModes(t *testing.T) {
 	for q, want := range map[string]string{
 		"":               "q is required",
 		"q=x&mode=regex": "mode",
+		"q=x&mode=":      "want one of auto",
 		"q=x&budget=1h":  "budget",
 		"q=x&per_dlq=0":  "per_dlq",
 		"q=%24.a%5B":     "q:",

@@ -380,6 +380,10 @@ func scalarText(v any) string {
 // duration: 5s), per_dlq and limit.
 func SearchQueryOf(c echo.Context) (SearchQuery, error) {
 	q := SearchQuery{Q: c.QueryParam("q"), Mode: c.QueryParam("mode")}
+	if q.Mode == "" && c.QueryParams().Has("mode") {
+		// Absent is auto; present, it must name a mode.
+		return q, echo.NewHTTPError(http.StatusBadRequest, `mode "": want one of `+strings.Join(SearchModes, ", "))
+	}
 	if v := c.QueryParam("budget"); v != "" {
 		b, err := time.ParseDuration(v)
 		if err != nil {
