@@ -109,3 +109,27 @@ func TestEvaluateKinesis(t *testing.T) {
 		}
 	}
 }
+
+// TestEvaluateKinesisFromHistory: the stateless Evaluate learns the read
+// before from history, so an application whose leases did not move
+// between two reads is stop, as the Evaluator that saw both says.
+func TestEvaluateKinesisFromHistory(t *testing.T) {
+	t0 := time.Date(2026, 12, 7, 12, 0, 0, 0, time.UTC)
+	read := func(at time.Time) *queue.Snapshot {
+		return &queue.Snapshot{
+			Broker: queue.Kinesis, Cluster: "prod", Time: at, Kinesis: &queue.KinesisAccount{ReadAt: at},
+			KinesisApps: []queue.KinesisApplication{{
+				Cluster: "prod", Name: "billing", FailoverTime: 10 * time.Second,
+				Leases: []queue.KinesisLease{{Shard: "shardId-0", Owner: "w1", Counter: 3, Checkpoint: "1", HasLag: true, Open: true}},
+			}},
+		}
+	}
+	before, latest := read(t0), read(t0.Add(time.Minute))
+	Evaluate([]*queue.Snapshot{before}, latest, StatusOptions{})
+	if a := latest.KinesisApps[0]; a.Status != queue.StatusStop {
+		t.Errorf("with the read before in history: %s %q, want stop", a.Status, a.StatusReason)
+	}
+	if a := before.KinesisApps[0]; a.Status != "" {
+		t.Errorf("Evaluate changed the history's snapshot: %s", a.Status)
+	}
+}

@@ -83,15 +83,16 @@ func Evaluate(history []*queue.Snapshot, latest *queue.Snapshot, opts StatusOpti
 }
 
 // learn has e judge a copy of s, an earlier poll, for what the readers
-// judged against the read before (share groups, SQS queues) keep of it,
-// leaving s as it is.
+// judged against the read before (share and streams groups, SQS queues,
+// Kinesis applications) keep of it, leaving s as it is.
 func (e *Evaluator) learn(s *queue.Snapshot) {
 	c := *s
 	c.ShareGroups, c.SQSQueues = slices.Clone(s.ShareGroups), slices.Clone(s.SQSQueues)
-	c.StreamsGroups = slices.Clone(s.StreamsGroups)
+	c.StreamsGroups, c.KinesisApps = slices.Clone(s.StreamsGroups), slices.Clone(s.KinesisApps)
 	e.evaluateShares(&c)
 	e.evaluateStreams(&c)
 	e.evaluateSQS(&c)
+	e.evaluateKinesis(&c)
 }
 
 // Evaluator evaluates the successive snapshots of its sources and remembers
