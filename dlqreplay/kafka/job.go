@@ -317,7 +317,7 @@ func (e *session) commitTxn(ctx context.Context, batch []*pending) ([]dlqreplay.
 	// rather than after the transaction timeout.
 	uncertain := !refused(err)
 	e.unsure = e.unsure || uncertain
-	_ = e.tx.EndTransaction(ctx, kgo.TryAbort) // the commit error is the one to report
+	e.endAbort(ctx) // the commit error is the one to report
 	e.keepBatch(batch)
 	err = fmt.Errorf("commit transaction: %w", err)
 	out := failed(batch, err)
@@ -359,9 +359,27 @@ func (e *session) keepBatch(batch []*pending) {
 
 func (e *session) abortTxn(ctx context.Context) {
 	e.inTxn = false
+	ctx, cancel := abortContext(ctx, e.b.opts.TransactionTimeout)
+	defer cancel()
 	if aerr := e.tx.AbortBufferedRecords(ctx); aerr == nil {
 		_ = e.tx.EndTransaction(ctx, kgo.TryAbort)
 	}
+}
+
+// endAbort ends the open transaction with an abort.
+func (e *session) endAbort(ctx context.Context) {
+	ctx, cancel := abortContext(ctx, e.b.opts.TransactionTimeout)
+	defer cancel()
+	_ = e.tx.EndTransaction(ctx, kgo.TryAbort)
+}
+
+// abortContext is ctx for an abort: not cancelled with the job, since a
+// batch settled as failed when its job was cancelled (its flush cut short)
+// must not stay in an open transaction, which the job's last commit would
+// then commit (copies the receipt says were not sent); bounded by the
+// transaction timeout, after which the broker aborts it anyway.
+func abortContext(ctx context.Context, timeout time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.WithoutCancel(ctx), timeout)
 }
 
 // offsets is the cursor as commit requests want it.

@@ -22,7 +22,6 @@ func TestElasticMQVersionMatchesPom(t *testing.T) {
 // client no one here wrote, create and list a queue on it.
 func TestElasticMQServes(t *testing.T) {
 	s := ElasticMQ(t)
-	t.Cleanup(StopElasticMQ)
 	name := Unique("testenv")
 	if out := s.AWS(t, "sqs", "create-queue", "--queue-name", name); !strings.Contains(string(out), s.QueueURL(name)) {
 		t.Fatalf("create-queue answers %s, want the URL %s", out, s.QueueURL(name))
@@ -38,7 +37,6 @@ func TestElasticMQServes(t *testing.T) {
 // a queue on it, at the URL and ARN MotoServer names.
 func TestMotoServes(t *testing.T) {
 	s := Moto(t)
-	t.Cleanup(StopMoto)
 	name := Unique("testenv")
 	if out := s.AWS(t, "sqs", "create-queue", "--queue-name", name); !strings.Contains(string(out), s.QueueURL(name)) {
 		t.Fatalf("create-queue answers %s, want the URL %s", out, s.QueueURL(name))

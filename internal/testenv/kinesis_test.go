@@ -13,9 +13,7 @@ import (
 // DynamoDB table on moto (where KCL lease tables live in these tests).
 func TestKinesisLocalServes(t *testing.T) {
 	s := Kinesis(t)
-	t.Cleanup(StopKinesis)
 	m := Moto(t)
-	t.Cleanup(StopMoto)
 	name := Unique("testenv")
 	out := s.Boto3(t, m.Endpoint, `
 import os, sys

@@ -10,7 +10,6 @@ import (
 // and a subscription, publish and pull one message on it.
 func TestPubSubEmulatorServes(t *testing.T) {
 	s := PubSub(t)
-	t.Cleanup(StopPubSub)
 	name := Unique("testenv")
 	out := s.Python(t, `
 import sys

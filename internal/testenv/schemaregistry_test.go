@@ -24,7 +24,6 @@ func TestApicurioVersionMatchesPom(t *testing.T) {
 // schema through its Confluent-compatible API.
 func TestSchemaRegistryServes(t *testing.T) {
 	url := SchemaRegistry(t)
-	t.Cleanup(StopSchemaRegistry)
 	subject := Unique("testenv") + "-value"
 	resp, err := http.Post(url+"/subjects/"+subject+"/versions", "application/vnd.schemaregistry.v1+json",
 		strings.NewReader(`{"schema":"{\"type\":\"string\"}"}`))
