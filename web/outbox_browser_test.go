@@ -24,7 +24,14 @@ const drawnPixelsJS = `((sel) => {
 	document.body.appendChild(probe);
 	const rgb = getComputedStyle(probe).color.match(/\d+/g).map(Number);
 	probe.remove();
-	const d = c.getContext('2d').getImageData(0, 0, c.width, c.height).data;
+	// Read a copy, not the chart's canvas: chromium warns after a few
+	// readbacks of a canvas not made willReadFrequently, and a test that
+	// waits for the drawing reads it again and again.
+	const copy = document.createElement('canvas');
+	copy.width = c.width; copy.height = c.height;
+	const cx = copy.getContext('2d', {willReadFrequently: true});
+	cx.drawImage(c, 0, 0);
+	const d = cx.getImageData(0, 0, c.width, c.height).data;
 	let n = 0;
 	for (let i = 0; i < d.length; i += 4) {
 		if (d[i+3] > 200 && Math.abs(d[i]-rgb[0]) < 40 && Math.abs(d[i+1]-rgb[1]) < 40 && Math.abs(d[i+2]-rgb[2]) < 40) n++;
